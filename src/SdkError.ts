@@ -1,0 +1,374 @@
+/**
+ * Every way an `effect-claude-agent` operation can fail, as one tagged union.
+ *
+ * All public errors are `Schema.TaggedError`s: they are serialisable, can be matched with
+ * `Effect.catchTag`, and carry what a caller needs to act (where the CLI was searched for, the
+ * line-size limit and the option that raises it, the stderr tail of a dead process, …).
+ *
+ * @since 0.1.0
+ */
+import { Predicate, Schema } from "effect"
+
+const TypeIdKey = "effect-claude-agent/SdkError"
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = Symbol.for(TypeIdKey)
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * The `claude` executable could not be found or started.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ClaudeAgent } from "effect-claude-agent"
+ *
+ * const program = ClaudeAgent.query("hi").pipe(
+ *   Stream.runCollect,
+ *   Effect.catchTag("CLINotFoundError", (e) => Effect.logError(`searched: ${e.searched.join(", ")}`))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CLINotFoundError extends Schema.TaggedError<CLINotFoundError>(
+  "effect-claude-agent/CLINotFoundError"
+)("CLINotFoundError", {
+  /** Every location that was tried, in order. */
+  searched: Schema.Array(Schema.String),
+  /** Why the last candidate failed (e.g. `ENOENT`, `EACCES`, exec format error). */
+  reason: Schema.String
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Claude Code CLI not found (${this.reason}). Searched: ${this.searched.join(", ") || "nothing"}. ` +
+      `Install it with \`npm install @anthropic-ai/claude-code\`, or set the option ` +
+      `\`pathToClaudeCodeExecutable\` or the environment variable CLAUDE_CODE_PATH.`
+  }
+}
+
+/**
+ * The connection to the CLI process failed or was used after it ended: spawning failed for a
+ * reason other than a missing binary, writing to stdin failed, or a request was made on a
+ * closed session.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ *
+ * declare const send: Effect.Effect<void, CLIConnectionError>
+ * send.pipe(Effect.catchTag("CLIConnectionError", (e) => Effect.logWarning(e.message)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CLIConnectionError extends Schema.TaggedError<CLIConnectionError>(
+  "effect-claude-agent/CLIConnectionError"
+)("CLIConnectionError", {
+  /** A human readable explanation. */
+  reason: Schema.String,
+  /** The underlying error, if any. */
+  cause: Schema.optional(Schema.Defect)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return this.reason
+  }
+}
+
+/**
+ * The CLI process ended before the work asked of it was done (a crash, a signal, a malformed
+ * stdin line). Carries the exit code or signal, the last 2 KiB of stderr and, when one came, the
+ * last error `result` message.
+ *
+ * Note: the CLI exits with code 1 whenever its last `result` was an error (an API error, an
+ * interrupt, max turns). That `result` is delivered as a message; a query that already received
+ * its `result` does not fail with `ProcessError`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ *
+ * declare const run: Effect.Effect<void, ProcessError>
+ * run.pipe(Effect.catchTag("ProcessError", (e) => Effect.logError(e.exitCode, e.stderrTail)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ProcessError extends Schema.TaggedError<ProcessError>(
+  "effect-claude-agent/ProcessError"
+)("ProcessError", {
+  /** The exit code, when the process exited normally. */
+  exitCode: Schema.optional(Schema.Number),
+  /** The signal, when the process was killed by one. */
+  signal: Schema.optional(Schema.String),
+  /** The last 2 KiB of what the CLI wrote to stderr. */
+  stderrTail: Schema.String,
+  /** The last `result` message with `is_error: true`, if one was received. */
+  lastErrorResult: Schema.optional(Schema.Unknown)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    const how = this.signal !== undefined
+      ? `was killed by ${this.signal}`
+      : `exited with code ${this.exitCode ?? "unknown"}`
+    const tail = this.stderrTail.trim()
+    return `Claude Code CLI ${how}` + (tail.length > 0 ? `; stderr: ${tail}` : "; stderr was empty")
+  }
+}
+
+/**
+ * A line on the CLI's stdout could not be framed or parsed as JSON: it was longer than
+ * `maxBufferSize`, or it started with `{` but was not valid JSON.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ *
+ * declare const run: Effect.Effect<void, CLIJSONDecodeError>
+ * run.pipe(Effect.catchTag("CLIJSONDecodeError", (e) => Effect.logError(e.message)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CLIJSONDecodeError extends Schema.TaggedError<CLIJSONDecodeError>(
+  "effect-claude-agent/CLIJSONDecodeError"
+)("CLIJSONDecodeError", {
+  reason: Schema.Literal("LineTooLong", "InvalidJson"),
+  /** The first characters of the offending line (at most 200). */
+  linePrefix: Schema.String,
+  /** The line-size limit in bytes, for `LineTooLong`. */
+  limit: Schema.optional(Schema.Number),
+  /** How many bytes of the line had been seen when the limit was exceeded. */
+  observed: Schema.optional(Schema.Number),
+  /** The JSON parser's message, for `InvalidJson`. */
+  parseError: Schema.optional(Schema.String)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    if (this.reason === "LineTooLong") {
+      return `A line from the Claude Code CLI exceeded the ${this.limit ?? "?"}-byte limit ` +
+        `(at least ${this.observed ?? "?"} bytes seen). Raise the \`maxBufferSize\` option ` +
+        `(in bytes), e.g. \`maxBufferSize: 16 * 1024 * 1024\`. Line starts with: ${this.linePrefix}`
+    }
+    return `The Claude Code CLI wrote a line that is not valid JSON (${this.parseError ?? "parse error"}): ` +
+      this.linePrefix
+  }
+}
+
+/**
+ * A message claims a known `type` (and `subtype`) but does not have that type's shape.
+ * Messages of unknown types are not errors: they are delivered as `UnknownMessage`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ *
+ * declare const run: Effect.Effect<void, MessageParseError>
+ * run.pipe(Effect.catchTag("MessageParseError", (e) => Effect.logError(e.message, e.raw)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class MessageParseError extends Schema.TaggedError<MessageParseError>(
+  "effect-claude-agent/MessageParseError"
+)("MessageParseError", {
+  /** What was wrong, as the Schema parser reported it. */
+  detail: Schema.String,
+  /** The message exactly as the CLI sent it. */
+  raw: Schema.Unknown
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Could not decode a message from the Claude Code CLI: ${this.detail}`
+  }
+}
+
+/**
+ * The CLI answered a control request with an error.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ *
+ * declare const setMode: Effect.Effect<void, ControlError>
+ * setMode.pipe(Effect.catchTag("ControlError", (e) =>
+ *   e.errorCode === "invalid_mode" ? Effect.void : Effect.fail(e)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ControlError extends Schema.TaggedError<ControlError>(
+  "effect-claude-agent/ControlError"
+)("ControlError", {
+  /** The subtype of the request that failed, e.g. `set_permission_mode`. */
+  subtype: Schema.String,
+  requestId: Schema.String,
+  /** The CLI's error text. */
+  error: Schema.String,
+  /** The CLI's machine-readable code (`invalid_mode`, `unsupported_request`, …), when it sent one. */
+  errorCode: Schema.optional(Schema.String)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Control request ${this.subtype} (${this.requestId}) failed: ${this.error}` +
+      (this.errorCode !== undefined ? ` [${this.errorCode}]` : "")
+  }
+}
+
+/**
+ * A control request got no answer within its deadline (default 60 s; option `controlTimeout`,
+ * or per call). A `control_cancel_request` was sent to the CLI for it.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ *
+ * declare const status: Effect.Effect<unknown, TimeoutException>
+ * status.pipe(Effect.catchTag("TimeoutException", (e) => Effect.logWarning(e.message)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TimeoutException extends Schema.TaggedError<TimeoutException>(
+  "effect-claude-agent/TimeoutException"
+)("TimeoutException", {
+  requestId: Schema.String,
+  subtype: Schema.String,
+  /** The deadline that passed, in milliseconds. */
+  timeoutMillis: Schema.Number
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Control request ${this.subtype} (${this.requestId}) got no answer within ${this.timeoutMillis} ms. ` +
+      `Raise the \`controlTimeout\` option if the CLI is legitimately slow.`
+  }
+}
+
+/**
+ * An option was invalid. Raised before any process is spawned.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ *
+ * declare const run: Effect.Effect<void, OptionsError>
+ * run.pipe(Effect.catchTag("OptionsError", (e) => Effect.logError(`${e.field}: ${e.detail}`)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class OptionsError extends Schema.TaggedError<OptionsError>(
+  "effect-claude-agent/OptionsError"
+)("OptionsError", {
+  /** The option's path, e.g. `maxTurns` or `systemPrompt.preset`. */
+  field: Schema.String,
+  detail: Schema.String
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Invalid option \`${this.field}\`: ${this.detail}`
+  }
+}
+
+/**
+ * A `result` message with `is_error: true`, turned into a failure by `ClaudeAgent.failOnErrorResult`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { ClaudeAgent } from "effect-claude-agent"
+ *
+ * ClaudeAgent.query("hi").pipe(
+ *   ClaudeAgent.failOnErrorResult,
+ *   Stream.runDrain,
+ *   Effect.catchTag("ResultError", (e) => Effect.logError(e.subtype, e.terminalReason))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ResultError extends Schema.TaggedError<ResultError>(
+  "effect-claude-agent/ResultError"
+)("ResultError", {
+  /** `success` (with `is_error`, e.g. API errors), `error_during_execution`, `error_max_turns`, … */
+  subtype: Schema.String,
+  terminalReason: Schema.optional(Schema.String),
+  apiErrorStatus: Schema.optional(Schema.Number),
+  /** `result` text or the `errors` list, joined. */
+  detail: Schema.String,
+  /** The whole `result` message. */
+  raw: Schema.Unknown
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `The Claude Code run ended with an error result (${this.subtype}` +
+      (this.terminalReason !== undefined ? `, ${this.terminalReason}` : "") + `): ${this.detail}`
+  }
+}
+
+/**
+ * Every error an `effect-claude-agent` operation can fail with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SdkError =
+  | CLINotFoundError
+  | CLIConnectionError
+  | ProcessError
+  | CLIJSONDecodeError
+  | MessageParseError
+  | ControlError
+  | TimeoutException
+  | OptionsError
+
+/**
+ * Whether a value is one of this library's errors.
+ *
+ * @example
+ * ```ts
+ * import { SdkError } from "effect-claude-agent"
+ *
+ * if (SdkError.isSdkError(e)) console.log(e._tag)
+ * ```
+ *
+ * @since 0.1.0
+ * @category refinements
+ */
+export const isSdkError = (u: unknown): u is SdkError | ResultError => Predicate.hasProperty(u, TypeId)

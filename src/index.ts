@@ -1,0 +1,68 @@
+/**
+ * effect-claude-agent: the Effect-TS SDK for driving the Claude Code CLI.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * Run agents: `query`, `session`, `layer`, `layerTest`, `failOnErrorResult`.
+ *
+ * @since 0.1.0
+ */
+export * as ClaudeAgent from "./ClaudeAgent.js"
+
+/**
+ * A live session: `send`, `messages`, `receiveResponse`, `interrupt`, `setModel`, …
+ *
+ * @since 0.1.0
+ */
+export * as AgentSession from "./AgentSession.js"
+
+/**
+ * Messages from the CLI, as Schemas: `Message`, `decode`, guards.
+ *
+ * @since 0.1.0
+ */
+export * as Message from "./schema/Message.js"
+
+/**
+ * Content blocks inside messages.
+ *
+ * @since 0.1.0
+ */
+export * as ContentBlock from "./schema/ContentBlock.js"
+
+/**
+ * Control-protocol envelopes, requests and replies.
+ *
+ * @since 0.1.0
+ */
+export * as Control from "./schema/Control.js"
+
+/**
+ * Session options and their validation.
+ *
+ * @since 0.1.0
+ */
+export * as Options from "./schema/Options.js"
+
+/**
+ * The `SdkError` union and its members.
+ *
+ * @since 0.1.0
+ */
+export * as SdkError from "./SdkError.js"
+
+/**
+ * The `Transport` service: one connection to one CLI process.
+ *
+ * @since 0.1.0
+ */
+export * as Transport from "./services/Transport.js"
+
+/**
+ * The `ControlChannel` service: the control protocol over a transport.
+ *
+ * @since 0.1.0
+ */
+export * as ControlChannel from "./services/ControlChannel.js"

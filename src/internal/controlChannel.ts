@@ -1,0 +1,305 @@
+/**
+ * The control channel's implementation. See `services/ControlChannel.ts` for the contract.
+ *
+ * @internal
+ */
+import {
+  Cause,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  FiberMap,
+  Mailbox,
+  Option,
+  Predicate,
+  Stream,
+  SubscriptionRef
+} from "effect"
+import {
+  CLIConnectionError,
+  ControlError,
+  ProcessError,
+  type SdkError,
+  TimeoutException
+} from "../SdkError.js"
+import type {
+  ControlChannelConfig,
+  ControlChannelShape,
+  InboundHandler,
+  RequestOptions
+} from "../services/ControlChannel.js"
+import { Transport } from "../services/Transport.js"
+
+const DEFAULT_TIMEOUT = Duration.seconds(60)
+const DEFAULT_BUFFER = 4096
+/** How long to wait for the exit status once stdout has closed. */
+const EXIT_WAIT = Duration.seconds(10)
+
+interface Pending {
+  readonly subtype: string
+  readonly deferred: Deferred.Deferred<unknown, SdkError>
+}
+
+const isRecord = (u: unknown): u is { readonly [key: string]: unknown } =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+const errorText = (e: unknown): string => {
+  if (Predicate.hasProperty(e, "message") && typeof e.message === "string" && e.message.length > 0) return e.message
+  if (typeof e === "string") return e
+  try {
+    return JSON.stringify(e) ?? String(e)
+  } catch {
+    return String(e)
+  }
+}
+
+let idCounter = 0
+const nextRequestId = (): string => `req_${++idCounter}_${Math.random().toString(36).slice(2, 10)}`
+
+/** @internal */
+export const make = (config: ControlChannelConfig) =>
+  Effect.gen(function*() {
+    const transport = yield* Transport
+    const defaultTimeout = config.controlTimeout !== undefined
+      ? Duration.decode(config.controlTimeout)
+      : DEFAULT_TIMEOUT
+    const pending = new Map<string, Pending>()
+    const handlers = new Map<string, InboundHandler>()
+    const running = yield* FiberMap.make<string>()
+    const inFlightRef = yield* SubscriptionRef.make(0)
+    const messages = yield* Mailbox.make<unknown, SdkError>({
+      capacity: config.messageBufferSize ?? DEFAULT_BUFFER
+    })
+    const terminal = yield* Deferred.make<void, SdkError>()
+    const sessionId = yield* SubscriptionRef.make<string | undefined>(undefined)
+    let lastResult: { readonly [key: string]: unknown } | undefined
+    let failedWith: SdkError | undefined
+
+    const failAllPending = (error: SdkError) =>
+      Effect.forEach(
+        Array.from(pending.values()),
+        (p) => Deferred.fail(p.deferred, error),
+        { discard: true }
+      )
+
+    // ---- inbound control requests -------------------------------------------------------------
+
+    const respond = (frame: unknown) =>
+      transport.send(frame).pipe(
+        Effect.catchAll((e) => Effect.logDebug(`effect-claude-agent: could not answer a control request: ${e.message}`))
+      )
+
+    const runInbound = (requestId: string, request: { readonly subtype: string; readonly [key: string]: unknown }) => {
+      const handler = handlers.get(request.subtype)
+      if (handler === undefined) {
+        return respond({
+          type: "control_response",
+          response: {
+            subtype: "error",
+            request_id: requestId,
+            error: `Unsupported control request subtype: ${request.subtype}`
+          }
+        })
+      }
+      const work = Effect.suspend(() => handler(request, requestId)).pipe(
+        Effect.exit,
+        Effect.flatMap((exit) => {
+          if (Exit.isSuccess(exit)) {
+            const response = exit.value
+            return respond({
+              type: "control_response",
+              response: response === undefined
+                ? { subtype: "success", request_id: requestId }
+                : { subtype: "success", request_id: requestId, response }
+            })
+          }
+          // An interrupted handler was cancelled: the CLI expects no answer, and answering
+          // "success" could let a gated tool run.
+          if (Cause.isInterruptedOnly(exit.cause)) return Effect.void
+          const failure = Cause.failureOption(exit.cause)
+          const text = Option.isSome(failure)
+            ? errorText(failure.value)
+            : `handler defect: ${errorText(Cause.squash(exit.cause))}`
+          return Effect.logWarning(
+            `effect-claude-agent: ${request.subtype} handler failed (request ${requestId}): ${text}`
+          ).pipe(
+            Effect.zipRight(respond({
+              type: "control_response",
+              response: { subtype: "error", request_id: requestId, error: text }
+            }))
+          )
+        }),
+        Effect.ensuring(SubscriptionRef.update(inFlightRef, (n) => n - 1))
+      )
+      return SubscriptionRef.update(inFlightRef, (n) => n + 1).pipe(
+        Effect.zipRight(FiberMap.run(running, requestId, work)),
+        Effect.asVoid
+      )
+    }
+
+    // ---- the reader ---------------------------------------------------------------------------
+
+    const route = (frame: unknown): Effect.Effect<void> => {
+      if (!isRecord(frame)) return Effect.asVoid(messages.offer(frame))
+      switch (frame.type) {
+        case "control_response": {
+          const response = frame.response
+          if (!isRecord(response) || typeof response.request_id !== "string") {
+            return Effect.logDebug("effect-claude-agent: malformed control_response ignored", frame)
+          }
+          const entry = pending.get(response.request_id)
+          if (entry === undefined) {
+            return Effect.logDebug(`effect-claude-agent: control_response for unknown request ${response.request_id}`)
+          }
+          pending.delete(response.request_id)
+          if (response.subtype === "error") {
+            return Deferred.fail(
+              entry.deferred,
+              new ControlError({
+                subtype: entry.subtype,
+                requestId: response.request_id,
+                error: typeof response.error === "string" ? response.error : errorText(response.error),
+                ...(typeof response.error_code === "string" ? { errorCode: response.error_code } : {})
+              })
+            )
+          }
+          return Deferred.succeed(entry.deferred, response.response)
+        }
+        case "control_request": {
+          const request = frame.request
+          if (typeof frame.request_id !== "string" || !isRecord(request) || typeof request.subtype !== "string") {
+            return Effect.logWarning("effect-claude-agent: malformed control_request ignored", frame)
+          }
+          const subtype = request.subtype
+          return runInbound(frame.request_id, { ...request, subtype })
+        }
+        case "control_cancel_request": {
+          if (typeof frame.request_id !== "string") return Effect.void
+          return FiberMap.remove(running, frame.request_id)
+        }
+        default: {
+          if (typeof frame.session_id === "string" && frame.session_id.length > 0) {
+            const id = frame.session_id
+            if (frame.type === "result") lastResult = frame
+            return SubscriptionRef.set(sessionId, id).pipe(Effect.zipRight(messages.offer(frame)), Effect.asVoid)
+          }
+          if (frame.type === "result") lastResult = frame
+          return Effect.asVoid(messages.offer(frame))
+        }
+      }
+    }
+
+    // What ended the stream, once stdout is closed: a clean exit, an exit explained by an error
+    // `result` the user already has, or a crash.
+    const onStdoutEnd = Effect.gen(function*() {
+      const status = yield* transport.exitStatus.pipe(Effect.timeout(EXIT_WAIT), Effect.option)
+      const stderrTail = yield* transport.stderrTail
+      if (Option.isNone(status)) {
+        return Option.some<SdkError>(
+          new CLIConnectionError({ reason: "The Claude Code CLI closed its stdout but did not exit" })
+        )
+      }
+      const { exitCode, signal } = status.value
+      const lastWasError = lastResult !== undefined && lastResult.is_error === true
+      if (exitCode === 0 || (exitCode === 1 && lastWasError)) return Option.none<SdkError>()
+      return Option.some<SdkError>(
+        new ProcessError({
+          ...(exitCode !== undefined ? { exitCode } : {}),
+          ...(signal !== undefined ? { signal } : {}),
+          stderrTail,
+          ...(lastWasError ? { lastErrorResult: lastResult } : {})
+        })
+      )
+    })
+
+    const finish = (error: Option.Option<SdkError>) =>
+      Effect.gen(function*() {
+        if (Option.isSome(error)) {
+          failedWith = error.value
+          yield* failAllPending(error.value)
+          yield* messages.fail(error.value)
+          yield* Deferred.fail(terminal, error.value)
+        } else {
+          const closedError = new CLIConnectionError({
+            reason: "The Claude Code CLI exited before answering this control request"
+          })
+          failedWith = closedError
+          yield* failAllPending(closedError)
+          yield* messages.end
+          yield* Deferred.succeed(terminal, undefined)
+        }
+      })
+
+    yield* transport.frames.pipe(
+      Stream.runForEach(route),
+      Effect.matchEffect({
+        onFailure: (e) => finish(Option.some(e)),
+        onSuccess: () => Effect.flatMap(onStdoutEnd, finish)
+      }),
+      Effect.forkScoped
+    )
+
+    // Requests still waiting when the session's scope closes must not hang their callers.
+    yield* Effect.addFinalizer(() =>
+      failAllPending(new CLIConnectionError({ reason: "The session was closed" }))
+    )
+
+    // ---- outbound requests --------------------------------------------------------------------
+
+    const request = (
+      req: { readonly subtype: string; readonly [key: string]: unknown },
+      options?: RequestOptions
+    ): Effect.Effect<unknown, SdkError> =>
+      Effect.gen(function*() {
+        if (failedWith !== undefined) return yield* Effect.fail(failedWith)
+        const requestId = nextRequestId()
+        const timeout = options?.timeout !== undefined ? Duration.decode(options.timeout) : defaultTimeout
+        const deferred = yield* Deferred.make<unknown, SdkError>()
+        pending.set(requestId, { subtype: req.subtype, deferred })
+        const cancel = respond({ type: "control_cancel_request", request_id: requestId })
+        return yield* transport.send({ type: "control_request", request_id: requestId, request: req }).pipe(
+          Effect.zipRight(Deferred.await(deferred)),
+          Effect.timeoutFail({
+            duration: timeout,
+            onTimeout: () =>
+              new TimeoutException({ requestId, subtype: req.subtype, timeoutMillis: Duration.toMillis(timeout) })
+          }),
+          Effect.tapErrorTag("TimeoutException", () => cancel),
+          Effect.onInterrupt(() => cancel),
+          Effect.ensuring(Effect.sync(() => pending.delete(requestId)))
+        )
+      })
+
+    const shape: ControlChannelShape = {
+      request,
+      handle: (subtype, handler) => Effect.sync(() => void handlers.set(subtype, handler)),
+      send: transport.send,
+      endInput: transport.endInput,
+      messages: Mailbox.toStream(messages),
+      inFlight: SubscriptionRef.get(inFlightRef),
+      awaitNoneInFlight: inFlightRef.changes.pipe(
+        Stream.filter((n) => n === 0),
+        Stream.take(1),
+        Stream.runDrain
+      ),
+      lastSessionId: SubscriptionRef.get(sessionId),
+      awaitSessionId: Effect.gen(function*() {
+        const current = yield* SubscriptionRef.get(sessionId)
+        if (current !== undefined) return current
+        const noId = new CLIConnectionError({ reason: "The session ended before the CLI reported a session id" })
+        const fromChanges = sessionId.changes.pipe(
+          Stream.filter((id): id is string => id !== undefined),
+          Stream.runHead,
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(noId), onSome: Effect.succeed }))
+        )
+        const atEnd = Deferred.await(terminal).pipe(
+          Effect.zipRight(SubscriptionRef.get(sessionId)),
+          Effect.flatMap((id) => (id !== undefined ? Effect.succeed(id) : Effect.fail(noId)))
+        )
+        return yield* Effect.raceFirst(fromChanges, atEnd)
+      }),
+      closed: Deferred.await(terminal)
+    }
+    return shape
+  })

@@ -1,0 +1,208 @@
+/**
+ * Byte-correct NDJSON framing for the CLI's stdout.
+ *
+ * Lines are split on `0x0A` over raw bytes and each complete line is decoded as UTF-8 on its own,
+ * so a multi-byte character split across pipe chunks always survives (platform `Ndjson` and
+ * `Command.streamLines` decode per chunk and corrupt it). The size limit is checked while a line is
+ * still partial, so an endless line never buffers more than `maxBytes` plus one chunk.
+ *
+ * @internal
+ */
+import { Chunk, Effect, Stream } from "effect"
+import { CLIJSONDecodeError } from "../SdkError.js"
+
+const NEWLINE = 0x0a
+const CR = 0x0d
+const PREFIX_CHARS = 200
+
+const decoder = new TextDecoder("utf-8")
+
+/** @internal */
+export const linePrefix = (line: string): string =>
+  line.length > PREFIX_CHARS ? line.slice(0, PREFIX_CHARS) + "…" : line
+
+const tooLong = (parts: ReadonlyArray<Uint8Array>, limit: number, observed: number) =>
+  new CLIJSONDecodeError({
+    reason: "LineTooLong",
+    linePrefix: linePrefix(decoder.decode(parts[0]?.subarray(0, PREFIX_CHARS * 4) ?? new Uint8Array())),
+    limit,
+    observed
+  })
+
+/**
+ * A stateful splitter: feed it chunks, it returns the complete lines they finish.
+ * Plain imperative code because it runs once per 64 KiB chunk on the hot path.
+ *
+ * @internal
+ */
+export class LineSplitter {
+  private parts: Array<Uint8Array> = []
+  private pendingBytes = 0
+
+  constructor(readonly maxBytes: number) {}
+
+  /** Returns the lines completed by `chunk`, or the error for an over-long line. */
+  push(chunk: Uint8Array): Array<string> | CLIJSONDecodeError {
+    const lines: Array<string> = []
+    let start = 0
+    let nl = chunk.indexOf(NEWLINE, start)
+    while (nl !== -1) {
+      const lineBytes = this.pendingBytes + (nl - start)
+      if (lineBytes > this.maxBytes) {
+        this.parts.push(chunk.subarray(start, nl))
+        return tooLong(this.parts, this.maxBytes, lineBytes)
+      }
+      if (this.parts.length === 0) {
+        lines.push(decodeLine(chunk, start, nl))
+      } else {
+        this.parts.push(chunk.subarray(start, nl))
+        const joined = concat(this.parts, lineBytes)
+        this.parts = []
+        this.pendingBytes = 0
+        lines.push(decodeLine(joined, 0, joined.length))
+      }
+      start = nl + 1
+      nl = chunk.indexOf(NEWLINE, start)
+    }
+    if (start < chunk.length) {
+      const rest = chunk.subarray(start)
+      this.pendingBytes += rest.length
+      // Copy: the underlying buffer may be reused by the stream source.
+      this.parts.push(rest.slice())
+      if (this.pendingBytes > this.maxBytes) {
+        return tooLong(this.parts, this.maxBytes, this.pendingBytes)
+      }
+    }
+    return lines
+  }
+
+  /** The complete last line of a stream that did not end with a newline. */
+  flush(): string | undefined {
+    if (this.pendingBytes === 0) return undefined
+    const joined = concat(this.parts, this.pendingBytes)
+    this.parts = []
+    this.pendingBytes = 0
+    return decodeLine(joined, 0, joined.length)
+  }
+}
+
+const concat = (parts: ReadonlyArray<Uint8Array>, total: number): Uint8Array => {
+  const out = new Uint8Array(total)
+  let offset = 0
+  for (const part of parts) {
+    out.set(part, offset)
+    offset += part.length
+  }
+  return out
+}
+
+const decodeLine = (bytes: Uint8Array, start: number, end: number): string => {
+  const stop = end > start && bytes[end - 1] === CR ? end - 1 : end
+  return decoder.decode(bytes.subarray(start, stop))
+}
+
+/**
+ * Splits a byte stream into UTF-8 lines of at most `maxBytes` bytes each.
+ *
+ * @internal
+ */
+export const splitLines = (maxBytes: number) =>
+<E, R>(self: Stream.Stream<Uint8Array, E, R>): Stream.Stream<string, E | CLIJSONDecodeError, R> =>
+  Stream.suspend(() => {
+    const splitter = new LineSplitter(maxBytes)
+    return self.pipe(
+      Stream.mapChunksEffect((chunks) => {
+        let out: Array<string> = []
+        for (const chunk of chunks) {
+          const lines = splitter.push(chunk)
+          if (lines instanceof CLIJSONDecodeError) return Effect.fail(lines)
+          out = out.length === 0 ? lines : out.concat(lines)
+        }
+        return Effect.succeed(Chunk.unsafeFromArray(out))
+      }),
+      Stream.concat(Stream.suspend(() => {
+        const last = splitter.flush()
+        return last === undefined ? Stream.empty : Stream.make(last)
+      }))
+    )
+  })
+
+/**
+ * The one place where JSON enters the library: `JSON.parse` is typed `any`, and this narrows it
+ * to `unknown` so nothing downstream can use it without decoding.
+ *
+ * @internal
+ */
+export const parseJsonBoundary = (line: string): unknown => JSON.parse(line)
+
+/**
+ * What a line of stdout turned out to be.
+ *
+ * @internal
+ */
+export type ParsedLine =
+  | { readonly _tag: "Frame"; readonly frame: unknown }
+  | { readonly _tag: "Noise"; readonly line: string }
+
+/**
+ * Parses one line. Blank lines and lines that do not start with `{` are noise (debug output some
+ * CLI builds print); a `{` line that is not JSON is a protocol error.
+ *
+ * @internal
+ */
+export const parseLine = (line: string): ParsedLine | CLIJSONDecodeError => {
+  let i = 0
+  while (i < line.length && (line.charCodeAt(i) === 0x20 || line.charCodeAt(i) === 0x09)) i++
+  if (i === line.length || line.charCodeAt(i) !== 0x7b /* { */) {
+    return { _tag: "Noise", line }
+  }
+  try {
+    return { _tag: "Frame", frame: parseJsonBoundary(line) }
+  } catch (e) {
+    return new CLIJSONDecodeError({
+      reason: "InvalidJson",
+      linePrefix: linePrefix(line),
+      parseError: e instanceof Error ? e.message : String(e)
+    })
+  }
+}
+
+/**
+ * Bytes → parsed JSON frames. Noise lines are logged at debug level and skipped.
+ *
+ * @internal
+ */
+export const frames = (maxBytes: number) =>
+<E, R>(self: Stream.Stream<Uint8Array, E, R>): Stream.Stream<unknown, E | CLIJSONDecodeError, R> =>
+  self.pipe(
+    splitLines(maxBytes),
+    Stream.mapChunksEffect((lines) => {
+      const out: Array<unknown> = []
+      let noise: Array<string> | undefined
+      for (const line of lines) {
+        const parsed = parseLine(line)
+        if (parsed instanceof CLIJSONDecodeError) return Effect.fail(parsed)
+        if (parsed._tag === "Frame") out.push(parsed.frame)
+        else if (parsed.line.length > 0) (noise ??= []).push(parsed.line)
+      }
+      const result = Effect.succeed(Chunk.unsafeFromArray(out))
+      return noise === undefined ? result : Effect.zipRight(
+        Effect.logDebug("effect-claude-agent: skipped non-JSON stdout lines", noise.map(linePrefix)),
+        result
+      )
+    })
+  )
+
+/**
+ * Serialises one outbound frame. U+2028/U+2029 are escaped because some JSON line readers treat
+ * them as line terminators; `JSON.stringify` leaves them raw.
+ *
+ * @internal
+ */
+export const encodeFrame = (frame: unknown): string => {
+  const json = JSON.stringify(frame)
+  const safe = json.indexOf("\u2028") === -1 && json.indexOf("\u2029") === -1
+    ? json
+    : json.replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029")
+  return safe + "\n"
+}

@@ -1,0 +1,155 @@
+/**
+ * The subprocess `Transport`: the real CLI started with `@effect/platform` `Command`.
+ *
+ * Ordering matters here (finalizers run last-in-first-out):
+ * 1. the stdin writer is forked before the process starts, so it is interrupted after the process
+ *    is dead and an EPIPE becomes a typed failure instead of an uncaught exception;
+ * 2. `Command.start` registers the platform's own release (SIGTERM to the group, then wait);
+ * 3. our stop sequence is registered last so it runs first: end stdin, wait, SIGTERM, wait,
+ *    SIGKILL. The platform release alone waits forever on a CLI that ignores SIGTERM.
+ *
+ * @internal
+ */
+import { Command, type CommandExecutor } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { Deferred, Duration, Effect, Mailbox, Option, Ref, Sink, Stream } from "effect"
+import { CLIConnectionError, CLINotFoundError } from "../SdkError.js"
+import type { ExitStatus, SubprocessConfig, TransportShape } from "../services/Transport.js"
+import * as Framing from "../internal/framing.js"
+import * as Orphans from "../internal/orphans.js"
+import { StderrTail } from "../internal/stderr.js"
+
+const OUTBOX_CAPACITY = 64
+
+const signalOf = (error: PlatformError): string | undefined => {
+  const match = /signal: (SIG[A-Z0-9]+)/.exec(error.message)
+  return match?.[1]
+}
+
+const startError = (config: SubprocessConfig, error: PlatformError): CLINotFoundError | CLIConnectionError => {
+  if (error._tag === "SystemError" && error.reason === "NotFound" && error.method !== "access") {
+    return new CLINotFoundError({ searched: [config.command], reason: error.message })
+  }
+  if (error._tag === "SystemError" && error.method === "access") {
+    return new CLIConnectionError({
+      reason: `The working directory ${config.cwd ?? "(unset)"} is not accessible: ${error.message}`,
+      cause: error
+    })
+  }
+  return new CLIConnectionError({ reason: `Could not start ${config.command}: ${error.message}`, cause: error })
+}
+
+/** @internal */
+export const makeSubprocess = (config: SubprocessConfig) =>
+  Effect.gen(function*() {
+    const outbox = yield* Mailbox.make<string>({ capacity: OUTBOX_CAPACITY })
+    const stdinSink = yield* Deferred.make<Sink.Sink<void, Uint8Array, never, PlatformError>>()
+    const writerFailure = yield* Ref.make<Option.Option<PlatformError>>(Option.none())
+    const tail = new StderrTail(2048)
+
+    // (1) the writer: one long-lived stream into stdin (each finished `Stream.run` would close it).
+    yield* Deferred.await(stdinSink).pipe(
+      Effect.flatMap((sink) => Mailbox.toStream(outbox).pipe(Stream.encodeText, Stream.run(sink))),
+      Effect.catchAll((e) => Ref.set(writerFailure, Option.some(e))),
+      // Later offers must fail fast instead of filling a queue nobody drains.
+      Effect.ensuring(outbox.end),
+      Effect.forkScoped
+    )
+
+    const command = Command.make(config.command, ...config.args).pipe(
+      Command.env(config.env, { extendEnv: false }),
+      config.cwd !== undefined ? Command.workingDirectory(config.cwd) : (c) => c
+    )
+
+    // (2) the process, with the platform's release.
+    const proc = yield* Command.start(command).pipe(Effect.mapError((e) => startError(config, e)))
+    const unregister = Orphans.register(proc.pid)
+
+    const exitStatus = yield* Deferred.make<ExitStatus>()
+    yield* proc.exitCode.pipe(
+      Effect.map((code): ExitStatus => ({ exitCode: code, signal: undefined })),
+      Effect.catchAll((e) => Effect.succeed<ExitStatus>({ exitCode: undefined, signal: signalOf(e) })),
+      Effect.flatMap((status) => Deferred.succeed(exitStatus, status)),
+      Effect.ensuring(Effect.sync(unregister)),
+      Effect.forkScoped
+    )
+
+    // (3) the stop sequence, registered last so it runs first.
+    const grace = Duration.millis(config.closeGraceMillis)
+    const waitExit = Deferred.await(exitStatus).pipe(Effect.interruptible, Effect.timeout(grace))
+    yield* Effect.addFinalizer(() =>
+      outbox.end.pipe(
+        Effect.zipRight(waitExit),
+        Effect.catchTag("TimeoutException", () =>
+          Effect.logDebug(`effect-claude-agent: CLI ${proc.pid} still running after stdin EOF; SIGTERM`).pipe(
+            Effect.zipRight(proc.kill("SIGTERM").pipe(Effect.ignore, Effect.interruptible, Effect.timeout(grace))),
+            Effect.zipRight(waitExit)
+          )),
+        Effect.catchTag("TimeoutException", () =>
+          Effect.logWarning(`effect-claude-agent: CLI ${proc.pid} ignored SIGTERM; SIGKILL`).pipe(
+            Effect.zipRight(proc.kill("SIGKILL").pipe(Effect.ignore, Effect.interruptible, Effect.timeout(grace))),
+            Effect.ignore
+          )),
+        Effect.ignore
+      )
+    )
+
+    yield* Deferred.succeed(stdinSink, proc.stdin)
+
+    // stderr is always drained: a CLI blocked on a full stderr pipe stops writing stdout too.
+    const onStderr = config.onStderr
+    yield* proc.stderr.pipe(
+      Stream.decodeText(),
+      Stream.splitLines,
+      Stream.runForEach((line) =>
+        Effect.sync(() => {
+          tail.append(line)
+          if (onStderr !== undefined) {
+            try {
+              onStderr(line)
+            } catch {
+              // A throwing user callback must not stop the drain.
+            }
+          }
+        })
+      ),
+      Effect.ignore,
+      Effect.forkScoped
+    )
+
+    const send = (frame: unknown): Effect.Effect<void, CLIConnectionError> =>
+      Effect.suspend(() => {
+        const line = Framing.encodeFrame(frame)
+        return outbox.offer(line).pipe(
+          Effect.flatMap((accepted) =>
+            accepted ? Effect.void : Effect.flatMap(Ref.get(writerFailure), (failure) =>
+              Effect.fail(
+                new CLIConnectionError({
+                  reason: Option.isSome(failure)
+                    ? `Cannot write to the Claude Code CLI: ${failure.value.message}`
+                    : "Cannot write to the Claude Code CLI: its input was already closed",
+                  ...(Option.isSome(failure) ? { cause: failure.value } : {})
+                })
+              ))
+          )
+        )
+      })
+
+    const frames: TransportShape["frames"] = proc.stdout.pipe(
+      Stream.mapError((e) => new CLIConnectionError({ reason: `Reading the CLI's stdout failed: ${e.message}`, cause: e })),
+      Framing.frames(config.maxBufferSize)
+    )
+
+    const transport: TransportShape = {
+      send,
+      frames,
+      endInput: Effect.asVoid(outbox.end),
+      exitStatus: Deferred.await(exitStatus),
+      stderrTail: Effect.sync(() => tail.get()),
+      pid: Option.some(proc.pid)
+    }
+    return transport
+  })
+
+/** @internal */
+export type SubprocessExecutor = CommandExecutor.CommandExecutor

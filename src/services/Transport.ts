@@ -1,0 +1,146 @@
+/**
+ * `Transport`: one connection to one Claude Code CLI process (or to something that plays one).
+ *
+ * It moves JSON frames and nothing else: `send` serialises a frame onto stdin, `frames` parses
+ * stdout into JSON values, and it reports how the process ended. The control protocol, message
+ * decoding and sessions are built on top of it, so swapping this one service (a fake CLI, a
+ * recording) is all a test needs.
+ *
+ * @since 0.1.0
+ */
+import type { Effect, Option, Scope, Stream } from "effect"
+import { Context, Layer } from "effect"
+import type { CommandExecutor } from "@effect/platform"
+import type { CLIConnectionError, CLINotFoundError, SdkError } from "../SdkError.js"
+import * as internal from "../layers/SubprocessTransport.js"
+
+/**
+ * How the CLI process ended.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ExitStatus {
+  /** The exit code, when it exited on its own. */
+  readonly exitCode: number | undefined
+  /** The signal that killed it, e.g. `SIGTERM`. */
+  readonly signal: string | undefined
+}
+
+/**
+ * The transport's operations.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TransportShape {
+  /**
+   * Writes one frame as a line on stdin. Frames from concurrent senders never interleave.
+   * Fails with `CLIConnectionError` once input was ended or the process is gone.
+   */
+  readonly send: (frame: unknown) => Effect.Effect<void, CLIConnectionError>
+  /**
+   * Every JSON value the CLI writes to stdout, in order. Single consumer: run it once.
+   * Ends when stdout ends; fails with `CLIJSONDecodeError` on a line that is too long or not JSON.
+   */
+  readonly frames: Stream.Stream<unknown, SdkError>
+  /** Closes stdin after every frame already sent is written (the CLI's end of input). */
+  readonly endInput: Effect.Effect<void>
+  /** Waits until the process has exited. */
+  readonly exitStatus: Effect.Effect<ExitStatus>
+  /** The last 2 KiB of stderr. */
+  readonly stderrTail: Effect.Effect<string>
+  /** The process id, when there is a process. */
+  readonly pid: Option.Option<number>
+}
+
+/**
+ * What `Transport.layerSubprocess` needs to start the CLI.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SubprocessConfig {
+  /** The executable (an absolute path or a name on PATH). */
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+  /** The complete child environment (not merged with the parent's here). */
+  readonly env: Readonly<Record<string, string>>
+  readonly cwd?: string | undefined
+  /** Maximum stdout line size in bytes. */
+  readonly maxBufferSize: number
+  /** Wait after stdin EOF before SIGTERM, and after SIGTERM before SIGKILL, in milliseconds. */
+  readonly closeGraceMillis: number
+  /** Called with every stderr line. */
+  readonly onStderr?: ((line: string) => void) | undefined
+}
+
+/**
+ * The `Transport` service.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { Transport } from "effect-claude-agent"
+ *
+ * const program = Effect.gen(function* () {
+ *   const transport = yield* Transport.Transport
+ *   yield* transport.send({ type: "user", message: { role: "user", content: "hi" }, parent_tool_use_id: null, session_id: "" })
+ *   yield* transport.endInput
+ *   yield* Stream.runForEach(transport.frames, (frame) => Effect.log(frame))
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class Transport extends Context.Tag("effect-claude-agent/Transport")<Transport, TransportShape>() {
+  /**
+   * Spawns the CLI as a scoped resource. Closing the scope ends stdin, waits `closeGraceMillis`,
+   * sends SIGTERM to the process group, waits again, then SIGKILL, all inside an uninterruptible
+   * finalizer, so the process never outlives the scope.
+   *
+   * @example
+   * ```ts
+   * import { Transport } from "effect-claude-agent"
+   *
+   * const layer = Transport.Transport.layerSubprocess({
+   *   command: "claude", args: ["--output-format", "stream-json", "--input-format", "stream-json", "--verbose"],
+   *   env: { PATH: process.env.PATH ?? "" }, maxBufferSize: 1 << 20, closeGraceMillis: 5000
+   * })
+   * ```
+   *
+   * @since 0.1.0
+   * @category layers
+   */
+  static readonly layerSubprocess = (
+    config: SubprocessConfig
+  ): Layer.Layer<Transport, CLINotFoundError | CLIConnectionError, CommandExecutor.CommandExecutor> =>
+    Layer.scoped(Transport, internal.makeSubprocess(config))
+
+  /**
+   * Spawns the CLI and returns the transport in the current scope.
+   *
+   * @example
+   * ```ts
+   * import { Effect } from "effect"
+   * import { Transport } from "effect-claude-agent"
+   *
+   * declare const config: Transport.SubprocessConfig
+   * const program = Effect.scoped(Effect.gen(function* () {
+   *   const transport = yield* Transport.Transport.makeSubprocess(config)
+   *   yield* transport.endInput
+   * }))
+   * ```
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  static readonly makeSubprocess = (
+    config: SubprocessConfig
+  ): Effect.Effect<
+    TransportShape,
+    CLINotFoundError | CLIConnectionError,
+    CommandExecutor.CommandExecutor | Scope.Scope
+  > => internal.makeSubprocess(config)
+}

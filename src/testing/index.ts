@@ -1,0 +1,19 @@
+/**
+ * `effect-claude-agent/testing`: test agents without a model, a key or a network.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * An in-memory Claude Code CLI (a `Transport` test double).
+ *
+ * @since 0.1.0
+ */
+export * as FakeCli from "./FakeCli.js"
+
+/**
+ * A scripted Anthropic Messages API server for driving the real CLI offline.
+ *
+ * @since 0.1.0
+ */
+export * as ScriptedModel from "./ScriptedModel.js"

@@ -1,0 +1,171 @@
+// Unit tests of sessions and queries over the in-memory fake CLI (a mock transport, no process).
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Deferred, Effect, Fiber, Option, Stream } from "effect"
+import * as ClaudeAgent from "../../src/ClaudeAgent.js"
+import * as Message from "../../src/schema/Message.js"
+import * as FakeCli from "../../src/testing/FakeCli.js"
+
+const types = (messages: Chunk.Chunk<Message.Message>) =>
+  Chunk.toArray(messages).map((m) => ("subtype" in m && typeof m.subtype === "string" ? `${m.type}/${m.subtype}` : m.type))
+
+describe("ClaudeAgent.query (fake CLI)", () => {
+  it.effect("a string prompt streams init, assistant and result, then ends", () =>
+    Effect.gen(function*() {
+      const messages = yield* ClaudeAgent.query("hello").pipe(Stream.runCollect)
+      expect(types(messages)).toEqual(["system/init", "assistant", "result/success"])
+      const result = Chunk.toArray(messages).find(Message.isResult)
+      expect(result !== undefined && "result" in result ? result.result : undefined).toBe("echo: hello")
+    }).pipe(Effect.provide(ClaudeAgent.layerTest())))
+
+  it.effect("writes initialize first, then the user message, then closes stdin", () =>
+    Effect.gen(function*() {
+      const seen = yield* Deferred.make<ReadonlyArray<{ readonly [k: string]: unknown }>>()
+      const layer = ClaudeAgent.layerTest({
+        onInputEnd: (cli) =>
+          Effect.gen(function*() {
+            yield* Deferred.succeed(seen, yield* cli.sent)
+            yield* cli.exit({ exitCode: 0 })
+          })
+      })
+      yield* ClaudeAgent.query("hi", { systemPrompt: "be brief" }).pipe(Stream.runDrain, Effect.provide(layer))
+      const sent = yield* Deferred.await(seen)
+      expect(sent[0]?.type).toBe("control_request")
+      const init = sent[0]?.request
+      expect(typeof init === "object" && init !== null && "subtype" in init ? init.subtype : undefined).toBe("initialize")
+      expect(typeof init === "object" && init !== null && "systemPrompt" in init ? init.systemPrompt : undefined)
+        .toEqual(["be brief"])
+      expect(sent[1]?.type).toBe("user")
+      expect(FakeCli.userText(sent[1] ?? {})).toBe("hi")
+    }))
+
+  it.effect("a stream of prompts runs one turn each and ends when input ends", () =>
+    Effect.gen(function*() {
+      const messages = yield* ClaudeAgent.query(Stream.make("one", "two")).pipe(Stream.runCollect)
+      const results = Chunk.toArray(messages).filter(Message.isResult)
+      expect(results.map((r) => ("result" in r ? r.result : undefined))).toEqual(["echo: one", "echo: two"])
+    }).pipe(Effect.provide(ClaudeAgent.layerTest())))
+
+  it.effect("an error result is data by default and a ResultError with failOnErrorResult", () =>
+    Effect.gen(function*() {
+      const layer = ClaudeAgent.layerTest({
+        onUserMessage: (_m, cli) => cli.emit(FakeCli.frames.result("API Error: 500 boom", { isError: true }))
+      })
+      const messages = yield* ClaudeAgent.query("x").pipe(Stream.runCollect, Effect.provide(layer))
+      expect(Chunk.toArray(messages).filter(Message.isErrorResult)).toHaveLength(1)
+      const error = yield* ClaudeAgent.query("x").pipe(
+        ClaudeAgent.failOnErrorResult,
+        Stream.runDrain,
+        Effect.flip,
+        Effect.provide(layer)
+      )
+      expect(error._tag).toBe("ResultError")
+      if (error._tag === "ResultError") {
+        expect(error.detail).toBe("API Error: 500 boom")
+        expect(error.terminalReason).toBe("api_error")
+      }
+    }))
+
+  it.effect("a CLI that exits before the result fails the query with ProcessError", () =>
+    Effect.gen(function*() {
+      const layer = ClaudeAgent.layerTest({
+        onUserMessage: (_m, cli) =>
+          cli.stderr("Error parsing streaming input line").pipe(Effect.zipRight(cli.exit({ exitCode: 1 })))
+      })
+      const error = yield* ClaudeAgent.query("x").pipe(Stream.runDrain, Effect.flip, Effect.provide(layer))
+      expect(error._tag).toBe("ProcessError")
+      expect(error.message).toContain("Error parsing streaming input line")
+    }))
+
+  it.effect("a bad option fails with OptionsError before anything starts", () =>
+    Effect.gen(function*() {
+      const error = yield* ClaudeAgent.query("x", { maxTurns: -1 }).pipe(Stream.runDrain, Effect.flip)
+      expect(error._tag).toBe("OptionsError")
+      if (error._tag === "OptionsError") expect(error.field).toBe("maxTurns")
+    }).pipe(Effect.provide(ClaudeAgent.layerTest())))
+
+  it.effect("interrupting the consumer closes the session (the fake CLI sees stdin end)", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const inputEnded = yield* Deferred.make<void>()
+      const layer = ClaudeAgent.layerTest({
+        onUserMessage: (_m, cli) =>
+          cli.emit(FakeCli.frames.systemInit()).pipe(
+            Effect.zipRight(Deferred.succeed(started, undefined)),
+            Effect.zipRight(cli.inputEnded),
+            Effect.zipRight(Deferred.succeed(inputEnded, undefined)),
+            Effect.zipRight(cli.exit({ exitCode: 0 }))
+          )
+      })
+      const fiber = yield* ClaudeAgent.query("x").pipe(Stream.runDrain, Effect.provide(layer), Effect.fork)
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(fiber)
+      expect(yield* Deferred.isDone(inputEnded)).toBe(true)
+    }))
+})
+
+describe("AgentSession (fake CLI)", () => {
+  it.scoped("multi-turn: receiveResponse stops at each result and keeps what follows", () =>
+    Effect.gen(function*() {
+      const session = yield* ClaudeAgent.session()
+      yield* session.send("first")
+      yield* session.send("second")
+      const first = yield* session.receiveResponse.pipe(Stream.runCollect)
+      const second = yield* session.receiveResponse.pipe(Stream.runCollect)
+      expect(types(first)).toEqual(["system/init", "assistant", "result/success"])
+      expect(Message.assistantText(Chunk.toArray(second).find(Message.isAssistant)!)).toBe("echo: second")
+    }).pipe(Effect.provide(ClaudeAgent.layerTest())))
+
+  it.scoped("control methods send the protocol's requests and decode the replies", () =>
+    Effect.gen(function*() {
+      const session = yield* ClaudeAgent.session()
+      expect((yield* session.setModel("claude-haiku-4-5")).model).toBe("claude-haiku-4-5")
+      expect((yield* session.setPermissionMode("plan")).mode).toBe("plan")
+      expect((yield* session.interrupt()).still_queued).toEqual([])
+      expect((yield* session.mcpServerStatus()).mcpServers).toEqual([])
+      expect((yield* session.getContextUsage()).maxTokens).toBe(200000)
+      const rewind = yield* session.rewindFiles("uuid-1", { dryRun: true })
+      expect(rewind.canRewind).toBe(false)
+      yield* session.setMaxThinkingTokens(1024)
+      yield* session.stopTask("task-1")
+      yield* session.toggleMcpServer("calc", false)
+      const reconnect = yield* session.reconnectMcpServer("calc").pipe(Effect.flip)
+      expect(reconnect._tag).toBe("ControlError")
+      const init = yield* session.initializationResult
+      expect(init.pid).toBe(4242)
+    }).pipe(Effect.provide(ClaudeAgent.layerTest())))
+
+  it.scoped("sessionId resolves from the first message that carries one", () =>
+    Effect.gen(function*() {
+      const session = yield* ClaudeAgent.session()
+      const fiber = yield* Effect.fork(session.sessionId)
+      yield* session.send("hi")
+      expect(yield* Fiber.join(fiber)).toBe("00000000-0000-4000-8000-000000000001")
+      expect(Option.isSome(session.pid)).toBe(true)
+    }).pipe(Effect.provide(ClaudeAgent.layerTest())))
+
+  it.scoped("unknown message types from a newer CLI are delivered, not dropped", () =>
+    Effect.gen(function*() {
+      const session = yield* ClaudeAgent.session()
+      yield* session.send("hi")
+      const messages = yield* session.receiveResponse.pipe(Stream.runCollect)
+      const unknown = Chunk.toArray(messages).find((m) => m.type === "unknown")
+      expect(unknown !== undefined && "raw" in unknown ? unknown.raw : undefined).toEqual({
+        type: "brand_new_type",
+        payload: 1
+      })
+    }).pipe(Effect.provide(ClaudeAgent.layerTest({
+      onUserMessage: (m, cli) =>
+        cli.emit({ type: "brand_new_type", payload: 1 }).pipe(Effect.zipRight(FakeCli.echoTurn(m, cli)))
+    }))))
+
+  it.scoped("a message violating its known schema fails with MessageParseError carrying the raw value", () =>
+    Effect.gen(function*() {
+      const session = yield* ClaudeAgent.session()
+      yield* session.send("hi")
+      const error = yield* session.receiveResponse.pipe(Stream.runDrain, Effect.flip)
+      expect(error._tag).toBe("MessageParseError")
+      if (error._tag === "MessageParseError") expect(error.raw).toEqual({ type: "result", subtype: "success", is_error: "yes" })
+    }).pipe(Effect.provide(ClaudeAgent.layerTest({
+      onUserMessage: (_m, cli) => cli.emit({ type: "result", subtype: "success", is_error: "yes" })
+    }))))
+})

@@ -1,0 +1,198 @@
+// Unit tests of the control channel over the in-memory fake CLI (a mock transport, no process).
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Deferred, type Duration, Effect, Fiber, Layer, Option, Stream, TestClock } from "effect"
+import { ControlChannel } from "../../src/services/ControlChannel.js"
+import * as FakeCli from "../../src/testing/FakeCli.js"
+
+const env = (behaviour: FakeCli.Behaviour = {}, timeout?: Duration.DurationInput) =>
+  ControlChannel.layer(timeout !== undefined ? { controlTimeout: timeout } : {}).pipe(
+    Layer.provideMerge(FakeCli.layer(behaviour))
+  )
+
+describe("ControlChannel", () => {
+  it.scoped("matches concurrent requests to their responses by request_id", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const [a, b, c] = yield* Effect.all([
+        control.request({ subtype: "set_model", model: "m-a" }),
+        control.request({ subtype: "set_permission_mode", mode: "plan" }),
+        control.request({ subtype: "set_model", model: "m-c" })
+      ], { concurrency: "unbounded" })
+      expect(a).toEqual({ model: "m-a" })
+      expect(b).toEqual({ mode: "plan" })
+      expect(c).toEqual({ model: "m-c" })
+      const cli = yield* FakeCli.FakeCli
+      const ids = (yield* cli.sent).map((f) => f.request_id)
+      expect(new Set(ids).size).toBe(3)
+    }).pipe(Effect.provide(env())))
+
+  it.scoped("an error response fails with ControlError carrying error and error_code", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const error = yield* control.request({ subtype: "no_such_subtype" }).pipe(Effect.flip)
+      expect(error._tag).toBe("ControlError")
+      if (error._tag === "ControlError") {
+        expect(error.subtype).toBe("no_such_subtype")
+        expect(error.errorCode).toBe("unsupported_request")
+        expect(error.error).toContain("Unsupported control request subtype")
+      }
+    }).pipe(Effect.provide(env())))
+
+  it.scoped("a success reply without a response payload succeeds with undefined", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      expect(yield* control.request({ subtype: "mcp_toggle", serverName: "x", enabled: false })).toBeUndefined()
+    }).pipe(Effect.provide(env())))
+
+  it.scoped("times out after the deadline with TimeoutException and sends control_cancel_request", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const fiber = yield* control.request({ subtype: "get_context_usage" }).pipe(Effect.flip, Effect.fork)
+      yield* cli.awaitSent((f) => f.type === "control_request")
+      yield* TestClock.adjust("29 seconds")
+      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+      yield* TestClock.adjust("1 second")
+      const error = yield* Fiber.join(fiber)
+      expect(error._tag).toBe("TimeoutException")
+      if (error._tag === "TimeoutException") {
+        expect(error.timeoutMillis).toBe(30_000)
+        expect(error.subtype).toBe("get_context_usage")
+        const cancel = yield* cli.awaitSent((f) => f.type === "control_cancel_request")
+        expect(cancel.request_id).toBe(error.requestId)
+      }
+    }).pipe(Effect.provide(env({ onControlRequest: () => Effect.never }, "30 seconds"))))
+
+  it.scoped("the per-call timeout overrides the channel default", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const fiber = yield* control.request({ subtype: "mcp_status" }, { timeout: "2 seconds" }).pipe(
+        Effect.flip,
+        Effect.fork
+      )
+      yield* TestClock.adjust("2 seconds")
+      expect((yield* Fiber.join(fiber))._tag).toBe("TimeoutException")
+    }).pipe(Effect.provide(env({ onControlRequest: () => Effect.never }))))
+
+  it.scoped("pending requests fail at once with the real cause when the CLI dies", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const fiber = yield* control.request({ subtype: "mcp_status" }).pipe(Effect.flip, Effect.fork)
+      yield* cli.awaitSent((f) => f.type === "control_request")
+      yield* cli.stderr("fatal: something broke")
+      yield* cli.exit({ exitCode: 3 })
+      // No clock adjustment: the failure must not wait for the 60 s deadline.
+      const error = yield* Fiber.join(fiber)
+      expect(error._tag).toBe("ProcessError")
+      if (error._tag === "ProcessError") {
+        expect(error.exitCode).toBe(3)
+        expect(error.stderrTail).toContain("something broke")
+      }
+      // Later requests fail the same way immediately.
+      expect((yield* control.request({ subtype: "mcp_status" }).pipe(Effect.flip))._tag).toBe("ProcessError")
+    }).pipe(Effect.provide(env({ onControlRequest: () => Effect.never }))))
+
+  it.scoped("inbound requests are dispatched to handlers and answered exactly once", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      yield* control.handle("can_use_tool", (req) => Effect.succeed({ behavior: "allow", updatedInput: req.input }))
+      const answer = yield* cli.request({ subtype: "can_use_tool", tool_name: "Write", input: { a: 1 } }, "r1")
+      expect(answer).toEqual({ subtype: "success", request_id: "r1", response: { behavior: "allow", updatedInput: { a: 1 } } })
+      const responses = (yield* cli.sent).filter((f) => f.type === "control_response")
+      expect(responses).toHaveLength(1)
+    }).pipe(Effect.provide(env())))
+
+  it.scoped("a failing handler answers with an error response; an unknown subtype too", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      yield* control.handle("hook_callback", () => Effect.fail(new Error("hook exploded")))
+      const failed = yield* cli.request({ subtype: "hook_callback", callback_id: "hook_0", input: {} })
+      expect(failed.subtype).toBe("error")
+      expect(failed.error).toBe("hook exploded")
+      const defect = yield* (yield* Effect.sync(() => control.handle("mcp_message", () => Effect.die("boom")))).pipe(
+        Effect.zipRight(cli.request({ subtype: "mcp_message", server_name: "x", message: {} }))
+      )
+      expect(defect.subtype).toBe("error")
+      expect(String(defect.error)).toContain("boom")
+      const unknown = yield* cli.request({ subtype: "elicitation" })
+      expect(unknown.subtype).toBe("error")
+      expect(String(unknown.error)).toContain("elicitation")
+    }).pipe(Effect.provide(env())))
+
+  it.scoped("control_cancel_request interrupts the handler's fiber and no response is written", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const started = yield* Deferred.make<void>()
+      const interrupted = yield* Deferred.make<void>()
+      yield* control.handle("can_use_tool", () =>
+        Deferred.succeed(started, undefined).pipe(
+          Effect.zipRight(Effect.never),
+          Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
+        ))
+      const asking = yield* cli.request({ subtype: "can_use_tool", tool_name: "Bash", input: {} }, "perm-1").pipe(
+        Effect.fork
+      )
+      yield* Deferred.await(started)
+      expect(yield* control.inFlight).toBe(1)
+      yield* cli.cancel("perm-1")
+      yield* Deferred.await(interrupted)
+      yield* control.awaitNoneInFlight
+      const responses = (yield* cli.sent).filter((f) => f.type === "control_response")
+      expect(responses).toEqual([])
+      yield* Fiber.interrupt(asking)
+    }).pipe(Effect.provide(env())))
+
+  it.scoped("a slow message consumer does not stall control traffic", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      // Nobody reads `messages`: 100 assistant frames pile up, yet the control reply behind them arrives.
+      for (let i = 0; i < 100; i++) yield* cli.emit(FakeCli.frames.assistantText(`m${i}`))
+      expect(yield* control.request({ subtype: "set_model", model: "x" })).toEqual({ model: "x" })
+      const first = yield* control.messages.pipe(Stream.take(3), Stream.runCollect)
+      expect(Chunk.size(first)).toBe(3)
+    }).pipe(Effect.provide(env())))
+
+  it.scoped("messages end cleanly on exit 0 and on exit 1 right after an error result", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      yield* cli.emit(FakeCli.frames.result("API Error: 500", { isError: true }))
+      yield* cli.exit({ exitCode: 1 })
+      const all = yield* control.messages.pipe(Stream.runCollect)
+      expect(Chunk.size(all)).toBe(1)
+      expect(yield* control.lastSessionId).toBe(cli.sessionId)
+    }).pipe(Effect.provide(env())))
+
+  it.scoped("messages fail with ProcessError when the CLI dies without an error result", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      yield* cli.emit(FakeCli.frames.assistantText("partial"))
+      yield* cli.stderr("Error parsing streaming input line")
+      yield* cli.exit({ exitCode: 1 })
+      const collected: Array<unknown> = []
+      const error = yield* control.messages.pipe(
+        Stream.runForEach((m) => Effect.sync(() => collected.push(m))),
+        Effect.flip
+      )
+      expect(collected).toHaveLength(1)
+      expect(error._tag).toBe("ProcessError")
+      expect(error.message).toContain("Error parsing streaming input line")
+    }).pipe(Effect.provide(env())))
+
+  it.scoped("a malformed JSON line fails the stream with CLIJSONDecodeError", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      yield* cli.emitRaw("debug noise is fine")
+      yield* cli.emit(FakeCli.frames.assistantText("ok"))
+      yield* cli.emitRaw("{\"type\":\"assistant\",")
+      const error = yield* control.messages.pipe(Stream.runDrain, Effect.flip)
+      expect(error._tag).toBe("CLIJSONDecodeError")
+    }).pipe(Effect.provide(env())))
+})
