@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import { Chunk, Duration, Effect, Fiber, Option, ParseResult, type Schema, type Scope, Stream } from "effect"
+import * as ContentBlock from "./schema/ContentBlock.js"
 import * as Control from "./schema/Control.js"
 import * as Message from "./schema/Message.js"
 import { CLIConnectionError, MessageParseError, type SdkError } from "./SdkError.js"
@@ -21,7 +22,7 @@ import type { Transport } from "./services/Transport.js"
  * @since 0.1.0
  * @category models
  */
-export type Prompt = string | ReadonlyArray<Control.ContentBlockParam> | Message.UserMessageInput
+export type Prompt = string | ReadonlyArray<ContentBlock.ContentBlockParam> | Message.UserMessageInput
 
 /**
  * Options for `interrupt`.
@@ -133,7 +134,7 @@ export interface SessionConfig {
 }
 
 const decodeReply = <A, I>(schema: Schema.Schema<A, I>, subtype: string) => {
-  const validate = ParseResult.validateEither(schema)
+  const validate = ParseResult.validateEither(schema, { onExcessProperty: "preserve" })
   return (reply: unknown): Effect.Effect<A, MessageParseError> => {
     const result = validate(reply ?? {})
     return result._tag === "Right"
