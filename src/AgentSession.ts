@@ -156,10 +156,11 @@ const decodeContextUsage = decodeReply(Control.ContextUsageResponse, "get_contex
 const decodeRewind = decodeReply(Control.RewindFilesResponse, "rewind_files")
 const decodeInitialize = decodeReply(Control.InitializeResponse, "initialize")
 
+const isUserFrame = (prompt: Prompt): prompt is Message.UserMessageInput =>
+  typeof prompt === "object" && "type" in prompt && prompt.type === "user"
+
 const toUserFrame = (prompt: Prompt): Message.UserMessageInput =>
-  typeof prompt === "string" || Array.isArray(prompt)
-    ? Message.userMessage(prompt)
-    : prompt
+  isUserFrame(prompt) ? prompt : Message.userMessage(prompt)
 
 const isResultFrame = (frame: unknown): boolean =>
   typeof frame === "object" && frame !== null && "type" in frame && frame.type === "result"

@@ -187,7 +187,7 @@ export const layer: Layer.Layer<
     return make((launch, options) =>
       Effect.gen(function*() {
         const command = yield* Discovery.findCli(options.pathToClaudeCodeExecutable, launch.env)
-        yield* Discovery.checkVersion(command)
+        yield* Discovery.checkVersion(command, launch.env)
         return yield* Transport.makeSubprocess({
           command,
           args: launch.args,

@@ -28,7 +28,7 @@ export type TypeId = typeof TypeId
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Stream } from "effect"
  * import { ClaudeAgent } from "effect-claude-agent"
  *
  * const program = ClaudeAgent.query("hi").pipe(

@@ -1,0 +1,160 @@
+// Finding the `claude` executable and checking its version.
+//
+// Order: the `pathToClaudeCodeExecutable` option → `CLAUDE_CODE_PATH` → the binary of
+// `@anthropic-ai/claude-code` in a node_modules above this package or the working directory →
+// `claude` on PATH → the usual install locations. An explicit path that does not exist is an
+// error, not a reason to fall back: the caller asked for that binary.
+import { Command, type CommandExecutor, FileSystem, Path } from "@effect/platform"
+import { Duration, Effect, Option } from "effect"
+import { CLINotFoundError } from "../SdkError.js"
+
+/** The oldest CLI this SDK is tested against; older ones only get a warning. */
+export const minimumVersion = "2.0.0"
+
+/** Set (to anything) to skip the `claude -v` check. */
+export const skipVersionCheckEnv = "CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK"
+
+// Below this size `bin/claude.exe` is the npm package's placeholder (its postinstall did not
+// run); the real binary is in the platform package.
+const placeholderBytes = 1024 * 1024
+const placeholderSuffix = "claude-code/bin/claude.exe"
+
+const hostProcess = (): { platform: string; arch: string; cwd: string | undefined } => {
+  const proc: unknown = Reflect.get(globalThis, "process")
+  const read = (key: string): string | undefined => {
+    if (typeof proc !== "object" || proc === null) return undefined
+    const value: unknown = Reflect.get(proc, key)
+    return typeof value === "string" ? value : undefined
+  }
+  const cwdFn: unknown = typeof proc === "object" && proc !== null ? Reflect.get(proc, "cwd") : undefined
+  const cwd: unknown = typeof cwdFn === "function" ? Reflect.apply(cwdFn, proc, []) : undefined
+  return { platform: read("platform") ?? "linux", arch: read("arch") ?? "x64", cwd: typeof cwd === "string" ? cwd : undefined }
+}
+
+const ancestors = (path: Path.Path, start: string): Array<string> => {
+  const out: Array<string> = []
+  let dir = path.resolve(start)
+  for (;;) {
+    out.push(dir)
+    const parent = path.dirname(dir)
+    if (parent === dir) return out
+    dir = parent
+  }
+}
+
+/** The candidate paths, in the order they are tried (without the explicit ones). */
+export const candidates = Effect.fnUntraced(function*(env: Readonly<Record<string, string | undefined>>) {
+  const path = yield* Path.Path
+  const host = hostProcess()
+  const exe = host.platform === "win32" ? "claude.exe" : "claude"
+  const platformPackages = [`claude-code-${host.platform}-${host.arch}`, `claude-code-${host.platform}-${host.arch}-musl`]
+
+  const roots: Array<string> = []
+  const here = yield* path.fromFileUrl(new URL(import.meta.url)).pipe(Effect.option)
+  if (Option.isSome(here)) roots.push(...ancestors(path, path.dirname(here.value)))
+  if (host.cwd !== undefined) roots.push(...ancestors(path, host.cwd))
+  const fromNodeModules = [...new Set(roots)].flatMap((dir) => [
+    path.join(dir, "node_modules", "@anthropic-ai", "claude-code", "bin", "claude.exe"),
+    ...platformPackages.map((pkg) => path.join(dir, "node_modules", "@anthropic-ai", pkg, exe))
+  ])
+
+  const delimiter = host.platform === "win32" ? ";" : ":"
+  const fromPath = (env.PATH ?? "").split(delimiter).filter((d) => d.length > 0).map((d) => path.join(d, exe))
+
+  const home = env.HOME ?? env.USERPROFILE
+  const usual = [
+    ...(home === undefined ? [] : [
+      path.join(home, ".claude", "local", exe),
+      path.join(home, ".local", "bin", exe),
+      path.join(home, ".npm-global", "bin", exe),
+      path.join(home, "node_modules", ".bin", exe)
+    ]),
+    "/usr/local/bin/claude",
+    "/opt/homebrew/bin/claude",
+    "/usr/bin/claude"
+  ]
+  return [...fromNodeModules, ...fromPath, ...usual]
+})
+
+const usable = (fs: FileSystem.FileSystem, file: string) =>
+  fs.stat(file).pipe(
+    Effect.map((info) =>
+      info.type === "File" &&
+      (!file.endsWith(placeholderSuffix) || Number(info.size) >= placeholderBytes)
+    ),
+    Effect.orElseSucceed(() => false)
+  )
+
+/**
+ * Resolves the executable. `explicit` is the `pathToClaudeCodeExecutable` option; `env` is the
+ * child's environment (it may set `CLAUDE_CODE_PATH` and `PATH`).
+ */
+export const findCli = Effect.fn("ClaudeAgent.findCli")(function*(
+  explicit: string | undefined,
+  env: Readonly<Record<string, string | undefined>>
+) {
+  const fs = yield* FileSystem.FileSystem
+  const chosen = explicit ?? env.CLAUDE_CODE_PATH
+  if (chosen !== undefined) {
+    const exists = yield* fs.exists(chosen).pipe(Effect.orElseSucceed(() => false))
+    if (exists) return chosen
+    return yield* new CLINotFoundError({
+      searched: [chosen],
+      reason: explicit !== undefined
+        ? "the path given in `pathToClaudeCodeExecutable` does not exist"
+        : "the path in the environment variable CLAUDE_CODE_PATH does not exist"
+    })
+  }
+  const list = yield* candidates(env)
+  for (const file of list) {
+    if (yield* usable(fs, file)) return file
+  }
+  return yield* new CLINotFoundError({ searched: list, reason: "no claude executable in any searched location" })
+})
+
+const versionCache = new Map<string, Option.Option<string>>()
+
+/** `a < b` for dotted versions. */
+export const versionLessThan = (a: string, b: string): boolean => {
+  const pa = a.split(".").map(Number)
+  const pb = b.split(".").map(Number)
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const x = pa[i] ?? 0
+    const y = pb[i] ?? 0
+    if (x !== y) return x < y
+  }
+  return false
+}
+
+/**
+ * Runs `claude -v` once per path (cached; 2 s limit) and warns when the CLI is older than
+ * `minimumVersion`. Never fails: a CLI that cannot report its version may still work, and if
+ * it cannot start at all the spawn reports that properly.
+ */
+export const checkVersion = Effect.fn("ClaudeAgent.checkVersion")(function*(
+  command: string,
+  env: Readonly<Record<string, string | undefined>>
+) {
+  if (env[skipVersionCheckEnv] !== undefined) return Option.none<string>()
+  const cached = versionCache.get(command)
+  if (cached !== undefined) return cached
+  const output = yield* Command.make(command, "-v").pipe(
+    Command.string,
+    Effect.timeout(Duration.seconds(2)),
+    Effect.option
+  )
+  const version = Option.flatMap(output, (text) => Option.fromNullable(/(\d+\.\d+\.\d+)/.exec(text)?.[1]))
+  versionCache.set(command, version)
+  if (Option.isNone(version)) {
+    yield* Effect.logDebug(`effect-claude-agent: could not read the version of ${command}`)
+  } else if (versionLessThan(version.value, minimumVersion)) {
+    yield* Effect.logWarning(
+      `effect-claude-agent: Claude Code ${version.value} at ${command} is older than ${minimumVersion}, ` +
+        `the oldest version this SDK supports; update it with \`npm install @anthropic-ai/claude-code@latest\``
+    )
+  }
+  return version
+}) satisfies (
+  command: string,
+  env: Readonly<Record<string, string | undefined>>
+) => Effect.Effect<Option.Option<string>, never, CommandExecutor.CommandExecutor>

@@ -1,0 +1,146 @@
+// Options → the CLI's argv, environment and `initialize` request.
+//
+// Values go on argv as one `--flag=value` item each, so a value can never be read as another
+// flag. Large or structured configuration (system prompt, agents, output schema) travels in
+// `initialize`, as the official SDKs do, keeping argv short and free of quoting issues.
+import type { Options } from "../schema/Options.js"
+
+/** What a transport needs to start the CLI for one session. */
+export interface Launch {
+  readonly args: ReadonlyArray<string>
+  readonly env: Readonly<Record<string, string>>
+  readonly cwd: string | undefined
+  readonly initialize: { readonly subtype: "initialize"; readonly [key: string]: unknown }
+}
+
+/** The argv every session starts with. */
+export const baseArgs: ReadonlyArray<string> = [
+  "--output-format",
+  "stream-json",
+  "--verbose",
+  "--input-format",
+  "stream-json"
+]
+
+/** Removed from the child's environment whatever the parent has. */
+export const removedEnv: ReadonlyArray<string> = ["NODE_OPTIONS", "CLAUDECODE"]
+
+/** The value of `CLAUDE_AGENT_SDK_CLIENT_APP` (the User-Agent's app id). */
+export const clientApp = "effect-claude-agent/0.1.0"
+
+const flag = (name: string, value: string | number): string => `--${name}=${value}`
+
+export const buildArgs = (options: Options): Array<string> => {
+  const args = [...baseArgs]
+  const push = (name: string, value: string | number | undefined) => {
+    if (value !== undefined) args.push(flag(name, value))
+  }
+  const pushSwitch = (name: string, on: boolean | undefined) => {
+    if (on === true) args.push(`--${name}`)
+  }
+  const pushList = (name: string, values: ReadonlyArray<string> | undefined) => {
+    if (values !== undefined) args.push(flag(name, values.join(",")))
+  }
+
+  const thinking = options.thinking
+  if (thinking !== undefined) {
+    if (thinking.type === "enabled" && thinking.budgetTokens !== undefined) {
+      push("max-thinking-tokens", thinking.budgetTokens)
+    } else {
+      push("thinking", thinking.type === "disabled" ? "disabled" : "adaptive")
+    }
+  } else {
+    push("max-thinking-tokens", options.maxThinkingTokens)
+  }
+  push("effort", options.effort)
+  push("max-turns", options.maxTurns)
+  push("max-budget-usd", options.maxBudgetUsd)
+  push("model", options.model)
+  push("fallback-model", options.fallbackModel)
+  pushList("betas", options.betas)
+  if (options.outputFormat !== undefined) push("json-schema", JSON.stringify(options.outputFormat.schema))
+  push("permission-prompt-tool", options.permissionPromptToolName)
+  pushList("allowedTools", options.allowedTools)
+  pushList("disallowedTools", options.disallowedTools)
+  if (options.tools !== undefined) {
+    push("tools", "type" in options.tools ? "default" : options.tools.join(","))
+  }
+  if (options.mcpServers !== undefined && Object.keys(options.mcpServers).length > 0) {
+    push("mcp-config", JSON.stringify({ mcpServers: options.mcpServers }))
+  }
+  pushSwitch("strict-mcp-config", options.strictMcpConfig)
+  pushList("setting-sources", options.settingSources)
+  push("permission-mode", options.permissionMode)
+  pushSwitch("include-partial-messages", options.includePartialMessages)
+  for (const dir of options.additionalDirectories ?? []) push("add-dir", dir)
+  for (const plugin of options.plugins ?? []) push("plugin-dir", plugin.path)
+  push("resume", options.resume)
+  pushSwitch("continue", options.continue)
+  pushSwitch("fork-session", options.forkSession)
+  push("session-id", options.sessionId)
+  push("resume-session-at", options.resumeSessionAt)
+  if (options.persistSession === false) args.push("--no-session-persistence")
+  const settings = settingsArg(options)
+  if (settings !== undefined) push("settings", settings)
+  for (const [name, value] of Object.entries(options.extraArgs ?? {})) {
+    args.push(value === null ? `--${name}` : flag(name, value))
+  }
+  return args
+}
+
+const settingsArg = (options: Options): string | undefined => {
+  const { sandbox, settings } = options
+  if (sandbox === undefined) return typeof settings === "string" ? settings : settings && JSON.stringify(settings)
+  // A string `settings` with `sandbox` is rejected by validation.
+  const base = typeof settings === "object" ? settings : {}
+  return JSON.stringify({ ...base, sandbox })
+}
+
+export const buildEnv = (
+  options: Options,
+  parentEnv: Readonly<Record<string, string | undefined>>
+): Record<string, string> => {
+  // Merged over the parent's environment like the Python SDK (the official TS SDK replaces it):
+  // PATH, HOME and credentials keep working unless the caller overrides them.
+  const merged: Record<string, string | undefined> = { ...parentEnv, ...options.env }
+  for (const key of removedEnv) delete merged[key]
+  merged.CLAUDE_CODE_ENTRYPOINT = options.env?.CLAUDE_CODE_ENTRYPOINT ?? "sdk-ts"
+  merged.CLAUDE_AGENT_SDK_CLIENT_APP ??= clientApp
+  // The CLI then reports `session_state_changed`, which tells when a run is really idle.
+  merged.CLAUDE_CODE_SDK_READS_SESSION_STATE = "1"
+  if (options.enableFileCheckpointing === true) merged.CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING = "true"
+  const env: Record<string, string> = {}
+  for (const [key, value] of Object.entries(merged)) {
+    if (value !== undefined) env[key] = value
+  }
+  return env
+}
+
+export const buildInitialize = (options: Options): Launch["initialize"] => {
+  const systemPrompt = options.systemPrompt
+  const prompt = systemPrompt === undefined
+    ? { systemPrompt: [""] }
+    : typeof systemPrompt === "string"
+    ? { systemPrompt: [systemPrompt] }
+    : systemPrompt.append !== undefined
+    ? { appendSystemPrompt: systemPrompt.append }
+    : {}
+  return {
+    subtype: "initialize",
+    hooks: {},
+    ...prompt,
+    ...(options.agents === undefined ? {} : { agents: options.agents }),
+    ...(options.outputFormat === undefined ? {} : { jsonSchema: options.outputFormat.schema })
+  }
+}
+
+/** Everything a transport needs to start the CLI for these (validated) options. */
+export const prepareLaunch = (
+  options: Options,
+  parentEnv: Readonly<Record<string, string | undefined>>
+): Launch => ({
+  args: buildArgs(options),
+  env: buildEnv(options, parentEnv),
+  cwd: options.cwd,
+  initialize: buildInitialize(options)
+})

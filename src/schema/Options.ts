@@ -1,0 +1,302 @@
+/**
+ * Session options. The field names are the official TypeScript SDK's, so that migrating is
+ * mostly renaming imports. They are validated by a Schema before anything starts: a bad option
+ * fails with an `OptionsError` naming the field. An unknown key is an error too (a typo must not
+ * silently do nothing).
+ *
+ * How each option reaches the CLI (argv flag, `initialize` field or environment variable) is in
+ * the README's options table.
+ *
+ * @since 0.1.0
+ */
+import { Duration, Effect, Option, ParseResult, Schema } from "effect"
+import { OptionsError } from "../SdkError.js"
+import * as Control from "./Control.js"
+
+const NonEmptyString = Schema.String.pipe(Schema.minLength(1))
+const Strings = Schema.Array(Schema.String)
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/**
+ * A `Duration.DurationInput`: a `Duration`, a number of milliseconds, or a string such as `"30 seconds"`.
+ *
+ * @example
+ * ```ts
+ * import { Options } from "effect-claude-agent"
+ * const timeout: Options.DurationInput = "30 seconds"
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const DurationInput = Schema.declare(
+  (u: unknown): u is Duration.DurationInput => Option.isSome(Duration.decodeUnknown(u)),
+  { identifier: "DurationInput", description: "a Duration, a number of milliseconds or a string like \"30 seconds\"" }
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type DurationInput = Duration.DurationInput
+
+/**
+ * An MCP server the CLI runs itself (stdio) or connects to (sse, http). Passed to the CLI as
+ * `--mcp-config`.
+ *
+ * @example
+ * ```ts
+ * import { Options } from "effect-claude-agent"
+ * const servers: Record<string, Options.McpServerConfig> = {
+ *   files: { type: "stdio", command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "."] },
+ *   docs: { type: "http", url: "https://example.com/mcp" }
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const McpServerConfig = Schema.Union(
+  Schema.Struct({
+    type: Schema.optional(Schema.Literal("stdio")),
+    command: NonEmptyString,
+    args: Schema.optional(Strings),
+    env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+  }),
+  Schema.Struct({
+    type: Schema.Literal("sse", "http"),
+    url: NonEmptyString,
+    headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+  })
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type McpServerConfig = Schema.Schema.Type<typeof McpServerConfig>
+
+/**
+ * A subagent the main agent can delegate to (sent in `initialize`).
+ *
+ * @example
+ * ```ts
+ * import { Options } from "effect-claude-agent"
+ * const reviewer: Options.AgentDefinition = {
+ *   description: "Reviews a diff",
+ *   prompt: "You review code changes for bugs.",
+ *   tools: ["Read", "Grep"]
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const AgentDefinition = Schema.Struct({
+  description: NonEmptyString,
+  prompt: Schema.String,
+  tools: Schema.optional(Strings),
+  disallowedTools: Schema.optional(Strings),
+  model: Schema.optional(Schema.String),
+  maxTurns: Schema.optional(Schema.Int.pipe(Schema.positive()))
+}, JsonObject)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type AgentDefinition = Schema.Schema.Type<typeof AgentDefinition>
+
+/**
+ * The system prompt: a string replaces Claude Code's; the preset keeps it, optionally with text
+ * appended. Omitted, the prompt is empty, as with the official SDKs.
+ *
+ * @example
+ * ```ts
+ * import { Options } from "effect-claude-agent"
+ * const own: Options.SystemPrompt = "You are a terse assistant."
+ * const claudeCode: Options.SystemPrompt = { type: "preset", preset: "claude_code", append: "Answer in French." }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemPrompt = Schema.Union(
+  Schema.String,
+  Schema.Struct({
+    type: Schema.Literal("preset"),
+    preset: Schema.Literal("claude_code"),
+    append: Schema.optional(Schema.String)
+  })
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SystemPrompt = Schema.Schema.Type<typeof SystemPrompt>
+
+/**
+ * Extended thinking: `adaptive` (the model decides), `enabled` with a token budget, or `disabled`.
+ *
+ * @example
+ * ```ts
+ * import { Options } from "effect-claude-agent"
+ * const thinking: Options.Thinking = { type: "enabled", budgetTokens: 4000 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Thinking = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("adaptive") }),
+  Schema.Struct({ type: Schema.Literal("enabled"), budgetTokens: Schema.optional(Schema.Int.pipe(Schema.positive())) }),
+  Schema.Struct({ type: Schema.Literal("disabled") })
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Thinking = Schema.Schema.Type<typeof Thinking>
+
+const StderrCallback = Schema.declare(
+  (u: unknown): u is (line: string) => void => typeof u === "function",
+  { identifier: "StderrCallback", description: "a function (line: string) => void" }
+)
+
+/**
+ * The options Schema. `validate` checks a value against it; the `Options` type derives from it.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Options } from "effect-claude-agent"
+ * Schema.is(Options.Options)({ maxTurns: 3 }) // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Options = Schema.Struct({
+  // model and budget
+  model: Schema.optional(NonEmptyString),
+  fallbackModel: Schema.optional(NonEmptyString),
+  maxTurns: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  maxBudgetUsd: Schema.optional(Schema.Number.pipe(Schema.positive())),
+  thinking: Schema.optional(Thinking),
+  maxThinkingTokens: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
+  effort: Schema.optional(Schema.Literal("low", "medium", "high", "xhigh", "max")),
+  betas: Schema.optional(Strings),
+  // prompt and output
+  systemPrompt: Schema.optional(SystemPrompt),
+  outputFormat: Schema.optional(Schema.Struct({ type: Schema.Literal("json_schema"), schema: JsonObject })),
+  includePartialMessages: Schema.optional(Schema.Boolean),
+  agents: Schema.optional(Schema.Record({ key: NonEmptyString, value: AgentDefinition })),
+  // tools and permissions
+  allowedTools: Schema.optional(Strings),
+  disallowedTools: Schema.optional(Strings),
+  tools: Schema.optional(
+    Schema.Union(Strings, Schema.Struct({ type: Schema.Literal("preset"), preset: Schema.Literal("claude_code") }))
+  ),
+  permissionMode: Schema.optional(Control.PermissionMode),
+  permissionPromptToolName: Schema.optional(NonEmptyString),
+  mcpServers: Schema.optional(Schema.Record({ key: NonEmptyString, value: McpServerConfig })),
+  strictMcpConfig: Schema.optional(Schema.Boolean),
+  // sessions
+  resume: Schema.optional(NonEmptyString),
+  continue: Schema.optional(Schema.Boolean),
+  forkSession: Schema.optional(Schema.Boolean),
+  sessionId: Schema.optional(Schema.UUID),
+  resumeSessionAt: Schema.optional(NonEmptyString),
+  persistSession: Schema.optional(Schema.Boolean),
+  enableFileCheckpointing: Schema.optional(Schema.Boolean),
+  // process and environment
+  cwd: Schema.optional(NonEmptyString),
+  env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.UndefinedOr(Schema.String) })),
+  additionalDirectories: Schema.optional(Schema.Array(NonEmptyString)),
+  settingSources: Schema.optional(Schema.Array(Schema.Literal("user", "project", "local"))),
+  settings: Schema.optional(Schema.Union(NonEmptyString, JsonObject)),
+  sandbox: Schema.optional(JsonObject),
+  plugins: Schema.optional(Schema.Array(Schema.Struct({ type: Schema.Literal("local"), path: NonEmptyString }))),
+  extraArgs: Schema.optional(Schema.Record({
+    key: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9-]*$/, {
+      message: () => "an extra argument's name is a flag name without dashes, like \"debug\" or \"max-tokens\""
+    })),
+    value: Schema.NullOr(Schema.String)
+  })),
+  pathToClaudeCodeExecutable: Schema.optional(NonEmptyString),
+  stderr: Schema.optional(StderrCallback),
+  // this SDK's own settings
+  maxBufferSize: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1024))),
+  controlTimeout: Schema.optional(DurationInput),
+  closeGracePeriod: Schema.optional(DurationInput)
+})
+
+/**
+ * Options for `ClaudeAgent.query` and `ClaudeAgent.session`. Every field is optional.
+ *
+ * @example
+ * ```ts
+ * import { Options } from "effect-claude-agent"
+ * const options: Options.Options = {
+ *   model: "claude-sonnet-4-5",
+ *   maxTurns: 5,
+ *   allowedTools: ["Read", "Grep"],
+ *   env: { ANTHROPIC_API_KEY: "sk-…" },
+ *   controlTimeout: "30 seconds"
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends Schema.Schema.Type<typeof Options> {}
+
+const decode = Schema.decodeUnknown(Options, { onExcessProperty: "error", errors: "first" })
+
+const crossFieldError = (options: Options): OptionsError | undefined => {
+  if (options.fallbackModel !== undefined && options.fallbackModel === options.model) {
+    return new OptionsError({ field: "fallbackModel", detail: "must differ from `model`" })
+  }
+  if (options.sandbox !== undefined && typeof options.settings === "string") {
+    return new OptionsError({
+      field: "sandbox",
+      detail: "cannot be merged into `settings` given as a string (a path or JSON text): pass `settings` as an object"
+    })
+  }
+  if (options.continue === true && options.resume !== undefined) {
+    return new OptionsError({ field: "continue", detail: "cannot be combined with `resume`: choose one" })
+  }
+  return undefined
+}
+
+/**
+ * Validates options, failing with an `OptionsError` that names the first bad field.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Options } from "effect-claude-agent"
+ *
+ * const bad = Options.validate({ maxTurns: -1 })
+ * // fails with OptionsError: Invalid option `maxTurns`: Expected a positive number, actual -1
+ * ```
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const validate = (input: unknown): Effect.Effect<Options, OptionsError> =>
+  decode(input).pipe(
+    Effect.mapError((error) => {
+      const [first] = ParseResult.ArrayFormatter.formatErrorSync(error)
+      return new OptionsError({
+        field: first === undefined || first.path.length === 0 ? "(options)" : first.path.map(String).join("."),
+        detail: first?.message ?? ParseResult.TreeFormatter.formatErrorSync(error)
+      })
+    }),
+    Effect.flatMap((options) => {
+      const error = crossFieldError(options)
+      return error === undefined ? Effect.succeed(options) : Effect.fail(error)
+    })
+  )
