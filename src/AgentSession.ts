@@ -193,11 +193,10 @@ export const make = Effect.fn("AgentSession.make")(function*(config: SessionConf
   })
   if (config.registerHandlers !== undefined) yield* config.registerHandlers(control)
 
-  const initFiber = yield* control.request(config.initialize).pipe(
-    Effect.flatMap(decodeInitialize),
-    Effect.forkScoped
-  )
-  const initializationResult = Fiber.join(initFiber)
+  // On the wire before any user message, but its reply is awaited only by `initializationResult`:
+  // the first prompt does not wait for a round trip.
+  const initReply = yield* control.start(config.initialize)
+  const initializationResult = yield* Effect.cached(Effect.flatMap(initReply, decodeInitialize))
 
   // Pending frames taken from the queue but not yet emitted: a turn's stream stops at its
   // `result`, and whatever followed it in the same chunk waits here for the next consumer.
@@ -310,4 +309,4 @@ export const make = Effect.fn("AgentSession.make")(function*(config: SessionConf
     control
   }
   return session
-}) satisfies (config: SessionConfig) => Effect.Effect<AgentSession, never, Transport | Scope.Scope>
+}) satisfies (config: SessionConfig) => Effect.Effect<AgentSession, SdkError, Transport | Scope.Scope>

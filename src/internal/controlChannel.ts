@@ -9,6 +9,7 @@ import {
   Duration,
   Effect,
   Exit,
+  Fiber,
   FiberMap,
   Mailbox,
   Option,
@@ -247,9 +248,10 @@ export const make = (config: ControlChannelConfig) =>
 
     // ---- outbound requests --------------------------------------------------------------------
 
-    const request = (
+    const requestWith = (
       req: { readonly subtype: string; readonly [key: string]: unknown },
-      options?: RequestOptions
+      options: RequestOptions | undefined,
+      written: Deferred.Deferred<void, SdkError> | undefined
     ): Effect.Effect<unknown, SdkError> =>
       Effect.gen(function*() {
         if (failedWith !== undefined) return yield* Effect.fail(failedWith)
@@ -259,6 +261,7 @@ export const make = (config: ControlChannelConfig) =>
         pending.set(requestId, { subtype: req.subtype, deferred })
         const cancel = respond({ type: "control_cancel_request", request_id: requestId })
         return yield* transport.send({ type: "control_request", request_id: requestId, request: req }).pipe(
+          Effect.zipRight(written === undefined ? Effect.void : Deferred.succeed(written, undefined)),
           Effect.zipRight(Deferred.await(deferred)),
           Effect.timeoutFail({
             duration: timeout,
@@ -271,8 +274,28 @@ export const make = (config: ControlChannelConfig) =>
         )
       })
 
+    const request = (
+      req: { readonly subtype: string; readonly [key: string]: unknown },
+      options?: RequestOptions
+    ): Effect.Effect<unknown, SdkError> => requestWith(req, options, undefined)
+
+    const start = (
+      req: { readonly subtype: string; readonly [key: string]: unknown },
+      options?: RequestOptions
+    ) =>
+      Effect.gen(function*() {
+        const written = yield* Deferred.make<void, SdkError>()
+        const fiber = yield* requestWith(req, options, written).pipe(
+          Effect.tapError((e) => Deferred.fail(written, e)),
+          Effect.forkScoped
+        )
+        yield* Deferred.await(written)
+        return Fiber.join(fiber)
+      })
+
     const shape: ControlChannelShape = {
       request,
+      start,
       handle: (subtype, handler) => Effect.sync(() => void handlers.set(subtype, handler)),
       send: transport.send,
       endInput: transport.endInput,

@@ -66,6 +66,15 @@ export interface ControlChannelShape {
     request: { readonly subtype: string; readonly [key: string]: unknown },
     options?: RequestOptions
   ) => Effect.Effect<unknown, RequestError>
+  /**
+   * Writes a request now and returns the wait for its reply (the deadline runs from the write).
+   * For a request that must be on the wire before anything sent after it, like `initialize`,
+   * without making the caller wait for the reply. The wait runs in the caller's scope.
+   */
+  readonly start: (
+    request: { readonly subtype: string; readonly [key: string]: unknown },
+    options?: RequestOptions
+  ) => Effect.Effect<Effect.Effect<unknown, RequestError>, RequestError, Scope.Scope>
   /** Registers the handler for one inbound subtype, replacing any previous one. */
   readonly handle: (subtype: string, handler: InboundHandler) => Effect.Effect<void>
   /** Writes a non-control frame (a user message) to the CLI. */
