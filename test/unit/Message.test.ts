@@ -1,0 +1,197 @@
+// Decoding of every message variant: frames recorded from the real CLI 2.1.330, hand-made
+// variants for types the recordings lack, unknown types/subtypes/blocks, and schema violations.
+import { describe, expect, it } from "@effect/vitest"
+import { Either } from "effect"
+import * as fs from "node:fs"
+import * as ContentBlock from "../../src/schema/ContentBlock.js"
+import * as Message from "../../src/schema/Message.js"
+
+const recorded: Array<Record<string, unknown>> = fs
+  .readFileSync(new URL("../fixtures/cli-2.1.330-stdout.jsonl", import.meta.url), "utf8")
+  .split("\n")
+  .filter((line) => line.length > 0)
+  .map((line) => JSON.parse(line))
+
+const decodeOk = (raw: unknown): Message.Message => {
+  const result = Message.decode(raw)
+  if (Either.isLeft(result)) throw new Error(result.left.message)
+  return result.right
+}
+
+const label = (m: Message.Message) => ("subtype" in m ? `${m.type}/${m.subtype}` : m.type)
+
+describe("Message.decode", () => {
+  it("decodes every recorded CLI 2.1.330 stdout frame to a known variant, returning the CLI's object", () => {
+    expect(recorded.length).toBeGreaterThan(40)
+    for (const raw of recorded) {
+      const m = decodeOk(raw)
+      expect(m.type).not.toBe("unknown")
+      // Zero-copy: unknown fields (e.g. `timestamp`, `request_id`) are still there.
+      expect(m).toBe(raw)
+    }
+    const labels = new Set(recorded.map((raw) => label(decodeOk(raw))))
+    for (
+      const expected of [
+        "assistant",
+        "user",
+        "result/success",
+        "result/error_during_execution",
+        "result/error_max_turns",
+        "system/init",
+        "system/status",
+        "system/api_retry",
+        "system/compact_boundary",
+        "system/session_state_changed",
+        "system/permission_denied",
+        "system/thinking_tokens",
+        "system/informational",
+        "system/commands_changed",
+        "system/session_title_changed",
+        "stream_event",
+        "command_lifecycle"
+      ]
+    ) expect(labels).toContain(expected)
+  })
+
+  it("keeps the wire field names", () => {
+    const init = recorded.find((r) => r.type === "system" && r.subtype === "init")
+    const m = decodeOk(init)
+    expect(Message.isSystemInit(m)).toBe(true)
+    if (Message.isSystemInit(m)) {
+      expect(m.session_id).toBeTypeOf("string")
+      expect(m.tools.length).toBeGreaterThan(0)
+      expect(m.permissionMode).toBe("default")
+    }
+    const result = decodeOk(recorded.find((r) => r.type === "result" && r.subtype === "success"))
+    expect(Message.isResult(result) && result.subtype === "success" ? typeof result.result : "none").toBe("string")
+  })
+
+  it("decodes variants the recordings lack", () => {
+    const base = { session_id: "s", uuid: "u" }
+    const cases: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
+      [{ type: "rate_limit_event", rate_limit_info: { status: "allowed" }, ...base }, "rate_limit_event"],
+      [{ type: "tool_progress", tool_use_id: "t", tool_name: "Bash", elapsed_time_seconds: 3, ...base }, "tool_progress"],
+      [{ type: "tool_use_summary", summary: "ran ls", preceding_tool_use_ids: ["t"], ...base }, "tool_use_summary"],
+      [{ type: "prompt_suggestion", suggestion: "run the tests", ...base }, "prompt_suggestion"],
+      [{ type: "auth_status", isAuthenticating: false, output: [], ...base }, "auth_status"],
+      [{ type: "system", subtype: "hook_started", hook_id: "h", hook_name: "x", hook_event: "Stop", ...base }, "system/hook_started"],
+      [{ type: "system", subtype: "task_notification", task_id: "t", status: "completed", ...base }, "system/task_notification"],
+      [{
+        type: "result",
+        subtype: "error_max_budget_usd",
+        is_error: true,
+        num_turns: 2,
+        duration_ms: 5,
+        errors: ["over budget"],
+        ...base
+      }, "result/error_max_budget_usd"],
+      [{
+        type: "result",
+        subtype: "error_max_structured_output_retries",
+        is_error: true,
+        num_turns: 2,
+        duration_ms: 5,
+        ...base
+      }, "result/error_max_structured_output_retries"]
+    ]
+    for (const [raw, expected] of cases) expect(label(decodeOk(raw))).toBe(expected)
+  })
+
+  it("decodes every content block type", () => {
+    const blocks = [
+      { type: "text", text: "a" },
+      { type: "thinking", thinking: "b", signature: "s" },
+      { type: "redacted_thinking", data: "xyz" },
+      { type: "tool_use", id: "t1", name: "Bash", input: { command: "ls" } },
+      { type: "server_tool_use", id: "s1", name: "web_search", input: { query: "q" } },
+      { type: "web_search_tool_result", tool_use_id: "s1", content: [] },
+      { type: "image", source: { type: "base64", media_type: "image/png", data: "AA==" } }
+    ]
+    const m = decodeOk({
+      type: "assistant",
+      message: { role: "assistant", content: blocks },
+      parent_tool_use_id: null,
+      session_id: "s"
+    })
+    expect(Message.isAssistant(m) ? m.message.content.map((b) => b.type) : []).toEqual(blocks.map((b) => b.type))
+    const user = decodeOk({
+      type: "user",
+      message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "ok", is_error: false }] },
+      session_id: "s"
+    })
+    expect(Message.isUser(user) && typeof user.message.content !== "string" ? user.message.content[0]?.type : "")
+      .toBe("tool_result")
+  })
+
+  it("delivers an unknown type or subtype as UnknownMessage carrying the raw object", () => {
+    for (
+      const raw of [
+        { type: "hologram", depth: 3, session_id: "s" },
+        { type: "system", subtype: "quantum_state", session_id: "s" },
+        { type: "result", subtype: "error_new_kind", is_error: true, session_id: "s" }
+      ]
+    ) {
+      const m = decodeOk(raw)
+      expect(Message.isUnknown(m)).toBe(true)
+      expect(Message.isUnknown(m) ? m.raw : undefined).toBe(raw)
+      expect(Message.sessionIdOf(m)).toBe("s")
+    }
+  })
+
+  it("wraps an unknown content block as UnknownContentBlock and keeps the others", () => {
+    const hologram = { type: "hologram", depth: 3 }
+    const raw = {
+      type: "assistant",
+      message: { role: "assistant", content: [{ type: "text", text: "hi" }, hologram] },
+      session_id: "s",
+      extra: 1
+    }
+    const m = decodeOk(raw)
+    expect(Message.isAssistant(m)).toBe(true)
+    if (!Message.isAssistant(m)) return
+    expect(m.message.content[0]).toEqual({ type: "text", text: "hi" })
+    expect(m.message.content[1]).toEqual({ type: "unknown", raw: hologram })
+    expect(Message.assistantText(m)).toBe("hi")
+    expect("extra" in m ? m.extra : undefined).toBe(1)
+    // The CLI's object is not mutated.
+    expect(raw.message.content[1]).toBe(hologram)
+    expect(ContentBlock.isKnownType("hologram")).toBe(false)
+  })
+
+  it("fails with MessageParseError (carrying the raw value) when a known type breaks its schema", () => {
+    for (
+      const raw of [
+        { type: "assistant", message: { content: "not an array" }, session_id: "s" },
+        { type: "result", subtype: "success", is_error: "no", session_id: "s" },
+        { type: "system", subtype: "init", session_id: "s" },
+        { type: "assistant", message: { content: [{ type: "text" }] }, session_id: "s" }
+      ]
+    ) {
+      const result = Message.decode(raw)
+      expect(Either.isLeft(result)).toBe(true)
+      if (Either.isLeft(result)) {
+        expect(result.left._tag).toBe("MessageParseError")
+        expect(result.left.raw).toBe(raw)
+        expect(result.left.detail).toMatch(/^invalid (assistant|result\/success|system\/init) message/)
+      }
+    }
+    expect(Either.isLeft(Message.decode([1, 2]))).toBe(true)
+    expect(Either.isLeft(Message.decode({ noType: true }))).toBe(true)
+  })
+
+  it("builds user message frames and reads text deltas", () => {
+    expect(Message.userMessage("hi")).toEqual({
+      type: "user",
+      message: { role: "user", content: [{ type: "text", text: "hi" }] },
+      parent_tool_use_id: null,
+      session_id: ""
+    })
+    expect(Message.userMessage("x", { uuid: "u-1" }).uuid).toBe("u-1")
+    const delta = decodeOk({
+      type: "stream_event",
+      event: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "He" } },
+      session_id: "s"
+    })
+    expect(Message.isStreamEvent(delta) ? Message.textDelta(delta) : undefined).toBe("He")
+  })
+})

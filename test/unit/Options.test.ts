@@ -1,0 +1,223 @@
+// Options validation, options → argv / env / initialize, and CLI discovery.
+import { NodeContext } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Discovery from "../../src/internal/discovery.js"
+import * as Launch from "../../src/internal/launch.js"
+import * as Options from "../../src/schema/Options.js"
+
+const validated = (input: unknown) => Effect.runSync(Options.validate(input))
+
+const optionsError = (input: unknown) => Effect.runSync(Effect.flip(Options.validate(input)))
+
+describe("Options.validate", () => {
+  it("accepts the documented fields", () => {
+    const options = validated({
+      model: "claude-sonnet-4-5",
+      fallbackModel: "claude-haiku-4-5",
+      maxTurns: 3,
+      maxBudgetUsd: 1.5,
+      systemPrompt: { type: "preset", preset: "claude_code", append: "be brief" },
+      allowedTools: ["Read"],
+      permissionMode: "plan",
+      mcpServers: { fs: { command: "node", args: ["server.js"] }, web: { type: "http", url: "http://x" } },
+      sessionId: "123e4567-e89b-12d3-a456-426614174000",
+      env: { FOO: "1", BAR: undefined },
+      settingSources: [],
+      thinking: { type: "enabled", budgetTokens: 2000 },
+      controlTimeout: "30 seconds",
+      closeGracePeriod: 100,
+      stderr: (_line: string) => undefined
+    })
+    expect(options.maxTurns).toBe(3)
+    expect(typeof options.stderr).toBe("function")
+  })
+
+  it("names the bad field", () => {
+    expect(optionsError({ maxTurns: -1 }).field).toBe("maxTurns")
+    expect(optionsError({ permissionMode: "yolo" }).field).toBe("permissionMode")
+    expect(optionsError({ systemPrompt: { type: "preset", preset: "other" } }).field).toBe("systemPrompt.preset")
+    expect(optionsError({ controlTimeout: "soon" }).field).toBe("controlTimeout")
+    expect(optionsError({ sessionId: "not-a-uuid" }).field).toBe("sessionId")
+    expect(optionsError({ extraArgs: { "x --evil": "1" } }).field).toContain("extraArgs")
+    expect(optionsError({ maxBufferSize: 10 }).field).toBe("maxBufferSize")
+  })
+
+  it("rejects unknown keys (a typo must not silently do nothing)", () => {
+    const error = optionsError({ maxTurn: 3 })
+    expect(error.field).toBe("maxTurn")
+    expect(error.message).toContain("maxTurn")
+  })
+
+  it("rejects contradictory fields", () => {
+    expect(optionsError({ model: "a", fallbackModel: "a" }).field).toBe("fallbackModel")
+    expect(optionsError({ continue: true, resume: "abc" }).field).toBe("continue")
+    expect(optionsError({ settings: "/tmp/settings.json", sandbox: { enabled: true } }).field).toBe("sandbox")
+  })
+})
+
+describe("options → argv", () => {
+  it("starts with the stream-json flags and adds nothing for empty options", () => {
+    expect(Launch.buildArgs(validated({}))).toEqual([
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--input-format",
+      "stream-json"
+    ])
+  })
+
+  it("puts every value in one --flag=value item, lists comma-joined", () => {
+    const args = Launch.buildArgs(validated({
+      model: "m1",
+      fallbackModel: "m2",
+      maxTurns: 4,
+      maxBudgetUsd: 0.5,
+      allowedTools: ["Read", "Bash(git:*)"],
+      disallowedTools: ["WebFetch"],
+      tools: [],
+      permissionMode: "acceptEdits",
+      permissionPromptToolName: "mcp__perm__ask",
+      settingSources: [],
+      includePartialMessages: true,
+      additionalDirectories: ["/a", "/b"],
+      resume: "sess-1",
+      forkSession: true,
+      resumeSessionAt: "msg-1",
+      persistSession: false,
+      strictMcpConfig: true,
+      betas: ["context-1m-2025-08-07"],
+      effort: "high",
+      extraArgs: { debug: null, "debug-file": "/tmp/d.txt" },
+      plugins: [{ type: "local", path: "/plugins/p" }]
+    })).slice(5)
+    expect(args).toEqual([
+      "--effort=high",
+      "--max-turns=4",
+      "--max-budget-usd=0.5",
+      "--model=m1",
+      "--fallback-model=m2",
+      "--betas=context-1m-2025-08-07",
+      "--permission-prompt-tool=mcp__perm__ask",
+      "--allowedTools=Read,Bash(git:*)",
+      "--disallowedTools=WebFetch",
+      "--tools=",
+      "--strict-mcp-config",
+      "--setting-sources=",
+      "--permission-mode=acceptEdits",
+      "--include-partial-messages",
+      "--add-dir=/a",
+      "--add-dir=/b",
+      "--plugin-dir=/plugins/p",
+      "--resume=sess-1",
+      "--fork-session",
+      "--resume-session-at=msg-1",
+      "--no-session-persistence",
+      "--debug",
+      "--debug-file=/tmp/d.txt"
+    ])
+  })
+
+  it("a value that looks like a flag stays a value", () => {
+    const args = Launch.buildArgs(validated({ model: "--dangerously-skip-permissions" }))
+    expect(args).toContain("--model=--dangerously-skip-permissions")
+    expect(args).not.toContain("--dangerously-skip-permissions")
+  })
+
+  it("passes MCP servers, settings with sandbox, thinking and the output schema", () => {
+    const args = Launch.buildArgs(validated({
+      mcpServers: { fs: { command: "node", args: ["s.js"] } },
+      settings: { model: "x" },
+      sandbox: { enabled: true },
+      thinking: { type: "adaptive" },
+      outputFormat: { type: "json_schema", schema: { type: "object" } },
+      tools: { type: "preset", preset: "claude_code" }
+    }))
+    expect(args).toContain(`--mcp-config=${JSON.stringify({ mcpServers: { fs: { command: "node", args: ["s.js"] } } })}`)
+    expect(args).toContain(`--settings=${JSON.stringify({ model: "x", sandbox: { enabled: true } })}`)
+    expect(args).toContain("--thinking=adaptive")
+    expect(args).toContain(`--json-schema=${JSON.stringify({ type: "object" })}`)
+    expect(args).toContain("--tools=default")
+    expect(Launch.buildArgs(validated({ thinking: { type: "enabled", budgetTokens: 1000 } }))).toContain(
+      "--max-thinking-tokens=1000"
+    )
+    expect(Launch.buildArgs(validated({ thinking: { type: "disabled" } }))).toContain("--thinking=disabled")
+  })
+})
+
+describe("options → env and initialize", () => {
+  it("merges env over the parent's, removes NODE_OPTIONS and CLAUDECODE, sets the SDK variables", () => {
+    const env = Launch.buildEnv(
+      validated({ env: { FOO: "override", DROP: undefined }, enableFileCheckpointing: true }),
+      { PATH: "/bin", FOO: "parent", DROP: "x", NODE_OPTIONS: "--inspect", CLAUDECODE: "1" }
+    )
+    expect(env.PATH).toBe("/bin")
+    expect(env.FOO).toBe("override")
+    expect(env).not.toHaveProperty("DROP")
+    expect(env).not.toHaveProperty("NODE_OPTIONS")
+    expect(env).not.toHaveProperty("CLAUDECODE")
+    expect(env.CLAUDE_CODE_ENTRYPOINT).toBe("sdk-ts")
+    expect(env.CLAUDE_CODE_SDK_READS_SESSION_STATE).toBe("1")
+    expect(env.CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING).toBe("true")
+    expect(Launch.buildEnv(validated({ env: { CLAUDE_CODE_ENTRYPOINT: "mine" } }), {}).CLAUDE_CODE_ENTRYPOINT).toBe(
+      "mine"
+    )
+  })
+
+  it("sends the system prompt, agents and output schema in initialize", () => {
+    expect(Launch.buildInitialize(validated({}))).toEqual({ subtype: "initialize", hooks: {}, systemPrompt: [""] })
+    expect(Launch.buildInitialize(validated({ systemPrompt: "be brief" })).systemPrompt).toEqual(["be brief"])
+    const preset = Launch.buildInitialize(validated({ systemPrompt: { type: "preset", preset: "claude_code", append: "x" } }))
+    expect(preset).not.toHaveProperty("systemPrompt")
+    expect(preset.appendSystemPrompt).toBe("x")
+    const rich = Launch.buildInitialize(validated({
+      agents: { reviewer: { description: "reviews", prompt: "review" } },
+      outputFormat: { type: "json_schema", schema: { type: "object" } }
+    }))
+    expect(rich.agents).toEqual({ reviewer: { description: "reviews", prompt: "review" } })
+    expect(rich.jsonSchema).toEqual({ type: "object" })
+  })
+})
+
+describe("CLI discovery", () => {
+  it.effect("an explicit path wins; a missing explicit path is CLINotFoundError, not a fallback", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eca-discovery-"))
+      const fake = path.join(dir, "claude")
+      fs.writeFileSync(fake, "#!/bin/sh\necho 1.0.0\n", { mode: 0o755 })
+      expect(yield* Discovery.findCli(fake, {})).toBe(fake)
+      expect(yield* Discovery.findCli(undefined, { CLAUDE_CODE_PATH: fake })).toBe(fake)
+      const missing = yield* Effect.flip(Discovery.findCli(path.join(dir, "nope"), {}))
+      expect(missing._tag).toBe("CLINotFoundError")
+      expect(missing.searched).toEqual([path.join(dir, "nope")])
+      expect(missing.message).toContain("pathToClaudeCodeExecutable")
+      fs.rmSync(dir, { recursive: true })
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.effect("finds the binary of @anthropic-ai/claude-code in node_modules before PATH", () =>
+    Effect.gen(function*() {
+      const found = yield* Discovery.findCli(undefined, { PATH: "/nonexistent" })
+      expect(found).toMatch(/node_modules\/@anthropic-ai\/claude-code(-[a-z0-9-]+)?\/(bin\/claude\.exe|claude)$/)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.effect("reads the version once per path and warns below the minimum", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eca-version-"))
+      const fake = path.join(dir, "claude")
+      const counter = path.join(dir, "count")
+      fs.writeFileSync(fake, `#!/bin/sh\necho x >> ${counter}\necho "1.0.3 (Claude Code)"\n`, { mode: 0o755 })
+      const first = yield* Discovery.checkVersion(fake, {})
+      const second = yield* Discovery.checkVersion(fake, {})
+      expect(first).toEqual(second)
+      expect(first._tag === "Some" ? first.value : undefined).toBe("1.0.3")
+      expect(fs.readFileSync(counter, "utf8").trim().split("\n")).toHaveLength(1)
+      expect(Discovery.versionLessThan("1.0.3", Discovery.minimumVersion)).toBe(true)
+      expect(Discovery.versionLessThan("2.1.330", Discovery.minimumVersion)).toBe(false)
+      const skipped = yield* Discovery.checkVersion(path.join(dir, "other"), { CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK: "1" })
+      expect(skipped._tag).toBe("None")
+      fs.rmSync(dir, { recursive: true })
+    }).pipe(Effect.provide(NodeContext.layer)))
+})
