@@ -17,6 +17,8 @@ import * as Launch from "./internal/launch.js"
 import * as Message from "./schema/Message.js"
 import * as Options from "./schema/Options.js"
 import { CLIConnectionError, ResultError, type SdkError } from "./SdkError.js"
+import { HookRegistry } from "./services/HookRegistry.js"
+import { McpBridge } from "./services/McpBridge.js"
 import { Transport, type TransportShape } from "./services/Transport.js"
 import * as FakeCli from "./testing/FakeCli.js"
 
@@ -100,7 +102,14 @@ export const make = (factory: TransportFactory): ClaudeAgentShape => {
       initialize: launch.initialize,
       controlTimeout: options.controlTimeout,
       sessionId: options.sessionId,
-      closeGracePeriod: options.closeGracePeriod
+      closeGracePeriod: options.closeGracePeriod,
+      // The seams for callbacks: hook and MCP requests are answered (with errors until a
+      // session registers hooks or SDK servers), never left to time out.
+      registerHandlers: (control) =>
+        Effect.zipRight(
+          control.handle("hook_callback", HookRegistry.empty.handleCallback),
+          control.handle("mcp_message", McpBridge.empty.handleMessage)
+        )
     }).pipe(Effect.provideService(Transport, transport))
     return { ...agentSession, pid: transport.pid }
   })

@@ -66,3 +66,17 @@ export * as Transport from "./services/Transport.js"
  * @since 0.1.0
  */
 export * as ControlChannel from "./services/ControlChannel.js"
+
+/**
+ * The `HookRegistry` service: answers `hook_callback` requests.
+ *
+ * @since 0.1.0
+ */
+export * as HookRegistry from "./services/HookRegistry.js"
+
+/**
+ * The `McpBridge` service: serves in-process MCP servers over `mcp_message`.
+ *
+ * @since 0.1.0
+ */
+export * as McpBridge from "./services/McpBridge.js"

@@ -14,7 +14,19 @@ import * as Framing from "../internal/framing.js"
 import { CLIConnectionError, type SdkError } from "../SdkError.js"
 import { Transport, type TransportShape } from "../services/Transport.js"
 
-type JsonObject = { readonly [key: string]: unknown }
+/**
+ * A JSON object as the fake CLI reads and writes it.
+ *
+ * @example
+ * ```ts
+ * import { FakeCli } from "effect-claude-agent/testing"
+ * const frame: FakeCli.JsonObject = { type: "assistant" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type JsonObject = { readonly [key: string]: unknown }
 
 const isRecord = (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
 

@@ -168,4 +168,33 @@ describe("AgentSession (fake CLI)", () => {
     }).pipe(Effect.provide(ClaudeAgent.layerTest({
       onUserMessage: (_m, cli) => cli.emit({ type: "result", subtype: "success", is_error: "yes" })
     }))))
+
+  it.scoped("hook_callback and mcp_message without registered callbacks get error answers, not silence", () =>
+    Effect.gen(function*() {
+      const replies = yield* Deferred.make<ReadonlyArray<FakeCli.JsonObject>>()
+      const session = yield* ClaudeAgent.session().pipe(
+        Effect.provide(ClaudeAgent.layerTest({
+          onUserMessage: (m, cli) =>
+            Effect.gen(function*() {
+              const hook = yield* cli.request({ subtype: "hook_callback", callback_id: "hook_9", input: {} })
+              const mcp = yield* cli.request({
+                subtype: "mcp_message",
+                server_name: "calc",
+                message: { jsonrpc: "2.0", id: 7, method: "tools/list" }
+              })
+              yield* Deferred.succeed(replies, [hook, mcp])
+              yield* FakeCli.echoTurn(m, cli)
+            })
+        }))
+      )
+      yield* session.send("hi")
+      yield* session.receiveResponse.pipe(Stream.runDrain)
+      const [hook, mcp] = yield* Deferred.await(replies)
+      expect(hook?.subtype).toBe("error")
+      expect(String(hook?.error)).toContain("hook_9")
+      expect(mcp?.subtype).toBe("success")
+      expect(mcp?.response).toEqual({
+        mcp_response: { jsonrpc: "2.0", id: 7, error: { code: -32601, message: "no SDK MCP server named calc" } }
+      })
+    }))
 })
