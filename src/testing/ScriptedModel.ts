@@ -1,0 +1,840 @@
+/**
+ * A scripted Anthropic Messages API server on 127.0.0.1, for driving the real `claude` CLI offline.
+ *
+ * The CLI is pointed at it with `ANTHROPIC_BASE_URL`. Each real agent turn ("main" request) is
+ * answered by the first matching scripted {@link Rule}; the CLI's own side requests (model probes,
+ * title generation, compaction) and `count_tokens` are answered without consuming rules, so a
+ * script only has to describe the conversation a test cares about.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Option, Ref, Scope, Stream, SubscriptionRef } from "effect"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import type * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+
+// ---------------------------------------------------------------------------------------------
+// Replies
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * One content block of a scripted assistant message.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const block: ScriptedModel.Block = { _tag: "Text", text: "hi", chunkSize: 2, delayMs: 0 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Block =
+  | { readonly _tag: "Text"; readonly text: string; readonly chunkSize: number; readonly delayMs: number }
+  | { readonly _tag: "Thinking"; readonly thinking: string; readonly signature: string }
+  | { readonly _tag: "ToolUse"; readonly id: string | undefined; readonly name: string; readonly input: unknown }
+
+/**
+ * How a streamed message ends: normally, with an SSE `event: error`, or with the socket cut
+ * before `message_stop`.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const ending: ScriptedModel.Ending = { _tag: "Complete" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Ending =
+  | { readonly _tag: "Complete" }
+  | { readonly _tag: "SseError"; readonly type: string; readonly message: string }
+  | { readonly _tag: "Truncated" }
+
+/**
+ * Data describing one reply of the scripted model: an assistant message (possibly ending in a
+ * mid-stream failure) or an HTTP error.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const reply: ScriptedModel.Reply = ScriptedModel.text("hello")
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Reply =
+  | {
+    readonly _tag: "Message"
+    readonly blocks: ReadonlyArray<Block>
+    readonly ending: Ending
+  }
+  | { readonly _tag: "HttpError"; readonly status: number; readonly type: string; readonly message: string }
+
+const message = (blocks: ReadonlyArray<Block>, ending: Ending = { _tag: "Complete" }): Reply => ({
+  _tag: "Message",
+  blocks,
+  ending
+})
+
+/**
+ * A text reply, streamed as a single `text_delta`.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const rule: ScriptedModel.Rule = { reply: ScriptedModel.text("Hello!") }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const text = (text: string): Reply =>
+  message([{ _tag: "Text", text, chunkSize: Math.max(1, text.length), delayMs: 0 }])
+
+/**
+ * A text reply streamed as `text_delta` chunks of `chunkSize` characters with `delayMs` between
+ * them, so a test can act while the reply is still streaming.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const reply = ScriptedModel.slowText("z".repeat(400), { chunkSize: 4, delayMs: 25 })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const slowText = (text: string, opts: { readonly chunkSize: number; readonly delayMs: number }): Reply =>
+  message([{ _tag: "Text", text, chunkSize: Math.max(1, Math.floor(opts.chunkSize)), delayMs: Math.max(0, opts.delayMs) }])
+
+/**
+ * Prefixes a reply with a thinking block (`thinking_delta` + `signature_delta`). An HTTP error
+ * reply is returned unchanged, because it carries no content.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const reply = ScriptedModel.thinking("The user wants a file.", ScriptedModel.toolUse("Write", { file_path: "a.txt", content: "a" }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const thinking = (thinking: string, then: Reply): Reply =>
+  then._tag === "Message"
+    ? message([{ _tag: "Thinking", thinking, signature: "scripted-signature" }, ...then.blocks], then.ending)
+    : then
+
+/**
+ * A `tool_use` reply (`stop_reason: "tool_use"`); the input is streamed as `input_json_delta`.
+ * Without `id`, one is generated per response (`toolu_scripted_<message>_<block>`).
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const reply = ScriptedModel.toolUse("Bash", { command: "ls" }, { id: "toolu_1" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toolUse = (name: string, input: unknown, opts?: { readonly id?: string }): Reply =>
+  message([{ _tag: "ToolUse", id: opts?.id, name, input }])
+
+/**
+ * Concatenates the content of several message replies into one message (for example some text
+ * followed by two tool calls). The ending of the last reply wins; HTTP errors are skipped.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const reply = ScriptedModel.sequence(ScriptedModel.text("Let me look."), ScriptedModel.toolUse("Bash", { command: "ls" }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const sequence = (...replies: ReadonlyArray<Reply>): Reply => {
+  const blocks: Array<Block> = []
+  let ending: Ending = { _tag: "Complete" }
+  for (const reply of replies) {
+    if (reply._tag !== "Message") continue
+    blocks.push(...reply.blocks)
+    ending = reply.ending
+  }
+  return message(blocks, ending)
+}
+
+/**
+ * An HTTP error answer with the API's JSON error body `{type:"error",error:{type,message}}`.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const rule: ScriptedModel.Rule = { reply: ScriptedModel.httpError(529, "overloaded_error", "Overloaded"), times: Infinity }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const httpError = (status: number, type: string, message: string): Reply => ({
+  _tag: "HttpError",
+  status,
+  type,
+  message
+})
+
+/**
+ * A stream that starts normally (`message_start`) and then fails with an SSE `event: error`.
+ * A non-streaming request answered with this reply gets the same error as an HTTP error instead.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const reply = ScriptedModel.sseError("overloaded_error", "Overloaded")
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const sseError = (type: string, message: string): Reply =>
+  ({ _tag: "Message", blocks: [], ending: { _tag: "SseError", type, message } })
+
+/**
+ * A stream cut off without `message_stop`: the text block starts, one delta is written, then the
+ * socket is destroyed.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const reply = ScriptedModel.truncated("Half an ans")
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const truncated = (text: string): Reply =>
+  message([{ _tag: "Text", text, chunkSize: Math.max(1, text.length), delayMs: 0 }], { _tag: "Truncated" })
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A request the server received. `kind` is `"main"` for a real agent turn (tools offered,
+ * `max_tokens > 1`, not a compaction), `"side"` for the CLI's own requests, and `"count_tokens"`.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const isBash = (req: ScriptedModel.RecordedRequest) => req.tools.includes("Bash")
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RecordedRequest {
+  readonly kind: "main" | "side" | "count_tokens"
+  readonly path: string
+  readonly model: string
+  readonly system: string
+  readonly tools: ReadonlyArray<string>
+  readonly messages: ReadonlyArray<unknown>
+  readonly stream: boolean
+  readonly maxTokens: number | undefined
+  readonly body: unknown
+}
+
+/**
+ * One scripted answer: used for the first main requests it matches, `times` times (default 1,
+ * may be `Infinity`).
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const rule: ScriptedModel.Rule = {
+ *   match: (req) => ScriptedModel.toolResults(req).length > 0,
+ *   reply: ScriptedModel.text("done")
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Rule {
+  readonly match?: (req: RecordedRequest) => boolean
+  readonly reply: Reply
+  readonly times?: number
+}
+
+type JsonObject = { readonly [key: string]: unknown }
+
+const isRecord = (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const isArray = (u: unknown): u is ReadonlyArray<unknown> => Array.isArray(u)
+
+const parseJson = (raw: string): Option.Option<unknown> => {
+  try {
+    return Option.some(JSON.parse(raw))
+  } catch {
+    return Option.none()
+  }
+}
+
+const textOfBlocks = (content: unknown): string => {
+  if (typeof content === "string") return content
+  if (!isArray(content)) return ""
+  const parts: Array<string> = []
+  for (const block of content) {
+    if (typeof block === "string") parts.push(block)
+    else if (isRecord(block)) {
+      if (block.type === "text" && typeof block.text === "string") parts.push(block.text)
+      else if (block.type === "tool_result") parts.push(textOfBlocks(block.content))
+    }
+  }
+  return parts.filter((p) => p.length > 0).join("\n")
+}
+
+const messagesOf = (req: RecordedRequest): ReadonlyArray<JsonObject> => req.messages.filter(isRecord)
+
+// The user messages after the last assistant message: what the model is being asked to answer.
+const trailingUserMessages = (req: RecordedRequest): ReadonlyArray<JsonObject> => {
+  const messages = messagesOf(req)
+  const out: Array<JsonObject> = []
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]
+    if (m === undefined || m.role === "assistant") break
+    if (m.role === "user") out.unshift(m)
+  }
+  return out
+}
+
+/**
+ * The text of the last user message: string content, text blocks and the text inside
+ * `tool_result` blocks, joined with newlines.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const rule: ScriptedModel.Rule = {
+ *   match: (req) => ScriptedModel.lastUserText(req).includes("weather"),
+ *   reply: ScriptedModel.text("Sunny.")
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const lastUserText = (req: RecordedRequest): string => {
+  const users = messagesOf(req).filter((m) => m.role === "user")
+  const last = users[users.length - 1]
+  return last === undefined ? "" : textOfBlocks(last.content)
+}
+
+/**
+ * The `tool_result` blocks the CLI sent back in the user message(s) after the last assistant
+ * message; empty when the request is not answering a tool call.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const afterTool = (req: ScriptedModel.RecordedRequest) => ScriptedModel.toolResults(req).length > 0
+ * ```
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const toolResults = (
+  req: RecordedRequest
+): ReadonlyArray<{ tool_use_id: string; content: unknown; is_error?: boolean }> => {
+  const out: Array<{ tool_use_id: string; content: unknown; is_error?: boolean }> = []
+  for (const m of trailingUserMessages(req)) {
+    if (!isArray(m.content)) continue
+    for (const block of m.content) {
+      if (!isRecord(block) || block.type !== "tool_result" || typeof block.tool_use_id !== "string") continue
+      out.push(
+        typeof block.is_error === "boolean"
+          ? { tool_use_id: block.tool_use_id, content: block.content, is_error: block.is_error }
+          : { tool_use_id: block.tool_use_id, content: block.content }
+      )
+    }
+  }
+  return out
+}
+
+const COMPACT_PREFIX = "CRITICAL: Respond with TEXT ONLY"
+
+const toRecorded = (pathname: string, body: unknown): RecordedRequest => {
+  const b = isRecord(body) ? body : {}
+  const tools = isArray(b.tools)
+    ? b.tools.flatMap((t) => (isRecord(t) && typeof t.name === "string" ? [t.name] : []))
+    : []
+  const maxTokens = typeof b.max_tokens === "number" ? b.max_tokens : undefined
+  const base: RecordedRequest = {
+    kind: "side",
+    path: pathname,
+    model: typeof b.model === "string" ? b.model : "",
+    system: textOfBlocks(b.system),
+    tools,
+    messages: isArray(b.messages) ? b.messages : [],
+    stream: b.stream === true,
+    maxTokens,
+    body
+  }
+  if (pathname === "/v1/messages/count_tokens") return { ...base, kind: "count_tokens" }
+  // protocol.md §10: a main-loop request offers tools, has max_tokens > 1 and is not a compaction.
+  const main = tools.length > 0 && maxTokens !== undefined && maxTokens > 1 &&
+    !lastUserText(base).trimStart().startsWith(COMPACT_PREFIX)
+  return main ? { ...base, kind: "main" } : base
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wire format
+// ---------------------------------------------------------------------------------------------
+
+const estimateTokens = (body: unknown): number => Math.max(1, Math.ceil(JSON.stringify(body ?? "").length / 4))
+
+const chunk = (s: string, size: number): ReadonlyArray<string> => {
+  if (s.length === 0) return [""]
+  const out: Array<string> = []
+  for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size))
+  return out
+}
+
+interface Emitted {
+  readonly start: JsonObject
+  readonly deltas: ReadonlyArray<JsonObject>
+  readonly delayMs: number
+  readonly final: JsonObject
+}
+
+const emit = (block: Block, toolId: string): Emitted => {
+  switch (block._tag) {
+    case "Text":
+      return {
+        start: { type: "text", text: "" },
+        deltas: chunk(block.text, block.chunkSize).map((t) => ({ type: "text_delta", text: t })),
+        delayMs: block.delayMs,
+        final: { type: "text", text: block.text }
+      }
+    case "Thinking":
+      return {
+        start: { type: "thinking", thinking: "", signature: "" },
+        deltas: [
+          { type: "thinking_delta", thinking: block.thinking },
+          { type: "signature_delta", signature: block.signature }
+        ],
+        delayMs: 0,
+        final: { type: "thinking", thinking: block.thinking, signature: block.signature }
+      }
+    case "ToolUse": {
+      const json = JSON.stringify(block.input ?? {})
+      return {
+        start: { type: "tool_use", id: toolId, name: block.name, input: {} },
+        deltas: chunk(json, 16).map((partial_json) => ({ type: "input_json_delta", partial_json })),
+        delayMs: 0,
+        final: { type: "tool_use", id: toolId, name: block.name, input: block.input ?? {} }
+      }
+    }
+  }
+}
+
+const stopReasonOf = (blocks: ReadonlyArray<Block>): string =>
+  blocks.some((b) => b._tag === "ToolUse") ? "tool_use" : "end_turn"
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+const errorBody = (type: string, message: string): JsonObject => ({ type: "error", error: { type, message } })
+
+const statusOfErrorType = (type: string): number => {
+  switch (type) {
+    case "invalid_request_error":
+      return 400
+    case "authentication_error":
+      return 401
+    case "permission_error":
+      return 403
+    case "not_found_error":
+      return 404
+    case "rate_limit_error":
+      return 429
+    case "overloaded_error":
+      return 529
+    default:
+      return 500
+  }
+}
+
+const sendJson = (res: http.ServerResponse, status: number, requestId: string, body: unknown): void => {
+  if (res.destroyed) return
+  res.writeHead(status, { "content-type": "application/json", "request-id": requestId })
+  res.end(JSON.stringify(body))
+}
+
+const writeReply = async (
+  res: http.ServerResponse,
+  req: RecordedRequest,
+  reply: Reply,
+  n: number
+): Promise<void> => {
+  const requestId = `req_scripted_${n}`
+  if (reply._tag === "HttpError") {
+    return sendJson(res, reply.status, requestId, errorBody(reply.type, reply.message))
+  }
+  const messageId = `msg_scripted_${n}`
+  const emitted = reply.blocks.map((b, i) => emit(b, b._tag === "ToolUse" && b.id !== undefined ? b.id : `toolu_scripted_${n}_${i}`))
+  const stopReason = stopReasonOf(reply.blocks)
+  const inputTokens = estimateTokens(req.messages)
+  const outputTokens = Math.max(1, Math.ceil(JSON.stringify(emitted.map((e) => e.final)).length / 4))
+  const usage = (output: number) => ({
+    input_tokens: inputTokens,
+    output_tokens: output,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0
+  })
+
+  if (!req.stream) {
+    if (reply.ending._tag === "SseError") {
+      return sendJson(res, statusOfErrorType(reply.ending.type), requestId, errorBody(reply.ending.type, reply.ending.message))
+    }
+    const body = {
+      id: messageId,
+      type: "message",
+      role: "assistant",
+      model: req.model,
+      content: emitted.map((e) => e.final),
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage: usage(outputTokens)
+    }
+    if (reply.ending._tag === "Truncated") {
+      res.writeHead(200, { "content-type": "application/json", "request-id": requestId })
+      const full = JSON.stringify(body)
+      res.write(full.slice(0, Math.floor(full.length / 2)))
+      res.destroy()
+      return
+    }
+    return sendJson(res, 200, requestId, body)
+  }
+
+  // The client may go away mid-stream (interrupt, scope close); stop writing then.
+  let closed = false
+  res.on("close", () => {
+    closed = true
+  })
+  res.writeHead(200, {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    "request-id": requestId
+  })
+  res.flushHeaders()
+  const send = (event: string, data: unknown): boolean => {
+    if (closed || res.destroyed) return false
+    res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+    return true
+  }
+
+  send("message_start", {
+    type: "message_start",
+    message: {
+      id: messageId,
+      type: "message",
+      role: "assistant",
+      model: req.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: usage(1)
+    }
+  })
+  send("ping", { type: "ping" })
+
+  for (let index = 0; index < emitted.length; index++) {
+    const e = emitted[index]
+    if (e === undefined) continue
+    if (!send("content_block_start", { type: "content_block_start", index, content_block: e.start })) return
+    for (let d = 0; d < e.deltas.length; d++) {
+      if (d > 0 && e.delayMs > 0) await sleep(e.delayMs)
+      if (!send("content_block_delta", { type: "content_block_delta", index, delta: e.deltas[d] })) return
+      if (reply.ending._tag === "Truncated") {
+        // Give the bytes a chance to leave before the socket is cut.
+        await sleep(5)
+        res.destroy()
+        return
+      }
+    }
+    if (!send("content_block_stop", { type: "content_block_stop", index })) return
+  }
+
+  switch (reply.ending._tag) {
+    case "SseError":
+      send("error", errorBody(reply.ending.type, reply.ending.message))
+      res.end()
+      return
+    case "Truncated":
+      res.destroy()
+      return
+    case "Complete":
+      send("message_delta", {
+        type: "message_delta",
+        delta: { stop_reason: stopReason, stop_sequence: null },
+        usage: { output_tokens: outputTokens }
+      })
+      send("message_stop", { type: "message_stop" })
+      if (!closed) res.end()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The running scripted model: its URL, what it received, and launch options for the CLI.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ *
+ * const program = Effect.gen(function*() {
+ *   const model: ScriptedModel.ScriptedModelShape = yield* ScriptedModel.make([{ reply: ScriptedModel.text("hi") }])
+ *   return yield* model.mainRequests
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ScriptedModelShape {
+  /** `http://127.0.0.1:PORT`, to be used as `ANTHROPIC_BASE_URL`. */
+  readonly url: string
+  /** Every request received (all kinds), in arrival order. */
+  readonly requests: Effect.Effect<ReadonlyArray<RecordedRequest>>
+  /** The `"main"` requests only. */
+  readonly mainRequests: Effect.Effect<ReadonlyArray<RecordedRequest>>
+  /** Waits until at least `n` main requests satisfying `pred` arrived, and returns those requests. */
+  readonly waitForRequests: (
+    n: number,
+    pred?: (r: RecordedRequest) => boolean
+  ) => Effect.Effect<ReadonlyArray<RecordedRequest>>
+  /**
+   * Creates a fresh temporary directory (removed when the model's scope closes) with an isolated
+   * `HOME` and a working directory, and returns options that point the CLI at this server.
+   */
+  readonly options: () => Effect.Effect<{
+    env: Record<string, string>
+    cwd: string
+    settingSources: ReadonlyArray<never>
+  }>
+}
+
+const DEFAULT_REPLY: Reply = text("(scripted model: no rule matched)")
+const SIDE_REPLY: Reply = text("ok")
+
+const readBody = (req: http.IncomingMessage): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    req.on("error", reject)
+  })
+
+const listen = (server: http.Server): Effect.Effect<number> =>
+  Effect.async<number>((resume) => {
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0))
+    })
+  })
+
+const closeServer = (server: http.Server, sockets: Set<net.Socket>): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    // close() alone waits for keep-alive connections and in-flight slow streams.
+    for (const socket of sockets) socket.destroy()
+    sockets.clear()
+    server.close(() => resume(Effect.void))
+    server.closeAllConnections()
+  })
+
+/**
+ * Starts a scripted model on 127.0.0.1 (a free port) for the lifetime of the current scope.
+ * Main requests take the first rule whose `match` accepts them and whose `times` are not used
+ * up; without one, `config.defaultReply` (a text saying no rule matched) is sent.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ *
+ * const program = Effect.scoped(Effect.gen(function*() {
+ *   const model = yield* ScriptedModel.make([{ reply: ScriptedModel.text("Hello!") }])
+ *   const options = yield* model.options()
+ *   // ClaudeAgent.query("hi", options) ...
+ *   return options.env.ANTHROPIC_BASE_URL === model.url
+ * }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  rules: ReadonlyArray<Rule>,
+  config?: { readonly defaultReply?: Reply }
+): Effect.Effect<ScriptedModelShape, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    const recorded = yield* SubscriptionRef.make<ReadonlyArray<RecordedRequest>>([])
+    const remaining = yield* Ref.make<ReadonlyArray<number>>(rules.map((r) => r.times ?? 1))
+    const defaultReply = config?.defaultReply ?? DEFAULT_REPLY
+
+    // Records the request and picks its reply in one step, so concurrent requests see a
+    // consistent rule budget and a recording always precedes its answer.
+    const decide = (request: RecordedRequest): Effect.Effect<{ readonly reply: Reply; readonly n: number }> =>
+      Effect.gen(function*() {
+        const all = yield* SubscriptionRef.updateAndGet(recorded, (rs) => [...rs, request])
+        const n = all.length
+        if (request.kind !== "main") return { reply: SIDE_REPLY, n }
+        const reply = yield* Ref.modify(remaining, (counts): readonly [Reply, ReadonlyArray<number>] => {
+          for (let i = 0; i < rules.length; i++) {
+            const rule = rules[i]
+            const left = counts[i] ?? 0
+            if (rule === undefined || left <= 0) continue
+            if (rule.match !== undefined && !rule.match(request)) continue
+            const next = counts.slice()
+            next[i] = left - 1
+            return [rule.reply, next]
+          }
+          return [defaultReply, counts]
+        })
+        return { reply, n }
+      })
+
+    const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+      const raw = await readBody(req)
+      const pathname = new URL(req.url ?? "/", "http://127.0.0.1").pathname
+      const known = req.method === "POST" && (pathname === "/v1/messages" || pathname === "/v1/messages/count_tokens")
+      if (!known) {
+        return sendJson(res, 404, "req_scripted_404", errorBody("not_found_error", `${req.method} ${pathname} is not scripted`))
+      }
+      const body = parseJson(raw)
+      if (Option.isNone(body) || !isRecord(body.value)) {
+        return sendJson(res, 400, "req_scripted_400", errorBody("invalid_request_error", "request body is not a JSON object"))
+      }
+      const request = toRecorded(pathname, body.value)
+      const { n, reply } = await Effect.runPromise(decide(request))
+      if (request.kind === "count_tokens") {
+        return sendJson(res, 200, `req_scripted_${n}`, { input_tokens: estimateTokens(request.messages) })
+      }
+      return writeReply(res, request, reply, n)
+    }
+
+    const sockets = new Set<net.Socket>()
+    const server = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const server = http.createServer((req, res) => {
+          handle(req, res).catch(() => {
+            if (!res.headersSent) sendJson(res, 500, "req_scripted_500", errorBody("api_error", "scripted model failed"))
+            else res.destroy()
+          })
+        })
+        server.on("connection", (socket) => {
+          sockets.add(socket)
+          socket.on("close", () => sockets.delete(socket))
+        })
+        return server
+      }),
+      (server) => closeServer(server, sockets)
+    )
+    const port = yield* listen(server)
+    const url = `http://127.0.0.1:${port}`
+
+    const mainOnly = (rs: ReadonlyArray<RecordedRequest>) => rs.filter((r) => r.kind === "main")
+
+    const waitForRequests = (n: number, pred?: (r: RecordedRequest) => boolean) =>
+      recorded.changes.pipe(
+        Stream.map((rs) => mainOnly(rs).filter((r) => pred === undefined || pred(r))),
+        Stream.filter((rs) => rs.length >= n),
+        Stream.runHead,
+        Effect.map(Option.getOrElse((): ReadonlyArray<RecordedRequest> => []))
+      )
+
+    const options = () =>
+      Effect.acquireRelease(
+        Effect.sync(() => fs.mkdtempSync(path.join(fs.realpathSync(os.tmpdir()), "scripted-model-"))),
+        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+      ).pipe(
+        Effect.map((dir) => {
+          const home = path.join(dir, "home")
+          const configDir = path.join(home, ".claude")
+          const cwd = path.join(dir, "work")
+          fs.mkdirSync(configDir, { recursive: true })
+          fs.mkdirSync(cwd, { recursive: true })
+          const env: Record<string, string> = {
+            ANTHROPIC_BASE_URL: url,
+            ANTHROPIC_API_KEY: "sk-ant-test-dummy",
+            HOME: home,
+            CLAUDE_CONFIG_DIR: configDir,
+            DISABLE_TELEMETRY: "1",
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+            DISABLE_AUTOUPDATER: "1",
+            DISABLE_ERROR_REPORTING: "1"
+          }
+          const settingSources: ReadonlyArray<never> = []
+          return { env, cwd, settingSources }
+        }),
+        Scope.extend(scope)
+      )
+
+    return {
+      url,
+      requests: SubscriptionRef.get(recorded),
+      mainRequests: Effect.map(SubscriptionRef.get(recorded), mainOnly),
+      waitForRequests,
+      options
+    } satisfies ScriptedModelShape
+  })
+
+/**
+ * The scripted model as a service, for layer-based tests.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ *
+ * const program = Effect.gen(function*() {
+ *   const model = yield* ScriptedModel.ScriptedModel
+ *   return model.url
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class ScriptedModel extends Context.Tag("effect-claude-agent/testing/ScriptedModel")<
+  ScriptedModel,
+  ScriptedModelShape
+>() {}
+
+/**
+ * A layer running {@link make} for the layer's lifetime.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const ModelLive = ScriptedModel.layer([{ reply: ScriptedModel.text("Hello!") }])
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  rules: ReadonlyArray<Rule>,
+  config?: { readonly defaultReply?: Reply }
+): Layer.Layer<ScriptedModel> => Layer.scoped(ScriptedModel, make(rules, config))

@@ -1,0 +1,26 @@
+// The README's `npm start` example, run offline by the suite so it cannot rot: the real `claude`
+// binary against ScriptedModel, the model writes a file with the Write tool and then answers.
+import { NodeContext } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { runOffline } from "../../scripts/demo.js"
+import * as ClaudeAgent from "../../src/ClaudeAgent.js"
+
+const AgentLive = ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer))
+
+describe("e2e: the offline demo (npm start)", () => {
+  it.scopedLive("runs the example agent end to end and prints the conversation and summary", () =>
+    Effect.gen(function*() {
+      let printed = ""
+      const demo = yield* runOffline((text) => {
+        printed += text
+      })
+      expect(demo.result?.subtype).toBe("success")
+      expect(demo.result?.is_error).toBe(false)
+      expect(demo.written).toBe("Hello from effect-claude-agent!\n")
+      expect(printed).toContain("tool_use Write")
+      expect(printed).toContain("[calling tool Write…]")
+      expect(printed).toContain("I created hello.txt with a one-line greeting.")
+      expect(printed).toMatch(/— success: \d+ turns, \d+ ms, \$\d+\.\d{4}/)
+    }).pipe(Effect.provide(AgentLive)))
+})
