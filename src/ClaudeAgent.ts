@@ -7,8 +7,7 @@
  *
  * @since 0.1.0
  */
-import type { CommandExecutor } from "@effect/platform"
-import { FileSystem, Path } from "@effect/platform"
+import { CommandExecutor, FileSystem, Path } from "@effect/platform"
 import { Context, Duration, Effect, Layer, Option, type Scope, Stream } from "effect"
 import { dual } from "effect/Function"
 import * as AgentSession from "./AgentSession.js"
@@ -192,7 +191,11 @@ export const layer: Layer.Layer<
 > = Layer.effect(
   ClaudeAgent,
   Effect.gen(function*() {
-    const context = yield* Effect.context<CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path>()
+    // Only these services: the layer's whole context also holds the Scope it was built in, and
+    // providing that would tie every session's process to the layer's lifetime, not the session's.
+    const context = Context.pick(CommandExecutor.CommandExecutor, FileSystem.FileSystem, Path.Path)(
+      yield* Effect.context<CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path>()
+    )
     return make((launch, options) =>
       Effect.gen(function*() {
         const command = yield* Discovery.findCli(options.pathToClaudeCodeExecutable, launch.env)
