@@ -1,6 +1,17 @@
+import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 
 export default defineConfig({
+  // Tests import the package by its name, as users do (the README's examples run as written).
+  resolve: {
+    alias: [
+      { find: /^effect-claude-agent$/, replacement: fileURLToPath(new URL("./src/index.ts", import.meta.url)) },
+      {
+        find: /^effect-claude-agent\/testing$/,
+        replacement: fileURLToPath(new URL("./src/testing/index.ts", import.meta.url))
+      }
+    ]
+  },
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 60_000,
