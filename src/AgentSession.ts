@@ -243,14 +243,32 @@ export const make = Effect.fn("AgentSession.make")(function*(config: SessionConf
   const closeGrace = config.closeGracePeriod !== undefined
     ? Duration.decode(config.closeGracePeriod)
     : Duration.seconds(5)
-  // Callbacks still running (a hook, a permission prompt) need stdin to answer: wait for them,
-  // bounded, before the CLI's input is closed.
+  // Closing, in two cases (every wait bounded by the grace period):
+  // - the turn finished (its `result` came): the CLI may still call back (a hook, a background
+  //   task) until it reports `idle`, and answers need stdin; wait for idle and for running
+  //   callbacks, then close stdin;
+  // - the turn is still running (the consumer was interrupted): the CLI would finish the turn
+  //   after EOF, so ask it to stop with the protocol's `interrupt` first; it then goes idle
+  //   within milliseconds and exits on EOF, with no signal needed.
   yield* Effect.addFinalizer(() =>
-    control.awaitNoneInFlight.pipe(
-      Effect.timeout(closeGrace),
-      Effect.ignore,
-      Effect.zipRight(control.endInput)
-    )
+    Effect.gen(function*() {
+      const { afterResult, state } = yield* control.runState
+      const running = state === "running" || state === "requires_action"
+      if (running && !afterResult) {
+        yield* control.request({ subtype: "interrupt" }, { timeout: closeGrace }).pipe(
+          Effect.interruptible,
+          Effect.ignore
+        )
+      }
+      // Finalizers are uninterruptible: the waits must be made interruptible for their
+      // deadline (and the race inside `awaitIdle`) to be able to stop them.
+      yield* Effect.zip(control.awaitIdle, control.awaitNoneInFlight, { concurrent: true }).pipe(
+        Effect.interruptible,
+        Effect.timeout(closeGrace),
+        Effect.ignore
+      )
+      yield* control.endInput
+    })
   )
 
   const session: AgentSession = {

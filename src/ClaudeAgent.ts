@@ -16,8 +16,10 @@ import * as Launch from "./internal/launch.js"
 import * as Message from "./schema/Message.js"
 import * as Options from "./schema/Options.js"
 import { CLIConnectionError, ResultError, type SdkError } from "./SdkError.js"
-import { HookRegistry } from "./services/HookRegistry.js"
-import { McpBridge } from "./services/McpBridge.js"
+import type * as McpServer from "./McpServer.js"
+import * as Permission from "./Permission.js"
+import * as HookRegistry from "./services/HookRegistry.js"
+import * as McpBridge from "./services/McpBridge.js"
 import { Transport, type TransportShape } from "./services/Transport.js"
 import * as FakeCli from "./testing/FakeCli.js"
 
@@ -38,7 +40,7 @@ export type QueryPrompt = string | Stream.Stream<AgentSession.Prompt, SdkError>
  */
 export type TransportFactory = (
   launch: Launch.Launch,
-  options: Options.Options
+  options: Options.Options<unknown>
 ) => Effect.Effect<TransportShape, SdkError, Scope.Scope>
 
 /**
@@ -48,8 +50,14 @@ export type TransportFactory = (
  * @category models
  */
 export interface ClaudeAgentShape {
-  readonly session: (options?: Options.Options) => Effect.Effect<AgentSession.AgentSession, SdkError, Scope.Scope>
-  readonly query: (prompt: QueryPrompt, options?: Options.Options) => Stream.Stream<Message.Message, SdkError>
+  /** `R`: what the options' callbacks (hooks, `canUseTool`, SDK MCP tools) need. */
+  readonly session: <R = never>(
+    options?: Options.Options<R>
+  ) => Effect.Effect<AgentSession.AgentSession, SdkError, Scope.Scope | R>
+  readonly query: <R = never>(
+    prompt: QueryPrompt,
+    options?: Options.Options<R>
+  ) => Stream.Stream<Message.Message, SdkError, R>
 }
 
 /**
@@ -73,7 +81,7 @@ export class ClaudeAgent extends Context.Tag("effect-claude-agent/ClaudeAgent")<
 
 const DEFAULT_MAX_BUFFER = 1024 * 1024
 
-const closeGraceMillis = (options: Options.Options): number =>
+const closeGraceMillis = (options: Options.Options<unknown>): number =>
   options.closeGracePeriod !== undefined ? Duration.toMillis(Duration.decode(options.closeGracePeriod)) : 5000
 
 /**
@@ -93,27 +101,38 @@ const closeGraceMillis = (options: Options.Options): number =>
  * @category constructors
  */
 export const make = (factory: TransportFactory): ClaudeAgentShape => {
-  const session = Effect.fn("ClaudeAgent.session")(function*(input?: Options.Options) {
-    const options = yield* Options.validate(input ?? {})
-    const launch = Launch.prepareLaunch(options, processEnv())
-    const transport = yield* factory(launch, options)
-    const agentSession = yield* AgentSession.make({
-      initialize: launch.initialize,
-      controlTimeout: options.controlTimeout,
-      sessionId: options.sessionId,
-      closeGracePeriod: options.closeGracePeriod,
-      // The seams for callbacks: hook and MCP requests are answered (with errors until a
-      // session registers hooks or SDK servers), never left to time out.
-      registerHandlers: (control) =>
-        Effect.zipRight(
-          control.handle("hook_callback", HookRegistry.empty.handleCallback),
-          control.handle("mcp_message", McpBridge.empty.handleMessage)
-        )
-    }).pipe(Effect.provideService(Transport, transport))
-    return { ...agentSession, pid: transport.pid }
-  })
+  const session = <R = never>(
+    input: Options.Options<R> = {}
+  ): Effect.Effect<AgentSession.AgentSession, SdkError, Scope.Scope | R> =>
+    Effect.gen(function*() {
+      const options = yield* Options.validate(input)
+      const callbacks = yield* makeCallbacks(options)
+      const launch = Launch.prepareLaunch(options, processEnv(), {
+        hooks: callbacks.hooks.initializeHooks,
+        sdkMcpServers: callbacks.mcp.serverNames
+      })
+      const transport = yield* factory(launch, options)
+      const agentSession = yield* AgentSession.make({
+        initialize: launch.initialize,
+        controlTimeout: options.controlTimeout,
+        sessionId: options.sessionId,
+        closeGracePeriod: options.closeGracePeriod,
+        // Registered before `initialize` is written: the CLI may call back before it answers.
+        // Without callbacks, hook and MCP requests still get (error) answers, never silence.
+        registerHandlers: (control) =>
+          Effect.all([
+            control.handle("hook_callback", callbacks.hooks.handleCallback),
+            control.handle("mcp_message", callbacks.mcp.handleMessage),
+            callbacks.canUseTool === undefined ? Effect.void : control.handle("can_use_tool", callbacks.canUseTool)
+          ], { discard: true })
+      }).pipe(Effect.provideService(Transport, transport))
+      return { ...agentSession, pid: transport.pid }
+    }).pipe(Effect.withSpan("ClaudeAgent.session"))
 
-  const query = (prompt: QueryPrompt, options?: Options.Options): Stream.Stream<Message.Message, SdkError> =>
+  const query = <R = never>(
+    prompt: QueryPrompt,
+    options?: Options.Options<R>
+  ): Stream.Stream<Message.Message, SdkError, R> =>
     Stream.unwrapScoped(Effect.gen(function*() {
       const s = yield* session(options)
       if (typeof prompt === "string") {
@@ -134,6 +153,36 @@ export const make = (factory: TransportFactory): ClaudeAgentShape => {
     }))
 
   return { session, query }
+}
+
+// The session's answers to the CLI's callbacks, built from the options with the caller's services.
+const makeCallbacks = <R>(options: Options.Options<R>) =>
+  Effect.gen(function*() {
+    const sdkServers = Object.values(options.mcpServers ?? {}).filter(
+      (server): server is McpServer.McpServer<R> => server.type === "sdk"
+    )
+    const hooks = options.hooks === undefined ? HookRegistry.HookRegistry.empty : yield* HookRegistry.make(options.hooks)
+    const mcp = sdkServers.length === 0 ? McpBridge.McpBridge.empty : yield* McpBridge.make(sdkServers)
+    const canUseTool = options.canUseTool === undefined ? undefined : yield* Permission.makeHandler(options.canUseTool)
+    if (options.canUseTool !== undefined) yield* warnShadowedCanUseTool(options)
+    return { hooks, mcp, canUseTool }
+  })
+
+// The official SDKs warn too: these settings decide before the callback is asked.
+const warnShadowedCanUseTool = <R>(options: Options.Options<R>) => {
+  const bare = (options.allowedTools ?? []).filter((tool) => !tool.includes("("))
+  return Effect.all([
+    options.permissionMode === "bypassPermissions"
+      ? Effect.logWarning(
+        "effect-claude-agent: canUseTool is never called with permissionMode \"bypassPermissions\": every tool is allowed"
+      )
+      : Effect.void,
+    bare.length > 0
+      ? Effect.logWarning(
+        `effect-claude-agent: canUseTool is not called for tools in allowedTools (${bare.join(", ")}): they are always allowed`
+      )
+      : Effect.void
+  ], { discard: true })
 }
 
 // Fails a single-prompt run whose CLI ended before the prompt's result.
@@ -253,10 +302,10 @@ export const layerTest = (behaviour: FakeCli.Behaviour = {}): Layer.Layer<Claude
  * @since 0.1.0
  * @category constructors
  */
-export const query = (
+export const query = <R = never>(
   prompt: QueryPrompt,
-  options?: Options.Options
-): Stream.Stream<Message.Message, SdkError, ClaudeAgent> =>
+  options?: Options.Options<R>
+): Stream.Stream<Message.Message, SdkError, ClaudeAgent | R> =>
   Stream.unwrap(Effect.map(ClaudeAgent, (agent) => agent.query(prompt, options)))
 
 /**
@@ -280,9 +329,9 @@ export const query = (
  * @since 0.1.0
  * @category constructors
  */
-export const session = (
-  options?: Options.Options
-): Effect.Effect<AgentSession.AgentSession, SdkError, ClaudeAgent | Scope.Scope> =>
+export const session = <R = never>(
+  options?: Options.Options<R>
+): Effect.Effect<AgentSession.AgentSession, SdkError, ClaudeAgent | Scope.Scope | R> =>
   Effect.flatMap(ClaudeAgent, (agent) => agent.session(options))
 
 /**

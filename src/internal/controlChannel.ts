@@ -25,6 +25,7 @@ import {
   TimeoutException
 } from "../SdkError.js"
 import type {
+  RunState,
   ControlChannelConfig,
   ControlChannelShape,
   InboundHandler,
@@ -75,6 +76,9 @@ export const make = (config: ControlChannelConfig) =>
     const terminal = yield* Deferred.make<void, SdkError>()
     const sessionId = yield* SubscriptionRef.make<string | undefined>(undefined)
     let lastResult: { readonly [key: string]: unknown } | undefined
+    // The run's state as the CLI reports it (`session_state_changed`), and whether the last
+    // message was a `result`: together they tell a finished turn from one still running.
+    const runState = yield* SubscriptionRef.make<RunState>({ state: undefined, afterResult: false })
     let failedWith: SdkError | undefined
 
     const failAllPending = (error: SdkError) =>
@@ -180,13 +184,24 @@ export const make = (config: ControlChannelConfig) =>
           return FiberMap.remove(running, frame.request_id)
         }
         default: {
+          if (frame.type === "result") lastResult = frame
+          const track = frame.type === "system" && frame.subtype === "session_state_changed" &&
+              typeof frame.state === "string"
+            ? SubscriptionRef.update(runState, (s) => ({ ...s, state: String(frame.state) }))
+            : frame.type === "result"
+            ? SubscriptionRef.update(runState, (s) => ({ ...s, afterResult: true }))
+            : frame.type === "assistant" || frame.type === "stream_event"
+            ? SubscriptionRef.update(runState, (s) => (s.afterResult ? { ...s, afterResult: false } : s))
+            : Effect.void
           if (typeof frame.session_id === "string" && frame.session_id.length > 0) {
             const id = frame.session_id
-            if (frame.type === "result") lastResult = frame
-            return SubscriptionRef.set(sessionId, id).pipe(Effect.zipRight(messages.offer(frame)), Effect.asVoid)
+            return track.pipe(
+              Effect.zipRight(SubscriptionRef.set(sessionId, id)),
+              Effect.zipRight(messages.offer(frame)),
+              Effect.asVoid
+            )
           }
-          if (frame.type === "result") lastResult = frame
-          return Effect.asVoid(messages.offer(frame))
+          return track.pipe(Effect.zipRight(messages.offer(frame)), Effect.asVoid)
         }
       }
     }
@@ -322,7 +337,14 @@ export const make = (config: ControlChannelConfig) =>
         )
         return yield* Effect.raceFirst(fromChanges, atEnd)
       }),
-      closed: Deferred.await(terminal)
+      closed: Deferred.await(terminal),
+      runState: SubscriptionRef.get(runState),
+      awaitIdle: runState.changes.pipe(
+        Stream.filter((s) => s.state === undefined || s.state === "idle"),
+        Stream.take(1),
+        Stream.runDrain,
+        Effect.raceFirst(Deferred.await(terminal).pipe(Effect.ignore))
+      )
     }
     return shape
   })

@@ -30,7 +30,7 @@ export const clientApp = "effect-claude-agent/0.1.0"
 
 const flag = (name: string, value: string | number): string => `--${name}=${value}`
 
-export const buildArgs = (options: Options): Array<string> => {
+export const buildArgs = <R>(options: Options<R>): Array<string> => {
   const args = [...baseArgs]
   const push = (name: string, value: string | number | undefined) => {
     if (value !== undefined) args.push(flag(name, value))
@@ -59,15 +59,16 @@ export const buildArgs = (options: Options): Array<string> => {
   push("fallback-model", options.fallbackModel)
   pushList("betas", options.betas)
   if (options.outputFormat !== undefined) push("json-schema", JSON.stringify(options.outputFormat.schema))
-  push("permission-prompt-tool", options.permissionPromptToolName)
+  push("permission-prompt-tool", options.canUseTool !== undefined ? "stdio" : options.permissionPromptToolName)
   pushList("allowedTools", options.allowedTools)
   pushList("disallowedTools", options.disallowedTools)
   if (options.tools !== undefined) {
     push("tools", "type" in options.tools ? "default" : options.tools.join(","))
   }
-  if (options.mcpServers !== undefined && Object.keys(options.mcpServers).length > 0) {
-    push("mcp-config", JSON.stringify({ mcpServers: options.mcpServers }))
-  }
+  // In-process (sdk) servers are announced in `initialize` only; the CLI reaches them over
+  // `mcp_message`. Only external servers go to `--mcp-config`.
+  const external = Object.entries(options.mcpServers ?? {}).filter(([, server]) => server.type !== "sdk")
+  if (external.length > 0) push("mcp-config", JSON.stringify({ mcpServers: Object.fromEntries(external) }))
   pushSwitch("strict-mcp-config", options.strictMcpConfig)
   pushList("setting-sources", options.settingSources)
   push("permission-mode", options.permissionMode)
@@ -88,7 +89,7 @@ export const buildArgs = (options: Options): Array<string> => {
   return args
 }
 
-const settingsArg = (options: Options): string | undefined => {
+const settingsArg = <R>(options: Options<R>): string | undefined => {
   const { sandbox, settings } = options
   if (sandbox === undefined) return typeof settings === "string" ? settings : settings && JSON.stringify(settings)
   // A string `settings` with `sandbox` is rejected by validation.
@@ -96,8 +97,8 @@ const settingsArg = (options: Options): string | undefined => {
   return JSON.stringify({ ...base, sandbox })
 }
 
-export const buildEnv = (
-  options: Options,
+export const buildEnv = <R>(
+  options: Options<R>,
   parentEnv: Readonly<Record<string, string | undefined>>
 ): Record<string, string> => {
   // Merged over the parent's environment like the Python SDK (the official TS SDK replaces it):
@@ -116,7 +117,15 @@ export const buildEnv = (
   return env
 }
 
-export const buildInitialize = (options: Options): Launch["initialize"] => {
+/** What the session's callback services contribute to `initialize`. */
+export interface Callbacks {
+  readonly hooks: { readonly [event: string]: ReadonlyArray<unknown> }
+  readonly sdkMcpServers: ReadonlyArray<string>
+}
+
+const noCallbacks: Callbacks = { hooks: {}, sdkMcpServers: [] }
+
+export const buildInitialize = <R>(options: Options<R>, callbacks: Callbacks = noCallbacks): Launch["initialize"] => {
   const systemPrompt = options.systemPrompt
   const prompt = systemPrompt === undefined
     ? { systemPrompt: [""] }
@@ -127,7 +136,8 @@ export const buildInitialize = (options: Options): Launch["initialize"] => {
     : {}
   return {
     subtype: "initialize",
-    hooks: {},
+    hooks: callbacks.hooks,
+    ...(callbacks.sdkMcpServers.length === 0 ? {} : { sdkMcpServers: callbacks.sdkMcpServers }),
     ...prompt,
     ...(options.agents === undefined ? {} : { agents: options.agents }),
     ...(options.outputFormat === undefined ? {} : { jsonSchema: options.outputFormat.schema })
@@ -135,12 +145,13 @@ export const buildInitialize = (options: Options): Launch["initialize"] => {
 }
 
 /** Everything a transport needs to start the CLI for these (validated) options. */
-export const prepareLaunch = (
-  options: Options,
-  parentEnv: Readonly<Record<string, string | undefined>>
+export const prepareLaunch = <R>(
+  options: Options<R>,
+  parentEnv: Readonly<Record<string, string | undefined>>,
+  callbacks: Callbacks = noCallbacks
 ): Launch => ({
   args: buildArgs(options),
   env: buildEnv(options, parentEnv),
   cwd: options.cwd,
-  initialize: buildInitialize(options)
+  initialize: buildInitialize(options, callbacks)
 })

@@ -11,7 +11,10 @@
  */
 import { Duration, Effect, Option, ParseResult, Schema } from "effect"
 import { OptionsError } from "../SdkError.js"
+import type * as McpServer from "../McpServer.js"
+import type * as Permission from "../Permission.js"
 import * as Control from "./Control.js"
+import * as Hook from "./Hook.js"
 
 const NonEmptyString = Schema.String.pipe(Schema.minLength(1))
 const Strings = Schema.Array(Schema.String)
@@ -165,6 +168,25 @@ const StderrCallback = Schema.declare(
   { identifier: "StderrCallback", description: "a function (line: string) => void" }
 )
 
+// Callbacks are checked for being functions here; their types come from `Options<R>`.
+const AnyFunction = Schema.declare(
+  (u: unknown): u is Function => typeof u === "function",
+  { identifier: "Function", description: "a function returning an Effect" }
+)
+
+const SdkServerShape = Schema.Struct({
+  type: Schema.Literal("sdk"),
+  name: NonEmptyString,
+  version: Schema.String,
+  tools: Schema.Array(Schema.Unknown)
+})
+
+const HookMatcherShape = Schema.Struct({
+  matcher: Schema.optional(Schema.String),
+  hooks: Schema.Array(AnyFunction),
+  timeout: Schema.optional(DurationInput)
+})
+
 /**
  * The options Schema. `validate` checks a value against it; the `Options` type derives from it.
  *
@@ -201,7 +223,9 @@ export const Options = Schema.Struct({
   ),
   permissionMode: Schema.optional(Control.PermissionMode),
   permissionPromptToolName: Schema.optional(NonEmptyString),
-  mcpServers: Schema.optional(Schema.Record({ key: NonEmptyString, value: McpServerConfig })),
+  mcpServers: Schema.optional(Schema.Record({ key: NonEmptyString, value: Schema.Union(McpServerConfig, SdkServerShape) })),
+  canUseTool: Schema.optional(AnyFunction),
+  hooks: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Array(HookMatcherShape) })),
   strictMcpConfig: Schema.optional(Schema.Boolean),
   // sessions
   resume: Schema.optional(NonEmptyString),
@@ -234,7 +258,9 @@ export const Options = Schema.Struct({
 })
 
 /**
- * Options for `ClaudeAgent.query` and `ClaudeAgent.session`. Every field is optional.
+ * Options for `ClaudeAgent.query` and `ClaudeAgent.session`. Every field is optional. `R` is
+ * what the callbacks (`canUseTool`, `hooks`, SDK MCP tools) need from the environment; the
+ * session requires it.
  *
  * @example
  * ```ts
@@ -251,11 +277,20 @@ export const Options = Schema.Struct({
  * @since 0.1.0
  * @category models
  */
-export interface Options extends Schema.Schema.Type<typeof Options> {}
+export interface Options<R = never>
+  extends Omit<Schema.Schema.Type<typeof Options>, "canUseTool" | "hooks" | "mcpServers">
+{
+  /** Answers the CLI's permission prompts (launches the CLI with `--permission-prompt-tool=stdio`). */
+  readonly canUseTool?: Permission.CanUseTool<unknown, R> | undefined
+  /** Hook callbacks by event. */
+  readonly hooks?: Hook.Hooks<R> | undefined
+  /** External MCP servers (`--mcp-config`) and in-process ones made with `McpServer.make`. */
+  readonly mcpServers?: { readonly [name: string]: McpServerConfig | McpServer.McpServer<R> } | undefined
+}
 
 const decode = Schema.decodeUnknown(Options, { onExcessProperty: "error", errors: "first" })
 
-const crossFieldError = (options: Options): OptionsError | undefined => {
+const crossFieldError = <R>(options: Options<R>): OptionsError | undefined => {
   if (options.fallbackModel !== undefined && options.fallbackModel === options.model) {
     return new OptionsError({ field: "fallbackModel", detail: "must differ from `model`" })
   }
@@ -268,35 +303,75 @@ const crossFieldError = (options: Options): OptionsError | undefined => {
   if (options.continue === true && options.resume !== undefined) {
     return new OptionsError({ field: "continue", detail: "cannot be combined with `resume`: choose one" })
   }
+  if (options.canUseTool !== undefined && options.permissionPromptToolName !== undefined) {
+    return new OptionsError({
+      field: "permissionPromptToolName",
+      detail: "cannot be combined with `canUseTool`, which answers permission prompts itself (`--permission-prompt-tool=stdio`)"
+    })
+  }
+  const knownEvents: ReadonlyArray<string> = Hook.HookEvent.literals
+  for (const event of Object.keys(options.hooks ?? {})) {
+    if (!knownEvents.includes(event)) {
+      return new OptionsError({ field: `hooks.${event}`, detail: `unknown hook event; known events: ${knownEvents.join(", ")}` })
+    }
+  }
+  for (const [key, server] of Object.entries(options.mcpServers ?? {})) {
+    if (server.type === "sdk" && server.name !== key) {
+      return new OptionsError({
+        field: `mcpServers.${key}`,
+        detail: `the SDK server is named "${server.name}": list it under that name`
+      })
+    }
+  }
   return undefined
 }
 
+const toOptionsError = (error: ParseResult.ParseError): OptionsError => {
+  const [first] = ParseResult.ArrayFormatter.formatErrorSync(error)
+  return new OptionsError({
+    field: first === undefined || first.path.length === 0 ? "(options)" : first.path.map(String).join("."),
+    detail: first?.message ?? ParseResult.TreeFormatter.formatErrorSync(error)
+  })
+}
+
 /**
- * Validates options, failing with an `OptionsError` that names the first bad field.
+ * Checks any value against the options Schema, failing with an `OptionsError` that names the
+ * first bad field. For options from configuration files or untyped callers.
  *
  * @example
  * ```ts
  * import { Effect } from "effect"
  * import { Options } from "effect-claude-agent"
  *
- * const bad = Options.validate({ maxTurns: -1 })
+ * const bad = Options.check({ maxTurns: -1 })
  * // fails with OptionsError: Invalid option `maxTurns`: Expected a positive number, actual -1
  * ```
  *
  * @since 0.1.0
  * @category validation
  */
-export const validate = (input: unknown): Effect.Effect<Options, OptionsError> =>
-  decode(input).pipe(
-    Effect.mapError((error) => {
-      const [first] = ParseResult.ArrayFormatter.formatErrorSync(error)
-      return new OptionsError({
-        field: first === undefined || first.path.length === 0 ? "(options)" : first.path.map(String).join("."),
-        detail: first?.message ?? ParseResult.TreeFormatter.formatErrorSync(error)
-      })
-    }),
-    Effect.flatMap((options) => {
-      const error = crossFieldError(options)
-      return error === undefined ? Effect.succeed(options) : Effect.fail(error)
+export const check = (input: unknown): Effect.Effect<void, OptionsError> =>
+  decode(input).pipe(Effect.mapError(toOptionsError), Effect.asVoid)
+
+/**
+ * Validates options (Schema and cross-field rules) and returns them unchanged, callbacks included.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Options } from "effect-claude-agent"
+ *
+ * const ok = Options.validate({ maxTurns: 3, permissionMode: "plan" })
+ * const bad = Options.validate({ model: "a", fallbackModel: "a" }) // OptionsError on `fallbackModel`
+ * ```
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const validate = <R = never>(input: Options<R>): Effect.Effect<Options<R>, OptionsError> =>
+  check(input).pipe(
+    Effect.flatMap(() => {
+      const error = crossFieldError(input)
+      return error === undefined ? Effect.succeed(input) : Effect.fail(error)
     })
   )

@@ -97,6 +97,23 @@ export interface ControlChannelShape {
   readonly awaitSessionId: Effect.Effect<string, SdkError>
   /** Completes when the reader has ended (with the error that ended it, if any). */
   readonly closed: Effect.Effect<void, SdkError>
+  /** The run's state as last reported by the CLI, and whether a `result` was the last turn message. */
+  readonly runState: Effect.Effect<RunState>
+  /** Completes when the CLI reports `idle` (or never reported a state), or the reader ends. */
+  readonly awaitIdle: Effect.Effect<void>
+}
+
+/**
+ * The run's state: `state` is the CLI's last `session_state_changed` (`running`,
+ * `requires_action`, `idle`; `undefined` before the first), `afterResult` whether the turn's
+ * `result` came after the last assistant output.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunState {
+  readonly state: string | undefined
+  readonly afterResult: boolean
 }
 
 /**

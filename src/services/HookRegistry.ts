@@ -3,13 +3,17 @@
  *
  * The registry owns the hook callbacks of a session: it assigns their ids, contributes the
  * `hooks` field of `initialize` (`{ Event: [{ matcher, hookCallbackIds, timeout }] }`) and answers
- * `hook_callback` by id. This version ships the seam and the empty registry (no hooks: `hooks: {}`,
- * and any `hook_callback` is answered with an error naming the unknown id); typed hook callbacks
- * come with the callbacks feature.
+ * `hook_callback` by id: it decodes the input, runs the callback with the services captured when
+ * the registry was made, and checks the answer before it goes on the wire.
+ *
+ * A callback that fails or dies makes the handler fail, so the CLI gets an `error` response and
+ * never mistakes a broken hook for an approval. A callback whose request the CLI cancels is
+ * interrupted and nothing is answered.
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Cause, Context, Duration, Effect, Either, Layer } from "effect"
+import * as Hook from "../schema/Hook.js"
 import type { InboundHandler } from "./ControlChannel.js"
 
 /**
@@ -23,6 +27,25 @@ export interface HookRegistryShape {
   readonly initializeHooks: { readonly [event: string]: ReadonlyArray<unknown> }
   /** The handler for the `hook_callback` control subtype. */
   readonly handleCallback: InboundHandler
+}
+
+/**
+ * One matcher as the `initialize` request carries it. `timeout` is in seconds.
+ *
+ * @example
+ * ```ts
+ * import { HookRegistry } from "effect-claude-agent"
+ * const wire: HookRegistry.InitializeHookMatcher = { matcher: "Bash", hookCallbackIds: ["hook_0"], timeout: 30 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface InitializeHookMatcher {
+  readonly matcher?: string
+  readonly hookCallbackIds: ReadonlyArray<string>
+  readonly timeout?: number
+  readonly onFailure?: "continue" | "block"
 }
 
 /**
@@ -75,3 +98,110 @@ export class HookRegistry extends Context.Tag("effect-claude-agent/HookRegistry"
    */
   static readonly layerEmpty: Layer.Layer<HookRegistry> = Layer.succeed(HookRegistry, HookRegistry.empty)
 }
+
+interface Registered {
+  readonly event: string
+  readonly callback: Hook.HookCallback<unknown, never>
+}
+
+// The CLI takes seconds; an infinite duration means "no deadline", which is the CLI's default.
+const timeoutSeconds = (timeout: Duration.DurationInput): number | undefined => {
+  const duration = Duration.decode(timeout)
+  return Duration.isFinite(duration) ? Duration.toSeconds(duration) : undefined
+}
+
+const initializeMatcher = <R>(matcher: Hook.HookMatcher<R>, ids: ReadonlyArray<string>): InitializeHookMatcher => {
+  const seconds = matcher.timeout === undefined ? undefined : timeoutSeconds(matcher.timeout)
+  return {
+    ...(matcher.matcher === undefined ? {} : { matcher: matcher.matcher }),
+    hookCallbackIds: ids,
+    ...(seconds === undefined ? {} : { timeout: seconds }),
+    ...(matcher.onFailure === undefined ? {} : { onFailure: matcher.onFailure })
+  }
+}
+
+const describe = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).split("\n")[0] ?? "unknown failure"
+
+/**
+ * Builds the registry for a session's hooks. Ids are `hook_0`, `hook_1`, … in a stable order:
+ * events in the object's order, then matchers, then callbacks. The services the callbacks need
+ * (`R`) are captured now and provided to every call.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Hook, HookRegistry } from "effect-claude-agent"
+ *
+ * const registry = HookRegistry.make({
+ *   PreToolUse: [{ matcher: "Bash", hooks: [() => Effect.succeed(Hook.deny("no shell"))], timeout: "10 seconds" }]
+ * })
+ * // initializeHooks: { PreToolUse: [{ matcher: "Bash", hookCallbackIds: ["hook_0"], timeout: 10 }] }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <R>(hooks: Hook.Hooks<R>): Effect.Effect<HookRegistryShape, never, R> =>
+  Effect.map(Effect.context<R>(), (context) => {
+    const byId = new Map<string, Registered>()
+    const initializeHooks: Record<string, ReadonlyArray<InitializeHookMatcher>> = {}
+    for (const [event, matchers] of Object.entries(hooks)) {
+      if (matchers === undefined || matchers.length === 0) continue
+      initializeHooks[event] = matchers.map((matcher) => {
+        const ids = matcher.hooks.map((callback) => {
+          const id = `hook_${byId.size}`
+          byId.set(id, {
+            event,
+            callback: (input, toolUseId) => Effect.provide(callback(input, toolUseId), context)
+          })
+          return id
+        })
+        return initializeMatcher(matcher, ids)
+      })
+    }
+
+    const handleCallback: InboundHandler = (request) =>
+      Effect.suspend(() => {
+        const id = request.callback_id
+        const registered = typeof id === "string" ? byId.get(id) : undefined
+        if (registered === undefined) {
+          return Effect.fail(new Error(`no hook callback is registered with id ${String(id)}`))
+        }
+        const toolUseId = typeof request.tool_use_id === "string" ? request.tool_use_id : undefined
+        const decoded = Hook.decodeInput(request.input)
+        const answer = Either.isLeft(decoded)
+          ? Effect.fail(decoded.left)
+          : Effect.flatMap(registered.callback(decoded.right, toolUseId), (output) => Hook.encodeOutput(output))
+        return answer.pipe(
+          Effect.tapErrorCause((cause) =>
+            // A cancelled request is not a failure of the hook: the CLI withdrew it.
+            Cause.isInterruptedOnly(cause)
+              ? Effect.void
+              : Effect.logWarning(
+                `effect-claude-agent: ${registered.event} hook callback ${String(id)} failed: ${describe(cause)}`,
+                cause
+              )
+          ),
+          Effect.annotateLogs({ hookEvent: registered.event, hookCallbackId: String(id) })
+        )
+      })
+
+    return { initializeHooks, handleCallback }
+  })
+
+/**
+ * The registry for `hooks` as a layer.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Hook, HookRegistry } from "effect-claude-agent"
+ *
+ * const layer = HookRegistry.layer({ Stop: [{ hooks: [() => Effect.succeed({})] }] })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = <R>(hooks: Hook.Hooks<R>): Layer.Layer<HookRegistry, never, R> =>
+  Layer.effect(HookRegistry, make(hooks))

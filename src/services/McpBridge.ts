@@ -1,18 +1,42 @@
 /**
  * `McpBridge`: serves in-process (SDK) MCP servers to the CLI over `mcp_message` control requests.
  *
- * The bridge answers each `mcp_message` as the named MCP server would (JSON-RPC 2.0 inside the
- * control response's `mcp_response`). This version ships the seam and the empty bridge (no SDK
- * servers: every message is answered with JSON-RPC error `-32601` naming the unknown server);
- * Schema-typed tools come with the callbacks feature.
+ * The CLI is the MCP client; each JSON-RPC message it sends to an SDK server arrives wrapped in a
+ * `control_request {subtype:"mcp_message", server_name, message}` and the answer goes back as the
+ * control response's `{mcp_response: <JSON-RPC response>}`.
+ *
+ * Why JSON-RPC is implemented here, on Effect Schemas, rather than on an MCP library:
+ * `@modelcontextprotocol/sdk` is a heavy dependency with its own zod types, transports and
+ * Promise-based handlers (we would need a fake transport and Promise/Effect glue, and would lose
+ * typed errors, interruption and the caller's services); `@effect/ai`'s `McpServer` is not a
+ * dependency and is tied to `@effect/ai`'s toolkit and Layer model. The CLI only uses a handful of
+ * methods (`initialize`, `notifications/initialized`, `tools/list`, `tools/call`, `ping`,
+ * `notifications/cancelled`), so a direct implementation gives the best types (Schema in, Schema
+ * out), real interruption of tool fibers, and no weight.
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Cause, Context, Effect, Either, Exit, Fiber, FiberMap, Layer, ParseResult, Predicate, Schema } from "effect"
+import type { Scope } from "effect"
+import type * as McpServer from "../McpServer.js"
+import { OptionsError } from "../SdkError.js"
+import type * as Tool from "../Tool.js"
 import type { InboundHandler } from "./ControlChannel.js"
 
 /**
  * What an MCP bridge does for one session.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { McpBridge } from "effect-claude-agent"
+ *
+ * declare const bridge: McpBridge.McpBridgeShape
+ * const reply = bridge.handleMessage(
+ *   { subtype: "mcp_message", server_name: "calc", message: { jsonrpc: "2.0", id: 1, method: "ping" } },
+ *   "req-1"
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category models
@@ -24,8 +48,296 @@ export interface McpBridgeShape {
   readonly handleMessage: InboundHandler
 }
 
-const jsonRpcId = (message: unknown): unknown =>
-  typeof message === "object" && message !== null && "id" in message ? message.id : null
+// The MCP revision answered when the client sends none; otherwise the client's is echoed, which is
+// what the CLI expects (it offers the revision it speaks).
+const LATEST_PROTOCOL_VERSION = "2025-11-25"
+
+const ErrorCode = {
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603
+} as const
+
+const JsonRpcId = Schema.Union(Schema.String, Schema.Number, Schema.Null)
+type JsonRpcId = typeof JsonRpcId.Type
+
+const JsonRpcMessage = Schema.Struct({
+  jsonrpc: Schema.Literal("2.0"),
+  id: Schema.optional(JsonRpcId),
+  method: Schema.String,
+  params: Schema.optional(Schema.Unknown)
+})
+type JsonRpcMessage = typeof JsonRpcMessage.Type
+
+// We never send requests to the CLI, but a stray response must still get an answer: the CLI waits
+// for one on every control request.
+const JsonRpcResponseIn = Schema.Struct({
+  jsonrpc: Schema.Literal("2.0"),
+  id: JsonRpcId,
+  result: Schema.optional(Schema.Unknown),
+  error: Schema.optional(Schema.Unknown)
+})
+
+const McpMessageRequest = Schema.Struct({ server_name: Schema.String, message: Schema.Unknown })
+
+const InitializeParams = Schema.Struct({ protocolVersion: Schema.String })
+
+const CallToolParams = Schema.Struct({
+  name: Schema.String,
+  arguments: Schema.optional(Schema.Unknown),
+  // `_meta` also carries `progressToken` and may grow: only the tool-use id matters here, and a
+  // malformed `_meta` must not fail the call.
+  _meta: Schema.optional(Schema.Unknown)
+})
+
+const CancelledParams = Schema.Struct({
+  requestId: Schema.Union(Schema.String, Schema.Number),
+  reason: Schema.optional(Schema.String)
+})
+
+type JsonRpcResponse =
+  | { readonly jsonrpc: "2.0"; readonly id: JsonRpcId; readonly result: unknown }
+  | {
+    readonly jsonrpc: "2.0"
+    readonly id: JsonRpcId
+    readonly error: { readonly code: number; readonly message: string }
+  }
+
+const success = (id: JsonRpcId, result: unknown): JsonRpcResponse => ({ jsonrpc: "2.0", id, result })
+
+const failure = (id: JsonRpcId, code: number, message: string): JsonRpcResponse => ({
+  jsonrpc: "2.0",
+  id,
+  error: { code, message }
+})
+
+const wrap = (response: JsonRpcResponse) => ({ mcp_response: response })
+
+// What the official SDK answers to a notification (which has no id to answer); the CLI accepts it.
+const notificationAck = wrap(success(0, {}))
+
+const idOf = (message: unknown): JsonRpcId => {
+  if (!Predicate.hasProperty(message, "id")) return null
+  const id = message.id
+  return typeof id === "string" || typeof id === "number" ? id : null
+}
+
+const unknownServer = (message: unknown, serverName: unknown) =>
+  wrap(failure(idOf(message), ErrorCode.MethodNotFound, `SDK MCP server not found: ${String(serverName)}`))
+
+const formatParseError = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error)
+
+const toWireResult = (result: Tool.ToolResult) =>
+  result.isError === undefined ? { content: result.content } : { content: result.content, isError: result.isError }
+
+const toolUseIdOf = (meta: unknown): string | undefined =>
+  Predicate.hasProperty(meta, "claudecode/toolUseId") && typeof meta["claudecode/toolUseId"] === "string"
+    ? meta["claudecode/toolUseId"]
+    : undefined
+
+// A NUL cannot occur in a server name the CLI routes by, and JSON keeps 1 and "1" apart.
+const fiberKey = (server: string, id: string | number | null): string => `${server}\u0000${JSON.stringify(id)}`
+
+interface ServerEntry<R> {
+  readonly server: McpServer.McpServer<R>
+  readonly tools: ReadonlyMap<string, Tool.Tool<R>>
+}
+
+const validate = <R>(
+  servers: ReadonlyArray<McpServer.McpServer<R>>
+): Either.Either<ReadonlyMap<string, ServerEntry<R>>, OptionsError> => {
+  const table = new Map<string, ServerEntry<R>>()
+  for (const server of servers) {
+    if (server.name === "") {
+      return Either.left(new OptionsError({ field: "mcpServers", detail: "an SDK MCP server has an empty name" }))
+    }
+    if (table.has(server.name)) {
+      return Either.left(
+        new OptionsError({
+          field: `mcpServers.${server.name}`,
+          detail: `two SDK MCP servers are named "${server.name}": server names must be unique`
+        })
+      )
+    }
+    const tools = new Map<string, Tool.Tool<R>>()
+    for (const tool of server.tools) {
+      if (tool.name === "") {
+        return Either.left(
+          new OptionsError({ field: `mcpServers.${server.name}.tools`, detail: "a tool has an empty name" })
+        )
+      }
+      if (tools.has(tool.name)) {
+        return Either.left(
+          new OptionsError({
+            field: `mcpServers.${server.name}.tools.${tool.name}`,
+            detail: `two tools are named "${tool.name}": tool names must be unique within a server`
+          })
+        )
+      }
+      tools.set(tool.name, tool)
+    }
+    table.set(server.name, { server, tools })
+  }
+  return Either.right(table)
+}
+
+/**
+ * Builds a bridge serving the given in-process MCP servers. The services `R` the tools need are
+ * captured here and provided to every tool call; tool calls run in fibers owned by the current
+ * scope, so closing it interrupts whatever is still running. Fails with `OptionsError` on an empty
+ * or duplicate server name, or an empty or duplicate tool name within a server.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { McpBridge, McpServer, Tool } from "effect-claude-agent"
+ *
+ * const calc = McpServer.make({
+ *   name: "calc",
+ *   tools: [Tool.make("add", {
+ *     description: "Add two numbers",
+ *     parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+ *     handler: ({ a, b }) => Effect.succeed(`sum=${a + b}`)
+ *   })]
+ * })
+ * const program = Effect.scoped(Effect.gen(function*() {
+ *   const bridge = yield* McpBridge.make([calc])
+ *   return bridge.serverNames // ["calc"]
+ * }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <R>(
+  servers: ReadonlyArray<McpServer.McpServer<R>>
+): Effect.Effect<McpBridgeShape, OptionsError, R | Scope.Scope> =>
+  Effect.gen(function*() {
+    const table = yield* validate(servers)
+    const context = yield* Effect.context<R>()
+    const running = yield* FiberMap.make<string, Tool.ToolResult>()
+
+    const callTool = (entry: ServerEntry<R>, id: JsonRpcId, params: unknown) =>
+      Effect.gen(function*() {
+        const decoded = Schema.decodeUnknownEither(CallToolParams)(params)
+        if (Either.isLeft(decoded)) {
+          return failure(id, ErrorCode.InvalidParams, `Invalid tools/call params: ${formatParseError(decoded.left)}`)
+        }
+        const { name, arguments: args, _meta } = decoded.right
+        const tool = entry.tools.get(name)
+        // Unknown tool: a protocol error (-32602), as the MCP spec's own example for tools/call
+        // does, rather than a tool result. The CLI only calls tools it got from tools/list, so
+        // this means a stale or confused client, not a model mistake the model could fix.
+        if (tool === undefined) {
+          return failure(id, ErrorCode.InvalidParams, `Unknown tool: ${name} (server ${entry.server.name})`)
+        }
+        const key = fiberKey(entry.server.name, id)
+        if (yield* FiberMap.has(running, key)) {
+          return failure(id, ErrorCode.InvalidRequest, `request id ${JSON.stringify(id)} is already in use`)
+        }
+        const call = tool.call(args ?? {}, toolUseIdOf(_meta)).pipe(Effect.provide(context))
+        // The tool runs in its own fiber, registered under its JSON-RPC id, so that
+        // `notifications/cancelled` can find and interrupt it. If this handler is interrupted
+        // instead (the CLI's `control_cancel_request`), the tool fiber goes with it; the mask
+        // closes the gap between forking and starting to wait.
+        const exit = yield* Effect.uninterruptibleMask((restore) =>
+          FiberMap.run(running, key, call).pipe(
+            Effect.flatMap((fiber) => restore(Fiber.await(fiber)).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber))))
+          )
+        )
+        if (Exit.isSuccess(exit)) return success(id, toWireResult(exit.value))
+        // Cancelled by `notifications/cancelled` (or the session is closing): MCP says a
+        // cancelled request gets no response, so this handler ends interrupted and the control
+        // channel writes nothing.
+        if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
+        yield* Effect.logWarning(
+          `effect-claude-agent: SDK MCP tool ${entry.server.name}/${name} died`,
+          Cause.pretty(exit.cause)
+        )
+        const defect = Cause.squash(exit.cause)
+        const message = Predicate.hasProperty(defect, "message") && typeof defect.message === "string"
+          ? defect.message
+          : String(defect)
+        return failure(id, ErrorCode.InternalError, `Internal error in tool ${name}: ${message}`)
+      })
+
+    const request = (entry: ServerEntry<R>, id: JsonRpcId, message: JsonRpcMessage) => {
+      switch (message.method) {
+        case "initialize": {
+          const params = Schema.decodeUnknownOption(InitializeParams)(message.params)
+          return Effect.succeed(success(id, {
+            protocolVersion: params._tag === "Some" ? params.value.protocolVersion : LATEST_PROTOCOL_VERSION,
+            capabilities: { tools: {} },
+            serverInfo: { name: entry.server.name, version: entry.server.version }
+          }))
+        }
+        case "ping":
+          return Effect.succeed(success(id, {}))
+        case "tools/list":
+          return Effect.succeed(success(id, {
+            tools: entry.server.tools.map((tool) => ({
+              name: tool.name,
+              description: tool.description,
+              inputSchema: tool.inputSchema
+            }))
+          }))
+        case "tools/call":
+          return callTool(entry, id, message.params)
+        default:
+          return Effect.succeed(failure(id, ErrorCode.MethodNotFound, `Method not found: ${message.method}`))
+      }
+    }
+
+    const notification = (entry: ServerEntry<R>, message: JsonRpcMessage): Effect.Effect<void> => {
+      switch (message.method) {
+        case "notifications/cancelled": {
+          const params = Schema.decodeUnknownEither(CancelledParams)(message.params)
+          if (Either.isLeft(params)) {
+            return Effect.logDebug(
+              `effect-claude-agent: ignoring malformed notifications/cancelled: ${formatParseError(params.left)}`
+            )
+          }
+          return FiberMap.remove(running, fiberKey(entry.server.name, params.right.requestId))
+        }
+        case "notifications/initialized":
+          return Effect.void
+        default:
+          return Effect.logDebug(`effect-claude-agent: ignoring MCP notification ${message.method}`)
+      }
+    }
+
+    const handleMessage: InboundHandler = (raw) =>
+      Effect.gen(function*() {
+        const envelope = Schema.decodeUnknownEither(McpMessageRequest)(raw)
+        if (Either.isLeft(envelope)) {
+          return wrap(failure(
+            idOf(raw["message"]),
+            ErrorCode.InvalidRequest,
+            `Invalid mcp_message: ${formatParseError(envelope.left)}`
+          ))
+        }
+        const { message, server_name } = envelope.right
+        const entry = table.get(server_name)
+        if (entry === undefined) return unknownServer(message, server_name)
+        const decoded = Schema.decodeUnknownEither(JsonRpcMessage)(message)
+        if (Either.isLeft(decoded)) {
+          if (Schema.is(JsonRpcResponseIn)(message)) {
+            yield* Effect.logDebug(`effect-claude-agent: ignoring a JSON-RPC response sent to ${server_name}`)
+            return notificationAck
+          }
+          return wrap(failure(idOf(message), ErrorCode.InvalidRequest, `Invalid Request: ${formatParseError(decoded.left)}`))
+        }
+        const jsonRpc = decoded.right
+        if (jsonRpc.id === undefined) {
+          yield* notification(entry, jsonRpc)
+          return notificationAck
+        }
+        return wrap(yield* request(entry, jsonRpc.id, jsonRpc))
+      })
+
+    return { serverNames: Array.from(table.keys()), handleMessage }
+  })
 
 /**
  * The MCP bridge service.
@@ -55,14 +367,7 @@ export class McpBridge extends Context.Tag("effect-claude-agent/McpBridge")<McpB
    */
   static readonly empty: McpBridgeShape = {
     serverNames: [],
-    handleMessage: (request) =>
-      Effect.succeed({
-        mcp_response: {
-          jsonrpc: "2.0",
-          id: jsonRpcId(request.message),
-          error: { code: -32601, message: `no SDK MCP server named ${String(request.server_name)}` }
-        }
-      })
+    handleMessage: (request) => Effect.succeed(unknownServer(request["message"], request["server_name"]))
   }
 
   /**
@@ -77,4 +382,22 @@ export class McpBridge extends Context.Tag("effect-claude-agent/McpBridge")<McpB
    * @since 0.1.0
    */
   static readonly layerEmpty: Layer.Layer<McpBridge> = Layer.succeed(McpBridge, McpBridge.empty)
+
+  /**
+   * A bridge serving the given servers as a layer; tool calls are interrupted when the layer's
+   * scope closes.
+   *
+   * @example
+   * ```ts
+   * import { McpBridge, McpServer } from "effect-claude-agent"
+   *
+   * declare const calc: McpServer.McpServer
+   * const layer = McpBridge.McpBridge.layer([calc])
+   * ```
+   *
+   * @since 0.1.0
+   */
+  static readonly layer = <R>(
+    servers: ReadonlyArray<McpServer.McpServer<R>>
+  ): Layer.Layer<McpBridge, OptionsError, Exclude<R, Scope.Scope>> => Layer.scoped(McpBridge, make(servers))
 }

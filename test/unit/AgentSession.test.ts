@@ -103,6 +103,80 @@ describe("ClaudeAgent.query (fake CLI)", () => {
     }))
 })
 
+describe("closing a session", () => {
+  const stateFrame = (state: string) => ({
+    type: "system",
+    subtype: "session_state_changed",
+    state,
+    session_id: "00000000-0000-4000-8000-000000000001"
+  })
+
+  it.effect("mid-turn: sends the protocol's interrupt, then closes stdin once the CLI is idle", () =>
+    Effect.gen(function*() {
+      const interruptSeenAtEof = yield* Deferred.make<boolean>()
+      const layer = ClaudeAgent.layerTest({
+        onUserMessage: (_m, cli) =>
+          Effect.gen(function*() {
+            yield* cli.emit(stateFrame("running"))
+            yield* cli.emit(FakeCli.frames.assistantText("partial"))
+            yield* cli.awaitSent((f) =>
+              f.type === "control_request" && typeof f.request === "object" && f.request !== null &&
+              "subtype" in f.request && f.request.subtype === "interrupt"
+            )
+            yield* cli.emit(FakeCli.frames.result("interrupted", { isError: true, subtype: "error_during_execution" }))
+            yield* cli.emit(stateFrame("idle"))
+          }),
+        onInputEnd: (cli) =>
+          Effect.gen(function*() {
+            const sent = yield* cli.sent
+            const sawInterrupt = sent.some((f) =>
+              f.type === "control_request" && typeof f.request === "object" && f.request !== null &&
+              "subtype" in f.request && f.request.subtype === "interrupt"
+            )
+            yield* Deferred.succeed(interruptSeenAtEof, sawInterrupt)
+            yield* cli.exit({ exitCode: 1 })
+          })
+      })
+      yield* Effect.scoped(Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session()
+        yield* session.send("long task")
+        yield* session.messages.pipe(Stream.filter(Message.isAssistant), Stream.take(1), Stream.runDrain)
+      })).pipe(Effect.provide(layer))
+      expect(yield* Deferred.await(interruptSeenAtEof)).toBe(true)
+    }))
+
+  it.effect("after the result: no interrupt; stdin closes once the CLI reports idle", () =>
+    Effect.gen(function*() {
+      const idleSent = yield* Deferred.make<void>()
+      const eofAfterIdle = yield* Deferred.make<boolean>()
+      const layer = ClaudeAgent.layerTest({
+        onUserMessage: (m, cli) =>
+          Effect.gen(function*() {
+            yield* cli.emit(stateFrame("running"))
+            yield* FakeCli.echoTurn(m, cli)
+            // A late callback after the result still gets its answer: stdin is open until idle.
+            const reply = yield* cli.request({ subtype: "mcp_message", server_name: "x", message: { jsonrpc: "2.0", id: 1, method: "ping" } })
+            expect(reply.subtype).toBe("success")
+            yield* cli.emit(stateFrame("idle"))
+            yield* Deferred.succeed(idleSent, undefined)
+          }),
+        onInputEnd: (cli) =>
+          Effect.gen(function*() {
+            const sent = yield* cli.sent
+            const interrupts = sent.filter((f) =>
+              f.type === "control_request" && typeof f.request === "object" && f.request !== null &&
+              "subtype" in f.request && f.request.subtype === "interrupt"
+            )
+            yield* Deferred.succeed(eofAfterIdle, (yield* Deferred.isDone(idleSent)) && interrupts.length === 0)
+            yield* cli.exit({ exitCode: 0 })
+          })
+      })
+      const messages = yield* ClaudeAgent.query("hi").pipe(Stream.runCollect, Effect.provide(layer))
+      expect(Chunk.toArray(messages).some(Message.isResult)).toBe(true)
+      expect(yield* Deferred.await(eofAfterIdle)).toBe(true)
+    }))
+})
+
 describe("AgentSession (fake CLI)", () => {
   it.scoped("multi-turn: receiveResponse stops at each result and keeps what follows", () =>
     Effect.gen(function*() {
@@ -194,7 +268,7 @@ describe("AgentSession (fake CLI)", () => {
       expect(String(hook?.error)).toContain("hook_9")
       expect(mcp?.subtype).toBe("success")
       expect(mcp?.response).toEqual({
-        mcp_response: { jsonrpc: "2.0", id: 7, error: { code: -32601, message: "no SDK MCP server named calc" } }
+        mcp_response: { jsonrpc: "2.0", id: 7, error: { code: -32601, message: "SDK MCP server not found: calc" } }
       })
     }))
 })

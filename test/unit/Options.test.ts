@@ -7,11 +7,16 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Discovery from "../../src/internal/discovery.js"
 import * as Launch from "../../src/internal/launch.js"
+import * as Permission from "../../src/Permission.js"
 import * as Options from "../../src/schema/Options.js"
 
-const validated = (input: unknown) => Effect.runSync(Options.validate(input))
+const validated = (input: Options.Options) => Effect.runSync(Options.validate(input))
 
-const optionsError = (input: unknown) => Effect.runSync(Effect.flip(Options.validate(input)))
+// Schema errors: any value, as an untyped caller could pass it.
+const optionsError = (input: unknown) => Effect.runSync(Effect.flip(Options.check(input)))
+
+// Cross-field rules: well-typed but contradictory options.
+const ruleError = (input: Options.Options) => Effect.runSync(Effect.flip(Options.validate(input)))
 
 describe("Options.validate", () => {
   it("accepts the documented fields", () => {
@@ -53,9 +58,13 @@ describe("Options.validate", () => {
   })
 
   it("rejects contradictory fields", () => {
-    expect(optionsError({ model: "a", fallbackModel: "a" }).field).toBe("fallbackModel")
-    expect(optionsError({ continue: true, resume: "abc" }).field).toBe("continue")
-    expect(optionsError({ settings: "/tmp/settings.json", sandbox: { enabled: true } }).field).toBe("sandbox")
+    expect(ruleError({ model: "a", fallbackModel: "a" }).field).toBe("fallbackModel")
+    expect(ruleError({ continue: true, resume: "abc" }).field).toBe("continue")
+    expect(ruleError({ settings: "/tmp/settings.json", sandbox: { enabled: true } }).field).toBe("sandbox")
+    expect(ruleError({ canUseTool: () => Effect.succeed(Permission.allow()), permissionPromptToolName: "mcp__p__ask" }).field)
+      .toBe("permissionPromptToolName")
+    expect(optionsError({ hooks: { PreToolUse: [{ hooks: ["not a function"] }] } }).field).toBe("hooks.PreToolUse.0.hooks.0")
+    expect(ruleError({ hooks: { NoSuchEvent: [] } } as never).field).toBe("hooks.NoSuchEvent")
   })
 })
 

@@ -1,0 +1,112 @@
+/**
+ * `McpServer`: an in-process (SDK) MCP server, a named set of `Tool`s served to the CLI over the
+ * control protocol (`mcp_message`) instead of a subprocess or an HTTP endpoint.
+ *
+ * @since 0.1.0
+ */
+import type * as Tool from "./Tool.js"
+
+/**
+ * An in-process MCP server. `R` is what its tools' handlers need from the environment; the
+ * session provides it from the services available where the session is built.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { McpServer, Tool } from "effect-claude-agent"
+ *
+ * const calc: McpServer.McpServer = McpServer.make({
+ *   name: "calc",
+ *   tools: [Tool.make("add", {
+ *     description: "Add two numbers",
+ *     parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+ *     handler: ({ a, b }) => Effect.succeed(`sum=${a + b}`)
+ *   })]
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface McpServer<R = never> {
+  readonly type: "sdk"
+  /** The server name: the key under `mcpServers` and the middle of `mcp__<server>__<tool>`. */
+  readonly name: string
+  /** Reported as `serverInfo.version` in the MCP handshake. */
+  readonly version: string
+  readonly tools: ReadonlyArray<Tool.Tool<R>>
+}
+
+/**
+ * Builds an in-process MCP server. Pure: names are checked (non-empty, unique) when the session
+ * starts, which fails with `OptionsError`. `version` defaults to `"1.0.0"`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { ClaudeAgent, McpServer, Tool } from "effect-claude-agent"
+ *
+ * const calc = McpServer.make({
+ *   name: "calc",
+ *   tools: [Tool.make("add", {
+ *     description: "Add two numbers",
+ *     parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+ *     handler: ({ a, b }) => Effect.succeed(`sum=${a + b}`)
+ *   })]
+ * })
+ * const stream = ClaudeAgent.query("What is 2+3?", {
+ *   mcpServers: { calc },
+ *   allowedTools: [McpServer.toolName("calc", "add")]
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export function make<const Tools extends ReadonlyArray<Tool.Tool<unknown>>>(options: {
+  readonly name: string
+  readonly version?: string | undefined
+  readonly tools: Tools
+}): McpServer<Tool.Context<Tools[number]>>
+// An overload rather than `<R>(… tools: ReadonlyArray<Tool<R>>)`: from tools needing different
+// services TypeScript would pick one service and reject the rest; inferring the tuple and
+// extracting the union of its requirements gives `McpServer<A | B>`.
+export function make(options: {
+  readonly name: string
+  readonly version?: string | undefined
+  readonly tools: ReadonlyArray<Tool.Tool<unknown>>
+}): McpServer<unknown> {
+  return { type: "sdk", name: options.name, version: options.version ?? "1.0.0", tools: options.tools }
+}
+
+/**
+ * The name the model (and `allowedTools`, `canUseTool`, hooks) sees for a tool of an MCP server.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "effect-claude-agent"
+ *
+ * const name = McpServer.toolName("calc", "add") // "mcp__calc__add"
+ * ```
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const toolName = (server: string, tool: string): string => `mcp__${server}__${tool}`
+
+/**
+ * The model-visible names of every tool of a server, e.g. for `allowedTools`.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "effect-claude-agent"
+ *
+ * declare const calc: McpServer.McpServer
+ * const allowedTools = McpServer.toolNames(calc) // ["mcp__calc__add", …]
+ * ```
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const toolNames = <R>(server: McpServer<R>): ReadonlyArray<string> =>
+  server.tools.map((tool) => toolName(server.name, tool.name))

@@ -1,0 +1,270 @@
+/**
+ * `Tool`: one tool of an in-process (SDK) MCP server, typed with an Effect `Schema`.
+ *
+ * The `parameters` Schema does three jobs: it is turned into the JSON Schema the model sees
+ * (`tools/list`), it decodes the arguments the model sent before the handler runs, and its
+ * `Type` is the handler's input. Decoding and handler failures become tool results with
+ * `isError: true`, so the model sees what went wrong and can retry; only defects escape.
+ *
+ * @since 0.1.0
+ */
+import { Effect, JSONSchema, ParseResult, Predicate, Schema, SchemaAST } from "effect"
+
+/**
+ * One block of a tool result, as MCP defines it (`text`, `image`, embedded `resource`).
+ *
+ * @example
+ * ```ts
+ * import type { Tool } from "effect-claude-agent"
+ *
+ * const block: Tool.ToolContent = { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ToolContent =
+  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "image"; readonly data: string; readonly mimeType: string }
+  | {
+    readonly type: "resource"
+    readonly resource: {
+      readonly uri: string
+      readonly mimeType?: string
+      readonly text?: string
+      readonly blob?: string
+    }
+  }
+
+/**
+ * What a tool call returns to the model: content blocks, and whether they describe an error.
+ *
+ * @example
+ * ```ts
+ * import type { Tool } from "effect-claude-agent"
+ *
+ * const result: Tool.ToolResult = { content: [{ type: "text", text: "no such city" }], isError: true }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolResult {
+  readonly content: ReadonlyArray<ToolContent>
+  readonly isError?: boolean
+}
+
+/**
+ * A JSON Schema whose top level describes an object, as MCP requires of a tool's `inputSchema`.
+ *
+ * @example
+ * ```ts
+ * import type { Tool } from "effect-claude-agent"
+ *
+ * const schema: Tool.JsonObjectSchema = { type: "object", properties: { a: { type: "number" } } }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface JsonObjectSchema {
+  readonly type: "object"
+  readonly [key: string]: unknown
+}
+
+/**
+ * A tool ready to be served: its wire description and a `call` that never fails (failures are
+ * already tool results with `isError: true`). `R` is what the handler needs from the environment.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "effect-claude-agent"
+ *
+ * const echo: Tool.Tool = Tool.make("echo", {
+ *   description: "Echo the input",
+ *   parameters: Schema.Struct({ text: Schema.String }),
+ *   handler: ({ text }) => Effect.succeed(text)
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Tool<R = never> {
+  /** The name inside its server; the model sees `mcp__<server>__<name>`. */
+  readonly name: string
+  readonly description: string
+  /** The JSON Schema of the arguments, without `$schema`. */
+  readonly inputSchema: JsonObjectSchema
+  /**
+   * Decodes the raw arguments and runs the handler. `toolUseId` is the model's `tool_use` id when
+   * the CLI sends it (`_meta["claudecode/toolUseId"]`).
+   */
+  readonly call: (args: unknown, toolUseId: string | undefined) => Effect.Effect<ToolResult, never, R>
+}
+
+/**
+ * The services a tool needs (its `R`), as a type.
+ *
+ * @example
+ * ```ts
+ * import type { Tool } from "effect-claude-agent"
+ *
+ * declare const tool: Tool.Tool<"Db">
+ * type Needs = Tool.Context<typeof tool> // "Db"
+ * ```
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Context<T> = T extends Tool<infer R> ? R : never
+
+/**
+ * What a handler gets besides its decoded input.
+ *
+ * @example
+ * ```ts
+ * import type { Tool } from "effect-claude-agent"
+ *
+ * const label = (context: Tool.HandlerContext) => context.toolUseId ?? "(no tool_use id)"
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface HandlerContext {
+  /** The model's `tool_use` id, when the CLI sent it. */
+  readonly toolUseId: string | undefined
+}
+
+/**
+ * A result with one text block.
+ *
+ * @example
+ * ```ts
+ * import { Tool } from "effect-claude-agent"
+ *
+ * const result = Tool.text("sum=5") // { content: [{ type: "text", text: "sum=5" }] }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const text = (text: string): ToolResult => ({ content: [{ type: "text", text }] })
+
+/**
+ * An error result with one text block: the model sees it as a failed tool call.
+ *
+ * @example
+ * ```ts
+ * import { Tool } from "effect-claude-agent"
+ *
+ * const result = Tool.error("city not found") // { content: [...], isError: true }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const error = (message: string): ToolResult => ({ content: [{ type: "text", text: message }], isError: true })
+
+// The model needs a sentence, not an object dump, to decide how to retry; JSON is the fallback
+// for failures that carry no message.
+const describeFailure = (failure: unknown): string => {
+  if (Predicate.hasProperty(failure, "message") && typeof failure.message === "string" && failure.message !== "") {
+    return failure.message
+  }
+  if (typeof failure === "string") return failure
+  try {
+    const json = JSON.stringify(failure)
+    if (json !== undefined) return json
+  } catch {
+    // cyclic or BigInt-bearing values: fall through to String
+  }
+  try {
+    return String(failure)
+  } catch {
+    return "the tool failed"
+  }
+}
+
+// `fromAST` rather than `make`: no `$schema` key (MCP does not want it), and
+// `topLevelReferenceStrategy: "skip"` inlines a top-level `$ref` (a `Schema.Class` would
+// otherwise be `{$ref: "#/$defs/Name"}`, which is not an object schema); shared definitions stay
+// in `$defs` next to it.
+const toInputSchema = (name: string, ast: SchemaAST.AST): JsonObjectSchema => {
+  // `Schema.Struct({})` means "any non-nullish value" to JSONSchema (`anyOf: [object, array]`);
+  // as tool parameters it means "no arguments".
+  const encoded = SchemaAST.encodedAST(ast)
+  if (SchemaAST.isTypeLiteral(encoded) && encoded.propertySignatures.length === 0 && encoded.indexSignatures.length === 0) {
+    return { type: "object", properties: {}, additionalProperties: false }
+  }
+  const definitions: Record<string, JSONSchema.JsonSchema7> = {}
+  const schema = JSONSchema.fromAST(ast, { definitions, topLevelReferenceStrategy: "skip" })
+  if (!("type" in schema) || schema.type !== "object") {
+    throw new Error(
+      `Tool "${name}": parameters must describe an object (a Schema.Struct), got JSON Schema ${JSON.stringify(schema)}`
+    )
+  }
+  return Object.keys(definitions).length === 0
+    ? { ...schema, type: "object" }
+    : { ...schema, type: "object", $defs: definitions }
+}
+
+/**
+ * Defines a tool from a Schema and an Effect handler.
+ *
+ * The model's arguments are decoded with `parameters` first; a decoding failure is returned to the
+ * model as an error result naming the bad field, without running the handler. A handler failure
+ * `E` becomes an error result with `E`'s `message` (or its JSON). A string result is wrapped with
+ * `text`. Defects are not caught: the bridge answers them with JSON-RPC error -32603.
+ *
+ * Throws at definition time when `parameters` has no JSON Schema or it is not an object (for
+ * example a `Schema.Union` at the top level): that tool could never be offered to the model.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "effect-claude-agent"
+ *
+ * const add = Tool.make("add", {
+ *   description: "Add two numbers",
+ *   parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+ *   handler: ({ a, b }) => Effect.succeed(`sum=${a + b}`)
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <A, I extends { readonly [key: string]: unknown }, E, R>(
+  name: string,
+  options: {
+    readonly description: string
+    readonly parameters: Schema.Schema<A, I, never>
+    readonly handler: (input: A, context: HandlerContext) => Effect.Effect<ToolResult | string, E, R>
+  }
+): Tool<R> => {
+  const decode = Schema.decodeUnknown(options.parameters)
+  return {
+    name,
+    description: options.description,
+    inputSchema: toInputSchema(name, options.parameters.ast),
+    call: (args, toolUseId) =>
+      decode(args, { errors: "all", onExcessProperty: "ignore" }).pipe(
+        Effect.matchEffect({
+          onFailure: (parseError) =>
+            Effect.succeed(
+              error(`Invalid arguments for tool "${name}":\n${ParseResult.TreeFormatter.formatErrorSync(parseError)}`)
+            ),
+          onSuccess: (input) =>
+            Effect.suspend(() => options.handler(input, { toolUseId })).pipe(
+              Effect.match({
+                onFailure: (failure) => error(describeFailure(failure)),
+                onSuccess: (result) => typeof result === "string" ? text(result) : result
+              })
+            )
+        })
+      )
+  }
+}

@@ -1,0 +1,412 @@
+// Unit tests of the MCP bridge: `handleMessage` is called directly, as the control channel would
+// call it for an `mcp_message` control request (no transport, no CLI).
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, Context, Deferred, Effect, Exit, Fiber, Schema, Scope } from "effect"
+import * as McpServer from "../../src/McpServer.js"
+import { McpBridge, make as makeBridge } from "../../src/services/McpBridge.js"
+import type { McpBridgeShape } from "../../src/services/McpBridge.js"
+import * as Tool from "../../src/Tool.js"
+
+const mcpMessage = (server: string, message: unknown) => ({ subtype: "mcp_message", server_name: server, message })
+
+const send = (bridge: McpBridgeShape, server: string, message: unknown) =>
+  bridge.handleMessage(mcpMessage(server, message), "control-req-1")
+
+const callMessage = (id: number, name: string, args: unknown, toolUseId?: string) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: {
+    name,
+    arguments: args,
+    _meta: toolUseId === undefined ? { progressToken: id } : { "claudecode/toolUseId": toolUseId, progressToken: id }
+  }
+})
+
+class MockError extends Schema.TaggedError<MockError>()("MockError", { message: Schema.String }) {}
+
+const add = Tool.make("add", {
+  description: "Add two numbers",
+  parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+  handler: ({ a, b }) => Effect.succeed(`sum=${a + b}`)
+})
+
+const double = Tool.make("double", {
+  description: "Double a number given as a string",
+  parameters: Schema.Struct({ n: Schema.NumberFromString }),
+  handler: ({ n }, { toolUseId }) =>
+    // `typeof n` proves the handler got the decoded value, not the wire string.
+    Effect.succeed(Tool.text(`${typeof n}:${n * 2}:${toolUseId ?? "none"}`))
+})
+
+const failing = Tool.make("failing", {
+  description: "Fails with a typed error",
+  parameters: Schema.Struct({ kind: Schema.Literal("message", "plain") }),
+  handler: ({ kind }) =>
+    Effect.gen(function*() {
+      if (kind === "message") return yield* Effect.fail(new MockError({ message: "boom" }))
+      return yield* Effect.fail({ code: 7 })
+    })
+})
+
+const dying = Tool.make("dying", {
+  description: "Dies",
+  parameters: Schema.Struct({}),
+  handler: () => Effect.die(new Error("kaput"))
+})
+
+const media = Tool.make("media", {
+  description: "Returns an image and a resource",
+  parameters: Schema.Struct({}),
+  handler: () =>
+    Effect.succeed({
+      content: [
+        { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
+        { type: "resource", resource: { uri: "file:///notes.txt", mimeType: "text/plain", text: "hello" } }
+      ]
+    })
+})
+
+const calc = McpServer.make({ name: "calc", tools: [add, double, failing, dying, media] })
+
+const withBridge = <A, E>(f: (bridge: McpBridgeShape) => Effect.Effect<A, E>) =>
+  Effect.flatMap(makeBridge([calc]), f)
+
+describe("McpBridge", () => {
+  it.scoped("answers initialize with the client's protocol version and the server info", () =>
+    withBridge((bridge) =>
+      Effect.gen(function*() {
+        const reply = yield* send(bridge, "calc", {
+          jsonrpc: "2.0",
+          id: 0,
+          method: "initialize",
+          params: { protocolVersion: "2099-01-01", capabilities: {}, clientInfo: { name: "claude-code", version: "2" } }
+        })
+        expect(reply).toEqual({
+          mcp_response: {
+            jsonrpc: "2.0",
+            id: 0,
+            result: {
+              protocolVersion: "2099-01-01",
+              capabilities: { tools: {} },
+              serverInfo: { name: "calc", version: "1.0.0" }
+            }
+          }
+        })
+        expect(bridge.serverNames).toEqual(["calc"])
+      })
+    ))
+
+  it.scoped("acknowledges notifications/initialized the way the CLI accepts", () =>
+    withBridge((bridge) =>
+      Effect.gen(function*() {
+        const reply = yield* send(bridge, "calc", { jsonrpc: "2.0", method: "notifications/initialized" })
+        expect(reply).toEqual({ mcp_response: { jsonrpc: "2.0", result: {}, id: 0 } })
+      })
+    ))
+
+  it.scoped("answers ping with an empty result", () =>
+    withBridge((bridge) =>
+      Effect.gen(function*() {
+        const reply = yield* send(bridge, "calc", { jsonrpc: "2.0", id: "p1", method: "ping" })
+        expect(reply).toEqual({ mcp_response: { jsonrpc: "2.0", id: "p1", result: {} } })
+      })
+    ))
+
+  it.scoped("lists tools with JSON Schemas generated from their Schemas", () =>
+    withBridge((bridge) =>
+      Effect.gen(function*() {
+        const reply = yield* send(bridge, "calc", { jsonrpc: "2.0", id: 1, method: "tools/list" })
+        expect(reply).toMatchObject({ mcp_response: { jsonrpc: "2.0", id: 1 } })
+        const tools = (yield* Schema.decodeUnknown(
+          Schema.Struct({
+            mcp_response: Schema.Struct({
+              result: Schema.Struct({
+                tools: Schema.Array(Schema.Struct({
+                  name: Schema.String,
+                  description: Schema.String,
+                  inputSchema: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+                }))
+              })
+            })
+          })
+        )(reply)).mcp_response.result.tools
+        expect(tools.map((t) => t.name)).toEqual(["add", "double", "failing", "dying", "media"])
+        const addSchema = tools[0]?.inputSchema
+        expect(addSchema).toEqual({
+          type: "object",
+          properties: { a: { type: "number" }, b: { type: "number" } },
+          required: ["a", "b"],
+          additionalProperties: false
+        })
+        expect(addSchema).not.toHaveProperty("$schema")
+        expect(tools[0]?.description).toBe("Add two numbers")
+        // The wire (encoded) side of NumberFromString is a string.
+        expect(tools[1]?.inputSchema).toMatchObject({ properties: { n: { type: "string" } } })
+      })
+    ))
+
+  it("inlines a Schema.Class at the top level and rejects non-object parameters", () => {
+    class Point extends Schema.Class<Point>("Point")({ x: Schema.Number, y: Schema.Number }) {}
+    const tool = Tool.make("point", {
+      description: "A point",
+      parameters: Point,
+      handler: (p) => Effect.succeed(`${p.x},${p.y}`)
+    })
+    expect(tool.inputSchema).toMatchObject({ type: "object", required: ["x", "y"] })
+    expect(tool.inputSchema).not.toHaveProperty("$ref")
+    expect(() =>
+      Tool.make("either", {
+        description: "A union is not an object schema",
+        parameters: Schema.Union(Schema.Struct({ a: Schema.String }), Schema.Struct({ b: Schema.String })),
+        handler: () => Effect.succeed("")
+      })
+    ).toThrow(/must describe an object/)
+  })
+
+  it.scoped("calls a tool with the decoded input and the tool_use id", () =>
+    withBridge((bridge) =>
+      Effect.gen(function*() {
+        const reply = yield* send(bridge, "calc", callMessage(2, "double", { n: "21" }, "toolu_1"))
+        expect(reply).toEqual({
+          mcp_response: { jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "number:42:toolu_1" }] } }
+        })
+        const sum = yield* send(bridge, "calc", callMessage(3, "add", { a: 2, b: 3 }))
+        expect(sum).toEqual({
+          mcp_response: { jsonrpc: "2.0", id: 3, result: { content: [{ type: "text", text: "sum=5" }] } }
+        })
+      })
+    ))
+
+  it.scoped("answers arguments that do not decode with an error result naming the field", () =>
+    withBridge((bridge) =>
+      Effect.gen(function*() {
+        const reply = yield* send(bridge, "calc", callMessage(4, "add", { a: "two", b: 3 }))
+        expect(reply).toMatchObject({ mcp_response: { id: 4, result: { isError: true } } })
+        const text = JSON.stringify(reply)
+        expect(text).toContain("Invalid arguments for tool")
+        expect(text).toContain("[\\\"a\\\"]")
+        expect(text).toContain("Expected number")
+      })
+    ))
+
+  it.scoped("turns a handler's typed failure into an error result", () =>
+    withBridge((bridge) =>
+      Effect.gen(function*() {
+        const withMessage = yield* send(bridge, "calc", callMessage(5, "failing", { kind: "message" }))
+        expect(withMessage).toEqual({
+          mcp_response: { jsonrpc: "2.0", id: 5, result: { content: [{ type: "text", text: "boom" }], isError: true } }
+        })
+        const plain = yield* send(bridge, "calc", callMessage(6, "failing", { kind: "plain" }))
+        expect(plain).toEqual({
+          mcp_response: {
+            jsonrpc: "2.0",
+            id: 6,
+            result: { content: [{ type: "text", text: "{\"code\":7}" }], isError: true }
+          }
+        })
+      })
+    ))
+
+  it.scoped("answers a handler's defect with JSON-RPC error -32603", () =>
+    withBridge((bridge) =>
+      Effect.gen(function*() {
+        const reply = yield* send(bridge, "calc", callMessage(7, "dying", {}))
+        expect(reply).toMatchObject({ mcp_response: { jsonrpc: "2.0", id: 7, error: { code: -32603 } } })
+        expect(JSON.stringify(reply)).toContain("kaput")
+      })
+    ))
+
+  it.scoped("passes image and resource content through", () =>
+    withBridge((bridge) =>
+      Effect.gen(function*() {
+        const reply = yield* send(bridge, "calc", { jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "media" } })
+        expect(reply).toEqual({
+          mcp_response: {
+            jsonrpc: "2.0",
+            id: 8,
+            result: {
+              content: [
+                { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
+                { type: "resource", resource: { uri: "file:///notes.txt", mimeType: "text/plain", text: "hello" } }
+              ]
+            }
+          }
+        })
+      })
+    ))
+
+  it.scoped("answers an unknown method with -32601 and an unknown tool with -32602", () =>
+    withBridge((bridge) =>
+      Effect.gen(function*() {
+        const method = yield* send(bridge, "calc", { jsonrpc: "2.0", id: 9, method: "resources/list" })
+        expect(method).toMatchObject({ mcp_response: { id: 9, error: { code: -32601 } } })
+        expect(JSON.stringify(method)).toContain("resources/list")
+        const tool = yield* send(bridge, "calc", callMessage(10, "subtract", { a: 1, b: 2 }))
+        expect(tool).toMatchObject({ mcp_response: { id: 10, error: { code: -32602 } } })
+        expect(JSON.stringify(tool)).toContain("subtract")
+      })
+    ))
+
+  it.scoped("answers an unknown server with -32601 naming it, like the empty bridge", () =>
+    withBridge((bridge) =>
+      Effect.gen(function*() {
+        const reply = yield* send(bridge, "weather", { jsonrpc: "2.0", id: 11, method: "tools/list" })
+        expect(reply).toEqual({
+          mcp_response: { jsonrpc: "2.0", id: 11, error: { code: -32601, message: "SDK MCP server not found: weather" } }
+        })
+        const empty = yield* send(McpBridge.empty, "weather", { jsonrpc: "2.0", id: 11, method: "tools/list" })
+        expect(empty).toEqual(reply)
+      })
+    ))
+
+  it.scoped("answers a malformed JSON-RPC message with -32600", () =>
+    withBridge((bridge) =>
+      Effect.gen(function*() {
+        const reply = yield* send(bridge, "calc", { jsonrpc: "1.0", id: 12, method: "ping" })
+        expect(reply).toMatchObject({ mcp_response: { jsonrpc: "2.0", id: 12, error: { code: -32600 } } })
+        const response = yield* send(bridge, "calc", { jsonrpc: "2.0", id: 13, result: {} })
+        expect(response).toEqual({ mcp_response: { jsonrpc: "2.0", result: {}, id: 0 } })
+      })
+    ))
+
+  it.scoped("provides the services captured when the bridge was built to the handlers", () => {
+    class MockGreeter extends Context.Tag("test/MockGreeter")<MockGreeter, { readonly greet: (name: string) => string }>() {}
+    class MockCounter extends Context.Tag("test/MockCounter")<MockCounter, { readonly next: Effect.Effect<number> }>() {}
+    const greet = Tool.make("greet", {
+      description: "Greets",
+      parameters: Schema.Struct({ name: Schema.String }),
+      handler: ({ name }) => Effect.map(MockGreeter, (g) => g.greet(name))
+    })
+    const count = Tool.make("count", {
+      description: "Counts",
+      parameters: Schema.Struct({}),
+      handler: () => Effect.flatMap(MockCounter, (c) => c.next).pipe(Effect.map(String))
+    })
+    // R is inferred as the union of what the tools need.
+    const server: McpServer.McpServer<MockGreeter | MockCounter> = McpServer.make({ name: "svc", tools: [greet, count] })
+    return Effect.gen(function*() {
+      const bridge = yield* makeBridge([server]).pipe(
+        Effect.provideService(MockGreeter, { greet: (name) => `hello ${name}` }),
+        Effect.provideService(MockCounter, { next: Effect.succeed(41) })
+      )
+      const reply = yield* send(bridge, "svc", callMessage(1, "greet", { name: "ada" }))
+      expect(reply).toMatchObject({ mcp_response: { result: { content: [{ type: "text", text: "hello ada" }] } } })
+      const counted = yield* send(bridge, "svc", callMessage(2, "count", {}))
+      expect(counted).toMatchObject({ mcp_response: { result: { content: [{ type: "text", text: "41" }] } } })
+    })
+  })
+
+  it.scoped("runs tool calls concurrently", () =>
+    Effect.gen(function*() {
+      const aStarted = yield* Deferred.make<void>()
+      const bStarted = yield* Deferred.make<void>()
+      // Each side waits for the other to start: sequential calls would never finish.
+      const rendezvous = Tool.make("rendezvous", {
+        description: "Waits for the other side",
+        parameters: Schema.Struct({ side: Schema.Literal("a", "b") }),
+        handler: ({ side }) =>
+          side === "a"
+            ? Deferred.succeed(aStarted, undefined).pipe(Effect.zipRight(Deferred.await(bStarted)), Effect.as("a done"))
+            : Deferred.succeed(bStarted, undefined).pipe(Effect.zipRight(Deferred.await(aStarted)), Effect.as("b done"))
+      })
+      const bridge = yield* makeBridge([McpServer.make({ name: "meet", tools: [rendezvous] })])
+      const [a, b] = yield* Effect.all([
+        send(bridge, "meet", callMessage(1, "rendezvous", { side: "a" })),
+        send(bridge, "meet", callMessage(2, "rendezvous", { side: "b" }))
+      ], { concurrency: "unbounded" })
+      expect(a).toMatchObject({ mcp_response: { id: 1, result: { content: [{ text: "a done" }] } } })
+      expect(b).toMatchObject({ mcp_response: { id: 2, result: { content: [{ text: "b done" }] } } })
+    }))
+
+  const makeBlocking = Effect.gen(function*() {
+    const started = yield* Deferred.make<void>()
+    const interrupted = yield* Deferred.make<void>()
+    const blocking = Tool.make("blocking", {
+      description: "Runs until interrupted",
+      parameters: Schema.Struct({}),
+      handler: () =>
+        Deferred.succeed(started, undefined).pipe(
+          Effect.zipRight(Effect.never),
+          Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined)),
+          Effect.as("unreachable")
+        )
+    })
+    const bridge = yield* makeBridge([McpServer.make({ name: "slow", tools: [blocking] })])
+    return { bridge, started, interrupted }
+  })
+
+  it.scoped("notifications/cancelled interrupts the running tool and the request gets no response", () =>
+    Effect.gen(function*() {
+      const { bridge, interrupted, started } = yield* makeBlocking
+      const handler = yield* Effect.fork(send(bridge, "slow", callMessage(7, "blocking", {})))
+      yield* Deferred.await(started)
+      const ack = yield* send(bridge, "slow", {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 7, reason: "user interrupted" }
+      })
+      expect(ack).toEqual({ mcp_response: { jsonrpc: "2.0", result: {}, id: 0 } })
+      yield* Deferred.await(interrupted)
+      const exit = yield* Fiber.await(handler)
+      // An interrupted handler is how the control channel knows to write nothing.
+      expect(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)).toBe(true)
+    }))
+
+  it.scoped("notifications/cancelled for another id or server leaves the tool running", () =>
+    Effect.gen(function*() {
+      const { bridge, interrupted, started } = yield* makeBlocking
+      const handler = yield* Effect.fork(send(bridge, "slow", callMessage(7, "blocking", {})))
+      yield* Deferred.await(started)
+      yield* send(bridge, "slow", { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "7" } })
+      yield* send(bridge, "slow", { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 8 } })
+      expect(yield* Deferred.isDone(interrupted)).toBe(false)
+      yield* Fiber.interrupt(handler)
+      expect(yield* Deferred.isDone(interrupted)).toBe(true)
+    }))
+
+  it.scoped("interrupting the handler (control_cancel_request) interrupts the tool fiber", () =>
+    Effect.gen(function*() {
+      const { bridge, interrupted, started } = yield* makeBlocking
+      const handler = yield* Effect.fork(send(bridge, "slow", callMessage(3, "blocking", {})))
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(handler)
+      // Fiber.interrupt waits for the handler, which waits for the tool's finalizers.
+      expect(yield* Deferred.isDone(interrupted)).toBe(true)
+    }))
+
+  it.effect("closing the bridge's scope interrupts running tools", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const { bridge, interrupted, started } = yield* Scope.extend(makeBlocking, scope)
+      const handler = yield* Effect.fork(send(bridge, "slow", callMessage(1, "blocking", {})))
+      yield* Deferred.await(started)
+      yield* Scope.close(scope, Exit.void)
+      expect(yield* Deferred.isDone(interrupted)).toBe(true)
+      const exit = yield* Fiber.await(handler)
+      expect(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)).toBe(true)
+    }))
+
+  it.effect("fails with OptionsError on duplicate tool names or server names", () =>
+    Effect.gen(function*() {
+      const dupTools = yield* makeBridge([McpServer.make({ name: "calc", tools: [add, add] })]).pipe(
+        Effect.scoped,
+        Effect.flip
+      )
+      expect(dupTools._tag).toBe("OptionsError")
+      expect(dupTools.field).toBe("mcpServers.calc.tools.add")
+      const dupServers = yield* makeBridge([calc, McpServer.make({ name: "calc", tools: [] })]).pipe(
+        Effect.scoped,
+        Effect.flip
+      )
+      expect(dupServers.field).toBe("mcpServers.calc")
+      expect(dupServers.message).toContain("unique")
+      const emptyName = yield* makeBridge([McpServer.make({ name: "", tools: [] })]).pipe(Effect.scoped, Effect.flip)
+      expect(emptyName._tag).toBe("OptionsError")
+    }))
+
+  it("names tools the way the model sees them", () => {
+    expect(McpServer.toolName("calc", "add")).toBe("mcp__calc__add")
+    expect(McpServer.toolNames(calc)).toContain("mcp__calc__double")
+  })
+})
