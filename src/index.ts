@@ -80,3 +80,31 @@ export * as HookRegistry from "./services/HookRegistry.js"
  * @since 0.1.0
  */
 export * as McpBridge from "./services/McpBridge.js"
+
+/**
+ * Tool permissions: `canUseTool` callbacks, `Permission.allow` / `Permission.deny`.
+ *
+ * @since 0.1.0
+ */
+export * as Permission from "./Permission.js"
+
+/**
+ * Hook events, typed hook inputs and outputs, and hook callbacks.
+ *
+ * @since 0.1.0
+ */
+export * as Hook from "./schema/Hook.js"
+
+/**
+ * Tools for in-process MCP servers: a Schema for the input, an Effect for the handler.
+ *
+ * @since 0.1.0
+ */
+export * as Tool from "./Tool.js"
+
+/**
+ * In-process MCP servers: group `Tool`s and put the server in `options.mcpServers`.
+ *
+ * @since 0.1.0
+ */
+export * as McpServer from "./McpServer.js"
