@@ -5,6 +5,7 @@
  */
 import {
   Cause,
+  Chunk,
   Deferred,
   Duration,
   Effect,
@@ -145,8 +146,7 @@ export const make = (config: ControlChannelConfig) =>
 
     // ---- the reader ---------------------------------------------------------------------------
 
-    const route = (frame: unknown): Effect.Effect<void> => {
-      if (!isRecord(frame)) return Effect.asVoid(messages.offer(frame))
+    const routeControl = (frame: { readonly [key: string]: unknown }): Effect.Effect<void> => {
       switch (frame.type) {
         case "control_response": {
           const response = frame.response
@@ -179,31 +179,63 @@ export const make = (config: ControlChannelConfig) =>
           const subtype = request.subtype
           return runInbound(frame.request_id, { ...request, subtype })
         }
-        case "control_cancel_request": {
+        default: {
           if (typeof frame.request_id !== "string") return Effect.void
           return FiberMap.remove(running, frame.request_id)
         }
-        default: {
-          if (frame.type === "result") lastResult = frame
-          const track = frame.type === "system" && frame.subtype === "session_state_changed" &&
-              typeof frame.state === "string"
-            ? SubscriptionRef.update(runState, (s) => ({ ...s, state: String(frame.state) }))
-            : frame.type === "result"
-            ? SubscriptionRef.update(runState, (s) => ({ ...s, afterResult: true }))
-            : frame.type === "assistant" || frame.type === "stream_event"
-            ? SubscriptionRef.update(runState, (s) => (s.afterResult ? { ...s, afterResult: false } : s))
-            : Effect.void
-          if (typeof frame.session_id === "string" && frame.session_id.length > 0) {
-            const id = frame.session_id
-            return track.pipe(
-              Effect.zipRight(SubscriptionRef.set(sessionId, id)),
-              Effect.zipRight(messages.offer(frame)),
-              Effect.asVoid
-            )
-          }
-          return track.pipe(Effect.zipRight(messages.offer(frame)), Effect.asVoid)
-        }
       }
+    }
+
+    // The hot path: one pass over a chunk of frames with plain bookkeeping, then at most one
+    // effect per kind of change and a single `offerAll` for the messages. Control frames are acted
+    // on before the chunk's messages are queued, so a slow consumer never delays a reply.
+    let currentSessionId: string | undefined
+    let currentRun: RunState = { state: undefined, afterResult: false }
+    const routeChunk = (chunk: Chunk.Chunk<unknown>): Effect.Effect<void> => {
+      const out: Array<unknown> = []
+      let control: Array<Effect.Effect<void>> | undefined
+      let newSessionId: string | undefined
+      let runChanged = false
+      for (const frame of chunk) {
+        if (!isRecord(frame)) {
+          out.push(frame)
+          continue
+        }
+        const type = frame.type
+        if (type === "control_response" || type === "control_request" || type === "control_cancel_request") {
+          ;(control ??= []).push(routeControl(frame))
+          continue
+        }
+        if (type === "result") {
+          lastResult = frame
+          if (!currentRun.afterResult) {
+            currentRun = { ...currentRun, afterResult: true }
+            runChanged = true
+          }
+        } else if (type === "assistant" || type === "stream_event") {
+          if (currentRun.afterResult) {
+            currentRun = { ...currentRun, afterResult: false }
+            runChanged = true
+          }
+        } else if (type === "system" && frame.subtype === "session_state_changed" && typeof frame.state === "string") {
+          currentRun = { ...currentRun, state: frame.state }
+          runChanged = true
+        }
+        const id = frame.session_id
+        if (typeof id === "string" && id.length > 0 && id !== currentSessionId) {
+          currentSessionId = id
+          newSessionId = id
+        }
+        out.push(frame)
+      }
+      const effects: Array<Effect.Effect<unknown>> = control ?? []
+      if (runChanged) effects.push(SubscriptionRef.set(runState, currentRun))
+      // Before the messages: whoever sees a message can already read its session id.
+      if (newSessionId !== undefined) effects.push(SubscriptionRef.set(sessionId, newSessionId))
+      if (out.length > 0) effects.push(messages.offerAll(out))
+      return effects.length === 1 && effects[0] !== undefined
+        ? Effect.asVoid(effects[0])
+        : Effect.all(effects, { discard: true })
     }
 
     // What ended the stream, once stdout is closed: a clean exit, an exit explained by an error
@@ -248,7 +280,7 @@ export const make = (config: ControlChannelConfig) =>
       })
 
     yield* transport.frames.pipe(
-      Stream.runForEach(route),
+      Stream.runForEachChunk(routeChunk),
       Effect.matchEffect({
         onFailure: (e) => finish(Option.some(e)),
         onSuccess: () => Effect.flatMap(onStdoutEnd, finish)
