@@ -10,7 +10,8 @@ import { Effect, Layer, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
-import { ClaudeAgent, Message } from "../src/index.js"
+import { Schema } from "effect"
+import { ClaudeAgent, Hook, McpServer, Message, Permission, Tool } from "../src/index.js"
 import type { Options } from "../src/index.js"
 import * as ScriptedModel from "../src/testing/ScriptedModel.js"
 
@@ -20,21 +21,40 @@ export interface DemoResult {
   readonly cwd: string
 }
 
-const PROMPT = "Create a file named hello.txt containing a one-line greeting, then tell me what you did."
+const PROMPT = "Count the words in 'effect systems make agents testable', then create a file named hello.txt " +
+  "containing a one-line greeting, then tell me what you did."
+
+// An in-process MCP tool: the input is a Schema, the handler an Effect.
+const wordCount = Tool.make("word_count", {
+  description: "Counts the words in a text",
+  parameters: Schema.Struct({ text: Schema.String }),
+  handler: ({ text }) => Effect.succeed(`${text.trim().split(/\s+/).filter((w) => w.length > 0).length} words`)
+})
+const demoServer = McpServer.make({ name: "demo", version: "1.0.0", tools: [wordCount] })
 
 // What the scripted model says: a thought, a Write tool call, and a final answer once the tool
 // result comes back. Rules match on the request, not on position: the CLI makes requests of its own.
 const script: ReadonlyArray<ScriptedModel.Rule> = [
   {
-    match: (req) => ScriptedModel.toolResults(req).length === 0,
+    match: (req) => ScriptedModel.toolResultCount(req) === 0,
     reply: ScriptedModel.thinking(
-      "The user wants a file. I will use the Write tool.",
+      "First count the words with the word_count tool.",
+      ScriptedModel.toolUse("mcp__demo__word_count", { text: "effect systems make agents testable" })
+    )
+  },
+  {
+    match: (req) => ScriptedModel.toolResultCount(req) === 1,
+    reply: ScriptedModel.thinking(
+      "Five words. Now the file: I will use the Write tool.",
       ScriptedModel.toolUse("Write", { file_path: "hello.txt", content: "Hello from effect-claude-agent!\n" })
     )
   },
   {
-    match: (req) => ScriptedModel.toolResults(req).length > 0,
-    reply: ScriptedModel.slowText("I created hello.txt with a one-line greeting.", { chunkSize: 6, delayMs: 15 })
+    match: (req) => ScriptedModel.toolResultCount(req) >= 2,
+    reply: ScriptedModel.slowText("The text has 5 words, and I created hello.txt with a one-line greeting.", {
+      chunkSize: 6,
+      delayMs: 15
+    })
   }
 ]
 
@@ -72,7 +92,28 @@ export const runDemo = (
     let result: Message.ResultMessage | undefined
     let streamedText = false
     out(`> ${PROMPT}\n`)
-    yield* ClaudeAgent.query(PROMPT, { includePartialMessages: true, permissionMode: "acceptEdits", ...options }).pipe(
+    // A hook that watches every tool call, and a permission policy that only lets files be
+    // written inside the working directory.
+    const watchTools = Hook.on("PreToolUse", (input) =>
+      Effect.sync(() => out(`  [hook] PreToolUse ${input.tool_name}\n`)).pipe(Effect.as({})))
+    const cwd = options.cwd ?? process.cwd()
+    const policy: Permission.CanUseTool = (toolName, input) =>
+      Effect.sync(() => {
+        const target = typeof input.file_path === "string" ? path.resolve(cwd, input.file_path) : undefined
+        const inside = target !== undefined && !path.relative(cwd, target).startsWith("..")
+        const decision = toolName !== "Write" || inside
+          ? Permission.allow()
+          : Permission.deny("files may only be written inside the working directory")
+        out(`  [permission] ${toolName} ${target ?? ""} → ${decision.behavior}\n`)
+        return decision
+      })
+    yield* ClaudeAgent.query(PROMPT, {
+      includePartialMessages: true,
+      mcpServers: { demo: demoServer },
+      hooks: { PreToolUse: [{ hooks: [watchTools] }] },
+      canUseTool: policy,
+      ...options
+    }).pipe(
       Stream.runForEach((m) =>
         Effect.sync(() => {
           const s = status(m)

@@ -367,6 +367,33 @@ export const toolResults = (
   return out
 }
 
+/**
+ * How many `tool_result` blocks the whole conversation in the request holds: the number of tool
+ * calls answered so far. Matching on it scripts a multi-step tool-using turn by step.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const rules: ReadonlyArray<ScriptedModel.Rule> = [
+ *   { match: (req) => ScriptedModel.toolResultCount(req) === 0, reply: ScriptedModel.toolUse("Read", { file_path: "a.txt" }) },
+ *   { match: (req) => ScriptedModel.toolResultCount(req) === 1, reply: ScriptedModel.text("done") }
+ * ]
+ * ```
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const toolResultCount = (req: RecordedRequest): number => {
+  let n = 0
+  for (const m of req.messages) {
+    if (!isRecord(m) || !isArray(m.content)) continue
+    for (const block of m.content) {
+      if (isRecord(block) && block.type === "tool_result") n++
+    }
+  }
+  return n
+}
+
 const COMPACT_PREFIX = "CRITICAL: Respond with TEXT ONLY"
 
 const toRecorded = (pathname: string, body: unknown): RecordedRequest => {

@@ -15,8 +15,8 @@ import * as Tool from "../../src/Tool.js"
 
 const AgentLive = ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer))
 
-// The n-th main request is the one that carries n tool results.
-const afterToolResults = (n: number) => (req: ScriptedModel.RecordedRequest) => ScriptedModel.toolResults(req).length === n
+// The request made after n tool calls were answered.
+const afterToolResults = (n: number) => (req: ScriptedModel.RecordedRequest) => ScriptedModel.toolResultCount(req) === n
 
 const contentText = (content: unknown): string => (typeof content === "string" ? content : JSON.stringify(content))
 
@@ -136,7 +136,7 @@ describe("e2e: callbacks against the real claude CLI", () => {
       expect(fs.existsSync(path.join(options.cwd, "denied.txt"))).toBe(false)
       const toolResults = (yield* model.mainRequests).flatMap(ScriptedModel.toolResults)
       expect(contentText(toolResults[toolResults.length - 1]?.content)).toContain("denied by host")
-      expect(results(messages).map((r) => r.subtype)).toEqual(["success"])
+      expect(results(messages).map((r) => (r.subtype === "success" ? r.result : r.subtype))).toEqual(["done"])
     }).pipe(Effect.provide(AgentLive)))
 
   it.scopedLive("an interrupt while a permission prompt is pending cancels the callback's fiber", () =>
