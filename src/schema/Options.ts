@@ -184,7 +184,8 @@ const SdkServerShape = Schema.Struct({
 const HookMatcherShape = Schema.Struct({
   matcher: Schema.optional(Schema.String),
   hooks: Schema.Array(AnyFunction),
-  timeout: Schema.optional(DurationInput)
+  timeout: Schema.optional(DurationInput),
+  onFailure: Schema.optional(Schema.Literal("continue", "block"))
 })
 
 /**
