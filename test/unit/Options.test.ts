@@ -7,6 +7,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Discovery from "../../src/internal/discovery.js"
 import * as Launch from "../../src/internal/launch.js"
+import * as McpServer from "../../src/McpServer.js"
 import * as Permission from "../../src/Permission.js"
 import * as Options from "../../src/schema/Options.js"
 
@@ -154,6 +155,23 @@ describe("options → argv", () => {
       "--max-thinking-tokens=1000"
     )
     expect(Launch.buildArgs(validated({ thinking: { type: "disabled" } }))).toContain("--thinking=disabled")
+  })
+})
+
+describe("callbacks → argv and initialize", () => {
+  it("canUseTool launches with --permission-prompt-tool=stdio; SDK servers go to initialize, not --mcp-config", () => {
+    const calc = McpServer.make({ name: "calc", version: "1.0.0", tools: [] })
+    const options = validated({
+      canUseTool: () => Effect.succeed(Permission.allow()),
+      mcpServers: { calc, fs: { command: "node", args: ["s.js"] } }
+    })
+    const args = Launch.buildArgs(options)
+    expect(args).toContain("--permission-prompt-tool=stdio")
+    expect(args).toContain(`--mcp-config=${JSON.stringify({ mcpServers: { fs: { command: "node", args: ["s.js"] } } })}`)
+    const init = Launch.buildInitialize(options, { hooks: { PreToolUse: [{ hookCallbackIds: ["hook_0"] }] }, sdkMcpServers: ["calc"] })
+    expect(init.sdkMcpServers).toEqual(["calc"])
+    expect(init.hooks).toEqual({ PreToolUse: [{ hookCallbackIds: ["hook_0"] }] })
+    expect(ruleError({ mcpServers: { other: calc } }).field).toBe("mcpServers.other")
   })
 })
 
