@@ -12,6 +12,7 @@
  * @since 0.1.0
  */
 import { Either, ParseResult, Schema } from "effect"
+import * as Guard from "../internal/guard.js"
 import { MessageParseError } from "../SdkError.js"
 import * as ContentBlock from "./ContentBlock.js"
 
@@ -846,11 +847,11 @@ interface Member {
 }
 
 const member = <A extends Message, I>(schema: Schema.Schema<A, I>): Member => {
-  const is: (u: unknown) => u is A = Schema.is(schema)
+  const is: (u: unknown) => u is A = Guard.compile(schema)
   const validate = ParseResult.validateEither(schema)
   return {
     is,
-    // Only on the failure path: the guard above allocates no error tree.
+    // Only on the failure path: the compiled guard above allocates no error tree.
     explain: (u) => {
       const result = validate(u)
       return result._tag === "Left" ? ParseResult.TreeFormatter.formatIssueSync(result.left) : "invalid"

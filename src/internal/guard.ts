@@ -1,0 +1,159 @@
+// A Schema compiled to a plain predicate, for the per-message hot path.
+//
+// `Schema.is` walks the parser machinery for every value (issue objects, option bags, effect
+// checks); on a 1 KB assistant message that costs about twice `JSON.parse`. The messages are
+// still described once, as Schemas: this walks the same AST once, up front, and builds closures
+// that answer exactly what `Schema.is` answers for the node kinds messages use. Anything else
+// (declarations, template literals, unusual index signatures, …) falls back to `Schema.is` for
+// that node, so the result never differs — the unit tests check the two agree.
+import { Option, ParseResult, Schema, SchemaAST } from "effect"
+
+type Check = (u: unknown) => boolean
+
+const hasOwn = Object.prototype.hasOwnProperty
+
+const fallback = (ast: SchemaAST.AST): Check => ParseResult.is(Schema.make(ast))
+
+type LiteralValue = string | number | boolean | null | bigint
+
+// The literal values a property's type admits, when it is a literal or a union of literals.
+const literalsOf = (ast: SchemaAST.AST): ReadonlyArray<LiteralValue> | undefined => {
+  if (SchemaAST.isLiteral(ast)) return [ast.literal]
+  if (SchemaAST.isUnion(ast)) {
+    const out: Array<LiteralValue> = []
+    for (const member of ast.types) {
+      if (!SchemaAST.isLiteral(member)) return undefined
+      out.push(member.literal)
+    }
+    return out
+  }
+  return undefined
+}
+
+// For a union of structs that all have a literal-typed property of the same name, a map from
+// that property's value to the members that can match it: one lookup instead of a scan.
+const discriminated = (members: ReadonlyArray<SchemaAST.AST>, checks: ReadonlyArray<Check>): Check | undefined => {
+  const first = members[0]
+  if (first === undefined || !SchemaAST.isTypeLiteral(first)) return undefined
+  for (const candidate of first.propertySignatures) {
+    if (typeof candidate.name !== "string" || candidate.isOptional) continue
+    const name = candidate.name
+    const byValue = new Map<LiteralValue, Array<Check>>()
+    let usable = true
+    members.forEach((member, i) => {
+      const check = checks[i]
+      const ps = SchemaAST.isTypeLiteral(member)
+        ? member.propertySignatures.find((p) => p.name === name && !p.isOptional)
+        : undefined
+      const values = ps === undefined ? undefined : literalsOf(ps.type)
+      if (values === undefined || check === undefined) {
+        usable = false
+        return
+      }
+      for (const value of values) {
+        const list = byValue.get(value)
+        if (list === undefined) byValue.set(value, [check])
+        else list.push(check)
+      }
+    })
+    if (!usable) continue
+    return (u) => {
+      if (typeof u !== "object" || u === null || Array.isArray(u) || !hasOwn.call(u, name)) return false
+      const candidates = byValue.get(Reflect.get(u, name))
+      if (candidates === undefined) return false
+      for (const check of candidates) if (check(u)) return true
+      return false
+    }
+  }
+  return undefined
+}
+
+const compileNode = (ast: SchemaAST.AST): Check => {
+  switch (ast._tag) {
+    case "StringKeyword":
+      return (u) => typeof u === "string"
+    case "NumberKeyword":
+      return (u) => typeof u === "number"
+    case "BooleanKeyword":
+      return (u) => typeof u === "boolean"
+    case "UndefinedKeyword":
+      return (u) => u === undefined
+    case "UnknownKeyword":
+    case "AnyKeyword":
+      return () => true
+    case "Literal": {
+      const literal = ast.literal
+      return (u) => u === literal
+    }
+    case "Union": {
+      const checks = ast.types.map(compileNode)
+      const fast = discriminated(ast.types, checks)
+      if (fast !== undefined) return fast
+      return (u) => {
+        for (const check of checks) if (check(u)) return true
+        return false
+      }
+    }
+    case "TupleType": {
+      const rest = ast.rest[0]
+      if (ast.elements.length > 0 || ast.rest.length !== 1 || rest === undefined) return fallback(ast)
+      const item = compileNode(rest.type)
+      return (u) => {
+        if (!Array.isArray(u)) return false
+        for (const value of u) if (!item(value)) return false
+        return true
+      }
+    }
+    case "TypeLiteral": {
+      if (ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0) {
+        return (u) => u !== null && u !== undefined
+      }
+      const index = ast.indexSignatures
+      if (index.some((s) => !SchemaAST.isStringKeyword(s.parameter))) return fallback(ast)
+      const properties = ast.propertySignatures.map((ps) => ({
+        name: ps.name,
+        optional: ps.isOptional,
+        check: compileNode(ps.type)
+      }))
+      const values = index.map((s) => compileNode(s.type))
+      const checkValues = values.length > 0 && !index.every((s) => s.type._tag === "UnknownKeyword" || s.type._tag === "AnyKeyword")
+      return (u) => {
+        if (typeof u !== "object" || u === null || Array.isArray(u)) return false
+        for (const p of properties) {
+          if (!hasOwn.call(u, p.name)) {
+            if (p.optional) continue
+            return false
+          }
+          if (!p.check(Reflect.get(u, p.name))) return false
+        }
+        if (checkValues) {
+          for (const key of Object.keys(u)) {
+            const value: unknown = Reflect.get(u, key)
+            for (const check of values) if (!check(value)) return false
+          }
+        }
+        return true
+      }
+    }
+    case "Refinement": {
+      const from = compileNode(ast.from)
+      const refinement = ast
+      return (u) => from(u) && Option.isNone(refinement.filter(u, SchemaAST.defaultParseOption, refinement))
+    }
+    case "Suspend": {
+      let inner: Check | undefined
+      const f = ast.f
+      return (u) => (inner ??= compileNode(f()))(u)
+    }
+    default:
+      return fallback(ast)
+  }
+}
+
+/**
+ * A type guard equivalent to `Schema.is(schema)`, compiled once.
+ */
+export const compile = <A, I, R>(schema: Schema.Schema<A, I, R>): (u: unknown) => u is A => {
+  const check = compileNode(SchemaAST.typeAST(schema.ast))
+  return (u: unknown): u is A => check(u)
+}
