@@ -115,6 +115,7 @@ export const make = (factory: TransportFactory): ClaudeAgentShape => {
       const agentSession = yield* AgentSession.make({
         initialize: launch.initialize,
         controlTimeout: options.controlTimeout,
+        messageBufferSize: options.messageBufferSize,
         sessionId: options.sessionId,
         closeGracePeriod: options.closeGracePeriod,
         // Registered before `initialize` is written: the CLI may call back before it answers.

@@ -254,6 +254,7 @@ export const Options = Schema.Struct({
   stderr: Schema.optional(StderrCallback),
   // this SDK's own settings
   maxBufferSize: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1024))),
+  messageBufferSize: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(16))),
   controlTimeout: Schema.optional(DurationInput),
   closeGracePeriod: Schema.optional(DurationInput)
 })
