@@ -13,7 +13,12 @@ import * as ContentBlock from "./schema/ContentBlock.js"
 import * as Control from "./schema/Control.js"
 import * as Message from "./schema/Message.js"
 import { CLIConnectionError, MessageParseError, type SdkError } from "./SdkError.js"
-import { ControlChannel, type ControlChannelShape, type RequestOptions } from "./services/ControlChannel.js"
+import {
+  ControlChannel,
+  type ControlChannelShape,
+  type RequestOptions,
+  type RunState
+} from "./services/ControlChannel.js"
 import type { Transport } from "./services/Transport.js"
 
 /**
@@ -162,6 +167,9 @@ const isUserFrame = (prompt: Prompt): prompt is Message.UserMessageInput =>
 const toUserFrame = (prompt: Prompt): Message.UserMessageInput =>
   isUserFrame(prompt) ? prompt : Message.userMessage(prompt)
 
+/** The CLI reported `idle`, or never reported a state (older CLIs, fakes). */
+export const isIdle = (run: RunState): boolean => run.state === undefined || run.state === "idle"
+
 const isResultFrame = (frame: unknown): boolean =>
   typeof frame === "object" && frame !== null && "type" in frame && frame.type === "result"
 
@@ -262,7 +270,7 @@ export const make = Effect.fn("AgentSession.make")(function*(config: SessionConf
       }
       // Finalizers are uninterruptible: the waits must be made interruptible for their
       // deadline (and the race inside `awaitIdle`) to be able to stop them.
-      yield* Effect.zip(control.awaitIdle, control.awaitNoneInFlight, { concurrent: true }).pipe(
+      yield* Effect.zip(control.awaitRunState(isIdle), control.awaitNoneInFlight, { concurrent: true }).pipe(
         Effect.interruptible,
         Effect.timeout(closeGrace),
         Effect.ignore

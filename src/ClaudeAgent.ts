@@ -140,9 +140,18 @@ export const make = (factory: TransportFactory): ClaudeAgentShape => {
         yield* s.send(prompt)
         return s.receiveResponse.pipe(requireResult)
       }
-      // Input fed concurrently: the CLI may answer the first prompt while later ones arrive.
+      // Input fed concurrently: the CLI may answer the first prompt while later ones arrive. Once
+      // the input has ended, stdin stays open until a result has come after the last prompt, the
+      // CLI is idle and no callback is running: callbacks of the last turn need stdin to answer.
+      let resultsBeforeLast = 0
       yield* prompt.pipe(
-        Stream.runForEach(s.send),
+        Stream.runForEach((p) =>
+          Effect.flatMap(s.control.runState, (run) => {
+            resultsBeforeLast = run.results
+            return s.send(p)
+          })
+        ),
+        Effect.zipRight(s.control.awaitRunState((run) => run.results > resultsBeforeLast && AgentSession.isIdle(run))),
         Effect.zipRight(s.control.awaitNoneInFlight),
         Effect.zipRight(s.endInput),
         Effect.catchAll((e) => Effect.logWarning(`effect-claude-agent: prompt stream failed: ${e.message}`).pipe(

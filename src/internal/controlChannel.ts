@@ -79,7 +79,7 @@ export const make = (config: ControlChannelConfig) =>
     let lastResult: { readonly [key: string]: unknown } | undefined
     // The run's state as the CLI reports it (`session_state_changed`), and whether the last
     // message was a `result`: together they tell a finished turn from one still running.
-    const runState = yield* SubscriptionRef.make<RunState>({ state: undefined, afterResult: false })
+    const runState = yield* SubscriptionRef.make<RunState>({ state: undefined, afterResult: false, results: 0 })
     let failedWith: SdkError | undefined
 
     const failAllPending = (error: SdkError) =>
@@ -190,7 +190,7 @@ export const make = (config: ControlChannelConfig) =>
     // effect per kind of change and a single `offerAll` for the messages. Control frames are acted
     // on before the chunk's messages are queued, so a slow consumer never delays a reply.
     let currentSessionId: string | undefined
-    let currentRun: RunState = { state: undefined, afterResult: false }
+    let currentRun: RunState = { state: undefined, afterResult: false, results: 0 }
     const routeChunk = (chunk: Chunk.Chunk<unknown>): Effect.Effect<void> => {
       const out: Array<unknown> = []
       let control: Array<Effect.Effect<void>> | undefined
@@ -208,10 +208,8 @@ export const make = (config: ControlChannelConfig) =>
         }
         if (type === "result") {
           lastResult = frame
-          if (!currentRun.afterResult) {
-            currentRun = { ...currentRun, afterResult: true }
-            runChanged = true
-          }
+          currentRun = { ...currentRun, afterResult: true, results: currentRun.results + 1 }
+          runChanged = true
         } else if (type === "assistant" || type === "stream_event") {
           if (currentRun.afterResult) {
             currentRun = { ...currentRun, afterResult: false }
@@ -371,12 +369,13 @@ export const make = (config: ControlChannelConfig) =>
       }),
       closed: Deferred.await(terminal),
       runState: SubscriptionRef.get(runState),
-      awaitIdle: runState.changes.pipe(
-        Stream.filter((s) => s.state === undefined || s.state === "idle"),
-        Stream.take(1),
-        Stream.runDrain,
-        Effect.raceFirst(Deferred.await(terminal).pipe(Effect.ignore))
-      )
+      awaitRunState: (predicate) =>
+        runState.changes.pipe(
+          Stream.filter(predicate),
+          Stream.take(1),
+          Stream.runDrain,
+          Effect.raceFirst(Deferred.await(terminal).pipe(Effect.ignore))
+        )
     }
     return shape
   })

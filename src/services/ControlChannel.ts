@@ -99,14 +99,14 @@ export interface ControlChannelShape {
   readonly closed: Effect.Effect<void, SdkError>
   /** The run's state as last reported by the CLI, and whether a `result` was the last turn message. */
   readonly runState: Effect.Effect<RunState>
-  /** Completes when the CLI reports `idle` (or never reported a state), or the reader ends. */
-  readonly awaitIdle: Effect.Effect<void>
+  /** Completes when the run state satisfies `predicate` (checked now and on every change), or the reader ends. */
+  readonly awaitRunState: (predicate: (state: RunState) => boolean) => Effect.Effect<void>
 }
 
 /**
  * The run's state: `state` is the CLI's last `session_state_changed` (`running`,
  * `requires_action`, `idle`; `undefined` before the first), `afterResult` whether the turn's
- * `result` came after the last assistant output.
+ * `result` came after the last assistant output, `results` how many results came so far.
  *
  * @since 0.1.0
  * @category models
@@ -114,6 +114,8 @@ export interface ControlChannelShape {
 export interface RunState {
   readonly state: string | undefined
   readonly afterResult: boolean
+  /** How many `result` messages the CLI has written. */
+  readonly results: number
 }
 
 /**
