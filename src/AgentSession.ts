@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Chunk, Duration, Effect, Fiber, Option, ParseResult, type Schema, type Scope, Stream } from "effect"
+import { Chunk, Clock, Duration, Effect, Fiber, Option, ParseResult, type Schema, type Scope, Stream } from "effect"
 import * as ContentBlock from "./schema/ContentBlock.js"
 import * as Control from "./schema/Control.js"
 import * as Message from "./schema/Message.js"
@@ -258,6 +258,9 @@ export const make = Effect.fn("AgentSession.make")(function*(config: SessionConf
   // - the turn is still running (the consumer was interrupted): the CLI would finish the turn
   //   after EOF, so ask it to stop with the protocol's `interrupt` first; it then goes idle
   //   within milliseconds and exits on EOF, with no signal needed.
+  // The deadlines run on the live clock: a test under `TestClock` whose fake CLI never reports
+  // `idle` must still be able to close its session.
+  const liveClock = Clock.make()
   yield* Effect.addFinalizer(() =>
     Effect.gen(function*() {
       const { afterResult, state } = yield* control.runState
@@ -276,7 +279,7 @@ export const make = Effect.fn("AgentSession.make")(function*(config: SessionConf
         Effect.ignore
       )
       yield* control.endInput
-    })
+    }).pipe(Effect.withClock(liveClock))
   )
 
   const session: AgentSession = {

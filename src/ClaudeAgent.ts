@@ -247,15 +247,39 @@ export const layer: Layer.Layer<
   ClaudeAgent,
   never,
   CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
-> = Layer.effect(
-  ClaudeAgent,
-  Effect.gen(function*() {
-    // Only these services: the layer's whole context also holds the Scope it was built in, and
-    // providing that would tie every session's process to the layer's lifetime, not the session's.
-    const context = Context.pick(CommandExecutor.CommandExecutor, FileSystem.FileSystem, Path.Path)(
-      yield* Effect.context<CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path>()
-    )
-    return make((launch, options) =>
+> = Layer.effect(ClaudeAgent, Effect.map(Effect.suspend(() => subprocessFactory), make))
+
+/**
+ * The transport factory behind `layer`: finds the CLI, checks its version once, and spawns it as
+ * a scoped subprocess. For layers that wrap the real transport (recording, instrumentation).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { ClaudeAgent } from "effect-claude-agent"
+ *
+ * // The same as ClaudeAgent.layer, with a log line per spawned session.
+ * const logged = Layer.effect(
+ *   ClaudeAgent.ClaudeAgent,
+ *   Effect.map(ClaudeAgent.subprocessFactory, (spawn) =>
+ *     ClaudeAgent.make((launch, options) => Effect.zipRight(Effect.log("spawning claude"), spawn(launch, options))))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const subprocessFactory: Effect.Effect<
+  TransportFactory,
+  never,
+  CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
+> = Effect.map(
+  Effect.context<CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path>(),
+  (all): TransportFactory => {
+    // Only these services: the caller's whole context may hold the Scope a layer was built in,
+    // and providing that would tie every session's process to the layer's lifetime.
+    const context = Context.pick(CommandExecutor.CommandExecutor, FileSystem.FileSystem, Path.Path)(all)
+    return (launch, options) =>
       Effect.gen(function*() {
         const command = yield* Discovery.findCli(options.pathToClaudeCodeExecutable, launch.env)
         yield* Discovery.checkVersion(command, launch.env)
@@ -269,8 +293,7 @@ export const layer: Layer.Layer<
           onStderr: options.stderr
         })
       }).pipe(Effect.provide(context))
-    )
-  })
+  }
 )
 
 /**

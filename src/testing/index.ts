@@ -17,3 +17,10 @@ export * as FakeCli from "./FakeCli.js"
  * @since 0.1.0
  */
 export * as ScriptedModel from "./ScriptedModel.js"
+
+/**
+ * Record a real session to JSONL and replay it as the CLI, deterministically.
+ *
+ * @since 0.1.0
+ */
+export * as Recording from "./Recording.js"

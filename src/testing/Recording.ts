@@ -1,0 +1,683 @@
+/**
+ * Record & replay: capture a real session between the SDK and the Claude Code CLI as JSONL, and
+ * play it back later as the CLI, with no process, no model and no network.
+ *
+ * A recording is the conversation on the wire: every frame the host wrote to stdin (`in`), every
+ * frame the CLI wrote to stdout (`out`), the end of input and the exit. Replaying it checks that
+ * the code under test sends exactly what it sent when it was recorded, and answers with exactly
+ * what the CLI answered, through the real framing and message decoding.
+ *
+ * @since 0.1.0
+ */
+import { CommandExecutor, FileSystem, Path } from "@effect/platform"
+import {
+  Clock,
+  Context,
+  Deferred,
+  Duration,
+  Effect,
+  Fiber,
+  FiberSet,
+  Layer,
+  Mailbox,
+  Option,
+  Schema,
+  type Scope,
+  Stream
+} from "effect"
+import * as ClaudeAgent from "../ClaudeAgent.js"
+import * as Framing from "../internal/framing.js"
+import { CLIConnectionError, type SdkError } from "../SdkError.js"
+import { type ExitStatus, Transport, type TransportShape } from "../services/Transport.js"
+
+// ---------------------------------------------------------------------------------------------
+// Entries
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * One event of a recording, one JSON line in a recording file. `t` is the time in milliseconds
+ * since the transport started; `in` frames went from the host to the CLI (stdin), `out` frames
+ * from the CLI to the host (stdout).
+ *
+ * @example
+ * ```ts
+ * import { Recording } from "effect-claude-agent/testing"
+ *
+ * const entries: ReadonlyArray<Recording.Entry> = [
+ *   { t: 0, dir: "in", frame: { type: "user", message: { role: "user", content: "hi" } } },
+ *   { t: 5, dir: "out", frame: { type: "result", subtype: "success", result: "hello" } },
+ *   { t: 6, dir: "end-input" },
+ *   { t: 9, dir: "exit", exitCode: 0, signal: undefined }
+ * ]
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Entry =
+  | { readonly t: number; readonly dir: "in"; readonly frame: unknown }
+  | { readonly t: number; readonly dir: "out"; readonly frame: unknown }
+  | {
+    readonly t: number
+    readonly dir: "exit"
+    readonly exitCode: number | undefined
+    readonly signal: string | undefined
+  }
+  | { readonly t: number; readonly dir: "end-input" }
+
+/**
+ * A recording file could not be read or is not a recording.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Recording } from "effect-claude-agent/testing"
+ *
+ * const entries = Recording.load("test/fixtures/recording-session.jsonl").pipe(
+ *   Effect.catchTag("RecordingError", (e) => Effect.die(e.message))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RecordingError extends Schema.TaggedError<RecordingError>(
+  "effect-claude-agent/RecordingError"
+)("RecordingError", {
+  path: Schema.String,
+  /** The 1-based line that is not a valid entry, when the file could be read. */
+  line: Schema.optional(Schema.Number),
+  reason: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Invalid recording ${this.path}${this.line !== undefined ? `:${this.line}` : ""}: ${this.reason}`
+  }
+}
+
+const isRecord = (u: unknown): u is { readonly [key: string]: unknown } =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+// JSON cannot hold `undefined`: a missing exit code or signal is written as `null`.
+const encodeEntry = (entry: Entry): string =>
+  JSON.stringify(
+    entry.dir === "exit"
+      ? { t: entry.t, dir: "exit", exitCode: entry.exitCode ?? null, signal: entry.signal ?? null }
+      : entry
+  ) + "\n"
+
+const decodeEntry = (u: unknown): Entry | string => {
+  if (!isRecord(u)) return "not a JSON object"
+  const t = u.t
+  if (typeof t !== "number") return "`t` is not a number"
+  switch (u.dir) {
+    case "in":
+    case "out":
+      return "frame" in u ? { t, dir: u.dir, frame: u.frame } : `an "${u.dir}" entry without \`frame\``
+    case "end-input":
+      return { t, dir: "end-input" }
+    case "exit": {
+      const exitCode = u.exitCode ?? undefined
+      const signal = u.signal ?? undefined
+      if (exitCode !== undefined && typeof exitCode !== "number") return "`exitCode` is not a number"
+      if (signal !== undefined && typeof signal !== "string") return "`signal` is not a string"
+      return { t, dir: "exit", exitCode, signal }
+    }
+    default:
+      return `unknown \`dir\` ${JSON.stringify(u.dir) ?? "undefined"}`
+  }
+}
+
+/**
+ * Parses the text of a recording file (JSONL, blank lines ignored).
+ *
+ * @example
+ * ```ts
+ * import { Recording } from "effect-claude-agent/testing"
+ *
+ * const entries = Recording.parse('{"t":0,"dir":"end-input"}\n', "inline")
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const parse = (text: string, path: string): Effect.Effect<ReadonlyArray<Entry>, RecordingError> =>
+  Effect.suspend(() => {
+    const entries: Array<Entry> = []
+    const lines = text.split("\n")
+    for (let i = 0; i < lines.length; i++) {
+      const line = (lines[i] ?? "").trim()
+      if (line.length === 0) continue
+      let json: unknown
+      try {
+        json = JSON.parse(line)
+      } catch (e) {
+        return Effect.fail(new RecordingError({ path, line: i + 1, reason: "not JSON", cause: e }))
+      }
+      const entry = decodeEntry(json)
+      if (typeof entry === "string") return Effect.fail(new RecordingError({ path, line: i + 1, reason: entry }))
+      entries.push(entry)
+    }
+    return Effect.succeed(entries)
+  })
+
+/**
+ * Reads a recording file.
+ *
+ * @example
+ * ```ts
+ * import { NodeContext } from "@effect/platform-node"
+ * import { Effect } from "effect"
+ * import { Recording } from "effect-claude-agent/testing"
+ *
+ * const entries = Recording.load("test/fixtures/recording-session.jsonl").pipe(Effect.provide(NodeContext.layer))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const load = (path: string): Effect.Effect<ReadonlyArray<Entry>, RecordingError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(path).pipe(
+      Effect.mapError((e) => new RecordingError({ path, reason: e.message, cause: e }))
+    )
+    return yield* parse(text, path)
+  })
+
+// What the transport would have written: `undefined` fields gone, dates as strings, and so on.
+const roundTrip = (frame: unknown): unknown => {
+  try {
+    return Framing.parseJsonBoundary(Framing.encodeFrame(frame))
+  } catch {
+    return frame
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recording
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Wraps a transport so that everything crossing it is handed to `write`, in order: each frame
+ * sent (before it is written, so the CLI's answer can never be recorded ahead of it), each frame
+ * read, the end of input (once) and the exit status (once, when someone first observes it).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { FakeCli, Recording } from "effect-claude-agent/testing"
+ *
+ * const program = Effect.scoped(Effect.gen(function* () {
+ *   const log: Array<Recording.Entry> = []
+ *   const { transport } = yield* FakeCli.make()
+ *   const recorded = yield* Recording.recordTransport(transport, (entry) => Effect.sync(() => log.push(entry)))
+ *   yield* recorded.endInput
+ * }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category recording
+ */
+export const recordTransport = (
+  transport: TransportShape,
+  write: (entry: Entry) => Effect.Effect<void>
+): Effect.Effect<TransportShape> =>
+  Effect.gen(function*() {
+    const start = yield* Clock.currentTimeMillis
+    // One writer at a time keeps `t` monotonic and the file in the order events happened.
+    const writeLock = yield* Effect.makeSemaphore(1)
+    // Held across record-and-send, so concurrent senders are recorded in the order they write.
+    const sendLock = yield* Effect.makeSemaphore(1)
+    let inputEnded = false
+    let exitRecorded = false
+
+    const record = (make: (t: number) => Entry | undefined) =>
+      writeLock.withPermits(1)(
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const entry = make(now - start)
+          return entry === undefined ? Effect.void : write(entry)
+        })
+      )
+
+    return {
+      send: (frame) =>
+        sendLock.withPermits(1)(
+          Effect.suspend(() =>
+            // A send after the end of input fails without reaching the CLI: nothing to replay.
+            inputEnded ? transport.send(frame) : record((t) => ({ t, dir: "in", frame: roundTrip(frame) })).pipe(
+              Effect.zipRight(transport.send(frame))
+            )
+          )
+        ),
+      frames: transport.frames.pipe(Stream.tap((frame) => record((t) => ({ t, dir: "out", frame })))),
+      endInput: sendLock.withPermits(1)(
+        Effect.suspend(() => {
+          if (inputEnded) return transport.endInput
+          inputEnded = true
+          return record((t) => ({ t, dir: "end-input" })).pipe(Effect.zipRight(transport.endInput))
+        })
+      ),
+      exitStatus: transport.exitStatus.pipe(
+        Effect.tap((status) =>
+          record((t) => {
+            if (exitRecorded) return undefined
+            exitRecorded = true
+            return { t, dir: "exit", exitCode: status.exitCode, signal: status.signal }
+          })
+        )
+      ),
+      stderrTail: transport.stderrTail,
+      pid: transport.pid
+    }
+  })
+
+const DEFAULT_MAX_BUFFER = 1024 * 1024
+
+
+// `rec.jsonl`, `rec-2.jsonl`, `rec-3.jsonl`, …
+const numberedPath = (path: Path.Path, file: string, n: number): string => {
+  if (n === 1) return file
+  const ext = path.extname(file)
+  const base = path.basename(file, ext)
+  return path.join(path.dirname(file), `${base}-${n}${ext}`)
+}
+
+/**
+ * `ClaudeAgent.layer` (the real CLI) with every session's transport recorded to a JSONL file:
+ * the first session to `path`, the second to `path` with `-2` before the extension, and so on.
+ * Lines are appended as they happen, so a crash leaves everything up to it on disk.
+ *
+ * @example
+ * ```ts
+ * import { NodeContext } from "@effect/platform-node"
+ * import { Effect, Layer, Stream } from "effect"
+ * import { ClaudeAgent } from "effect-claude-agent"
+ * import { Recording } from "effect-claude-agent/testing"
+ *
+ * const record = Recording.layerRecord("test/fixtures/recording-hi.jsonl").pipe(Layer.provide(NodeContext.layer))
+ * const recorded = ClaudeAgent.query("hi").pipe(Stream.runDrain, Effect.provide(record))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerRecord = (
+  path: string
+): Layer.Layer<
+  ClaudeAgent.ClaudeAgent,
+  never,
+  CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
+> =>
+  Layer.effect(
+    ClaudeAgent.ClaudeAgent,
+    Effect.gen(function*() {
+      // Only these services, as in `ClaudeAgent.layer`: the layer's Scope must not leak into sessions.
+      const context = Context.pick(CommandExecutor.CommandExecutor, FileSystem.FileSystem, Path.Path)(
+        yield* Effect.context<CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path>()
+      )
+      const fs = yield* FileSystem.FileSystem
+      const pathService = yield* Path.Path
+      const spawn = yield* ClaudeAgent.subprocessFactory
+      let sessions = 0
+      const encoder = new TextEncoder()
+
+      return ClaudeAgent.make((launch, options) =>
+        Effect.gen(function*() {
+          sessions++
+          const file = numberedPath(pathService, path, sessions)
+          const handle = yield* fs.open(file, { flag: "w" }).pipe(
+            Effect.mapError((e) =>
+              new CLIConnectionError({ reason: `Could not open the recording file ${file}: ${e.message}`, cause: e })
+            )
+          )
+          const write = (entry: Entry) =>
+            handle.writeAll(encoder.encode(encodeEntry(entry))).pipe(
+              Effect.catchAll((e) =>
+                Effect.logWarning(`effect-claude-agent: could not write to the recording ${file}: ${e.message}`)
+              )
+            )
+          // Registered before the process is spawned, so it runs after the process has been reaped
+          // (and before the file is closed): the session's reader is gone by then, so this is the
+          // one place the exit is sure to be seen.
+          let recorded: TransportShape | undefined
+          yield* Effect.addFinalizer(() =>
+            recorded === undefined
+              ? Effect.void
+              : recorded.exitStatus.pipe(Effect.interruptible, Effect.timeout(Duration.seconds(5)), Effect.ignore)
+          )
+          const transport = yield* spawn(launch, options)
+          recorded = yield* recordTransport(transport, write)
+          return recorded
+        }).pipe(Effect.provide(context))
+      )
+    })
+  )
+
+// ---------------------------------------------------------------------------------------------
+// Replay
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Replay options. `pace: true` emits each CLI frame no earlier than its recorded time after the
+ * start (through `Clock`, so `TestClock` controls it); by default frames are emitted as soon as
+ * the input before them has been matched. `maxBufferSize` is the stdout line limit (default: the
+ * session's `maxBufferSize` under `layerReplay`, else 1 MiB).
+ *
+ * @example
+ * ```ts
+ * import { Recording } from "effect-claude-agent/testing"
+ *
+ * const options: Recording.ReplayOptions = { pace: true }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReplayOptions {
+  readonly pace?: boolean | undefined
+  readonly maxBufferSize?: number | undefined
+}
+
+const VALUE_CHARS = 200
+const FRAME_CHARS = 600
+
+const truncate = (text: string, max: number): string =>
+  text.length > max ? `${text.slice(0, max)}… (${text.length} chars)` : text
+
+const show = (u: unknown, max: number = FRAME_CHARS): string => {
+  if (u === undefined) return "(absent)"
+  try {
+    return truncate(JSON.stringify(u) ?? String(u), max)
+  } catch {
+    return truncate(String(u), max)
+  }
+}
+
+const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/
+const childPath = (path: string, key: string): string =>
+  identifier.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`
+
+interface Difference {
+  readonly path: string
+  readonly expected: unknown
+  readonly actual: unknown
+}
+
+// The first place (depth first, keys sorted) where two JSON values differ.
+const firstDifference = (expected: unknown, actual: unknown, path: string): Difference | undefined => {
+  if (Array.isArray(expected) && Array.isArray(actual)) {
+    const n = Math.max(expected.length, actual.length)
+    for (let i = 0; i < n; i++) {
+      const d = firstDifference(expected[i], actual[i], `${path}[${i}]`)
+      if (d !== undefined) return d
+    }
+    return undefined
+  }
+  if (isRecord(expected) && isRecord(actual)) {
+    const keys = Array.from(new Set([...Object.keys(expected), ...Object.keys(actual)])).sort()
+    for (const key of keys) {
+      const d = firstDifference(expected[key], actual[key], childPath(path, key))
+      if (d !== undefined) return d
+    }
+    return undefined
+  }
+  return Object.is(expected, actual) ? undefined : { path, expected, actual }
+}
+
+const renderDifference = (d: Difference, expectedFrame: unknown, actualFrame: unknown): string =>
+  `the frame sent differs from the recording at ${d.path}\n` +
+  `  expected: ${show(d.expected, VALUE_CHARS)}\n` +
+  `  actual:   ${show(d.actual, VALUE_CHARS)}\n` +
+  `  expected frame: ${show(expectedFrame)}\n` +
+  `  actual frame:   ${show(actualFrame)}`
+
+const describeEntry = (entry: Entry | undefined): string => {
+  if (entry === undefined) return "nothing more (the recording has ended)"
+  switch (entry.dir) {
+    case "in":
+      return `the frame ${show(entry.frame)}`
+    case "end-input":
+      return "the end of input"
+    case "out":
+    case "exit":
+      return `the CLI's ${entry.dir}`
+  }
+}
+
+/**
+ * A transport that plays the CLI of a recording. Each frame the code sends must equal the next
+ * recorded `in` frame (else `send` and `frames` fail with a `CLIConnectionError` whose reason
+ * starts `Replay mismatch at entry <n>:`, `n` being the index in `entries`, i.e. line n + 1 of
+ * the file), and the recorded `out` frames up to the next `in` are then emitted through the real
+ * framing. The SDK's random control request ids are mapped: a recorded `request_id` matches the
+ * live one the code sends, and the recorded answers carry the live id.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Recording } from "effect-claude-agent/testing"
+ *
+ * declare const entries: ReadonlyArray<Recording.Entry>
+ * const program = Effect.scoped(Effect.gen(function* () {
+ *   const transport = yield* Recording.replayTransport(entries)
+ *   yield* transport.endInput
+ * }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category replay
+ */
+export const replayTransport = (
+  entries: ReadonlyArray<Entry>,
+  options: ReplayOptions = {}
+): Effect.Effect<TransportShape, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const stdout = yield* Mailbox.make<string, SdkError>()
+    const exitStatus = yield* Deferred.make<ExitStatus>()
+    const lock = yield* Effect.makeSemaphore(1)
+    const fibers = yield* FiberSet.make()
+    const start = yield* Clock.currentTimeMillis
+    const pace = options.pace === true
+    // Recorded SDK control request id → the id the live code used.
+    const ids = new Map<string, string>()
+    let failure: CLIConnectionError | undefined
+    let inputEnded = false
+
+    const isInput = (entry: Entry | undefined): boolean =>
+      entry !== undefined && (entry.dir === "in" || entry.dir === "end-input")
+    const nextInput = (from: number): number => {
+      let i = from
+      while (i < entries.length && !isInput(entries[i])) i++
+      return i
+    }
+    // The index of the recorded input the code must produce next.
+    let expectAt = nextInput(0)
+
+    const liveOut = (frame: unknown): unknown => {
+      if (!isRecord(frame) || frame.type !== "control_response" || !isRecord(frame.response)) return frame
+      const recordedId = frame.response.request_id
+      const live = typeof recordedId === "string" ? ids.get(recordedId) : undefined
+      return live === undefined ? frame : { ...frame, response: { ...frame.response, request_id: live } }
+    }
+
+    const finishWith = (status: ExitStatus) =>
+      stdout.end.pipe(Effect.zipRight(Deferred.succeed(exitStatus, status)), Effect.asVoid)
+
+    const play = (entry: Entry): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (failure !== undefined) return Effect.void
+        const wait = pace
+          ? Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sleep(Math.max(0, start + entry.t - now)))
+          : Effect.void
+        switch (entry.dir) {
+          case "out":
+            return wait.pipe(Effect.zipRight(Effect.suspend(() =>
+              Effect.asVoid(stdout.offer(Framing.encodeFrame(liveOut(entry.frame)).slice(0, -1)))
+            )))
+          case "exit":
+            return wait.pipe(Effect.zipRight(finishWith({ exitCode: entry.exitCode, signal: entry.signal })))
+          default:
+            return Effect.void
+        }
+      })
+
+    // Paced segments run in the background, each after the one before it.
+    let previous: Fiber.Fiber<void> | undefined
+    const playSegment = (from: number, to: number): Effect.Effect<void> => {
+      const segment = Effect.forEach(entries.slice(from, to), play, { discard: true })
+      if (!pace) return segment
+      return Effect.suspend(() => {
+        const before = previous
+        const run = before === undefined ? segment : Fiber.await(before).pipe(Effect.zipRight(segment))
+        return Effect.map(FiberSet.run(fibers, run), (fiber) => {
+          previous = fiber
+        })
+      })
+    }
+
+    const mismatch = (at: number, detail: string): Effect.Effect<never, CLIConnectionError> =>
+      Effect.suspend(() => {
+        const error = new CLIConnectionError({ reason: `Replay mismatch at entry ${at}: ${detail}` })
+        failure = error
+        return stdout.fail(error).pipe(
+          Effect.zipRight(Deferred.succeed(exitStatus, { exitCode: 1, signal: undefined })),
+          Effect.zipRight(Effect.fail(error))
+        )
+      })
+
+    // The recorded frame as it should look live: SDK request ids become the ones in use.
+    const normalise = (
+      expected: unknown,
+      actual: unknown
+    ): { readonly frame: unknown; readonly bind?: readonly [string, string] } => {
+      if (!isRecord(expected) || !isRecord(actual)) return { frame: expected }
+      const recordedId = expected.request_id
+      if (typeof recordedId !== "string") return { frame: expected }
+      const known = ids.get(recordedId)
+      if (expected.type === "control_request" && actual.type === "control_request") {
+        if (known !== undefined) return { frame: { ...expected, request_id: known } }
+        return typeof actual.request_id === "string"
+          ? { frame: { ...expected, request_id: actual.request_id }, bind: [recordedId, actual.request_id] }
+          : { frame: expected }
+      }
+      if (expected.type === "control_cancel_request" && known !== undefined) {
+        return { frame: { ...expected, request_id: known } }
+      }
+      return { frame: expected }
+    }
+
+    const send = (frame: unknown): Effect.Effect<void, CLIConnectionError> =>
+      lock.withPermits(1)(Effect.suspend(() => {
+        if (failure !== undefined) return Effect.fail(failure)
+        if (inputEnded) {
+          return Effect.fail(
+            new CLIConnectionError({ reason: "Cannot write to the Claude Code CLI: its input was already closed" })
+          )
+        }
+        const actual = roundTrip(frame)
+        const at = expectAt
+        const expected = entries[at]
+        if (expected === undefined || expected.dir !== "in") {
+          return mismatch(at, `the recording expects ${describeEntry(expected)}, but the code sent ${show(actual)}`)
+        }
+        const normalised = normalise(expected.frame, actual)
+        const difference = firstDifference(normalised.frame, actual, "$")
+        if (difference !== undefined) {
+          return mismatch(at, renderDifference(difference, normalised.frame, actual))
+        }
+        if (normalised.bind !== undefined) ids.set(normalised.bind[0], normalised.bind[1])
+        expectAt = nextInput(at + 1)
+        return playSegment(at + 1, expectAt)
+      }))
+
+    const endInput: Effect.Effect<void> = lock.withPermits(1)(Effect.suspend(() => {
+      if (failure !== undefined || inputEnded) return Effect.void
+      inputEnded = true
+      const at = expectAt
+      const expected = entries[at]
+      // A recording that stops short of the end of input (the CLI died first) has nothing to match.
+      if (expected === undefined) return Effect.void
+      if (expected.dir !== "end-input") {
+        return mismatch(at, `the code ended the input, but the recording expects ${describeEntry(expected)}`).pipe(
+          Effect.ignore
+        )
+      }
+      expectAt = nextInput(at + 1)
+      return playSegment(at + 1, expectAt)
+    }))
+
+    yield* playSegment(0, expectAt)
+
+    // Like the real transport: closing the scope ends a CLI that is still running.
+    yield* Effect.addFinalizer(() =>
+      Effect.flatMap(Deferred.isDone(exitStatus), (done) =>
+        done ? Effect.void : finishWith({ exitCode: undefined, signal: "SIGTERM" }))
+    )
+
+    const encoder = new TextEncoder()
+    const transport: TransportShape = {
+      send,
+      frames: Mailbox.toStream(stdout).pipe(
+        Stream.map((line) => encoder.encode(line + "\n")),
+        Framing.frames(options.maxBufferSize ?? DEFAULT_MAX_BUFFER)
+      ),
+      endInput,
+      exitStatus: Deferred.await(exitStatus),
+      stderrTail: Effect.succeed(""),
+      pid: Option.none()
+    }
+    return transport
+  })
+
+/**
+ * `ClaudeAgent` playing a recording: every session gets a fresh replay of `entries` (one
+ * recording is one session).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { ClaudeAgent } from "effect-claude-agent"
+ * import { Recording } from "effect-claude-agent/testing"
+ *
+ * declare const entries: ReadonlyArray<Recording.Entry>
+ * const test = ClaudeAgent.query("hi").pipe(Stream.runCollect, Effect.provide(Recording.layerReplay(entries)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerReplay = (
+  entries: ReadonlyArray<Entry>,
+  options: ReplayOptions = {}
+): Layer.Layer<ClaudeAgent.ClaudeAgent> =>
+  Layer.succeed(
+    ClaudeAgent.ClaudeAgent,
+    ClaudeAgent.make((_launch, sessionOptions) =>
+      replayTransport(entries, { maxBufferSize: sessionOptions.maxBufferSize, ...options })
+    )
+  )
+
+/**
+ * `layerReplay` with the entries read from a recording file.
+ *
+ * @example
+ * ```ts
+ * import { NodeContext } from "@effect/platform-node"
+ * import { Effect, Layer, Stream } from "effect"
+ * import { ClaudeAgent } from "effect-claude-agent"
+ * import { Recording } from "effect-claude-agent/testing"
+ *
+ * const replay = Recording.layerReplayFile("test/fixtures/recording-hi.jsonl").pipe(Layer.provide(NodeContext.layer))
+ * const replayed = ClaudeAgent.query("hi").pipe(Stream.runCollect, Effect.provide(replay))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerReplayFile = (
+  path: string,
+  options: ReplayOptions = {}
+): Layer.Layer<ClaudeAgent.ClaudeAgent, RecordingError, FileSystem.FileSystem> =>
+  Layer.unwrapEffect(Effect.map(load(path), (entries) => layerReplay(entries, options)))

@@ -1,0 +1,291 @@
+import { NodeContext } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import { Chunk, Effect, Fiber, Layer, Option, Queue, Stream, TestClock } from "effect"
+import * as ClaudeAgent from "../../src/ClaudeAgent.js"
+import * as Message from "../../src/schema/Message.js"
+import type * as Options from "../../src/schema/Options.js"
+import type { TransportShape } from "../../src/services/Transport.js"
+import * as FakeCli from "../../src/testing/FakeCli.js"
+import * as Recording from "../../src/testing/Recording.js"
+
+const FIXTURE = new URL("../fixtures/recording-session.jsonl", import.meta.url).pathname
+
+// The program the fixture was recorded with (see test/e2e/recording.e2e.test.ts).
+const program = (options: Options.Options = {}) =>
+  Effect.scoped(Effect.gen(function*() {
+    const session = yield* ClaudeAgent.session(options)
+    yield* session.send("turn one")
+    const one = yield* session.receiveResponse.pipe(Stream.runCollect)
+    const model = yield* session.setModel("claude-haiku-4-5")
+    const status = yield* session.mcpServerStatus()
+    yield* session.send("turn two")
+    const two = yield* session.receiveResponse.pipe(Stream.runCollect)
+    return { messages: [...Chunk.toArray(one), ...Chunk.toArray(two)], model, status }
+  }))
+
+const loadFixture = Recording.load(FIXTURE).pipe(Effect.provide(NodeContext.layer))
+
+const field = (u: unknown, key: string): unknown =>
+  typeof u === "object" && u !== null && key in u ? Reflect.get(u, key) : undefined
+
+// Reads a transport's frames into a queue, for step-by-step assertions.
+const collectFrames = (transport: TransportShape) =>
+  Effect.gen(function*() {
+    const queue = yield* Queue.unbounded<unknown>()
+    const fiber = yield* transport.frames.pipe(Stream.runForEach((f) => Queue.offer(queue, f)), Effect.forkScoped)
+    return { queue, fiber }
+  })
+
+describe("Recording: replaying the recorded real session", () => {
+  it.effect("delivers the recorded messages and control replies", () =>
+    Effect.gen(function*() {
+      const entries = yield* loadFixture
+      const replayed = yield* program().pipe(Effect.provide(Recording.layerReplay(entries)))
+
+      // Every message frame the CLI wrote up to the second result, in order.
+      const recorded: Array<unknown> = []
+      let results = 0
+      for (const entry of entries) {
+        if (entry.dir !== "out" || results === 2) continue
+        const type = field(entry.frame, "type")
+        if (typeof type === "string" && type.startsWith("control_")) continue
+        recorded.push(entry.frame)
+        if (type === "result") results++
+      }
+      expect(replayed.messages.map((m) => [m.type, "subtype" in m ? m.subtype : undefined])).toEqual(
+        recorded.map((f) => [field(f, "type"), field(f, "subtype")])
+      )
+      expect(replayed.messages.filter(Message.isResult).map((r) => ("result" in r ? r.result : undefined))).toEqual([
+        "first answer",
+        "second answer"
+      ])
+      expect(replayed.messages.filter(Message.isAssistant).map(Message.assistantText)).toEqual([
+        "first answer",
+        "second answer"
+      ])
+      expect(replayed.model).toEqual({ model: "claude-haiku-4-5" })
+      expect(replayed.status).toEqual({ mcpServers: [] })
+    }))
+
+  it.effect("layerReplayFile reads the file; the session reports the recorded session id and init", () =>
+    Effect.gen(function*() {
+      const { init, sessionId, results } = yield* Effect.scoped(Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session()
+        yield* session.send("turn one")
+        const one = yield* session.receiveResponse.pipe(Stream.runCollect)
+        const init = yield* session.initializationResult
+        yield* session.setModel("claude-haiku-4-5")
+        yield* session.mcpServerStatus()
+        yield* session.send("turn two")
+        const two = yield* session.receiveResponse.pipe(Stream.runCollect)
+        const results = Chunk.toArray(Chunk.appendAll(one, two)).filter(Message.isResult).map((r) => r.subtype)
+        return { init, sessionId: yield* session.sessionId, results }
+      })).pipe(Effect.provide(Recording.layerReplayFile(FIXTURE).pipe(Layer.provide(NodeContext.layer))))
+      expect(init.pid).toBeTypeOf("number")
+      expect(sessionId).toBe("11a2c6ce-10d7-4cd6-b9a6-bfd073b33d61")
+      expect(results).toEqual(["success", "success"])
+    }))
+
+  it.effect("a different prompt fails send and the stream with the entry and a diff", () =>
+    Effect.gen(function*() {
+      const entries = yield* loadFixture
+      const { sent, streamed } = yield* Effect.scoped(Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session()
+        const sent = yield* session.send("something else").pipe(Effect.flip)
+        const streamed = yield* session.receiveResponse.pipe(Stream.runDrain, Effect.flip)
+        return { sent, streamed }
+      })).pipe(Effect.provide(Recording.layerReplay(entries)))
+      expect(sent._tag).toBe("CLIConnectionError")
+      const reason = sent._tag === "CLIConnectionError" ? sent.reason : ""
+      expect(reason).toMatch(/^Replay mismatch at entry 1: /)
+      expect(reason).toContain("at $.message.content[0].text")
+      expect(reason).toContain(`expected: "turn one"`)
+      expect(reason).toContain(`actual:   "something else"`)
+      expect(reason).toContain(`expected frame: {"type":"user"`)
+      expect(streamed.message).toBe(reason)
+    }))
+
+  it.effect("a different control request is a mismatch naming the recorded one", () =>
+    Effect.gen(function*() {
+      const entries = yield* loadFixture
+      const error = yield* Effect.scoped(Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session()
+        yield* session.send("turn one")
+        yield* session.receiveResponse.pipe(Stream.runDrain)
+        return yield* session.setModel("claude-opus-4-1").pipe(Effect.flip)
+      })).pipe(Effect.provide(Recording.layerReplay(entries)))
+      expect(error.message).toMatch(/^Replay mismatch at entry 7: /)
+      expect(error.message).toContain("at $.request.model")
+      expect(error.message).toContain(`expected: "claude-haiku-4-5"`)
+    }))
+})
+
+describe("Recording: replayTransport", () => {
+  const mcpStatus = { type: "control_request", request_id: "req_1_recorded", request: { subtype: "mcp_status" } }
+  const mcpAnswer = {
+    type: "control_response",
+    response: { subtype: "success", request_id: "req_1_recorded", response: { mcpServers: [] } }
+  }
+  const canUseTool = {
+    type: "control_request",
+    request_id: "cli-7",
+    request: { subtype: "can_use_tool", tool_name: "Bash", input: {} }
+  }
+  const allow = {
+    type: "control_response",
+    response: { subtype: "success", request_id: "cli-7", response: { behavior: "allow" } }
+  }
+  const remapEntries: ReadonlyArray<Recording.Entry> = [
+    { t: 0, dir: "in", frame: mcpStatus },
+    { t: 1, dir: "out", frame: mcpAnswer },
+    { t: 2, dir: "out", frame: canUseTool },
+    { t: 3, dir: "in", frame: allow },
+    { t: 4, dir: "in", frame: { type: "control_cancel_request", request_id: "req_1_recorded" } },
+    { t: 5, dir: "end-input" },
+    { t: 6, dir: "exit", exitCode: 0, signal: undefined }
+  ]
+
+  it.scoped("maps the SDK's request ids to the live ones and replays the CLI's verbatim", () =>
+    Effect.gen(function*() {
+      const transport = yield* Recording.replayTransport(remapEntries)
+      const { queue, fiber } = yield* collectFrames(transport)
+      yield* transport.send({ type: "control_request", request_id: "req_9_live", request: { subtype: "mcp_status" } })
+      const answer = yield* Queue.take(queue)
+      expect(answer).toEqual({
+        type: "control_response",
+        response: { subtype: "success", request_id: "req_9_live", response: { mcpServers: [] } }
+      })
+      expect(field(yield* Queue.take(queue), "request_id")).toBe("cli-7")
+      yield* transport.send({
+        type: "control_response",
+        response: { subtype: "success", request_id: "cli-7", response: { behavior: "allow" } }
+      })
+      // A cancel names the request by its live id.
+      yield* transport.send({ type: "control_cancel_request", request_id: "req_9_live" })
+      yield* transport.endInput
+      yield* Fiber.join(fiber)
+      expect(yield* transport.exitStatus).toEqual({ exitCode: 0, signal: undefined })
+    }))
+
+  it.scoped("an answer to a CLI request must carry the CLI's id", () =>
+    Effect.gen(function*() {
+      const transport = yield* Recording.replayTransport(remapEntries)
+      const { fiber } = yield* collectFrames(transport)
+      yield* transport.send({ type: "control_request", request_id: "req_9_live", request: { subtype: "mcp_status" } })
+      const error = yield* transport.send({
+        type: "control_response",
+        response: { subtype: "success", request_id: "req_9_live", response: { behavior: "allow" } }
+      }).pipe(Effect.flip)
+      expect(error.reason).toMatch(/^Replay mismatch at entry 3: /)
+      expect(error.reason).toContain("at $.response.request_id")
+      expect(error.reason).toContain(`expected: "cli-7"`)
+      const streamError = yield* Fiber.join(fiber).pipe(Effect.flip)
+      expect(streamError.message).toBe(error.reason)
+      // Once failed, every send fails the same way.
+      expect((yield* transport.send({ type: "user" }).pipe(Effect.flip)).reason).toBe(error.reason)
+    }))
+
+  it.scoped("ending the input while the recording expects a frame is a mismatch naming it", () =>
+    Effect.gen(function*() {
+      const transport = yield* Recording.replayTransport(remapEntries)
+      yield* transport.endInput
+      const error = yield* transport.frames.pipe(Stream.runDrain, Effect.flip)
+      expect(error.message).toMatch(/^Replay mismatch at entry 0: the code ended the input, but the recording expects/)
+      expect(error.message).toContain(`"subtype":"mcp_status"`)
+    }))
+
+  it.scoped("a frame sent after the recording ended is a mismatch", () =>
+    Effect.gen(function*() {
+      const transport = yield* Recording.replayTransport([
+        { t: 0, dir: "in", frame: { type: "user" } },
+        { t: 1, dir: "out", frame: { type: "result", subtype: "success" } },
+        { t: 2, dir: "exit", exitCode: 0, signal: undefined }
+      ])
+      yield* transport.send({ type: "user" })
+      const error = yield* transport.send({ type: "user", extra: 1 }).pipe(Effect.flip)
+      expect(error.reason).toBe(
+        "Replay mismatch at entry 3: the recording expects nothing more (the recording has ended), " +
+          `but the code sent {"type":"user","extra":1}`
+      )
+    }))
+
+  it.scoped("pace: frames wait for their recorded time (TestClock)", () =>
+    Effect.gen(function*() {
+      const transport = yield* Recording.replayTransport([
+        { t: 0, dir: "out", frame: { type: "system", subtype: "a" } },
+        { t: 1000, dir: "out", frame: { type: "system", subtype: "b" } },
+        { t: 1500, dir: "exit", exitCode: 0, signal: undefined }
+      ], { pace: true })
+      const { queue, fiber } = yield* collectFrames(transport)
+      expect(field(yield* Queue.take(queue), "subtype")).toBe("a")
+      yield* TestClock.adjust("999 millis")
+      expect(Option.isNone(yield* Queue.poll(queue))).toBe(true)
+      yield* TestClock.adjust("1 millis")
+      expect(field(yield* Queue.take(queue), "subtype")).toBe("b")
+      yield* TestClock.adjust("500 millis")
+      yield* Fiber.join(fiber)
+    }))
+})
+
+describe("Recording: recordTransport and files", () => {
+  it.scoped("records a FakeCli conversation in order", () =>
+    Effect.gen(function*() {
+      const { transport } = yield* FakeCli.make()
+      const log: Array<Recording.Entry> = []
+      const recorded = yield* Recording.recordTransport(transport, (entry) => Effect.sync(() => void log.push(entry)))
+      // `undefined` fields never reach the CLI, so they are not recorded either.
+      const user = { type: "user", message: { role: "user", content: "hi" }, parent_tool_use_id: null, gone: undefined }
+      yield* recorded.send(user)
+      const frames = yield* recorded.frames.pipe(Stream.take(3), Stream.runCollect)
+      yield* recorded.endInput
+      yield* recorded.endInput
+      expect(yield* recorded.exitStatus).toEqual({ exitCode: 0, signal: undefined })
+      yield* recorded.exitStatus
+
+      expect(log.map((e) => e.dir)).toEqual(["in", "out", "out", "out", "end-input", "exit"])
+      expect(log[0]).toMatchObject({
+        dir: "in",
+        frame: { type: "user", message: { role: "user", content: "hi" }, parent_tool_use_id: null }
+      })
+      expect(Object.keys(Object(log[0] !== undefined && "frame" in log[0] ? log[0].frame : {}))).not.toContain("gone")
+      expect(log.slice(1, 4).map((e) => ("frame" in e ? e.frame : undefined))).toEqual(Chunk.toArray(frames))
+      expect(log[5]).toMatchObject({ dir: "exit", exitCode: 0, signal: undefined })
+      expect(log.every((e) => e.t === 0)).toBe(true)
+    }))
+
+  it.scoped("what was recorded replays", () =>
+    Effect.gen(function*() {
+      const log: Array<Recording.Entry> = []
+      const recordingLayer = Layer.succeed(
+        ClaudeAgent.ClaudeAgent,
+        ClaudeAgent.make(() =>
+          Effect.flatMap(FakeCli.make(), ({ transport }) =>
+            Recording.recordTransport(transport, (entry) => Effect.sync(() => void log.push(entry))))
+        )
+      )
+      const ask = ClaudeAgent.query("hello").pipe(Stream.runCollect, Effect.map(Chunk.toArray))
+      const live = yield* ask.pipe(Effect.provide(recordingLayer))
+      const replayed = yield* ask.pipe(Effect.provide(Recording.layerReplay(log)))
+      expect(replayed).toEqual(live)
+    }))
+
+  it.effect("load reports the line of a broken entry", () =>
+    Effect.gen(function*() {
+      const error = yield* Recording.parse(`{"t":0,"dir":"end-input"}\n\n{"t":1,"dir":"sideways"}\n`, "x.jsonl")
+        .pipe(Effect.flip)
+      expect(error.message).toBe(`Invalid recording x.jsonl:3: unknown \`dir\` "sideways"`)
+      const missing = yield* Recording.load("/nonexistent/recording.jsonl").pipe(
+        Effect.provide(NodeContext.layer),
+        Effect.flip
+      )
+      expect(missing._tag).toBe("RecordingError")
+      expect(missing.path).toBe("/nonexistent/recording.jsonl")
+    }))
+
+  it("the fixture is a committed recording of the real CLI", () => {
+    const text = fs.readFileSync(FIXTURE, "utf8")
+    expect(text).toContain(`"claude_code_version":"2.1.330"`)
+    expect(text).not.toMatch(/127\.0\.0\.1:\d+/)
+  })
+})
