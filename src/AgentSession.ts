@@ -12,6 +12,7 @@ import { Chunk, Clock, Duration, Effect, Fiber, Option, ParseResult, type Schema
 import * as ContentBlock from "./schema/ContentBlock.js"
 import * as Control from "./schema/Control.js"
 import * as Message from "./schema/Message.js"
+import { runDetached } from "./internal/detached.js"
 import { CLIConnectionError, MessageParseError, type SdkError } from "./SdkError.js"
 import {
   ControlChannel,
@@ -271,15 +272,15 @@ export const make = Effect.fn("AgentSession.make")(function*(config: SessionConf
           Effect.ignore
         )
       }
-      // Finalizers are uninterruptible: the waits must be made interruptible for their
-      // deadline (and the race inside `awaitIdle`) to be able to stop them.
+      // The waits are made interruptible so that their deadline can stop them; `runDetached`
+      // keeps the closing fiber's own pending interruption from stopping them at once.
       yield* Effect.zip(control.awaitRunState(isIdle), control.awaitNoneInFlight, { concurrent: true }).pipe(
         Effect.interruptible,
         Effect.timeout(closeGrace),
         Effect.ignore
       )
       yield* control.endInput
-    }).pipe(Effect.withClock(liveClock))
+    }).pipe(Effect.withClock(liveClock), runDetached)
   )
 
   const session: AgentSession = {

@@ -15,6 +15,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import { Deferred, Duration, Effect, Mailbox, Option, Ref, Sink, Stream } from "effect"
 import { CLIConnectionError, CLINotFoundError } from "../SdkError.js"
 import type { ExitStatus, SubprocessConfig, TransportShape } from "../services/Transport.js"
+import { runDetached } from "../internal/detached.js"
 import * as Framing from "../internal/framing.js"
 import * as Orphans from "../internal/orphans.js"
 import { StderrTail } from "../internal/stderr.js"
@@ -90,7 +91,8 @@ export const makeSubprocess = (config: SubprocessConfig) =>
             Effect.zipRight(proc.kill("SIGKILL").pipe(Effect.ignore, Effect.interruptible, Effect.timeout(grace))),
             Effect.ignore
           )),
-        Effect.ignore
+        Effect.ignore,
+        runDetached
       )
     )
 

@@ -26,6 +26,7 @@ import {
   Stream
 } from "effect"
 import * as ClaudeAgent from "../ClaudeAgent.js"
+import { runDetached } from "../internal/detached.js"
 import * as Framing from "../internal/framing.js"
 import { CLIConnectionError, type SdkError } from "../SdkError.js"
 import { type ExitStatus, Transport, type TransportShape } from "../services/Transport.js"
@@ -345,7 +346,12 @@ export const layerRecord = (
           yield* Effect.addFinalizer(() =>
             recorded === undefined
               ? Effect.void
-              : recorded.exitStatus.pipe(Effect.interruptible, Effect.timeout(Duration.seconds(5)), Effect.ignore)
+              : recorded.exitStatus.pipe(
+                Effect.interruptible,
+                Effect.timeout(Duration.seconds(5)),
+                Effect.ignore,
+                runDetached
+              )
           )
           const transport = yield* spawn(launch, options)
           recorded = yield* recordTransport(transport, write)
