@@ -168,7 +168,21 @@ const isUserFrame = (prompt: Prompt): prompt is Message.UserMessageInput =>
 const toUserFrame = (prompt: Prompt): Message.UserMessageInput =>
   isUserFrame(prompt) ? prompt : Message.userMessage(prompt)
 
-/** The CLI reported `idle`, or never reported a state (older CLIs, fakes). */
+/**
+ * Whether a run state is idle: the CLI reported `idle`, or never reported a state (older CLIs,
+ * fakes).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { AgentSession } from "effect-claude-agent"
+ *
+ * const waitIdle = (session: AgentSession.AgentSession) => session.control.awaitRunState(AgentSession.isIdle)
+ * ```
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
 export const isIdle = (run: RunState): boolean => run.state === undefined || run.state === "idle"
 
 const isResultFrame = (frame: unknown): boolean =>

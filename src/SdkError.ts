@@ -12,6 +12,14 @@ import { Predicate, Schema } from "effect"
 const TypeIdKey = "effect-claude-agent/SdkError"
 
 /**
+ * The brand every error of this library carries (`isSdkError` checks it).
+ *
+ * @example
+ * ```ts
+ * import { SdkError } from "effect-claude-agent"
+ * const isOurs = (u: unknown) => typeof u === "object" && u !== null && SdkError.TypeId in u
+ * ```
+ *
  * @since 0.1.0
  * @category type ids
  */
