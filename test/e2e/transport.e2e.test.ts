@@ -1,0 +1,61 @@
+// The subprocess Transport against a real child process (an echo stub, not the CLI): concurrent
+// senders never interleave bytes on stdin, and a child flooding stderr cannot deadlock it.
+import { NodeContext } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Deferred, Effect, Fiber, Stream } from "effect"
+import { fileURLToPath } from "node:url"
+import { Transport } from "../../src/services/Transport.js"
+
+const echo = fileURLToPath(new URL("../fixtures/echo-cli.mjs", import.meta.url))
+
+const config = (env: Record<string, string> = {}) => ({
+  command: echo,
+  args: [],
+  env: { PATH: process.env.PATH ?? "", ...env },
+  maxBufferSize: 1024 * 1024,
+  closeGraceMillis: 2000
+})
+
+describe("e2e: subprocess Transport", () => {
+  it.scopedLive("concurrent senders of large frames never interleave on stdin", () =>
+    Effect.gen(function*() {
+      const transport = yield* Transport.makeSubprocess(config())
+      const n = 64
+      const payload = "x".repeat(200 * 1024) + "\u2028é€😀"
+      const received = yield* Effect.fork(transport.frames.pipe(Stream.take(n), Stream.runCollect))
+      yield* Effect.forEach(
+        Array.from({ length: n }, (_, i) => i),
+        (i) => transport.send({ type: "probe", id: i, payload }),
+        { concurrency: "unbounded", discard: true }
+      )
+      const frames = Chunk.toArray(yield* Fiber.join(received))
+      expect(frames).toHaveLength(n)
+      const ids = frames.map((f) => (typeof f === "object" && f !== null && "id" in f ? f.id : "corrupt"))
+      expect([...ids].sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: n }, (_, i) => i))
+      for (const f of frames) {
+        expect(typeof f === "object" && f !== null && "payload" in f ? f.payload : undefined).toBe(payload)
+      }
+      yield* transport.endInput
+      expect((yield* transport.exitStatus).exitCode).toBe(0)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("a child that floods stderr (8 MiB) is drained: stdout keeps flowing, the tail is kept", () =>
+    Effect.gen(function*() {
+      const lines: Array<string> = []
+      const floodDone = yield* Deferred.make<void>()
+      const transport = yield* Transport.makeSubprocess({
+        ...config({ FLOOD_STDERR_MB: "8" }),
+        onStderr: (line) => {
+          lines.push(line)
+          if (line === "stderr flood done") Deferred.unsafeDone(floodDone, Effect.void)
+        }
+      })
+      yield* transport.send({ type: "ping" })
+      const [frame] = Chunk.toArray(yield* transport.frames.pipe(Stream.take(1), Stream.runCollect))
+      expect(frame).toEqual({ type: "ping" })
+      yield* Deferred.await(floodDone)
+      expect(lines.length).toBe(8 * 1024 + 1)
+      expect(yield* transport.stderrTail).toContain("stderr flood done")
+      expect((yield* transport.stderrTail).length).toBeLessThanOrEqual(2048)
+    }).pipe(Effect.provide(NodeContext.layer)))
+})
