@@ -20,7 +20,7 @@ import {
   type RequestOptions,
   type RunState
 } from "./services/ControlChannel.js"
-import type { Transport } from "./services/Transport.js"
+import { Transport } from "./services/Transport.js"
 
 /**
  * What `send` accepts: a prompt string, content blocks, or a complete user message frame.
@@ -112,6 +112,12 @@ export interface AgentSession {
   readonly endInput: Effect.Effect<void>
   /** The CLI's process id, when there is a process. */
   readonly pid: Option.Option<number>
+  /**
+   * The CLI's stderr, line by line, from the moment the stream is run until the CLI exits (the
+   * `stderr` option sees every line from the start). stderr is drained whether or not anyone
+   * reads this.
+   */
+  readonly stderr: Stream.Stream<string>
   /** The underlying control channel, for control subtypes without a method here. */
   readonly control: ControlChannelShape
 }
@@ -210,6 +216,7 @@ const isResultFrame = (frame: unknown): boolean =>
  * @category constructors
  */
 export const make = Effect.fn("AgentSession.make")(function*(config: SessionConfig) {
+  const transport = yield* Transport
   const control = yield* ControlChannel.make({
     controlTimeout: config.controlTimeout,
     messageBufferSize: config.messageBufferSize
@@ -350,6 +357,7 @@ export const make = Effect.fn("AgentSession.make")(function*(config: SessionConf
     sessionId: config.sessionId !== undefined ? Effect.succeed(config.sessionId) : control.awaitSessionId,
     endInput: control.endInput,
     pid: Option.none(),
+    stderr: transport.stderr,
     control
   }
   return session

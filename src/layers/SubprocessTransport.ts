@@ -12,7 +12,7 @@
  */
 import { Command, type CommandExecutor } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { Deferred, Duration, Effect, Mailbox, Option, Ref, Sink, Stream } from "effect"
+import { Deferred, Duration, Effect, Mailbox, Option, PubSub, Ref, Sink, Stream } from "effect"
 import { CLIConnectionError, CLINotFoundError } from "../SdkError.js"
 import type { ExitStatus, SubprocessConfig, TransportShape } from "../services/Transport.js"
 import { runDetached } from "../internal/detached.js"
@@ -21,6 +21,7 @@ import * as Orphans from "../internal/orphans.js"
 import { StderrTail } from "../internal/stderr.js"
 
 const OUTBOX_CAPACITY = 64
+const STDERR_SUBSCRIBER_BUFFER = 1024
 
 const signalOf = (error: PlatformError): string | undefined => {
   const match = /signal: (SIG[A-Z0-9]+)/.exec(error.message)
@@ -100,6 +101,7 @@ export const makeSubprocess = (config: SubprocessConfig) =>
 
     // stderr is always drained: a CLI blocked on a full stderr pipe stops writing stdout too.
     const onStderr = config.onStderr
+    const stderrHub = yield* PubSub.sliding<string>(STDERR_SUBSCRIBER_BUFFER)
     yield* proc.stderr.pipe(
       Stream.decodeText(),
       Stream.splitLines,
@@ -113,9 +115,10 @@ export const makeSubprocess = (config: SubprocessConfig) =>
               // A throwing user callback must not stop the drain.
             }
           }
-        })
+        }).pipe(Effect.zipRight(PubSub.publish(stderrHub, line)))
       ),
       Effect.ignore,
+      Effect.ensuring(PubSub.shutdown(stderrHub)),
       Effect.forkScoped
     )
 
@@ -148,6 +151,7 @@ export const makeSubprocess = (config: SubprocessConfig) =>
       endInput: Effect.asVoid(outbox.end),
       exitStatus: Deferred.await(exitStatus),
       stderrTail: Effect.sync(() => tail.get()),
+      stderr: Stream.fromPubSub(stderrHub),
       pid: Option.some(proc.pid)
     }
     return transport

@@ -50,6 +50,11 @@ export interface TransportShape {
   readonly exitStatus: Effect.Effect<ExitStatus>
   /** The last 2 KiB of stderr. */
   readonly stderrTail: Effect.Effect<string>
+  /**
+   * stderr lines from the moment the stream is run (each run is a new subscriber; a subscriber
+   * that falls more than 1024 lines behind loses the oldest). Ends when stderr closes.
+   */
+  readonly stderr: Stream.Stream<string>
   /** The process id, when there is a process. */
   readonly pid: Option.Option<number>
 }

@@ -9,7 +9,20 @@
  *
  * @since 0.1.0
  */
-import { Context, Deferred, Effect, FiberSet, Layer, Mailbox, Option, Queue, Ref, type Scope, Stream } from "effect"
+import {
+  Context,
+  Deferred,
+  Effect,
+  FiberSet,
+  Layer,
+  Mailbox,
+  Option,
+  PubSub,
+  Queue,
+  Ref,
+  type Scope,
+  Stream
+} from "effect"
 import * as Framing from "../internal/framing.js"
 import { CLIConnectionError, type SdkError } from "../SdkError.js"
 import { Transport, type TransportShape } from "../services/Transport.js"
@@ -336,6 +349,7 @@ export const make = (
     const fibers = yield* FiberSet.make()
     const awaiting = new Map<string, Deferred.Deferred<JsonObject>>()
     const stderrLines: Array<string> = []
+    const stderrHub = yield* PubSub.sliding<string>(1024)
     let lastResultWasError = false
     let inputOpen = true
     let requestCounter = 0
@@ -350,6 +364,7 @@ export const make = (
     const exit = (status: { readonly exitCode?: number; readonly signal?: string } = {}) =>
       Effect.gen(function*() {
         yield* stdout.end
+        yield* PubSub.shutdown(stderrHub)
         yield* Deferred.succeed(exitStatus, {
           exitCode: status.signal !== undefined ? undefined : (status.exitCode ?? 0),
           signal: status.signal
@@ -428,7 +443,8 @@ export const make = (
           return yield* Deferred.await(waiter)
         }),
       cancel: (requestId) => emit({ type: "control_cancel_request", request_id: requestId }),
-      stderr: (line) => Effect.sync(() => void stderrLines.push(line)),
+      stderr: (line) =>
+        Effect.sync(() => void stderrLines.push(line)).pipe(Effect.zipRight(PubSub.publish(stderrHub, line)), Effect.asVoid),
       exit,
       sent: Ref.get(sentLog),
       awaitSent: (predicate) =>
@@ -485,6 +501,7 @@ export const make = (
       }),
       exitStatus: Deferred.await(exitStatus),
       stderrTail: Effect.sync(() => stderrLines.join("\n").slice(-2048)),
+      stderr: Stream.fromPubSub(stderrHub),
       pid: Option.some(pid)
     }
 

@@ -270,6 +270,7 @@ export const recordTransport = (
         )
       ),
       stderrTail: transport.stderrTail,
+      stderr: transport.stderr,
       pid: transport.pid
     }
   })
@@ -632,6 +633,7 @@ export const replayTransport = (
       endInput,
       exitStatus: Deferred.await(exitStatus),
       stderrTail: Effect.succeed(""),
+      stderr: Stream.empty,
       pid: Option.none()
     }
     return transport

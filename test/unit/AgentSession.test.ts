@@ -271,4 +271,32 @@ describe("AgentSession (fake CLI)", () => {
         mcp_response: { jsonrpc: "2.0", id: 7, error: { code: -32601, message: "SDK MCP server not found: calc" } }
       })
     }))
+
+  it.scoped("stderr is a stream of lines from when it is run, ending when the CLI exits", () =>
+    Effect.gen(function*() {
+      const subscribed = yield* Deferred.make<void>()
+      const session = yield* ClaudeAgent.session().pipe(
+        Effect.provide(ClaudeAgent.layerTest({
+          onUserMessage: (_m, cli) =>
+            Effect.gen(function*() {
+              // Until the reader has seen a line, it may not have subscribed yet: keep writing.
+              while (!(yield* Deferred.isDone(subscribed))) {
+                yield* cli.stderr("tick")
+                yield* Effect.yieldNow()
+              }
+              yield* cli.stderr("last words")
+              yield* cli.exit({ exitCode: 0 })
+            })
+        }))
+      )
+      const lines = yield* session.stderr.pipe(
+        Stream.tap(() => Deferred.succeed(subscribed, undefined)),
+        Stream.runCollect,
+        Effect.fork
+      )
+      yield* session.send("hi")
+      const collected = Chunk.toArray(yield* Fiber.join(lines))
+      expect(collected[0]).toBe("tick")
+      expect(collected[collected.length - 1]).toBe("last words")
+    }))
 })
