@@ -75,6 +75,17 @@ describe("canUseTool (fake CLI)", () => {
       expect(denied.response).toEqual({ behavior: "deny", message: "no", interrupt: true, toolUseID: "toolu_write_1" })
     }))
 
+  it.effect("allow with updatedPermissions passes a CLI suggestion back", () =>
+    Effect.gen(function*() {
+      const reply = yield* ask({
+        canUseTool: (_tool, _input, { suggestions }) => Effect.succeed(Permission.allow({ updatedPermissions: suggestions }))
+      }, writeRequest)
+      expect(reply.response).toMatchObject({
+        behavior: "allow",
+        updatedPermissions: [{ type: "setMode", mode: "acceptEdits", destination: "session" }]
+      })
+    }))
+
   it.effect("a failing callback or an invalid answer is an error response, never an allow", () =>
     Effect.gen(function*() {
       const failed = yield* ask({ canUseTool: () => Effect.fail(new Error("policy store down")) }, writeRequest)
