@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { CommandExecutor, FileSystem, Path } from "@effect/platform"
-import { Context, Duration, Effect, Layer, Option, type Scope, Stream } from "effect"
+import { Chunk, Context, Duration, Effect, Layer, Option, type Scope, Stream } from "effect"
 import { dual } from "effect/Function"
 import * as AgentSession from "./AgentSession.js"
 import * as Discovery from "./internal/discovery.js"
@@ -200,9 +200,11 @@ const requireResult = <R>(self: Stream.Stream<Message.Message, SdkError, R>) =>
   Stream.suspend(() => {
     let sawResult = false
     return self.pipe(
-      Stream.tap((m) => Effect.sync(() => {
-        if (Message.isResult(m)) sawResult = true
-      })),
+      // Per chunk, not per message: this runs on every message of the run.
+      Stream.mapChunks((chunk) => {
+        if (!sawResult && Chunk.some(chunk, Message.isResult)) sawResult = true
+        return chunk
+      }),
       Stream.concat(Stream.suspend(() =>
         sawResult ? Stream.empty : Stream.fail(
           new CLIConnectionError({ reason: "The Claude Code CLI ended its output before the result of the prompt" })
