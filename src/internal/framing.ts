@@ -46,23 +46,44 @@ export class LineSplitter {
     const lines: Array<string> = []
     let start = 0
     let nl = chunk.indexOf(NEWLINE, start)
-    while (nl !== -1) {
-      const lineBytes = this.pendingBytes + (nl - start)
+    // The line that completes what earlier chunks started.
+    if (nl !== -1 && this.parts.length > 0) {
+      const lineBytes = this.pendingBytes + nl
       if (lineBytes > this.maxBytes) {
-        this.parts.push(chunk.subarray(start, nl))
+        this.parts.push(chunk.subarray(0, nl))
         return tooLong(this.parts, this.maxBytes, lineBytes)
       }
-      if (this.parts.length === 0) {
-        lines.push(decodeLine(chunk, start, nl))
-      } else {
-        this.parts.push(chunk.subarray(start, nl))
-        const joined = concat(this.parts, lineBytes)
-        this.parts = []
-        this.pendingBytes = 0
-        lines.push(decodeLine(joined, 0, joined.length))
-      }
+      this.parts.push(chunk.subarray(0, nl))
+      const joined = concat(this.parts, lineBytes)
+      this.parts = []
+      this.pendingBytes = 0
+      lines.push(decodeLine(joined, 0, joined.length))
       start = nl + 1
       nl = chunk.indexOf(NEWLINE, start)
+    }
+    // Whole lines inside this chunk: check each length on the bytes, then decode the region in
+    // one call (a region that ends at a newline never splits a UTF-8 sequence).
+    const regionStart = start
+    let regionEnd = -1
+    while (nl !== -1) {
+      if (nl - start > this.maxBytes) {
+        this.parts.push(chunk.subarray(start, nl))
+        return tooLong(this.parts, this.maxBytes, nl - start)
+      }
+      regionEnd = nl
+      start = nl + 1
+      nl = chunk.indexOf(NEWLINE, start)
+    }
+    if (regionEnd !== -1) {
+      const text = decoder.decode(chunk.subarray(regionStart, regionEnd))
+      let from = 0
+      for (;;) {
+        const to = text.indexOf("\n", from)
+        const end = to === -1 ? text.length : to
+        lines.push(end > from && text.charCodeAt(end - 1) === CR ? text.slice(from, end - 1) : text.slice(from, end))
+        if (to === -1) break
+        from = to + 1
+      }
     }
     if (start < chunk.length) {
       const rest = chunk.subarray(start)
