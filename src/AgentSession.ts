@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Chunk, Clock, Duration, Effect, Fiber, Option, ParseResult, type Schema, type Scope, Stream } from "effect"
+import { Chunk, Clock, Duration, Effect, Option, ParseResult, type Schema, type Scope, Stream } from "effect"
 import * as ContentBlock from "./schema/ContentBlock.js"
 import * as Control from "./schema/Control.js"
 import * as Message from "./schema/Message.js"

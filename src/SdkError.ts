@@ -371,9 +371,10 @@ export type SdkError =
  *
  * @example
  * ```ts
+ * import { Effect } from "effect"
  * import { SdkError } from "effect-claude-agent"
  *
- * if (SdkError.isSdkError(e)) console.log(e._tag)
+ * const describe = (e: unknown) => (SdkError.isSdkError(e) ? Effect.log(e._tag) : Effect.void)
  * ```
  *
  * @since 0.1.0

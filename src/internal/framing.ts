@@ -149,8 +149,9 @@ export const splitLines = (maxBytes: number) =>
   })
 
 /**
- * The one place where JSON enters the library: `JSON.parse` is typed `any`, and this narrows it
- * to `unknown` so nothing downstream can use it without decoding.
+ * The one place where JSON enters the library (stdout lines, and in the testing kit request
+ * bodies and recordings): `JSON.parse` is typed `any`, and this narrows it to `unknown` so
+ * nothing downstream can use it without decoding.
  *
  * @internal
  */

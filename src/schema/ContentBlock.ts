@@ -270,6 +270,19 @@ export const UnknownContentBlock = Schema.Struct({
  */
 export interface UnknownContentBlock extends Schema.Schema.Type<typeof UnknownContentBlock> {}
 
+// Every modelled block, in one place: the union and the "is this type known" check use it.
+const knownBlocks = [
+  TextBlock,
+  ThinkingBlock,
+  RedactedThinkingBlock,
+  ToolUseBlock,
+  ToolResultBlock,
+  ServerToolUseBlock,
+  ServerToolResultBlock,
+  ImageBlock,
+  DocumentBlock
+] as const
+
 /**
  * Every content block, discriminated by `type`.
  *
@@ -283,18 +296,7 @@ export interface UnknownContentBlock extends Schema.Schema.Type<typeof UnknownCo
  * @since 0.1.0
  * @category schemas
  */
-export const ContentBlock = Schema.Union(
-  TextBlock,
-  ThinkingBlock,
-  RedactedThinkingBlock,
-  ToolUseBlock,
-  ToolResultBlock,
-  ServerToolUseBlock,
-  ServerToolResultBlock,
-  ImageBlock,
-  DocumentBlock,
-  UnknownContentBlock
-)
+export const ContentBlock = Schema.Union(...knownBlocks, UnknownContentBlock)
 
 /**
  * @since 0.1.0
@@ -302,19 +304,7 @@ export const ContentBlock = Schema.Union(
  */
 export type ContentBlock = Schema.Schema.Type<typeof ContentBlock>
 
-const knownTypes: ReadonlySet<string> = new Set(
-  [
-    TextBlock,
-    ThinkingBlock,
-    RedactedThinkingBlock,
-    ToolUseBlock,
-    ToolResultBlock,
-    ServerToolUseBlock,
-    ServerToolResultBlock,
-    ImageBlock,
-    DocumentBlock
-  ].flatMap((schema) => schema.fields.type.literals)
-)
+const knownTypes: ReadonlySet<string> = new Set(knownBlocks.flatMap((schema) => schema.fields.type.literals))
 
 /**
  * Whether a content block `type` is one this version models (anything else becomes

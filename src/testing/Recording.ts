@@ -152,7 +152,7 @@ export const parse = (text: string, path: string): Effect.Effect<ReadonlyArray<E
       if (line.length === 0) continue
       let json: unknown
       try {
-        json = JSON.parse(line)
+        json = Framing.parseJsonBoundary(line)
       } catch (e) {
         return Effect.fail(new RecordingError({ path, line: i + 1, reason: "not JSON", cause: e }))
       }

@@ -14,6 +14,7 @@ import * as http from "node:http"
 import type * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Framing from "../internal/framing.js"
 
 // ---------------------------------------------------------------------------------------------
 // Replies
@@ -280,7 +281,7 @@ const isArray = (u: unknown): u is ReadonlyArray<unknown> => Array.isArray(u)
 
 const parseJson = (raw: string): Option.Option<unknown> => {
   try {
-    return Option.some(JSON.parse(raw))
+    return Option.some(Framing.parseJsonBoundary(raw))
   } catch {
     return Option.none()
   }

@@ -1,22 +1,14 @@
 // End-to-end: the real `claude` binary (from node_modules) against ScriptedModel on 127.0.0.1.
 import { NodeContext } from "@effect/platform-node"
-import * as fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Deferred, Effect, Fiber, Layer, Option, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
+import { claudePids, isAlive } from "../support/processes.js"
 
 const AgentLive = ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer))
 
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 const resultOf = (messages: Chunk.Chunk<Message.Message>) => Chunk.toArray(messages).filter(Message.isResult)
 
@@ -162,21 +154,3 @@ describe("e2e: real claude CLI against ScriptedModel", () => {
       expect(claudePids(options.env.HOME)).toEqual([])
     }).pipe(Effect.provide(AgentLive)))
 })
-
-// Live CLI processes started with this HOME (each test has its own).
-const claudePids = (home: string | undefined): Array<number> => {
-  if (home === undefined) return []
-  const out: Array<number> = []
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const cmd = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8")
-      if (!cmd.includes("stream-json")) continue
-      const env = fs.readFileSync(`/proc/${entry}/environ`, "utf8")
-      if (env.split("\0").includes(`HOME=${home}`)) out.push(Number(entry))
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return out
-}

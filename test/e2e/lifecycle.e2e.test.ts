@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Option, Stream } from "effect"
 import { fileURLToPath } from "node:url"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
+import { isAlive } from "../support/processes.js"
 
 const AgentLive = ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer))
 
@@ -16,14 +17,6 @@ const stubborn = {
   closeGracePeriod: "200 millis"
 } as const
 
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 describe("e2e: a CLI that ignores EOF and SIGTERM is still ended", () => {
   it.scopedLive("closing the session's scope", () =>

@@ -5,25 +5,14 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Layer, Option, Stream } from "effect"
+import { Effect, Layer, Option, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
 import type * as Options from "../../src/schema/Options.js"
 import * as Recording from "../../src/testing/Recording.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
-
-// The fixture's program: two turns with `setModel` and `mcpServerStatus` between them.
-const program = (options: Options.Options) =>
-  Effect.scoped(Effect.gen(function*() {
-    const session = yield* ClaudeAgent.session(options)
-    yield* session.send("turn one")
-    const one = yield* session.receiveResponse.pipe(Stream.runCollect)
-    const model = yield* session.setModel("claude-haiku-4-5")
-    const status = yield* session.mcpServerStatus()
-    yield* session.send("turn two")
-    const two = yield* session.receiveResponse.pipe(Stream.runCollect)
-    return { messages: [...Chunk.toArray(one), ...Chunk.toArray(two)], model, status, pid: session.pid }
-  }))
+import { claudePids } from "../support/processes.js"
+import { program } from "../support/recordingProgram.js"
 
 const summary = (messages: ReadonlyArray<Message.Message>) =>
   messages.map((m) => ({
@@ -35,17 +24,6 @@ const summary = (messages: ReadonlyArray<Message.Message>) =>
       ? m.result
       : undefined
   }))
-
-const claudeRunning = (home: string): boolean =>
-  fs.readdirSync("/proc").some((entry) => {
-    if (!/^\d+$/.test(entry)) return false
-    try {
-      return fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("stream-json") &&
-        fs.readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(`HOME=${home}`)
-    } catch {
-      return false
-    }
-  })
 
 describe("e2e: record a real session, replay it", () => {
   it.scopedLive("the replay delivers the same messages and control replies as the live session", () =>
@@ -67,7 +45,7 @@ describe("e2e: record a real session, replay it", () => {
         Effect.provide(Recording.layerRecord(file).pipe(Layer.provide(NodeContext.layer)))
       )
       expect(Option.isSome(live.pid)).toBe(true)
-      expect(claudeRunning(home)).toBe(false)
+      expect(claudePids(home)).toEqual([])
 
       const entries = yield* Recording.load(file).pipe(Effect.provide(NodeContext.layer))
       expect(entries[0]?.dir).toBe("in")
@@ -90,7 +68,7 @@ describe("e2e: record a real session, replay it", () => {
       const replayedThird = yield* third.pipe(Effect.provide(second.pipe(Layer.provide(NodeContext.layer))))
       expect("result" in replayedThird ? replayedThird.result : undefined).toBe("third answer")
       expect(replayedThird.session_id).toBe(liveThird.session_id)
-      expect(claudeRunning(home)).toBe(false)
+      expect(claudePids(home)).toEqual([])
 
       if (process.env.UPDATE_RECORDING_FIXTURE === "1") {
         // The temporary HOME/cwd and the model's port vary per run; placeholders keep diffs small.

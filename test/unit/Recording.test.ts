@@ -8,21 +8,9 @@ import type * as Options from "../../src/schema/Options.js"
 import type { TransportShape } from "../../src/services/Transport.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
 import * as Recording from "../../src/testing/Recording.js"
+import { program } from "../support/recordingProgram.js"
 
 const FIXTURE = new URL("../fixtures/recording-session.jsonl", import.meta.url).pathname
-
-// The program the fixture was recorded with (see test/e2e/recording.e2e.test.ts).
-const program = (options: Options.Options = {}) =>
-  Effect.scoped(Effect.gen(function*() {
-    const session = yield* ClaudeAgent.session(options)
-    yield* session.send("turn one")
-    const one = yield* session.receiveResponse.pipe(Stream.runCollect)
-    const model = yield* session.setModel("claude-haiku-4-5")
-    const status = yield* session.mcpServerStatus()
-    yield* session.send("turn two")
-    const two = yield* session.receiveResponse.pipe(Stream.runCollect)
-    return { messages: [...Chunk.toArray(one), ...Chunk.toArray(two)], model, status }
-  }))
 
 const loadFixture = Recording.load(FIXTURE).pipe(Effect.provide(NodeContext.layer))
 
