@@ -8,19 +8,34 @@
  *
  * @since 0.1.0
  */
-import { Chunk, Clock, Duration, Effect, Option, ParseResult, type Schema, type Scope, Stream } from "effect"
-import * as ContentBlock from "./schema/ContentBlock.js"
+import { Chunk, Clock, Duration, Effect, Option, type Scope, Stream } from "effect"
+import type * as ContentBlock from "./schema/ContentBlock.js"
 import * as Control from "./schema/Control.js"
 import * as Message from "./schema/Message.js"
+import * as Defaults from "./internal/defaults.js"
 import { runDetached } from "./internal/detached.js"
-import { CLIConnectionError, MessageParseError, type SdkError } from "./SdkError.js"
+import type { CLIConnectionError, MessageParseError } from "./SdkError.js"
 import {
   ControlChannel,
   type ControlChannelShape,
+  type RequestError,
   type RequestOptions,
-  type RunState
+  type RunState,
+  type StreamError
 } from "./services/ControlChannel.js"
+import { HookRegistry } from "./services/HookRegistry.js"
+import { McpBridge } from "./services/McpBridge.js"
+import { PermissionHandler } from "./services/PermissionHandler.js"
 import { Transport } from "./services/Transport.js"
+
+/**
+ * What the message streams (`messages`, `receiveResponse`) can fail with: the framing of stdout,
+ * the connection, the process, or a message that breaks the schema of its known type.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type MessageError = StreamError | MessageParseError
 
 /**
  * What `send` accepts: a prompt string, content blocks, or a complete user message frame.
@@ -65,27 +80,27 @@ export interface AgentSession {
    * Every message from the CLI, decoded, until the CLI exits. A single stream shared with
    * `receiveResponse`: run one consumer at a time.
    */
-  readonly messages: Stream.Stream<Message.Message, SdkError>
+  readonly messages: Stream.Stream<Message.Message, MessageError>
   /** The messages up to and including the next `result`. */
-  readonly receiveResponse: Stream.Stream<Message.Message, SdkError>
+  readonly receiveResponse: Stream.Stream<Message.Message, MessageError>
   /** The `interrupt` control request: ends the running turn (never a signal). */
-  readonly interrupt: (options?: InterruptOptions) => Effect.Effect<Control.InterruptResponse, SdkError>
+  readonly interrupt: (options?: InterruptOptions) => Effect.Effect<Control.InterruptResponse, RequestError>
   /** Changes the permission mode for the rest of the session. */
   readonly setPermissionMode: (
     mode: Control.PermissionMode,
     options?: RequestOptions
-  ) => Effect.Effect<Control.SetPermissionModeResponse, SdkError>
+  ) => Effect.Effect<Control.SetPermissionModeResponse, RequestError>
   /** Changes the model for the next turns; `undefined` restores the default. */
   readonly setModel: (
     model: string | undefined,
     options?: RequestOptions
-  ) => Effect.Effect<Control.SetModelResponse, SdkError>
+  ) => Effect.Effect<Control.SetModelResponse, RequestError>
   /** Sets the thinking budget; `null` removes the limit. */
-  readonly setMaxThinkingTokens: (tokens: number | null, options?: RequestOptions) => Effect.Effect<void, SdkError>
+  readonly setMaxThinkingTokens: (tokens: number | null, options?: RequestOptions) => Effect.Effect<void, RequestError>
   /** The status of every MCP server. */
-  readonly mcpServerStatus: (options?: RequestOptions) => Effect.Effect<Control.McpStatusResponse, SdkError>
+  readonly mcpServerStatus: (options?: RequestOptions) => Effect.Effect<Control.McpStatusResponse, RequestError>
   /** How the context window is used, by category. */
-  readonly getContextUsage: (options?: RequestOptions) => Effect.Effect<Control.ContextUsageResponse, SdkError>
+  readonly getContextUsage: (options?: RequestOptions) => Effect.Effect<Control.ContextUsageResponse, RequestError>
   /**
    * Restores files changed since the given user message (needs `enableFileCheckpointing`). The CLI
    * reports "cannot rewind" as data (`canRewind: false` with `error`), not as a failure.
@@ -93,21 +108,21 @@ export interface AgentSession {
   readonly rewindFiles: (
     userMessageId: string,
     options?: RewindFilesOptions
-  ) => Effect.Effect<Control.RewindFilesResponse, SdkError>
+  ) => Effect.Effect<Control.RewindFilesResponse, RequestError>
   /** Stops a background task. */
-  readonly stopTask: (taskId: string, options?: RequestOptions) => Effect.Effect<void, SdkError>
+  readonly stopTask: (taskId: string, options?: RequestOptions) => Effect.Effect<void, RequestError>
   /** Reconnects an MCP server. */
-  readonly reconnectMcpServer: (serverName: string, options?: RequestOptions) => Effect.Effect<void, SdkError>
+  readonly reconnectMcpServer: (serverName: string, options?: RequestOptions) => Effect.Effect<void, RequestError>
   /** Enables or disables an MCP server. */
   readonly toggleMcpServer: (
     serverName: string,
     enabled: boolean,
     options?: RequestOptions
-  ) => Effect.Effect<void, SdkError>
+  ) => Effect.Effect<void, RequestError>
   /** The CLI's answer to `initialize`: commands, models, account, output styles, its `pid`, … */
-  readonly initializationResult: Effect.Effect<Control.InitializeResponse, SdkError>
+  readonly initializationResult: Effect.Effect<Control.InitializeResponse, RequestError>
   /** The session id: known at once with `options.sessionId`, otherwise the first one the CLI reports. */
-  readonly sessionId: Effect.Effect<string, SdkError>
+  readonly sessionId: Effect.Effect<string, CLIConnectionError>
   /** Closes the CLI's input; the CLI finishes the running turn and exits. */
   readonly endInput: Effect.Effect<void>
   /** The CLI's process id, when there is a process. */
@@ -118,55 +133,27 @@ export interface AgentSession {
    * reads this.
    */
   readonly stderr: Stream.Stream<string>
-  /** The underlying control channel, for control subtypes without a method here. */
+  /** The underlying control channel, for control requests without a method here (`Control.request`). */
   readonly control: ControlChannelShape
 }
 
 /**
- * What `make` needs beyond the `Transport`: the `initialize` payload and the channel settings.
- * `ClaudeAgent.session` derives it from `Options`.
+ * What `make` needs beyond the session's services. `ClaudeAgent.session` derives it from `Options`.
  *
  * @since 0.1.0
  * @category models
  */
 export interface SessionConfig {
-  /** The `initialize` request (`{ subtype: "initialize", hooks, systemPrompt, … }`). */
-  readonly initialize: { readonly subtype: "initialize"; readonly [key: string]: unknown }
-  readonly controlTimeout?: Duration.DurationInput | undefined
-  readonly messageBufferSize?: number | undefined
+  /**
+   * The `initialize` fields from the options (system prompt, agents, JSON schema). `hooks` and
+   * `sdkMcpServers` are added from the session's `HookRegistry` and `McpBridge`.
+   */
+  readonly initialize?: Control.InitializePayload | undefined
   /** Known up front when the caller chose it (`options.sessionId`). */
   readonly sessionId?: string | undefined
   /** How long closing waits for running callbacks before closing stdin. Default 5 s. */
   readonly closeGracePeriod?: Duration.DurationInput | undefined
-  /**
-   * Registers inbound control handlers before `initialize` is written (the CLI may call back
-   * before it answers `initialize`).
-   */
-  readonly registerHandlers?: ((control: ControlChannelShape) => Effect.Effect<void>) | undefined
 }
-
-const decodeReply = <A, I>(schema: Schema.Schema<A, I>, subtype: string) => {
-  const validate = ParseResult.validateEither(schema, { onExcessProperty: "preserve" })
-  return (reply: unknown): Effect.Effect<A, MessageParseError> => {
-    const result = validate(reply ?? {})
-    return result._tag === "Right"
-      ? Effect.succeed(result.right)
-      : Effect.fail(
-        new MessageParseError({
-          detail: `unexpected ${subtype} reply: ${ParseResult.TreeFormatter.formatIssueSync(result.left)}`,
-          raw: reply
-        })
-      )
-  }
-}
-
-const decodeInterrupt = decodeReply(Control.InterruptResponse, "interrupt")
-const decodeSetModel = decodeReply(Control.SetModelResponse, "set_model")
-const decodeSetMode = decodeReply(Control.SetPermissionModeResponse, "set_permission_mode")
-const decodeMcpStatus = decodeReply(Control.McpStatusResponse, "mcp_status")
-const decodeContextUsage = decodeReply(Control.ContextUsageResponse, "get_context_usage")
-const decodeRewind = decodeReply(Control.RewindFilesResponse, "rewind_files")
-const decodeInitialize = decodeReply(Control.InitializeResponse, "initialize")
 
 const isUserFrame = (prompt: Prompt): prompt is Message.UserMessageInput =>
   typeof prompt === "object" && "type" in prompt && prompt.type === "user"
@@ -195,170 +182,186 @@ const isResultFrame = (frame: unknown): boolean =>
   typeof frame === "object" && frame !== null && "type" in frame && frame.type === "result"
 
 /**
- * Makes a session over the `Transport` in context: starts the control channel's reader, writes
- * `initialize`, and returns at once (the reply is awaited lazily by `initializationResult`, so
- * the first prompt can follow `initialize` without a round trip).
+ * Makes a session from the services in context: the `Transport` (the CLI's process, or a fake),
+ * the `ControlChannel` over it, and the `HookRegistry`, `McpBridge` and (when present)
+ * `PermissionHandler` that answer the CLI's requests. It registers those handlers, writes
+ * `initialize` (with the registry's hooks and the bridge's servers), and returns at once: the
+ * reply is awaited lazily by `initializationResult`, so the first prompt can follow `initialize`
+ * without a round trip. `ClaudeAgent.session` builds these services as one layer graph per
+ * session; replace any of them with a layer of your own.
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect"
- * import { AgentSession } from "effect-claude-agent"
+ * import { Effect, Layer, Stream } from "effect"
+ * import { AgentSession, ControlChannel, HookRegistry, McpBridge } from "effect-claude-agent"
  * import { FakeCli } from "effect-claude-agent/testing"
  *
+ * const services = Layer.mergeAll(HookRegistry.HookRegistry.layerEmpty, McpBridge.McpBridge.layerEmpty).pipe(
+ *   Layer.provideMerge(ControlChannel.ControlChannel.layer({ controlTimeout: "10 seconds" })),
+ *   Layer.provideMerge(FakeCli.layer())
+ * )
  * const program = Effect.scoped(Effect.gen(function* () {
- *   const session = yield* AgentSession.make({ initialize: { subtype: "initialize", hooks: {} } })
+ *   const session = yield* AgentSession.make()
  *   yield* session.send("hello")
  *   yield* session.receiveResponse.pipe(Stream.runForEach((m) => Effect.log(m.type)))
- * })).pipe(Effect.provide(FakeCli.layer()))
+ * })).pipe(Effect.provide(services))
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.fn("AgentSession.make")(function*(config: SessionConfig) {
-  const transport = yield* Transport
-  const control = yield* ControlChannel.make({
-    controlTimeout: config.controlTimeout,
-    messageBufferSize: config.messageBufferSize
-  })
-  if (config.registerHandlers !== undefined) yield* config.registerHandlers(control)
+export const make: (
+  config?: SessionConfig
+) => Effect.Effect<AgentSession, never, Transport | ControlChannel | HookRegistry | McpBridge | Scope.Scope> = Effect
+  .fn("AgentSession.make")(function*(config: SessionConfig = {}) {
+    const transport = yield* Transport
+    const control = yield* ControlChannel
+    const hooks = yield* HookRegistry
+    const mcp = yield* McpBridge
+    const permissions = yield* Effect.serviceOption(PermissionHandler)
 
-  // On the wire before any user message, but its reply is awaited only by `initializationResult`:
-  // the first prompt does not wait for a round trip.
-  const initReply = yield* control.start(config.initialize)
-  const initializationResult = yield* Effect.cached(Effect.flatMap(initReply, decodeInitialize))
+    // Before `initialize` is written: the CLI may call back before it answers. Without callbacks,
+    // hook and MCP requests still get (error) answers, never silence.
+    yield* control.handle(Control.HookCallback, hooks.handleCallback)
+    yield* control.handle(Control.McpMessage, mcp.handleMessage)
+    if (Option.isSome(permissions)) yield* control.handle(Control.CanUseTool, permissions.value.canUseTool)
 
-  // Pending frames taken from the queue but not yet emitted: a turn's stream stops at its
-  // `result`, and whatever followed it in the same chunk waits here for the next consumer.
-  let leftover: Array<unknown> = []
-  let pendingError: SdkError | undefined
-  const raw = control.messages
-  const rawPull = yield* Stream.toPull(raw)
+    // On the wire before any user message, but its reply is awaited only by `initializationResult`:
+    // the first prompt does not wait for a round trip.
+    const initReply = yield* control.start(Control.Initialize, {
+      ...config.initialize,
+      hooks: hooks.initializeHooks,
+      ...(mcp.serverNames.length === 0 ? {} : { sdkMcpServers: mcp.serverNames })
+    }).pipe(Effect.orDie)
+    const initializationResult = yield* Effect.cached(initReply)
 
-  const pull: Effect.Effect<Chunk.Chunk<Message.Message>, Option.Option<SdkError>> = Effect.suspend(() => {
-    if (pendingError !== undefined) {
-      const e = pendingError
-      pendingError = undefined
-      return Effect.fail(Option.some(e))
-    }
-    const source: Effect.Effect<ReadonlyArray<unknown>, Option.Option<SdkError>> = leftover.length > 0
-      ? Effect.sync(() => {
-        const taken = leftover
-        leftover = []
-        return taken
-      })
-      : Effect.map(rawPull, Chunk.toReadonlyArray)
-    return Effect.map(source, (frames) => {
-      const out: Array<Message.Message> = []
-      for (let i = 0; i < frames.length; i++) {
-        const decoded = Message.decode(frames[i])
-        if (decoded._tag === "Left") {
-          pendingError = decoded.left
-          leftover = frames.slice(i + 1)
-          break
-        }
-        out.push(decoded.right)
-        if (isResultFrame(frames[i]) && i + 1 < frames.length) {
-          leftover = leftover.length > 0 ? leftover : frames.slice(i + 1)
-          break
-        }
+    // Frames taken from the queue but not yet emitted: a turn's stream stops at its `result`, and
+    // whatever followed it in the same chunk waits here for the next consumer.
+    let leftover: Array<unknown> = []
+    let pendingError: MessageParseError | undefined
+    const rawPull = yield* Stream.toPull(control.messages)
+
+    const pull: Effect.Effect<Chunk.Chunk<Message.Message>, Option.Option<MessageError>> = Effect.suspend(() => {
+      if (pendingError !== undefined) {
+        const e = pendingError
+        pendingError = undefined
+        return Effect.fail(Option.some(e))
       }
-      return Chunk.unsafeFromArray(out)
+      const source: Effect.Effect<ReadonlyArray<unknown>, Option.Option<MessageError>> = leftover.length > 0
+        ? Effect.sync(() => {
+          const taken = leftover
+          leftover = []
+          return taken
+        })
+        : Effect.map(rawPull, Chunk.toReadonlyArray)
+      return Effect.map(source, (frames) => {
+        const out: Array<Message.Message> = []
+        for (let i = 0; i < frames.length; i++) {
+          const decoded = Message.decode(frames[i])
+          if (decoded._tag === "Left") {
+            pendingError = decoded.left
+            leftover = frames.slice(i + 1)
+            break
+          }
+          out.push(decoded.right)
+          if (isResultFrame(frames[i]) && i + 1 < frames.length) {
+            leftover = frames.slice(i + 1)
+            break
+          }
+        }
+        return Chunk.unsafeFromArray(out)
+      })
     })
-  })
 
-  const messages: Stream.Stream<Message.Message, SdkError> = Stream.repeatEffectChunkOption(pull)
-  const receiveResponse = messages.pipe(Stream.takeUntil(Message.isResult))
+    const messages: Stream.Stream<Message.Message, MessageError> = Stream.repeatEffectChunkOption(pull)
+    const receiveResponse = messages.pipe(Stream.takeUntil(Message.isResult))
 
-  const closeGrace = config.closeGracePeriod !== undefined
-    ? Duration.decode(config.closeGracePeriod)
-    : Duration.seconds(5)
-  // Closing, in two cases (every wait bounded by the grace period):
-  // - the turn finished (its `result` came): the CLI may still call back (a hook, a background
-  //   task) until it reports `idle`, and answers need stdin; wait for idle and for running
-  //   callbacks, then close stdin;
-  // - the turn is still running (the consumer was interrupted): the CLI would finish the turn
-  //   after EOF, so ask it to stop with the protocol's `interrupt` first; it then goes idle
-  //   within milliseconds and exits on EOF, with no signal needed.
-  // The deadlines run on the live clock: a test under `TestClock` whose fake CLI never reports
-  // `idle` must still be able to close its session.
-  const liveClock = Clock.make()
-  yield* Effect.addFinalizer(() =>
-    Effect.gen(function*() {
-      const { afterResult, state } = yield* control.runState
-      const running = state === "running" || state === "requires_action"
-      if (running && !afterResult) {
-        yield* control.request({ subtype: "interrupt" }, { timeout: closeGrace }).pipe(
+    const closeGrace = config.closeGracePeriod !== undefined
+      ? Duration.decode(config.closeGracePeriod)
+      : Defaults.closeGracePeriod
+    // Closing, in two cases (every wait bounded by the grace period):
+    // - the turn finished (its `result` came): the CLI may still call back (a hook, a background
+    //   task) until it reports `idle`, and answers need stdin; wait for idle and for running
+    //   callbacks, then close stdin;
+    // - the turn is still running (the consumer was interrupted): the CLI would finish the turn
+    //   after EOF, so ask it to stop with the protocol's `interrupt` first; it then goes idle
+    //   within milliseconds and exits on EOF, with no signal needed.
+    // The deadlines run on the live clock: a test under `TestClock` whose fake CLI never reports
+    // `idle` must still be able to close its session.
+    const liveClock = Clock.make()
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        const { afterResult, state } = yield* control.runState
+        const running = state === "running" || state === "requires_action"
+        if (running && !afterResult) {
+          yield* control.request(Control.Interrupt, {}, { timeout: closeGrace }).pipe(
+            Effect.interruptible,
+            Effect.ignore
+          )
+        }
+        // The waits are made interruptible so that their deadline can stop them; `runDetached`
+        // keeps the closing fiber's own pending interruption from stopping them at once.
+        yield* Effect.zip(control.awaitRunState(isIdle), control.awaitNoneInFlight, { concurrent: true }).pipe(
           Effect.interruptible,
+          Effect.timeout(closeGrace),
           Effect.ignore
         )
-      }
-      // The waits are made interruptible so that their deadline can stop them; `runDetached`
-      // keeps the closing fiber's own pending interruption from stopping them at once.
-      yield* Effect.zip(control.awaitRunState(isIdle), control.awaitNoneInFlight, { concurrent: true }).pipe(
-        Effect.interruptible,
-        Effect.timeout(closeGrace),
-        Effect.ignore
-      )
-      yield* control.endInput
-    }).pipe(Effect.withClock(liveClock), runDetached)
-  )
+        yield* transport.endInput
+      }).pipe(Effect.withClock(liveClock), runDetached)
+    )
 
-  const session: AgentSession = {
-    send: Effect.fn("AgentSession.send")(function*(prompt: Prompt) {
-      yield* control.send(toUserFrame(prompt))
-    }),
-    messages,
-    receiveResponse,
-    interrupt: Effect.fn("AgentSession.interrupt")(function*(options?: InterruptOptions) {
-      const reply = yield* control.request(
-        options?.cancelQueued === true ? { subtype: "interrupt", cancel_queued: true } : { subtype: "interrupt" },
-        options
-      )
-      return yield* decodeInterrupt(reply)
-    }),
-    setPermissionMode: Effect.fn("AgentSession.setPermissionMode")(function*(mode, options) {
-      return yield* Effect.flatMap(control.request({ subtype: "set_permission_mode", mode }, options), decodeSetMode)
-    }),
-    setModel: Effect.fn("AgentSession.setModel")(function*(model, options) {
-      return yield* Effect.flatMap(
-        control.request(model === undefined ? { subtype: "set_model" } : { subtype: "set_model", model }, options),
-        decodeSetModel
-      )
-    }),
-    setMaxThinkingTokens: Effect.fn("AgentSession.setMaxThinkingTokens")(function*(tokens, options) {
-      yield* control.request({ subtype: "set_max_thinking_tokens", max_thinking_tokens: tokens }, options)
-    }),
-    mcpServerStatus: Effect.fn("AgentSession.mcpServerStatus")(function*(options) {
-      return yield* Effect.flatMap(control.request({ subtype: "mcp_status" }, options), decodeMcpStatus)
-    }),
-    getContextUsage: Effect.fn("AgentSession.getContextUsage")(function*(options) {
-      return yield* Effect.flatMap(control.request({ subtype: "get_context_usage" }, options), decodeContextUsage)
-    }),
-    rewindFiles: Effect.fn("AgentSession.rewindFiles")(function*(userMessageId, options) {
-      const reply = yield* control.request(
-        options?.dryRun === true
-          ? { subtype: "rewind_files", user_message_id: userMessageId, dry_run: true }
-          : { subtype: "rewind_files", user_message_id: userMessageId },
-        options
-      )
-      return yield* decodeRewind(reply)
-    }),
-    stopTask: Effect.fn("AgentSession.stopTask")(function*(taskId, options) {
-      yield* control.request({ subtype: "stop_task", task_id: taskId }, options)
-    }),
-    reconnectMcpServer: Effect.fn("AgentSession.reconnectMcpServer")(function*(serverName, options) {
-      yield* control.request({ subtype: "mcp_reconnect", serverName }, options)
-    }),
-    toggleMcpServer: Effect.fn("AgentSession.toggleMcpServer")(function*(serverName, enabled, options) {
-      yield* control.request({ subtype: "mcp_toggle", serverName, enabled }, options)
-    }),
-    initializationResult,
-    sessionId: config.sessionId !== undefined ? Effect.succeed(config.sessionId) : control.awaitSessionId,
-    endInput: control.endInput,
-    pid: Option.none(),
-    stderr: transport.stderr,
-    control
-  }
-  return session
-}) satisfies (config: SessionConfig) => Effect.Effect<AgentSession, SdkError, Transport | Scope.Scope>
+    const session: AgentSession = {
+      send: Effect.fn("AgentSession.send")(function*(prompt: Prompt) {
+        yield* transport.send(toUserFrame(prompt))
+      }),
+      messages,
+      receiveResponse,
+      interrupt: Effect.fn("AgentSession.interrupt")(function*(options?: InterruptOptions) {
+        return yield* control.request(
+          Control.Interrupt,
+          options?.cancelQueued === true ? { cancel_queued: true } : {},
+          options
+        )
+      }),
+      setPermissionMode: Effect.fn("AgentSession.setPermissionMode")(function*(mode, options) {
+        return yield* control.request(Control.SetPermissionMode, { mode }, options)
+      }),
+      setModel: Effect.fn("AgentSession.setModel")(function*(model, options) {
+        return yield* control.request(Control.SetModel, model === undefined ? {} : { model }, options)
+      }),
+      setMaxThinkingTokens: Effect.fn("AgentSession.setMaxThinkingTokens")(function*(tokens, options) {
+        yield* control.request(Control.SetMaxThinkingTokens, { max_thinking_tokens: tokens }, options)
+      }),
+      mcpServerStatus: Effect.fn("AgentSession.mcpServerStatus")(function*(options) {
+        return yield* control.request(Control.McpStatus, {}, options)
+      }),
+      getContextUsage: Effect.fn("AgentSession.getContextUsage")(function*(options) {
+        return yield* control.request(Control.GetContextUsage, {}, options)
+      }),
+      rewindFiles: Effect.fn("AgentSession.rewindFiles")(function*(userMessageId, options) {
+        return yield* control.request(
+          Control.RewindFiles,
+          options?.dryRun === true
+            ? { user_message_id: userMessageId, dry_run: true }
+            : { user_message_id: userMessageId },
+          options
+        )
+      }),
+      stopTask: Effect.fn("AgentSession.stopTask")(function*(taskId, options) {
+        yield* control.request(Control.StopTask, { task_id: taskId }, options)
+      }),
+      reconnectMcpServer: Effect.fn("AgentSession.reconnectMcpServer")(function*(serverName, options) {
+        yield* control.request(Control.McpReconnect, { serverName }, options)
+      }),
+      toggleMcpServer: Effect.fn("AgentSession.toggleMcpServer")(function*(serverName, enabled, options) {
+        yield* control.request(Control.McpToggle, { serverName, enabled }, options)
+      }),
+      initializationResult,
+      sessionId: config.sessionId !== undefined ? Effect.succeed(config.sessionId) : control.awaitSessionId,
+      endInput: transport.endInput,
+      pid: transport.pid,
+      stderr: transport.stderr,
+      control
+    }
+    return session
+  })

@@ -8,20 +8,21 @@
  * @since 0.1.0
  */
 import { CommandExecutor, FileSystem, Path } from "@effect/platform"
-import { Chunk, Context, Duration, Effect, Layer, Option, type Scope, Stream } from "effect"
+import { Chunk, Context, Effect, Layer, Option, type Scope, Stream } from "effect"
 import { dual } from "effect/Function"
 import * as AgentSession from "./AgentSession.js"
+import * as Defaults from "./internal/defaults.js"
 import * as Discovery from "./internal/discovery.js"
 import * as Launch from "./internal/launch.js"
 import * as Message from "./schema/Message.js"
 import * as Options from "./schema/Options.js"
-import { CLIConnectionError, ResultError, type SdkError } from "./SdkError.js"
+import { CLIConnectionError, OptionsError, ResultError, type SdkError } from "./SdkError.js"
 import type * as McpServer from "./McpServer.js"
-import * as Permission from "./Permission.js"
+import { ControlChannel, type ControlChannelConfig } from "./services/ControlChannel.js"
 import * as HookRegistry from "./services/HookRegistry.js"
 import * as McpBridge from "./services/McpBridge.js"
+import * as PermissionHandler from "./services/PermissionHandler.js"
 import { Transport, type TransportShape } from "./services/Transport.js"
-import * as FakeCli from "./testing/FakeCli.js"
 
 /**
  * A prompt for `query`: a string (one turn), or a stream of prompts (one turn each, in order;
@@ -42,6 +43,27 @@ export type TransportFactory = (
   launch: Launch.Launch,
   options: Options.Options<unknown>
 ) => Effect.Effect<TransportShape, SdkError, Scope.Scope>
+
+/**
+ * How each session's `ControlChannel` is built from its `Transport`. The default is
+ * `ControlChannel.layer`; a replacement can wrap it (to log or meter every request) or stand in
+ * for it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ControlChannelFactory = (config: ControlChannelConfig) => Layer.Layer<ControlChannel, never, Transport>
+
+/**
+ * How `make` builds each session's services, beyond the transport.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MakeOptions {
+  /** The session's control channel over its transport. Default `ControlChannel.layer`. */
+  readonly controlChannel?: ControlChannelFactory | undefined
+}
 
 /**
  * The service's operations.
@@ -79,55 +101,102 @@ export interface ClaudeAgentShape {
  */
 export class ClaudeAgent extends Context.Tag("effect-claude-agent/ClaudeAgent")<ClaudeAgent, ClaudeAgentShape>() {}
 
-const DEFAULT_MAX_BUFFER = 1024 * 1024
-
-const closeGraceMillis = (options: Options.Options<unknown>): number =>
-  options.closeGracePeriod !== undefined ? Duration.toMillis(Duration.decode(options.closeGracePeriod)) : 5000
+// A callback service given twice would leave one of the two silently unused.
+const conflict = (field: string, service: string) =>
+  new OptionsError({
+    field,
+    detail: `a ${service} is provided in the context of this session and would replace it: ` +
+      `give the callbacks in one place only`
+  })
 
 /**
- * Builds the service from a transport factory. `layer` and `layerTest` are this with the
- * subprocess and the fake CLI.
+ * Builds the service from a transport factory. Each session is a layer graph built in the
+ * session's scope: `Transport` (from the factory) → `ControlChannel` → `HookRegistry`,
+ * `McpBridge` and, with a permission callback, `PermissionHandler` → `AgentSession`. The callback
+ * services come from the options, unless the caller's context already provides one of them (a
+ * `HookRegistry` layer of your own, say): then that one is used, and giving the same callbacks
+ * in the options too is an `OptionsError`. `layer` is this with the subprocess; the testing
+ * entry's `FakeCli.layerClaudeAgent` with the fake CLI.
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
- * import { ClaudeAgent } from "effect-claude-agent"
+ * import { Effect, Layer } from "effect"
+ * import { ClaudeAgent, ControlChannel } from "effect-claude-agent"
  * import { FakeCli } from "effect-claude-agent/testing"
  *
- * const agent = ClaudeAgent.make((_launch) => Effect.map(FakeCli.make(), ({ transport }) => transport))
+ * // Every control request of every session is logged.
+ * const agent = ClaudeAgent.make(
+ *   () => Effect.map(FakeCli.make(), ({ transport }) => transport),
+ *   {
+ *     controlChannel: (config) =>
+ *       Layer.effect(
+ *         ControlChannel.ControlChannel,
+ *         Effect.map(ControlChannel.ControlChannel.make(config), (channel) => ({
+ *           ...channel,
+ *           request: (request, ...args) =>
+ *             Effect.zipRight(Effect.log(`control request ${request.subtype}`), channel.request(request, ...args))
+ *         }))
+ *       )
+ *   }
+ * )
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (factory: TransportFactory): ClaudeAgentShape => {
+export const make = (factory: TransportFactory, makeOptions: MakeOptions = {}): ClaudeAgentShape => {
+  const controlChannel = makeOptions.controlChannel ?? ControlChannel.layer
   const session = <R = never>(
     input: Options.Options<R> = {}
   ): Effect.Effect<AgentSession.AgentSession, SdkError, Scope.Scope | R> =>
     Effect.gen(function*() {
       const options = yield* Options.validate(input)
-      const callbacks = yield* makeCallbacks(options)
-      const launch = Launch.prepareLaunch(options, processEnv(), {
-        hooks: callbacks.hooks.initializeHooks,
-        sdkMcpServers: callbacks.mcp.serverNames
+      const givenHooks = yield* Effect.serviceOption(HookRegistry.HookRegistry)
+      const givenMcp = yield* Effect.serviceOption(McpBridge.McpBridge)
+      const givenPermissions = yield* Effect.serviceOption(PermissionHandler.PermissionHandler)
+      const sdkServers = Object.values(options.mcpServers ?? {}).filter(
+        (server): server is McpServer.McpServer<R> => server.type === "sdk"
+      )
+      if (Option.isSome(givenHooks) && options.hooks !== undefined) {
+        return yield* Effect.fail(conflict("hooks", "HookRegistry"))
+      }
+      if (Option.isSome(givenMcp) && sdkServers.length > 0) {
+        return yield* Effect.fail(conflict("mcpServers", "McpBridge"))
+      }
+      if (Option.isSome(givenPermissions) && options.canUseTool !== undefined) {
+        return yield* Effect.fail(conflict("canUseTool", "PermissionHandler"))
+      }
+      const stdioPermissions = Option.isSome(givenPermissions) || options.canUseTool !== undefined
+      if (options.canUseTool !== undefined) yield* warnShadowedCanUseTool(options)
+      const launch = Launch.prepareLaunch(options, processEnv(), stdioPermissions)
+
+      const hooks = Option.match(givenHooks, {
+        onSome: (registry) => Layer.succeed(HookRegistry.HookRegistry, registry),
+        onNone: () => options.hooks === undefined ? HookRegistry.HookRegistry.layerEmpty : HookRegistry.layer(options.hooks)
       })
-      const transport = yield* factory(launch, options)
-      const agentSession = yield* AgentSession.make({
+      const mcp = Option.match(givenMcp, {
+        onSome: (bridge) => Layer.succeed(McpBridge.McpBridge, bridge),
+        onNone: () => sdkServers.length === 0 ? McpBridge.McpBridge.layerEmpty : McpBridge.McpBridge.layer(sdkServers)
+      })
+      const permissions = Option.match(givenPermissions, {
+        onSome: (handler) => Layer.succeed(PermissionHandler.PermissionHandler, handler),
+        onNone: () => options.canUseTool === undefined ? Layer.empty : PermissionHandler.layer(options.canUseTool)
+      })
+      // The session's layer graph, built in the session's scope: closing it stops the callbacks,
+      // the control channel's reader and the process, in that order.
+      const services = Layer.mergeAll(hooks, mcp, permissions).pipe(
+        Layer.provideMerge(controlChannel({
+          controlTimeout: options.controlTimeout,
+          messageBufferSize: options.messageBufferSize
+        })),
+        Layer.provideMerge(Layer.scoped(Transport, factory(launch, options)))
+      )
+      const context = yield* Layer.build(services)
+      return yield* AgentSession.make({
         initialize: launch.initialize,
-        controlTimeout: options.controlTimeout,
-        messageBufferSize: options.messageBufferSize,
         sessionId: options.sessionId,
-        closeGracePeriod: options.closeGracePeriod,
-        // Registered before `initialize` is written: the CLI may call back before it answers.
-        // Without callbacks, hook and MCP requests still get (error) answers, never silence.
-        registerHandlers: (control) =>
-          Effect.all([
-            control.handle("hook_callback", callbacks.hooks.handleCallback),
-            control.handle("mcp_message", callbacks.mcp.handleMessage),
-            callbacks.canUseTool === undefined ? Effect.void : control.handle("can_use_tool", callbacks.canUseTool)
-          ], { discard: true })
-      }).pipe(Effect.provideService(Transport, transport))
-      return { ...agentSession, pid: transport.pid }
+        closeGracePeriod: options.closeGracePeriod
+      }).pipe(Effect.provide(context))
     }).pipe(Effect.withSpan("ClaudeAgent.session"))
 
   const query = <R = never>(
@@ -165,19 +234,6 @@ export const make = (factory: TransportFactory): ClaudeAgentShape => {
   return { session, query }
 }
 
-// The session's answers to the CLI's callbacks, built from the options with the caller's services.
-const makeCallbacks = <R>(options: Options.Options<R>) =>
-  Effect.gen(function*() {
-    const sdkServers = Object.values(options.mcpServers ?? {}).filter(
-      (server): server is McpServer.McpServer<R> => server.type === "sdk"
-    )
-    const hooks = options.hooks === undefined ? HookRegistry.HookRegistry.empty : yield* HookRegistry.make(options.hooks)
-    const mcp = sdkServers.length === 0 ? McpBridge.McpBridge.empty : yield* McpBridge.make(sdkServers)
-    const canUseTool = options.canUseTool === undefined ? undefined : yield* Permission.makeHandler(options.canUseTool)
-    if (options.canUseTool !== undefined) yield* warnShadowedCanUseTool(options)
-    return { hooks, mcp, canUseTool }
-  })
-
 // The official SDKs warn too: these settings decide before the callback is asked.
 const warnShadowedCanUseTool = <R>(options: Options.Options<R>) => {
   const bare = (options.allowedTools ?? []).filter((tool) => !tool.includes("("))
@@ -196,7 +252,7 @@ const warnShadowedCanUseTool = <R>(options: Options.Options<R>) => {
 }
 
 // Fails a single-prompt run whose CLI ended before the prompt's result.
-const requireResult = <R>(self: Stream.Stream<Message.Message, SdkError, R>) =>
+const requireResult = <E, R>(self: Stream.Stream<Message.Message, E, R>) =>
   Stream.suspend(() => {
     let sawResult = false
     return self.pipe(
@@ -224,32 +280,6 @@ const processEnv = (): Record<string, string | undefined> => {
   }
   return out
 }
-
-/**
- * The service backed by the real `claude` CLI. Needs a `CommandExecutor`, `FileSystem` and
- * `Path` (on Node: `NodeContext.layer` from `@effect/platform-node`).
- *
- * @example
- * ```ts
- * import { NodeContext, NodeRuntime } from "@effect/platform-node"
- * import { Effect, Layer, Stream } from "effect"
- * import { ClaudeAgent } from "effect-claude-agent"
- *
- * ClaudeAgent.query("Say hi").pipe(
- *   Stream.runForEach((m) => Effect.log(m.type)),
- *   Effect.provide(ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer))),
- *   NodeRuntime.runMain
- * )
- * ```
- *
- * @since 0.1.0
- * @category layers
- */
-export const layer: Layer.Layer<
-  ClaudeAgent,
-  never,
-  CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
-> = Layer.effect(ClaudeAgent, Effect.map(Effect.suspend(() => subprocessFactory), make))
 
 /**
  * The transport factory behind `layer`: finds the CLI, checks its version once, and spawns it as
@@ -290,8 +320,8 @@ export const subprocessFactory: Effect.Effect<
           args: launch.args,
           env: launch.env,
           cwd: launch.cwd,
-          maxBufferSize: options.maxBufferSize ?? DEFAULT_MAX_BUFFER,
-          closeGraceMillis: closeGraceMillis(options),
+          maxBufferSize: options.maxBufferSize ?? Defaults.maxBufferSize,
+          closeGracePeriod: options.closeGracePeriod,
           onStderr: options.stderr
         })
       }).pipe(Effect.provide(context))
@@ -299,25 +329,30 @@ export const subprocessFactory: Effect.Effect<
 )
 
 /**
- * The service backed by an in-memory fake CLI (no process, no model, no network): every session
- * gets a fresh `FakeCli` with the given behaviour.
+ * The service backed by the real `claude` CLI. Needs a `CommandExecutor`, `FileSystem` and
+ * `Path` (on Node: `NodeContext.layer` from `@effect/platform-node`).
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect"
+ * import { NodeContext, NodeRuntime } from "@effect/platform-node"
+ * import { Effect, Layer, Stream } from "effect"
  * import { ClaudeAgent } from "effect-claude-agent"
  *
- * const test = ClaudeAgent.query("hi").pipe(
- *   Stream.runCollect,
- *   Effect.provide(ClaudeAgent.layerTest())
+ * ClaudeAgent.query("Say hi").pipe(
+ *   Stream.runForEach((m) => Effect.log(m.type)),
+ *   Effect.provide(ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer))),
+ *   NodeRuntime.runMain
  * )
  * ```
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerTest = (behaviour: FakeCli.Behaviour = {}): Layer.Layer<ClaudeAgent> =>
-  Layer.succeed(ClaudeAgent, make(() => Effect.map(FakeCli.make(behaviour), ({ transport }) => transport)))
+export const layer: Layer.Layer<
+  ClaudeAgent,
+  never,
+  CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
+> = Layer.effect(ClaudeAgent, Effect.map(subprocessFactory, (factory) => make(factory)))
 
 /**
  * Runs one prompt (or a stream of prompts) and streams every message back. With a string prompt

@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import { Effect, ParseResult, Schema } from "effect"
+import type * as Control from "./schema/Control.js"
 import type { InboundHandler } from "./services/ControlChannel.js"
 
 const RawObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
@@ -275,12 +276,13 @@ export const contextOf = (request: { readonly [key: string]: unknown }, requestI
  * @since 0.1.0
  * @category constructors
  */
-export const makeHandler = <E, R>(canUseTool: CanUseTool<E, R>): Effect.Effect<InboundHandler, never, R> =>
+export const makeHandler = <E, R>(
+  canUseTool: CanUseTool<E, R>
+): Effect.Effect<InboundHandler<typeof Control.CanUseTool>, never, R> =>
   Effect.map(Effect.context<R>(), (services) => (request, requestId) =>
     Effect.gen(function*() {
-      const toolName = optionalString(request.tool_name)
-      if (toolName === undefined) return yield* Effect.fail(new Error("can_use_tool request without tool_name"))
-      const input = isRecord(request.input) ? request.input : {}
+      const toolName = request.tool_name
+      const input = request.input
       const result = yield* Effect.provide(canUseTool(toolName, input, contextOf(request, requestId)), services)
       const valid = validateResult(result)
       if (valid._tag === "Left") {

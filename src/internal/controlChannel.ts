@@ -9,43 +9,43 @@ import {
   Deferred,
   Duration,
   Effect,
+  Either,
   Exit,
   Fiber,
   FiberMap,
   Mailbox,
   Option,
+  ParseResult,
   Predicate,
   Stream,
   SubscriptionRef
 } from "effect"
-import {
-  CLIConnectionError,
-  ControlError,
-  ProcessError,
-  type SdkError,
-  TimeoutException
-} from "../SdkError.js"
+import * as Control from "../schema/Control.js"
+import { CLIConnectionError, ControlError, ProcessError, TimeoutException } from "../SdkError.js"
 import type {
-  RunState,
   ControlChannelConfig,
   ControlChannelShape,
-  InboundHandler,
-  RequestOptions
+  RequestError,
+  RequestOptions,
+  RunState,
+  StreamError
 } from "../services/ControlChannel.js"
 import { Transport } from "../services/Transport.js"
+import * as Defaults from "./defaults.js"
+import * as Guard from "./guard.js"
 
-const DEFAULT_TIMEOUT = Duration.seconds(60)
-const DEFAULT_BUFFER = 4096
 /** How long to wait for the exit status once stdout has closed. */
 const EXIT_WAIT = Duration.seconds(10)
 
 interface Pending {
   readonly subtype: string
-  readonly deferred: Deferred.Deferred<unknown, SdkError>
+  readonly deferred: Deferred.Deferred<unknown, RequestError>
 }
 
-const isRecord = (u: unknown): u is { readonly [key: string]: unknown } =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
+/** A registered inbound handler: decodes the request, runs the handler, encodes its answer. */
+interface Inbound {
+  readonly run: (request: unknown, requestId: string) => Effect.Effect<unknown, unknown>
+}
 
 const errorText = (e: unknown): string => {
   if (Predicate.hasProperty(e, "message") && typeof e.message === "string" && e.message.length > 0) return e.message
@@ -57,6 +57,41 @@ const errorText = (e: unknown): string => {
   }
 }
 
+// One line for the warning; the whole cause goes to the debug log.
+const MAX_WARNING = 500
+const oneLine = (text: string): string => {
+  const first = text.split("\n", 1)[0] ?? ""
+  return first.length > MAX_WARNING ? `${first.slice(0, MAX_WARNING - 1)}…` : first
+}
+
+const formatIssue = (issue: ParseResult.ParseIssue): string => ParseResult.TreeFormatter.formatIssueSync(issue)
+
+const isControlResponse = Guard.compile(Control.ControlResponse)
+const isControlRequest = Guard.compile(Control.ControlRequest)
+const isControlCancel = Guard.compile(Control.ControlCancelRequest)
+
+// `ParseResult` memoises the parser of each Schema AST, so making these per call costs a lookup.
+const decodeOptions = { onExcessProperty: "preserve" } as const
+
+// What a pending request fails with when the connection ends: the process's death or the
+// connection's end as they are; a framing failure as the end of the connection, with its cause.
+const toRequestError = (error: StreamError): RequestError =>
+  error._tag === "CLIJSONDecodeError"
+    ? new CLIConnectionError({ reason: `The connection to the CLI failed: ${error.message}`, cause: error })
+    : error
+
+// Attributes for the inbound request's span and logs: what the request is about.
+const inboundDetails = (request: { readonly [key: string]: unknown }): Record<string, string> => {
+  const details: Record<string, string> = {}
+  for (const key of ["callback_id", "tool_name", "server_name"]) {
+    const value = request[key]
+    if (typeof value === "string") details[key] = value
+  }
+  const message = request.message
+  if (Predicate.isRecord(message) && typeof message.method === "string") details.method = message.method
+  return details
+}
+
 let idCounter = 0
 const nextRequestId = (): string => `req_${++idCounter}_${Math.random().toString(36).slice(2, 10)}`
 
@@ -66,23 +101,23 @@ export const make = (config: ControlChannelConfig) =>
     const transport = yield* Transport
     const defaultTimeout = config.controlTimeout !== undefined
       ? Duration.decode(config.controlTimeout)
-      : DEFAULT_TIMEOUT
+      : Defaults.controlTimeout
     const pending = new Map<string, Pending>()
-    const handlers = new Map<string, InboundHandler>()
+    const handlers = new Map<string, Inbound>()
     const running = yield* FiberMap.make<string>()
     const inFlightRef = yield* SubscriptionRef.make(0)
-    const messages = yield* Mailbox.make<unknown, SdkError>({
-      capacity: config.messageBufferSize ?? DEFAULT_BUFFER
+    const messages = yield* Mailbox.make<unknown, StreamError>({
+      capacity: config.messageBufferSize ?? Defaults.messageBufferSize
     })
-    const terminal = yield* Deferred.make<void, SdkError>()
+    const terminal = yield* Deferred.make<void, StreamError>()
     const sessionId = yield* SubscriptionRef.make<string | undefined>(undefined)
     let lastResult: { readonly [key: string]: unknown } | undefined
     // The run's state as the CLI reports it (`session_state_changed`), and whether the last
     // message was a `result`: together they tell a finished turn from one still running.
     const runState = yield* SubscriptionRef.make<RunState>({ state: undefined, afterResult: false, results: 0 })
-    let failedWith: SdkError | undefined
+    let failedWith: RequestError | undefined
 
-    const failAllPending = (error: SdkError) =>
+    const failAllPending = (error: RequestError) =>
       Effect.forEach(
         Array.from(pending.values()),
         (p) => Deferred.fail(p.deferred, error),
@@ -96,19 +131,16 @@ export const make = (config: ControlChannelConfig) =>
         Effect.catchAll((e) => Effect.logDebug(`effect-claude-agent: could not answer a control request: ${e.message}`))
       )
 
-    const runInbound = (requestId: string, request: { readonly subtype: string; readonly [key: string]: unknown }) => {
-      const handler = handlers.get(request.subtype)
-      if (handler === undefined) {
-        return respond({
-          type: "control_response",
-          response: {
-            subtype: "error",
-            request_id: requestId,
-            error: `Unsupported control request subtype: ${request.subtype}`
-          }
-        })
-      }
-      const work = Effect.suspend(() => handler(request, requestId)).pipe(
+    const answerError = (requestId: string, error: string) =>
+      respond({ type: "control_response", response: { subtype: "error", request_id: requestId, error } })
+
+    const runInbound = (requestId: string, request: Control.ControlRequest["request"]) => {
+      const subtype = request.subtype
+      const inbound = handlers.get(subtype)
+      // The CLI's own words for a subtype it does not serve.
+      if (inbound === undefined) return answerError(requestId, `Unsupported control request subtype: ${subtype}`)
+      const details = inboundDetails(request)
+      const work = Effect.suspend(() => inbound.run(request, requestId)).pipe(
         Effect.exit,
         Effect.flatMap((exit) => {
           if (Exit.isSuccess(exit)) {
@@ -127,15 +159,16 @@ export const make = (config: ControlChannelConfig) =>
           const text = Option.isSome(failure)
             ? errorText(failure.value)
             : `handler defect: ${errorText(Cause.squash(exit.cause))}`
-          return Effect.logWarning(
-            `effect-claude-agent: ${request.subtype} handler failed (request ${requestId}): ${text}`
-          ).pipe(
-            Effect.zipRight(respond({
-              type: "control_response",
-              response: { subtype: "error", request_id: requestId, error: text }
-            }))
+          return Effect.logWarning(`effect-claude-agent: ${subtype} failed (request ${requestId}): ${oneLine(text)}`).pipe(
+            Effect.zipRight(Effect.logDebug(`effect-claude-agent: ${subtype} failure in full`, exit.cause)),
+            Effect.zipRight(answerError(requestId, text))
           )
         }),
+        Effect.withSpan(`ControlChannel.${subtype}`, {
+          kind: "server",
+          attributes: { "control.subtype": subtype, "control.request_id": requestId, ...details }
+        }),
+        Effect.annotateLogs({ controlSubtype: subtype, controlRequestId: requestId, ...details }),
         Effect.ensuring(SubscriptionRef.update(inFlightRef, (n) => n - 1))
       )
       return SubscriptionRef.update(inFlightRef, (n) => n + 1).pipe(
@@ -146,43 +179,58 @@ export const make = (config: ControlChannelConfig) =>
 
     // ---- the reader ---------------------------------------------------------------------------
 
+    const routeResponse = (frame: { readonly [key: string]: unknown }): Effect.Effect<void> => {
+      if (!isControlResponse(frame)) {
+        // A reply this version cannot read still ends its request, rather than leaving it to time out.
+        const response = frame.response
+        const requestId = Predicate.isRecord(response) && typeof response.request_id === "string"
+          ? response.request_id
+          : undefined
+        const entry = requestId === undefined ? undefined : pending.get(requestId)
+        if (requestId === undefined || entry === undefined) {
+          return Effect.logDebug("effect-claude-agent: malformed control_response ignored", frame)
+        }
+        pending.delete(requestId)
+        return Deferred.fail(
+          entry.deferred,
+          new ControlError({
+            subtype: entry.subtype,
+            requestId,
+            error: `malformed control_response: ${errorText(response)}`,
+            errorCode: "invalid_response"
+          })
+        )
+      }
+      const response = frame.response
+      const entry = pending.get(response.request_id)
+      if (entry === undefined) {
+        return Effect.logDebug(`effect-claude-agent: control_response for unknown request ${response.request_id}`)
+      }
+      pending.delete(response.request_id)
+      if (response.subtype === "error") {
+        return Deferred.fail(
+          entry.deferred,
+          new ControlError({
+            subtype: entry.subtype,
+            requestId: response.request_id,
+            error: response.error,
+            ...(response.error_code !== undefined ? { errorCode: response.error_code } : {})
+          })
+        )
+      }
+      return Deferred.succeed(entry.deferred, response.response)
+    }
+
     const routeControl = (frame: { readonly [key: string]: unknown }): Effect.Effect<void> => {
       switch (frame.type) {
-        case "control_response": {
-          const response = frame.response
-          if (!isRecord(response) || typeof response.request_id !== "string") {
-            return Effect.logDebug("effect-claude-agent: malformed control_response ignored", frame)
-          }
-          const entry = pending.get(response.request_id)
-          if (entry === undefined) {
-            return Effect.logDebug(`effect-claude-agent: control_response for unknown request ${response.request_id}`)
-          }
-          pending.delete(response.request_id)
-          if (response.subtype === "error") {
-            return Deferred.fail(
-              entry.deferred,
-              new ControlError({
-                subtype: entry.subtype,
-                requestId: response.request_id,
-                error: typeof response.error === "string" ? response.error : errorText(response.error),
-                ...(typeof response.error_code === "string" ? { errorCode: response.error_code } : {})
-              })
-            )
-          }
-          return Deferred.succeed(entry.deferred, response.response)
-        }
-        case "control_request": {
-          const request = frame.request
-          if (typeof frame.request_id !== "string" || !isRecord(request) || typeof request.subtype !== "string") {
-            return Effect.logWarning("effect-claude-agent: malformed control_request ignored", frame)
-          }
-          const subtype = request.subtype
-          return runInbound(frame.request_id, { ...request, subtype })
-        }
-        default: {
-          if (typeof frame.request_id !== "string") return Effect.void
-          return FiberMap.remove(running, frame.request_id)
-        }
+        case "control_response":
+          return routeResponse(frame)
+        case "control_request":
+          return isControlRequest(frame)
+            ? runInbound(frame.request_id, frame.request)
+            : Effect.logWarning("effect-claude-agent: malformed control_request ignored", frame)
+        default:
+          return isControlCancel(frame) ? FiberMap.remove(running, frame.request_id) : Effect.void
       }
     }
 
@@ -197,7 +245,7 @@ export const make = (config: ControlChannelConfig) =>
       let newSessionId: string | undefined
       let runChanged = false
       for (const frame of chunk) {
-        if (!isRecord(frame)) {
+        if (!Predicate.isRecord(frame)) {
           out.push(frame)
           continue
         }
@@ -242,14 +290,14 @@ export const make = (config: ControlChannelConfig) =>
       const status = yield* transport.exitStatus.pipe(Effect.timeout(EXIT_WAIT), Effect.option)
       const stderrTail = yield* transport.stderrTail
       if (Option.isNone(status)) {
-        return Option.some<SdkError>(
+        return Option.some<StreamError>(
           new CLIConnectionError({ reason: "The Claude Code CLI closed its stdout but did not exit" })
         )
       }
       const { exitCode, signal } = status.value
       const lastWasError = lastResult !== undefined && lastResult.is_error === true
-      if (exitCode === 0 || (exitCode === 1 && lastWasError)) return Option.none<SdkError>()
-      return Option.some<SdkError>(
+      if (exitCode === 0 || (exitCode === 1 && lastWasError)) return Option.none<StreamError>()
+      return Option.some<StreamError>(
         new ProcessError({
           ...(exitCode !== undefined ? { exitCode } : {}),
           ...(signal !== undefined ? { signal } : {}),
@@ -259,19 +307,18 @@ export const make = (config: ControlChannelConfig) =>
       )
     })
 
-    const finish = (error: Option.Option<SdkError>) =>
+    const finish = (error: Option.Option<StreamError>) =>
       Effect.gen(function*() {
         if (Option.isSome(error)) {
-          failedWith = error.value
-          yield* failAllPending(error.value)
+          failedWith = toRequestError(error.value)
+          yield* failAllPending(failedWith)
           yield* messages.fail(error.value)
           yield* Deferred.fail(terminal, error.value)
         } else {
-          const closedError = new CLIConnectionError({
+          failedWith = new CLIConnectionError({
             reason: "The Claude Code CLI exited before answering this control request"
           })
-          failedWith = closedError
-          yield* failAllPending(closedError)
+          yield* failAllPending(failedWith)
           yield* messages.end
           yield* Deferred.succeed(terminal, undefined)
         }
@@ -293,57 +340,89 @@ export const make = (config: ControlChannelConfig) =>
 
     // ---- outbound requests --------------------------------------------------------------------
 
-    const requestWith = (
-      req: { readonly subtype: string; readonly [key: string]: unknown },
+    const requestWith = <Req extends Control.Request.Any>(
+      descriptor: Req,
+      payload: Control.Request.Payload<Req> | undefined,
       options: RequestOptions | undefined,
-      written: Deferred.Deferred<void, SdkError> | undefined
-    ): Effect.Effect<unknown, SdkError> =>
+      written: Deferred.Deferred<void, RequestError> | undefined
+    ): Effect.Effect<Control.Request.Success<Req>, RequestError> =>
       Effect.gen(function*() {
         if (failedWith !== undefined) return yield* Effect.fail(failedWith)
+        const subtype = descriptor.subtype
         const requestId = nextRequestId()
+        const fields = ParseResult.encodeUnknownEither(descriptor.payload, decodeOptions)(payload ?? {})
+        if (Either.isLeft(fields)) {
+          return yield* Effect.fail(
+            new ControlError({
+              subtype,
+              requestId,
+              error: `the request was not sent: its payload is invalid: ${formatIssue(fields.left)}`,
+              errorCode: "invalid_request"
+            })
+          )
+        }
         const timeout = options?.timeout !== undefined ? Duration.decode(options.timeout) : defaultTimeout
-        const deferred = yield* Deferred.make<unknown, SdkError>()
-        pending.set(requestId, { subtype: req.subtype, deferred })
+        const deferred = yield* Deferred.make<unknown, RequestError>()
+        pending.set(requestId, { subtype, deferred })
         const cancel = respond({ type: "control_cancel_request", request_id: requestId })
-        return yield* transport.send({ type: "control_request", request_id: requestId, request: req }).pipe(
+        const request = Predicate.isRecord(fields.right) ? { subtype, ...fields.right } : { subtype }
+        const reply = yield* transport.send({ type: "control_request", request_id: requestId, request }).pipe(
           Effect.zipRight(written === undefined ? Effect.void : Deferred.succeed(written, undefined)),
           Effect.zipRight(Deferred.await(deferred)),
           Effect.timeoutFail({
             duration: timeout,
-            onTimeout: () =>
-              new TimeoutException({ requestId, subtype: req.subtype, timeoutMillis: Duration.toMillis(timeout) })
+            onTimeout: () => new TimeoutException({ requestId, subtype, timeoutMillis: Duration.toMillis(timeout) })
           }),
-          Effect.tapErrorTag("TimeoutException", () => cancel),
+          Effect.tapError((e) => (e instanceof TimeoutException ? cancel : Effect.void)),
           Effect.onInterrupt(() => cancel),
           Effect.ensuring(Effect.sync(() => pending.delete(requestId)))
         )
-      })
-
-    const request = (
-      req: { readonly subtype: string; readonly [key: string]: unknown },
-      options?: RequestOptions
-    ): Effect.Effect<unknown, SdkError> => requestWith(req, options, undefined)
-
-    const start = (
-      req: { readonly subtype: string; readonly [key: string]: unknown },
-      options?: RequestOptions
-    ) =>
-      Effect.gen(function*() {
-        const written = yield* Deferred.make<void, SdkError>()
-        const fiber = yield* requestWith(req, options, written).pipe(
-          Effect.tapError((e) => Deferred.fail(written, e)),
-          Effect.forkScoped
-        )
-        yield* Deferred.await(written)
-        return Fiber.join(fiber)
+        // A reply without `response` reads as `{}` for a request that expects fields (all optional
+        // then), and as nothing for one that expects none.
+        const body = reply === undefined && descriptor.success.ast._tag !== "VoidKeyword" ? {} : reply
+        const decoded = ParseResult.decodeUnknownEither(descriptor.success, decodeOptions)(body)
+        if (Either.isLeft(decoded)) {
+          return yield* Effect.fail(
+            new ControlError({
+              subtype,
+              requestId,
+              error: `unexpected ${subtype} reply: ${formatIssue(decoded.left)}`,
+              errorCode: "invalid_response"
+            })
+          )
+        }
+        return decoded.right
       })
 
     const shape: ControlChannelShape = {
-      request,
-      start,
-      handle: (subtype, handler) => Effect.sync(() => void handlers.set(subtype, handler)),
-      send: transport.send,
-      endInput: transport.endInput,
+      request: (descriptor, ...[payload, options]) => requestWith(descriptor, payload, options, undefined),
+      start: (descriptor, ...[payload, options]) =>
+        Effect.gen(function*() {
+          const written = yield* Deferred.make<void, RequestError>()
+          const fiber = yield* requestWith(descriptor, payload, options, written).pipe(
+            Effect.tapError((e) => Deferred.fail(written, e)),
+            Effect.forkScoped
+          )
+          yield* Deferred.await(written)
+          return Fiber.join(fiber)
+        }),
+      handle: (descriptor, handler) =>
+        Effect.sync(() =>
+          void handlers.set(descriptor.subtype, {
+            run: (request, requestId) => {
+              const payload = ParseResult.decodeUnknownEither(descriptor.payload, decodeOptions)(request)
+              if (Either.isLeft(payload)) {
+                return Effect.fail(new Error(`malformed ${descriptor.subtype} request: ${formatIssue(payload.left)}`))
+              }
+              return Effect.flatMap(handler(payload.right, requestId), (success) => {
+                const encoded = ParseResult.encodeUnknownEither(descriptor.success)(success)
+                return Either.isLeft(encoded)
+                  ? Effect.fail(new Error(`invalid ${descriptor.subtype} answer: ${formatIssue(encoded.left)}`))
+                  : Effect.succeed(encoded.right)
+              })
+            }
+          })
+        ),
       messages: Mailbox.toStream(messages),
       inFlight: SubscriptionRef.get(inFlightRef),
       awaitNoneInFlight: inFlightRef.changes.pipe(
@@ -362,6 +441,7 @@ export const make = (config: ControlChannelConfig) =>
           Effect.flatMap(Option.match({ onNone: () => Effect.fail(noId), onSome: Effect.succeed }))
         )
         const atEnd = Deferred.await(terminal).pipe(
+          Effect.ignore,
           Effect.zipRight(SubscriptionRef.get(sessionId)),
           Effect.flatMap((id) => (id !== undefined ? Effect.succeed(id) : Effect.fail(noId)))
         )

@@ -3,6 +3,7 @@
 // Values go on argv as one `--flag=value` item each, so a value can never be read as another
 // flag. Large or structured configuration (system prompt, agents, output schema) travels in
 // `initialize`, as the official SDKs do, keeping argv short and free of quoting issues.
+import type * as Control from "../schema/Control.js"
 import type { Options } from "../schema/Options.js"
 
 /** What a transport needs to start the CLI for one session. */
@@ -10,7 +11,8 @@ export interface Launch {
   readonly args: ReadonlyArray<string>
   readonly env: Readonly<Record<string, string>>
   readonly cwd: string | undefined
-  readonly initialize: { readonly subtype: "initialize"; readonly [key: string]: unknown }
+  /** The `initialize` fields that come from the options (`hooks` and `sdkMcpServers` come from the session's services). */
+  readonly initialize: Control.InitializePayload
 }
 
 /** The argv every session starts with. */
@@ -30,7 +32,11 @@ export const clientApp = "effect-claude-agent/0.1.0"
 
 const flag = (name: string, value: string | number): string => `--${name}=${value}`
 
-export const buildArgs = <R>(options: Options<R>): Array<string> => {
+/**
+ * `stdioPermissions`: the session answers `can_use_tool` (a `canUseTool` option, or a
+ * `PermissionHandler` provided by the caller).
+ */
+export const buildArgs = <R>(options: Options<R>, stdioPermissions = options.canUseTool !== undefined): Array<string> => {
   const args = [...baseArgs]
   const push = (name: string, value: string | number | undefined) => {
     if (value !== undefined) args.push(flag(name, value))
@@ -59,7 +65,7 @@ export const buildArgs = <R>(options: Options<R>): Array<string> => {
   push("fallback-model", options.fallbackModel)
   pushList("betas", options.betas)
   if (options.outputFormat !== undefined) push("json-schema", JSON.stringify(options.outputFormat.schema))
-  push("permission-prompt-tool", options.canUseTool !== undefined ? "stdio" : options.permissionPromptToolName)
+  push("permission-prompt-tool", stdioPermissions ? "stdio" : options.permissionPromptToolName)
   pushList("allowedTools", options.allowedTools)
   pushList("disallowedTools", options.disallowedTools)
   if (options.tools !== undefined) {
@@ -117,15 +123,7 @@ export const buildEnv = <R>(
   return env
 }
 
-/** What the session's callback services contribute to `initialize`. */
-export interface Callbacks {
-  readonly hooks: { readonly [event: string]: ReadonlyArray<unknown> }
-  readonly sdkMcpServers: ReadonlyArray<string>
-}
-
-const noCallbacks: Callbacks = { hooks: {}, sdkMcpServers: [] }
-
-export const buildInitialize = <R>(options: Options<R>, callbacks: Callbacks = noCallbacks): Launch["initialize"] => {
+export const buildInitialize = <R>(options: Options<R>): Control.InitializePayload => {
   const systemPrompt = options.systemPrompt
   const prompt = systemPrompt === undefined
     ? { systemPrompt: [""] }
@@ -135,9 +133,6 @@ export const buildInitialize = <R>(options: Options<R>, callbacks: Callbacks = n
     ? { appendSystemPrompt: systemPrompt.append }
     : {}
   return {
-    subtype: "initialize",
-    hooks: callbacks.hooks,
-    ...(callbacks.sdkMcpServers.length === 0 ? {} : { sdkMcpServers: callbacks.sdkMcpServers }),
     ...prompt,
     ...(options.agents === undefined ? {} : { agents: options.agents }),
     ...(options.outputFormat === undefined ? {} : { jsonSchema: options.outputFormat.schema })
@@ -148,10 +143,10 @@ export const buildInitialize = <R>(options: Options<R>, callbacks: Callbacks = n
 export const prepareLaunch = <R>(
   options: Options<R>,
   parentEnv: Readonly<Record<string, string | undefined>>,
-  callbacks: Callbacks = noCallbacks
+  stdioPermissions = options.canUseTool !== undefined
 ): Launch => ({
-  args: buildArgs(options),
+  args: buildArgs(options, stdioPermissions),
   env: buildEnv(options, parentEnv),
   cwd: options.cwd,
-  initialize: buildInitialize(options, callbacks)
+  initialize: buildInitialize(options)
 })

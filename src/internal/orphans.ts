@@ -50,6 +50,3 @@ export const register = (pid: number): () => void => {
     live.delete(pid)
   }
 }
-
-/** @internal */
-export const livePids = (): ReadonlyArray<number> => Array.from(live)

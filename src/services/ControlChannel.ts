@@ -11,23 +11,34 @@
  */
 import type { Duration, Effect, Scope, Stream } from "effect"
 import { Context, Layer } from "effect"
-import type { CLIConnectionError, SdkError } from "../SdkError.js"
+import type * as Control from "../schema/Control.js"
+import type { CLIConnectionError, ControlError, ProcessError, TimeoutException } from "../SdkError.js"
 import * as internal from "../internal/controlChannel.js"
-import type { Transport } from "./Transport.js"
+import type { ReadError, Transport } from "./Transport.js"
 
 /**
- * A handler for one subtype of CLI→SDK `control_request` (`can_use_tool`, `hook_callback`,
- * `mcp_message`, …). It gets the `request` object (with `subtype`) and the request id; its success
- * value is the `response` payload, its failure becomes an `error` response. If the CLI cancels the
- * request, the handler's fiber is interrupted and nothing is written.
+ * A handler for one CLI→SDK request (`can_use_tool`, `hook_callback`, `mcp_message`, …): it gets
+ * the payload, decoded with the descriptor's payload Schema (fields it does not name are kept),
+ * and the request id; its success is encoded with the descriptor's success Schema and sent as the
+ * `response`; a failure or defect becomes an `error` answer. If the CLI cancels the request, the
+ * handler's fiber is interrupted and nothing is written.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Control, ControlChannel } from "effect-claude-agent"
+ *
+ * const allowAll: ControlChannel.InboundHandler<typeof Control.CanUseTool> = (request) =>
+ *   Effect.succeed({ behavior: "allow", updatedInput: request.input })
+ * ```
  *
  * @since 0.1.0
  * @category models
  */
-export type InboundHandler = (
-  request: { readonly subtype: string; readonly [key: string]: unknown },
+export type InboundHandler<Req extends Control.Request.Any> = (
+  payload: Control.Request.Payload<Req>,
   requestId: string
-) => Effect.Effect<unknown, unknown>
+) => Effect.Effect<Control.Request.Success<Req>, unknown>
 
 /**
  * Options for one outbound control request.
@@ -41,13 +52,33 @@ export interface RequestOptions {
 }
 
 /**
- * The errors an outbound control request can fail with: the CLI's error answer, the deadline,
- * or the end of the connection (with the cause that ended it).
+ * What an outbound control request can fail with: the CLI's error answer (or a reply that breaks
+ * the descriptor's success Schema: `ControlError` with `errorCode: "invalid_response"`), the
+ * deadline, the end of the connection, or the death of the process.
  *
  * @since 0.1.0
  * @category models
  */
-export type RequestError = SdkError
+export type RequestError = ControlError | TimeoutException | CLIConnectionError | ProcessError
+
+/**
+ * What the message stream can fail with: the framing of stdout, the connection, the process.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type StreamError = ReadError | ProcessError
+
+/**
+ * The arguments of `request` after the descriptor: the payload (optional when the request sends
+ * nothing beside its subtype), then the options.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RequestArgs<Req extends Control.Request.Any> = {} extends Control.Request.Payload<Req>
+  ? [payload?: Control.Request.Payload<Req>, options?: RequestOptions]
+  : [payload: Control.Request.Payload<Req>, options?: RequestOptions]
 
 /**
  * The control channel's operations.
@@ -57,36 +88,31 @@ export type RequestError = SdkError
  */
 export interface ControlChannelShape {
   /**
-   * Sends `{type:"control_request", request_id, request}` and waits for the matching
-   * `control_response`. Succeeds with the reply's `response` payload (`undefined` when the CLI
-   * sent none); fails with `ControlError`, `TimeoutException` (after which a
-   * `control_cancel_request` is sent), or the error that ended the connection.
+   * Sends `{type:"control_request", request_id, request:{subtype, ...payload}}` and waits for the
+   * matching `control_response`; succeeds with its `response` decoded by the descriptor. On the
+   * deadline a `control_cancel_request` is sent and the request fails with `TimeoutException`.
    */
-  readonly request: (
-    request: { readonly subtype: string; readonly [key: string]: unknown },
-    options?: RequestOptions
-  ) => Effect.Effect<unknown, RequestError>
+  readonly request: <Req extends Control.Request.Any>(
+    request: Req,
+    ...args: RequestArgs<Req>
+  ) => Effect.Effect<Control.Request.Success<Req>, RequestError>
   /**
    * Writes a request now and returns the wait for its reply (the deadline runs from the write).
    * For a request that must be on the wire before anything sent after it, like `initialize`,
    * without making the caller wait for the reply. The wait runs in the caller's scope.
    */
-  readonly start: (
-    request: { readonly subtype: string; readonly [key: string]: unknown },
-    options?: RequestOptions
-  ) => Effect.Effect<Effect.Effect<unknown, RequestError>, RequestError, Scope.Scope>
-  /** Registers the handler for one inbound subtype, replacing any previous one. */
-  readonly handle: (subtype: string, handler: InboundHandler) => Effect.Effect<void>
-  /** Writes a non-control frame (a user message) to the CLI. */
-  readonly send: (frame: unknown) => Effect.Effect<void, CLIConnectionError>
-  /** Ends the CLI's input once every frame already sent is written. */
-  readonly endInput: Effect.Effect<void>
+  readonly start: <Req extends Control.Request.Any>(
+    request: Req,
+    ...args: RequestArgs<Req>
+  ) => Effect.Effect<Effect.Effect<Control.Request.Success<Req>, RequestError>, RequestError, Scope.Scope>
+  /** Registers the handler for one CLI→SDK request, replacing any previous one for its subtype. */
+  readonly handle: <Req extends Control.Request.Any>(request: Req, handler: InboundHandler<Req>) => Effect.Effect<void>
   /**
    * Every frame that is not control traffic, raw, in order. Single consumer. Ends when the CLI
    * exits cleanly (or with code 1 right after an error `result`, which is how the CLI reports
    * one); fails with `ProcessError` when it dies otherwise, or with the framing error.
    */
-  readonly messages: Stream.Stream<unknown, SdkError>
+  readonly messages: Stream.Stream<unknown, StreamError>
   /** How many inbound handlers are running now. */
   readonly inFlight: Effect.Effect<number>
   /** Completes when no inbound handler is running. */
@@ -94,9 +120,9 @@ export interface ControlChannelShape {
   /** The `session_id` of the latest message that carried one. */
   readonly lastSessionId: Effect.Effect<string | undefined>
   /** Waits for the first `session_id` the CLI reports; fails if the session ends first. */
-  readonly awaitSessionId: Effect.Effect<string, SdkError>
+  readonly awaitSessionId: Effect.Effect<string, CLIConnectionError>
   /** Completes when the reader has ended (with the error that ended it, if any). */
-  readonly closed: Effect.Effect<void, SdkError>
+  readonly closed: Effect.Effect<void, StreamError>
   /** The run's state as last reported by the CLI, and whether a `result` was the last turn message. */
   readonly runState: Effect.Effect<RunState>
   /** Completes when the run state satisfies `predicate` (checked now and on every change), or the reader ends. */
@@ -137,12 +163,12 @@ export interface ControlChannelConfig {
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { ControlChannel } from "effect-claude-agent"
+ * import { Control, ControlChannel } from "effect-claude-agent"
  *
  * const program = Effect.gen(function* () {
  *   const control = yield* ControlChannel.ControlChannel
- *   const reply = yield* control.request({ subtype: "mcp_status" }, { timeout: "5 seconds" })
- *   yield* Effect.log(reply)
+ *   const status = yield* control.request(Control.McpStatus, {}, { timeout: "5 seconds" })
+ *   yield* Effect.log(status.mcpServers.map((server) => server.name))
  * })
  * ```
  *

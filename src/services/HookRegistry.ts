@@ -12,7 +12,8 @@
  *
  * @since 0.1.0
  */
-import { Cause, Context, Duration, Effect, Either, Layer } from "effect"
+import { Context, Data, Duration, Effect, Either, Layer, ParseResult, Predicate } from "effect"
+import type * as Control from "../schema/Control.js"
 import * as Hook from "../schema/Hook.js"
 import type { InboundHandler } from "./ControlChannel.js"
 
@@ -26,7 +27,7 @@ export interface HookRegistryShape {
   /** The `hooks` field of the `initialize` request. */
   readonly initializeHooks: { readonly [event: string]: ReadonlyArray<unknown> }
   /** The handler for the `hook_callback` control subtype. */
-  readonly handleCallback: InboundHandler
+  readonly handleCallback: InboundHandler<typeof Control.HookCallback>
 }
 
 /**
@@ -79,9 +80,7 @@ export class HookRegistry extends Context.Tag("effect-claude-agent/HookRegistry"
     initializeHooks: {},
     handleCallback: (request) =>
       Effect.fail(
-        new Error(
-          `no hook callback is registered with id ${String(request.callback_id)} (this session registered no hooks)`
-        )
+        new Error(`no hook callback is registered with id ${request.callback_id} (this session registered no hooks)`)
       )
   }
 
@@ -120,7 +119,49 @@ const initializeMatcher = <R>(matcher: Hook.HookMatcher<R>, ids: ReadonlyArray<s
   }
 }
 
-const describe = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).split("\n")[0] ?? "unknown failure"
+/**
+ * A hook callback failed, or answered something the CLI cannot read. The control channel answers
+ * the CLI with an `error` (the hook then counts as failed, never as approved) and logs it once.
+ *
+ * @example
+ * ```ts
+ * import { HookRegistry } from "effect-claude-agent"
+ * const e = new HookRegistry.HookCallbackError({ event: "PreToolUse", callbackId: "hook_0", detail: "boom" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class HookCallbackError extends Data.TaggedError("HookCallbackError")<{
+  readonly event: string
+  readonly callbackId: string
+  readonly detail: string
+}> {
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `${this.event} hook callback ${this.callbackId}: ${this.detail}`
+  }
+}
+
+// The first line of the parser's report: which field is wrong, not the whole union printed.
+const firstIssue = (error: ParseResult.ParseError): string => {
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+  const first = issues[0]
+  if (first === undefined) return "invalid"
+  const path = first.path.length > 0 ? `${first.path.join(".")}: ` : ""
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : ""
+  return `${path}${first.message}${more}`.slice(0, 300)
+}
+
+// A parser tree report without the printed type on its first line: `["tool_use_id"] Expected string, actual 1`.
+const compactTree = (report: string): string => {
+  const lines = report.split("\n")
+  const steps = lines.slice(1).map((line) => line.replace(/^[\s│├└─]+/u, "").trim()).filter((line) => line.length > 0)
+  return (steps.length > 0 ? steps.join(" ") : report).slice(0, 300)
+}
+
+const describe = (e: unknown): string =>
+  Predicate.hasProperty(e, "message") && typeof e.message === "string" ? e.message : String(e)
 
 /**
  * Builds the registry for a session's hooks. Ids are `hook_0`, `hook_1`, … in a stable order:
@@ -160,29 +201,27 @@ export const make = <R>(hooks: Hook.Hooks<R>): Effect.Effect<HookRegistryShape, 
       })
     }
 
-    const handleCallback: InboundHandler = (request) =>
+    const handleCallback: InboundHandler<typeof Control.HookCallback> = (request) =>
       Effect.suspend(() => {
         const id = request.callback_id
-        const registered = typeof id === "string" ? byId.get(id) : undefined
+        const registered = byId.get(id)
         if (registered === undefined) {
-          return Effect.fail(new Error(`no hook callback is registered with id ${String(id)}`))
+          return Effect.fail(new Error(`no hook callback is registered with id ${id}`))
         }
-        const toolUseId = typeof request.tool_use_id === "string" ? request.tool_use_id : undefined
+        const fail = (detail: string) =>
+          Effect.fail(new HookCallbackError({ event: registered.event, callbackId: id, detail }))
         const decoded = Hook.decodeInput(request.input)
-        const answer = Either.isLeft(decoded)
-          ? Effect.fail(decoded.left)
-          : Effect.flatMap(registered.callback(decoded.right, toolUseId), (output) => Hook.encodeOutput(output))
-        return answer.pipe(
-          Effect.tapErrorCause((cause) =>
-            // A cancelled request is not a failure of the hook: the CLI withdrew it.
-            Cause.isInterruptedOnly(cause)
-              ? Effect.void
-              : Effect.logWarning(
-                `effect-claude-agent: ${registered.event} hook callback ${String(id)} failed: ${describe(cause)}`,
-                cause
-              )
-          ),
-          Effect.annotateLogs({ hookEvent: registered.event, hookCallbackId: String(id) })
+        if (Either.isLeft(decoded)) return fail(`invalid input: ${compactTree(decoded.left.detail)}`)
+        return registered.callback(decoded.right, request.tool_use_id).pipe(
+          Effect.catchAllDefect((defect) => fail(`died: ${describe(defect)}`)),
+          Effect.catchAll((e) => (e instanceof HookCallbackError ? Effect.fail(e) : fail(`failed: ${describe(e)}`))),
+          Effect.flatMap((output) => {
+            const encoded = Hook.encodeOutput(output)
+            if (Either.isLeft(encoded)) return fail(`returned an invalid output: ${firstIssue(encoded.left)}`)
+            const wire = encoded.right
+            return Predicate.isRecord(wire) ? Effect.succeed(wire) : fail("returned an output that is not an object")
+          }),
+          Effect.annotateLogs({ hookEvent: registered.event, hookCallbackId: id })
         )
       })
 

@@ -18,6 +18,7 @@
  */
 import { Cause, Context, Effect, Either, Exit, Fiber, FiberMap, Layer, ParseResult, Predicate, Schema } from "effect"
 import type { Scope } from "effect"
+import type * as Control from "../schema/Control.js"
 import type * as McpServer from "../McpServer.js"
 import { OptionsError } from "../SdkError.js"
 import type * as Tool from "../Tool.js"
@@ -45,7 +46,7 @@ export interface McpBridgeShape {
   /** The SDK server names, sent in `initialize` as `sdkMcpServers`. */
   readonly serverNames: ReadonlyArray<string>
   /** The handler for the `mcp_message` control subtype. */
-  readonly handleMessage: InboundHandler
+  readonly handleMessage: InboundHandler<typeof Control.McpMessage>
 }
 
 // The MCP revision answered when the client sends none; otherwise the client's is echoed, which is
@@ -78,8 +79,6 @@ const JsonRpcResponseIn = Schema.Struct({
   result: Schema.optional(Schema.Unknown),
   error: Schema.optional(Schema.Unknown)
 })
-
-const McpMessageRequest = Schema.Struct({ server_name: Schema.String, message: Schema.Unknown })
 
 const InitializeParams = Schema.Struct({ protocolVersion: Schema.String })
 
@@ -307,17 +306,8 @@ export const make = <R>(
       }
     }
 
-    const handleMessage: InboundHandler = (raw) =>
+    const handleMessage: InboundHandler<typeof Control.McpMessage> = ({ message, server_name }) =>
       Effect.gen(function*() {
-        const envelope = Schema.decodeUnknownEither(McpMessageRequest)(raw)
-        if (Either.isLeft(envelope)) {
-          return wrap(failure(
-            idOf(raw["message"]),
-            ErrorCode.InvalidRequest,
-            `Invalid mcp_message: ${formatParseError(envelope.left)}`
-          ))
-        }
-        const { message, server_name } = envelope.right
         const entry = table.get(server_name)
         if (entry === undefined) return unknownServer(message, server_name)
         const decoded = Schema.decodeUnknownEither(JsonRpcMessage)(message)
@@ -367,7 +357,7 @@ export class McpBridge extends Context.Tag("effect-claude-agent/McpBridge")<McpB
    */
   static readonly empty: McpBridgeShape = {
     serverNames: [],
-    handleMessage: (request) => Effect.succeed(unknownServer(request["message"], request["server_name"]))
+    handleMessage: (request) => Effect.succeed(unknownServer(request.message, request.server_name))
   }
 
   /**

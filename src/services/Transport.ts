@@ -8,11 +8,19 @@
  *
  * @since 0.1.0
  */
-import type { Effect, Option, Scope, Stream } from "effect"
+import type { Duration, Effect, Option, Scope, Stream } from "effect"
 import { Context, Layer } from "effect"
 import type { CommandExecutor } from "@effect/platform"
-import type { CLIConnectionError, CLINotFoundError, SdkError } from "../SdkError.js"
-import * as internal from "../layers/SubprocessTransport.js"
+import type { CLIConnectionError, CLIJSONDecodeError, CLINotFoundError } from "../SdkError.js"
+import * as internal from "../internal/subprocessTransport.js"
+
+/**
+ * What reading the CLI's stdout can fail with: a line that is too long or not JSON, or the pipe.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ReadError = CLIJSONDecodeError | CLIConnectionError
 
 /**
  * How the CLI process ended.
@@ -43,7 +51,7 @@ export interface TransportShape {
    * Every JSON value the CLI writes to stdout, in order. Single consumer: run it once.
    * Ends when stdout ends; fails with `CLIJSONDecodeError` on a line that is too long or not JSON.
    */
-  readonly frames: Stream.Stream<unknown, SdkError>
+  readonly frames: Stream.Stream<unknown, ReadError>
   /** Closes stdin after every frame already sent is written (the CLI's end of input). */
   readonly endInput: Effect.Effect<void>
   /** Waits until the process has exited. */
@@ -74,8 +82,8 @@ export interface SubprocessConfig {
   readonly cwd?: string | undefined
   /** Maximum stdout line size in bytes. */
   readonly maxBufferSize: number
-  /** Wait after stdin EOF before SIGTERM, and after SIGTERM before SIGKILL, in milliseconds. */
-  readonly closeGraceMillis: number
+  /** Wait after stdin EOF before SIGTERM, and after SIGTERM before SIGKILL. Default 5 seconds. */
+  readonly closeGracePeriod?: Duration.DurationInput | undefined
   /** Called with every stderr line. */
   readonly onStderr?: ((line: string) => void) | undefined
 }
@@ -101,7 +109,7 @@ export interface SubprocessConfig {
  */
 export class Transport extends Context.Tag("effect-claude-agent/Transport")<Transport, TransportShape>() {
   /**
-   * Spawns the CLI as a scoped resource. Closing the scope ends stdin, waits `closeGraceMillis`,
+   * Spawns the CLI as a scoped resource. Closing the scope ends stdin, waits `closeGracePeriod`,
    * sends SIGTERM to the process group, waits again, then SIGKILL, all inside an uninterruptible
    * finalizer, so the process never outlives the scope.
    *
@@ -109,9 +117,10 @@ export class Transport extends Context.Tag("effect-claude-agent/Transport")<Tran
    * ```ts
    * import { Transport } from "effect-claude-agent"
    *
-   * const layer = Transport.Transport.layerSubprocess({
+   * declare const process: { readonly env: Record<string, string | undefined> }
+ * const layer = Transport.Transport.layerSubprocess({
    *   command: "claude", args: ["--output-format", "stream-json", "--input-format", "stream-json", "--verbose"],
-   *   env: { PATH: process.env.PATH ?? "" }, maxBufferSize: 1 << 20, closeGraceMillis: 5000
+   *   env: { PATH: process.env.PATH ?? "" }, maxBufferSize: 1 << 20, closeGracePeriod: "5 seconds"
    * })
    * ```
    *

@@ -23,9 +23,10 @@ import {
   type Scope,
   Stream
 } from "effect"
+import * as ClaudeAgent from "../ClaudeAgent.js"
 import * as Framing from "../internal/framing.js"
 import { CLIConnectionError, type SdkError } from "../SdkError.js"
-import { Transport, type TransportShape } from "../services/Transport.js"
+import { type ReadError, Transport, type TransportShape } from "../services/Transport.js"
 
 /**
  * A JSON object as the fake CLI reads and writes it.
@@ -477,7 +478,7 @@ export const make = (
 
     // stdout lines go through the real framing, so noise and malformed lines behave as in production.
     const encoder = new TextEncoder()
-    const transportFrames: Stream.Stream<unknown, SdkError> = Mailbox.toStream(stdout).pipe(
+    const transportFrames: Stream.Stream<unknown, ReadError> = Mailbox.toStream(stdout).pipe(
       Stream.map((line) => encoder.encode(line + "\n")),
       Framing.frames(1024 * 1024)
     )
@@ -531,4 +532,29 @@ export const make = (
 export const layer = (behaviour: Behaviour = {}): Layer.Layer<Transport | FakeCli> =>
   Layer.scopedContext(
     Effect.map(make(behaviour), ({ cli, transport }) => Context.make(Transport, transport).pipe(Context.add(FakeCli, cli)))
+  )
+
+/**
+ * `ClaudeAgent` backed by the fake CLI: every session gets a fresh `FakeCli` with the given
+ * behaviour (no process, no model, no network; runs under `TestClock`).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { ClaudeAgent } from "effect-claude-agent"
+ * import { FakeCli } from "effect-claude-agent/testing"
+ *
+ * const test = ClaudeAgent.query("hi").pipe(
+ *   Stream.runCollect,
+ *   Effect.provide(FakeCli.layerClaudeAgent())
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerClaudeAgent = (behaviour: Behaviour = {}): Layer.Layer<ClaudeAgent.ClaudeAgent> =>
+  Layer.succeed(
+    ClaudeAgent.ClaudeAgent,
+    ClaudeAgent.make(() => Effect.map(make(behaviour), ({ transport }) => transport))
   )

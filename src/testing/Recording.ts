@@ -29,7 +29,7 @@ import * as ClaudeAgent from "../ClaudeAgent.js"
 import { runDetached } from "../internal/detached.js"
 import * as Framing from "../internal/framing.js"
 import { CLIConnectionError, type SdkError } from "../SdkError.js"
-import { type ExitStatus, Transport, type TransportShape } from "../services/Transport.js"
+import { type ExitStatus, type ReadError, Transport, type TransportShape } from "../services/Transport.js"
 
 // ---------------------------------------------------------------------------------------------
 // Entries
@@ -481,7 +481,7 @@ export const replayTransport = (
   options: ReplayOptions = {}
 ): Effect.Effect<TransportShape, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const stdout = yield* Mailbox.make<string, SdkError>()
+    const stdout = yield* Mailbox.make<string, ReadError>()
     const exitStatus = yield* Deferred.make<ExitStatus>()
     const lock = yield* Effect.makeSemaphore(1)
     const fibers = yield* FiberSet.make()

@@ -15,12 +15,12 @@ describe("ClaudeAgent.query (fake CLI)", () => {
       expect(types(messages)).toEqual(["system/init", "assistant", "result/success"])
       const result = Chunk.toArray(messages).find(Message.isResult)
       expect(result !== undefined && "result" in result ? result.result : undefined).toBe("echo: hello")
-    }).pipe(Effect.provide(ClaudeAgent.layerTest())))
+    }).pipe(Effect.provide(FakeCli.layerClaudeAgent())))
 
   it.effect("writes initialize first, then the user message, then closes stdin", () =>
     Effect.gen(function*() {
       const seen = yield* Deferred.make<ReadonlyArray<{ readonly [k: string]: unknown }>>()
-      const layer = ClaudeAgent.layerTest({
+      const layer = FakeCli.layerClaudeAgent({
         onInputEnd: (cli) =>
           Effect.gen(function*() {
             yield* Deferred.succeed(seen, yield* cli.sent)
@@ -43,11 +43,11 @@ describe("ClaudeAgent.query (fake CLI)", () => {
       const messages = yield* ClaudeAgent.query(Stream.make("one", "two")).pipe(Stream.runCollect)
       const results = Chunk.toArray(messages).filter(Message.isResult)
       expect(results.map((r) => ("result" in r ? r.result : undefined))).toEqual(["echo: one", "echo: two"])
-    }).pipe(Effect.provide(ClaudeAgent.layerTest())))
+    }).pipe(Effect.provide(FakeCli.layerClaudeAgent())))
 
   it.effect("an error result is data by default and a ResultError with failOnErrorResult", () =>
     Effect.gen(function*() {
-      const layer = ClaudeAgent.layerTest({
+      const layer = FakeCli.layerClaudeAgent({
         onUserMessage: (_m, cli) => cli.emit(FakeCli.frames.result("API Error: 500 boom", { isError: true }))
       })
       const messages = yield* ClaudeAgent.query("x").pipe(Stream.runCollect, Effect.provide(layer))
@@ -67,7 +67,7 @@ describe("ClaudeAgent.query (fake CLI)", () => {
 
   it.effect("a CLI that exits before the result fails the query with ProcessError", () =>
     Effect.gen(function*() {
-      const layer = ClaudeAgent.layerTest({
+      const layer = FakeCli.layerClaudeAgent({
         onUserMessage: (_m, cli) =>
           cli.stderr("Error parsing streaming input line").pipe(Effect.zipRight(cli.exit({ exitCode: 1 })))
       })
@@ -81,13 +81,13 @@ describe("ClaudeAgent.query (fake CLI)", () => {
       const error = yield* ClaudeAgent.query("x", { maxTurns: -1 }).pipe(Stream.runDrain, Effect.flip)
       expect(error._tag).toBe("OptionsError")
       if (error._tag === "OptionsError") expect(error.field).toBe("maxTurns")
-    }).pipe(Effect.provide(ClaudeAgent.layerTest())))
+    }).pipe(Effect.provide(FakeCli.layerClaudeAgent())))
 
   it.effect("interrupting the consumer closes the session (the fake CLI sees stdin end)", () =>
     Effect.gen(function*() {
       const started = yield* Deferred.make<void>()
       const inputEnded = yield* Deferred.make<void>()
-      const layer = ClaudeAgent.layerTest({
+      const layer = FakeCli.layerClaudeAgent({
         onUserMessage: (_m, cli) =>
           cli.emit(FakeCli.frames.systemInit()).pipe(
             Effect.zipRight(Deferred.succeed(started, undefined)),
@@ -114,7 +114,7 @@ describe("closing a session", () => {
   it.effect("mid-turn: sends the protocol's interrupt, then closes stdin once the CLI is idle", () =>
     Effect.gen(function*() {
       const interruptSeenAtEof = yield* Deferred.make<boolean>()
-      const layer = ClaudeAgent.layerTest({
+      const layer = FakeCli.layerClaudeAgent({
         onUserMessage: (_m, cli) =>
           Effect.gen(function*() {
             yield* cli.emit(stateFrame("running"))
@@ -149,7 +149,7 @@ describe("closing a session", () => {
     Effect.gen(function*() {
       const idleSent = yield* Deferred.make<void>()
       const eofAfterIdle = yield* Deferred.make<boolean>()
-      const layer = ClaudeAgent.layerTest({
+      const layer = FakeCli.layerClaudeAgent({
         onUserMessage: (m, cli) =>
           Effect.gen(function*() {
             yield* cli.emit(stateFrame("running"))
@@ -187,7 +187,7 @@ describe("AgentSession (fake CLI)", () => {
       const second = yield* session.receiveResponse.pipe(Stream.runCollect)
       expect(types(first)).toEqual(["system/init", "assistant", "result/success"])
       expect(Message.assistantText(Chunk.toArray(second).find(Message.isAssistant)!)).toBe("echo: second")
-    }).pipe(Effect.provide(ClaudeAgent.layerTest())))
+    }).pipe(Effect.provide(FakeCli.layerClaudeAgent())))
 
   it.scoped("control methods send the protocol's requests and decode the replies", () =>
     Effect.gen(function*() {
@@ -206,7 +206,7 @@ describe("AgentSession (fake CLI)", () => {
       expect(reconnect._tag).toBe("ControlError")
       const init = yield* session.initializationResult
       expect(init.pid).toBe(4242)
-    }).pipe(Effect.provide(ClaudeAgent.layerTest())))
+    }).pipe(Effect.provide(FakeCli.layerClaudeAgent())))
 
   it.scoped("sessionId resolves from the first message that carries one", () =>
     Effect.gen(function*() {
@@ -215,7 +215,7 @@ describe("AgentSession (fake CLI)", () => {
       yield* session.send("hi")
       expect(yield* Fiber.join(fiber)).toBe("00000000-0000-4000-8000-000000000001")
       expect(Option.isSome(session.pid)).toBe(true)
-    }).pipe(Effect.provide(ClaudeAgent.layerTest())))
+    }).pipe(Effect.provide(FakeCli.layerClaudeAgent())))
 
   it.scoped("unknown message types from a newer CLI are delivered, not dropped", () =>
     Effect.gen(function*() {
@@ -227,7 +227,7 @@ describe("AgentSession (fake CLI)", () => {
         type: "brand_new_type",
         payload: 1
       })
-    }).pipe(Effect.provide(ClaudeAgent.layerTest({
+    }).pipe(Effect.provide(FakeCli.layerClaudeAgent({
       onUserMessage: (m, cli) =>
         cli.emit({ type: "brand_new_type", payload: 1 }).pipe(Effect.zipRight(FakeCli.echoTurn(m, cli)))
     }))))
@@ -239,7 +239,7 @@ describe("AgentSession (fake CLI)", () => {
       const error = yield* session.receiveResponse.pipe(Stream.runDrain, Effect.flip)
       expect(error._tag).toBe("MessageParseError")
       if (error._tag === "MessageParseError") expect(error.raw).toEqual({ type: "result", subtype: "success", is_error: "yes" })
-    }).pipe(Effect.provide(ClaudeAgent.layerTest({
+    }).pipe(Effect.provide(FakeCli.layerClaudeAgent({
       onUserMessage: (_m, cli) => cli.emit({ type: "result", subtype: "success", is_error: "yes" })
     }))))
 
@@ -247,7 +247,7 @@ describe("AgentSession (fake CLI)", () => {
     Effect.gen(function*() {
       const replies = yield* Deferred.make<ReadonlyArray<FakeCli.JsonObject>>()
       const session = yield* ClaudeAgent.session().pipe(
-        Effect.provide(ClaudeAgent.layerTest({
+        Effect.provide(FakeCli.layerClaudeAgent({
           onUserMessage: (m, cli) =>
             Effect.gen(function*() {
               const hook = yield* cli.request({ subtype: "hook_callback", callback_id: "hook_9", input: {} })
@@ -276,7 +276,7 @@ describe("AgentSession (fake CLI)", () => {
     Effect.gen(function*() {
       const subscribed = yield* Deferred.make<void>()
       const session = yield* ClaudeAgent.session().pipe(
-        Effect.provide(ClaudeAgent.layerTest({
+        Effect.provide(FakeCli.layerClaudeAgent({
           onUserMessage: (_m, cli) =>
             Effect.gen(function*() {
               // Until the reader has seen a line, it may not have subscribed yet: keep writing.

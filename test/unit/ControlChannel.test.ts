@@ -1,6 +1,7 @@
 // Unit tests of the control channel over the in-memory fake CLI (a mock transport, no process).
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, type Duration, Effect, Fiber, Layer, Option, Stream, TestClock } from "effect"
+import { Chunk, Deferred, type Duration, Effect, Fiber, Layer, Option, Schema, Stream, TestClock } from "effect"
+import * as Control from "../../src/schema/Control.js"
 import { ControlChannel } from "../../src/services/ControlChannel.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
 
@@ -14,9 +15,9 @@ describe("ControlChannel", () => {
     Effect.gen(function*() {
       const control = yield* ControlChannel
       const [a, b, c] = yield* Effect.all([
-        control.request({ subtype: "set_model", model: "m-a" }),
-        control.request({ subtype: "set_permission_mode", mode: "plan" }),
-        control.request({ subtype: "set_model", model: "m-c" })
+        control.request(Control.SetModel, { model: "m-a" }),
+        control.request(Control.SetPermissionMode, { mode: "plan" }),
+        control.request(Control.SetModel, { model: "m-c" })
       ], { concurrency: "unbounded" })
       expect(a).toEqual({ model: "m-a" })
       expect(b).toEqual({ mode: "plan" })
@@ -29,7 +30,7 @@ describe("ControlChannel", () => {
   it.scoped("an error response fails with ControlError carrying error and error_code", () =>
     Effect.gen(function*() {
       const control = yield* ControlChannel
-      const error = yield* control.request({ subtype: "no_such_subtype" }).pipe(Effect.flip)
+      const error = yield* control.request(Control.request("no_such_subtype")).pipe(Effect.flip)
       expect(error._tag).toBe("ControlError")
       if (error._tag === "ControlError") {
         expect(error.subtype).toBe("no_such_subtype")
@@ -41,14 +42,15 @@ describe("ControlChannel", () => {
   it.scoped("a success reply without a response payload succeeds with undefined", () =>
     Effect.gen(function*() {
       const control = yield* ControlChannel
-      expect(yield* control.request({ subtype: "mcp_toggle", serverName: "x", enabled: false })).toBeUndefined()
+      const reply = yield* control.request(Control.McpToggle, { serverName: "x", enabled: false })
+      expect(reply).toBeUndefined()
     }).pipe(Effect.provide(env())))
 
   it.scoped("times out after the deadline with TimeoutException and sends control_cancel_request", () =>
     Effect.gen(function*() {
       const control = yield* ControlChannel
       const cli = yield* FakeCli.FakeCli
-      const fiber = yield* control.request({ subtype: "get_context_usage" }).pipe(Effect.flip, Effect.fork)
+      const fiber = yield* control.request(Control.GetContextUsage).pipe(Effect.flip, Effect.fork)
       yield* cli.awaitSent((f) => f.type === "control_request")
       yield* TestClock.adjust("29 seconds")
       expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
@@ -66,7 +68,7 @@ describe("ControlChannel", () => {
   it.scoped("the per-call timeout overrides the channel default", () =>
     Effect.gen(function*() {
       const control = yield* ControlChannel
-      const fiber = yield* control.request({ subtype: "mcp_status" }, { timeout: "2 seconds" }).pipe(
+      const fiber = yield* control.request(Control.McpStatus, {}, { timeout: "2 seconds" }).pipe(
         Effect.flip,
         Effect.fork
       )
@@ -78,7 +80,7 @@ describe("ControlChannel", () => {
     Effect.gen(function*() {
       const control = yield* ControlChannel
       const cli = yield* FakeCli.FakeCli
-      const fiber = yield* control.request({ subtype: "mcp_status" }).pipe(Effect.flip, Effect.fork)
+      const fiber = yield* control.request(Control.McpStatus).pipe(Effect.flip, Effect.fork)
       yield* cli.awaitSent((f) => f.type === "control_request")
       yield* cli.stderr("fatal: something broke")
       yield* cli.exit({ exitCode: 3 })
@@ -90,14 +92,14 @@ describe("ControlChannel", () => {
         expect(error.stderrTail).toContain("something broke")
       }
       // Later requests fail the same way immediately.
-      expect((yield* control.request({ subtype: "mcp_status" }).pipe(Effect.flip))._tag).toBe("ProcessError")
+      expect((yield* control.request(Control.McpStatus).pipe(Effect.flip))._tag).toBe("ProcessError")
     }).pipe(Effect.provide(env({ onControlRequest: () => Effect.never }))))
 
   it.scoped("inbound requests are dispatched to handlers and answered exactly once", () =>
     Effect.gen(function*() {
       const control = yield* ControlChannel
       const cli = yield* FakeCli.FakeCli
-      yield* control.handle("can_use_tool", (req) => Effect.succeed({ behavior: "allow", updatedInput: req.input }))
+      yield* control.handle(Control.CanUseTool, (req) => Effect.succeed({ behavior: "allow", updatedInput: req.input }))
       const answer = yield* cli.request({ subtype: "can_use_tool", tool_name: "Write", input: { a: 1 } }, "r1")
       expect(answer).toEqual({ subtype: "success", request_id: "r1", response: { behavior: "allow", updatedInput: { a: 1 } } })
       const responses = (yield* cli.sent).filter((f) => f.type === "control_response")
@@ -108,11 +110,11 @@ describe("ControlChannel", () => {
     Effect.gen(function*() {
       const control = yield* ControlChannel
       const cli = yield* FakeCli.FakeCli
-      yield* control.handle("hook_callback", () => Effect.fail(new Error("hook exploded")))
+      yield* control.handle(Control.HookCallback, () => Effect.fail(new Error("hook exploded")))
       const failed = yield* cli.request({ subtype: "hook_callback", callback_id: "hook_0", input: {} })
       expect(failed.subtype).toBe("error")
       expect(failed.error).toBe("hook exploded")
-      const defect = yield* (yield* Effect.sync(() => control.handle("mcp_message", () => Effect.die("boom")))).pipe(
+      const defect = yield* (yield* Effect.sync(() => control.handle(Control.McpMessage, () => Effect.die("boom")))).pipe(
         Effect.zipRight(cli.request({ subtype: "mcp_message", server_name: "x", message: {} }))
       )
       expect(defect.subtype).toBe("error")
@@ -128,7 +130,7 @@ describe("ControlChannel", () => {
       const cli = yield* FakeCli.FakeCli
       const started = yield* Deferred.make<void>()
       const interrupted = yield* Deferred.make<void>()
-      yield* control.handle("can_use_tool", () =>
+      yield* control.handle(Control.CanUseTool, () =>
         Deferred.succeed(started, undefined).pipe(
           Effect.zipRight(Effect.never),
           Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
@@ -152,7 +154,7 @@ describe("ControlChannel", () => {
       const cli = yield* FakeCli.FakeCli
       // Nobody reads `messages`: 100 assistant frames pile up, yet the control reply behind them arrives.
       for (let i = 0; i < 100; i++) yield* cli.emit(FakeCli.frames.assistantText(`m${i}`))
-      expect(yield* control.request({ subtype: "set_model", model: "x" })).toEqual({ model: "x" })
+      expect(yield* control.request(Control.SetModel, { model: "x" })).toEqual({ model: "x" })
       const first = yield* control.messages.pipe(Stream.take(3), Stream.runCollect)
       expect(Chunk.size(first)).toBe(3)
     }).pipe(Effect.provide(env())))

@@ -326,44 +326,43 @@ describe("Hook.encodeOutput", () => {
 describe("HookRegistry.handleCallback failures", () => {
   class MockPolicyViolation extends Error {}
 
-  it.effect("a callback's typed failure fails the handler and logs a warning naming the event and id", () =>
+  it.effect("a callback's typed failure fails the handler with HookCallbackError naming the event and id, logged once by the channel", () =>
     Effect.gen(function*() {
       const { layer, lines } = yield* captureWarnings
       const registry = yield* HookRegistry.make({
         PreToolUse: [{ hooks: [() => Effect.fail(new MockPolicyViolation("hook handler exploded"))] }]
       })
-      const exit = yield* registry.handleCallback(hookCallback("hook_0", recordedPreToolUse), "r").pipe(
+      const error = yield* registry.handleCallback(hookCallback("hook_0", recordedPreToolUse), "r").pipe(
         Effect.provide(layer),
-        Effect.exit
+        Effect.flip
       )
-      expect(Exit.isFailure(exit)).toBe(true)
-      if (Exit.isFailure(exit)) {
-        const failure = Cause.failureOption(exit.cause)
-        expect(failure._tag === "Some" && failure.value instanceof MockPolicyViolation).toBe(true)
-      }
-      expect(lines).toHaveLength(1)
-      expect(lines[0]).toContain("PreToolUse hook callback hook_0 failed")
-      expect(lines[0]).toContain("hook handler exploded")
+      expect(error).toBeInstanceOf(HookRegistry.HookCallbackError)
+      expect(error).toMatchObject({ event: "PreToolUse", callbackId: "hook_0" })
+      expect(error instanceof Error ? error.message : "").toBe(
+        "PreToolUse hook callback hook_0: failed: hook handler exploded"
+      )
+      // The control channel logs the failed request; the registry adds no second line.
+      expect(lines).toHaveLength(0)
     }))
 
-  it.effect("a defect fails the handler", () =>
+  it.effect("a defect fails the handler, named as a defect", () =>
     Effect.gen(function*() {
-      const { layer, lines } = yield* captureWarnings
       const registry = yield* HookRegistry.make({ Stop: [{ hooks: [() => Effect.dieMessage("boom")] }] })
-      const exit = yield* registry.handleCallback(hookCallback("hook_0", recordedStop), "r").pipe(
-        Effect.provide(layer),
-        Effect.exit
-      )
-      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
-      expect(lines[0]).toContain("Stop hook callback hook_0 failed")
+      const error = yield* registry.handleCallback(hookCallback("hook_0", recordedStop), "r").pipe(Effect.flip)
+      expect(error).toMatchObject({ _tag: "HookCallbackError", event: "Stop", callbackId: "hook_0" })
+      expect(error instanceof Error ? error.message : "").toContain("died: boom")
     }))
 
-  it.effect("an input that breaks its schema fails with the MessageParseError", () =>
+  it.effect("an input that breaks its schema fails naming the field, in one short line", () =>
     Effect.gen(function*() {
       const registry = yield* HookRegistry.make({ PreToolUse: [{ hooks: [succeedWith({})] }] })
       const error = yield* registry.handleCallback(hookCallback("hook_0", { ...recordedPreToolUse, tool_use_id: 1 }), "r")
         .pipe(Effect.flip)
-      expect(error).toMatchObject({ _tag: "MessageParseError" })
+      expect(error).toMatchObject({ _tag: "HookCallbackError" })
+      const message = error instanceof Error ? error.message : ""
+      expect(message).toContain("invalid input")
+      expect(message).toContain("tool_use_id")
+      expect(message.length).toBeLessThanOrEqual(500)
     }))
 
   it.effect("an invalid answer fails the handler", () =>

@@ -168,9 +168,10 @@ describe("callbacks → argv and initialize", () => {
     const args = Launch.buildArgs(options)
     expect(args).toContain("--permission-prompt-tool=stdio")
     expect(args).toContain(`--mcp-config=${JSON.stringify({ mcpServers: { fs: { command: "node", args: ["s.js"] } } })}`)
-    const init = Launch.buildInitialize(options, { hooks: { PreToolUse: [{ hookCallbackIds: ["hook_0"] }] }, sdkMcpServers: ["calc"] })
-    expect(init.sdkMcpServers).toEqual(["calc"])
-    expect(init.hooks).toEqual({ PreToolUse: [{ hookCallbackIds: ["hook_0"] }] })
+    // `hooks` and `sdkMcpServers` come from the session's HookRegistry and McpBridge, not the options.
+    const init = Launch.buildInitialize(options)
+    expect(init).not.toHaveProperty("sdkMcpServers")
+    expect(init).not.toHaveProperty("hooks")
     expect(ruleError({ mcpServers: { other: calc } }).field).toBe("mcpServers.other")
   })
 })
@@ -195,7 +196,7 @@ describe("options → env and initialize", () => {
   })
 
   it("sends the system prompt, agents and output schema in initialize", () => {
-    expect(Launch.buildInitialize(validated({}))).toEqual({ subtype: "initialize", hooks: {}, systemPrompt: [""] })
+    expect(Launch.buildInitialize(validated({}))).toEqual({ systemPrompt: [""] })
     expect(Launch.buildInitialize(validated({ systemPrompt: "be brief" })).systemPrompt).toEqual(["be brief"])
     const preset = Launch.buildInitialize(validated({ systemPrompt: { type: "preset", preset: "claude_code", append: "x" } }))
     expect(preset).not.toHaveProperty("systemPrompt")

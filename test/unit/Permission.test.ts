@@ -24,7 +24,7 @@ const writeRequest = {
 const ask = <R>(options: Options.Options<R>, request: { readonly subtype: string; readonly [k: string]: unknown }) =>
   Effect.gen(function*() {
     const reply = yield* Deferred.make<FakeCli.JsonObject>()
-    const layer = ClaudeAgent.layerTest({
+    const layer = FakeCli.layerClaudeAgent({
       onUserMessage: (m, cli) =>
         cli.request(request).pipe(
           Effect.flatMap((r) => Deferred.succeed(reply, r)),
@@ -109,7 +109,7 @@ describe("canUseTool (fake CLI)", () => {
     Effect.gen(function*() {
       const started = yield* Deferred.make<void>()
       const interrupted = yield* Deferred.make<void>()
-      const layer = ClaudeAgent.layerTest({
+      const layer = FakeCli.layerClaudeAgent({
         onUserMessage: (m, cli) =>
           Effect.gen(function*() {
             const pending = yield* Effect.fork(cli.request(writeRequest, "perm-1"))

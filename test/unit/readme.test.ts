@@ -17,7 +17,7 @@ describe("ask", () => {
   it.effect("returns the model's text", () =>
     Effect.gen(function*() {
       expect(yield* ask("capital of France?")).toBe("Paris")
-    }).pipe(Effect.provide(ClaudeAgent.layerTest({
+    }).pipe(Effect.provide(FakeCli.layerClaudeAgent({
       onUserMessage: (_message, cli) =>
         Effect.forEach(
           [FakeCli.frames.systemInit(), FakeCli.frames.assistantText("Paris"), FakeCli.frames.result("Paris")],

@@ -10,15 +10,16 @@
  *
  * @internal
  */
-import { Command, type CommandExecutor } from "@effect/platform"
+import { Command } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { Deferred, Duration, Effect, Mailbox, Option, PubSub, Ref, Sink, Stream } from "effect"
+import { Cause, Deferred, Duration, Effect, Mailbox, Option, PubSub, Ref, Sink, Stream } from "effect"
 import { CLIConnectionError, CLINotFoundError } from "../SdkError.js"
 import type { ExitStatus, SubprocessConfig, TransportShape } from "../services/Transport.js"
-import { runDetached } from "../internal/detached.js"
-import * as Framing from "../internal/framing.js"
-import * as Orphans from "../internal/orphans.js"
-import { StderrTail } from "../internal/stderr.js"
+import * as Defaults from "./defaults.js"
+import { runDetached } from "./detached.js"
+import * as Framing from "./framing.js"
+import * as Orphans from "./orphans.js"
+import { StderrTail } from "./stderr.js"
 
 const OUTBOX_CAPACITY = 64
 const STDERR_SUBSCRIBER_BUFFER = 1024
@@ -47,7 +48,7 @@ export const makeSubprocess = (config: SubprocessConfig) =>
     const outbox = yield* Mailbox.make<string>({ capacity: OUTBOX_CAPACITY })
     const stdinSink = yield* Deferred.make<Sink.Sink<void, Uint8Array, never, PlatformError>>()
     const writerFailure = yield* Ref.make<Option.Option<PlatformError>>(Option.none())
-    const tail = new StderrTail(2048)
+    const tail = new StderrTail(Defaults.stderrTailBytes)
 
     // (1) the writer: one long-lived stream into stdin (each finished `Stream.run` would close it).
     yield* Deferred.await(stdinSink).pipe(
@@ -77,17 +78,21 @@ export const makeSubprocess = (config: SubprocessConfig) =>
     )
 
     // (3) the stop sequence, registered last so it runs first.
-    const grace = Duration.millis(config.closeGraceMillis)
+    const grace = config.closeGracePeriod === undefined
+      ? Defaults.closeGracePeriod
+      : Duration.decode(config.closeGracePeriod)
     const waitExit = Deferred.await(exitStatus).pipe(Effect.interruptible, Effect.timeout(grace))
     yield* Effect.addFinalizer(() =>
       outbox.end.pipe(
         Effect.zipRight(waitExit),
-        Effect.catchTag("TimeoutException", () =>
+        // `Effect.timeout`'s own exception: matched by its guard, not by its `_tag` (which this
+        // library's TimeoutException shares).
+        Effect.catchIf(Cause.isTimeoutException, () =>
           Effect.logDebug(`effect-claude-agent: CLI ${proc.pid} still running after stdin EOF; SIGTERM`).pipe(
             Effect.zipRight(proc.kill("SIGTERM").pipe(Effect.ignore, Effect.interruptible, Effect.timeout(grace))),
             Effect.zipRight(waitExit)
           )),
-        Effect.catchTag("TimeoutException", () =>
+        Effect.catchIf(Cause.isTimeoutException, () =>
           Effect.logWarning(`effect-claude-agent: CLI ${proc.pid} ignored SIGTERM; SIGKILL`).pipe(
             Effect.zipRight(proc.kill("SIGKILL").pipe(Effect.ignore, Effect.interruptible, Effect.timeout(grace))),
             Effect.ignore
@@ -156,6 +161,3 @@ export const makeSubprocess = (config: SubprocessConfig) =>
     }
     return transport
   })
-
-/** @internal */
-export type SubprocessExecutor = CommandExecutor.CommandExecutor
