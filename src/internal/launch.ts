@@ -50,7 +50,7 @@ export const buildArgs = <R>(options: Options<R>, stdioPermissions = options.can
 
   const thinking = options.thinking
   if (thinking !== undefined) {
-    if (thinking.type === "enabled" && thinking.budgetTokens !== undefined) {
+    if (thinking.type === "enabled") {
       push("max-thinking-tokens", thinking.budgetTokens)
     } else {
       push("thinking", thinking.type === "disabled" ? "disabled" : "adaptive")

@@ -1,15 +1,17 @@
 /**
  * Session options. The field names are the official TypeScript SDK's, so that migrating is
  * mostly renaming imports. They are validated by a Schema before anything starts: a bad option
- * fails with an `OptionsError` naming the field. An unknown key is an error too (a typo must not
- * silently do nothing).
+ * fails with an `OptionsError` naming the field and what it allows. An unknown key is an error
+ * too (a typo must not silently do nothing), and so are contradictory options the CLI would
+ * refuse or silently ignore.
  *
  * How each option reaches the CLI (argv flag, `initialize` field or environment variable) is in
  * the README's options table.
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Option, ParseResult, Schema } from "effect"
+import { Duration, Effect, Either, Option, ParseResult, Predicate, Schema, SchemaAST } from "effect"
+import { positiveDurationProblem } from "../internal/duration.js"
 import { OptionsError } from "../SdkError.js"
 import type * as McpServer from "../McpServer.js"
 import type * as Permission from "../Permission.js"
@@ -42,6 +44,22 @@ export const DurationInput = Schema.declare(
  * @category models
  */
 export type DurationInput = Duration.DurationInput
+
+// Zero or negative durations are mistakes (`Duration.decode` turns -5 into zero, and a zero
+// deadline fails at once). Infinity is "no deadline" for control requests and hooks; the close
+// grace period must end, so it is finite.
+const positiveDuration = (allowInfinite: boolean) =>
+  Schema.declare(
+    (u: unknown): u is Duration.DurationInput => positiveDurationProblem(u, { allowInfinite }) === undefined,
+    {
+      identifier: allowInfinite ? "PositiveDuration" : "FinitePositiveDuration",
+      description: allowInfinite ? "a positive duration (Infinity: no deadline)" : "a positive, finite duration",
+      message: (issue) => positiveDurationProblem(issue.actual, { allowInfinite }) ?? "expected a positive duration"
+    }
+  )
+
+const Deadline = positiveDuration(true)
+const FiniteDuration = positiveDuration(false)
 
 /**
  * An MCP server the CLI runs itself (stdio) or connects to (sse, http). Passed to the CLI as
@@ -140,7 +158,8 @@ export const SystemPrompt = Schema.Union(
 export type SystemPrompt = Schema.Schema.Type<typeof SystemPrompt>
 
 /**
- * Extended thinking: `adaptive` (the model decides), `enabled` with a token budget, or `disabled`.
+ * Extended thinking: `adaptive` (the model decides), `enabled` with a token budget (required), or
+ * `disabled`.
  *
  * @example
  * ```ts
@@ -153,7 +172,15 @@ export type SystemPrompt = Schema.Schema.Type<typeof SystemPrompt>
  */
 export const Thinking = Schema.Union(
   Schema.Struct({ type: Schema.Literal("adaptive") }),
-  Schema.Struct({ type: Schema.Literal("enabled"), budgetTokens: Schema.optional(Schema.Int.pipe(Schema.positive())) }),
+  Schema.Struct({
+    type: Schema.Literal("enabled"),
+    // The official SDK quietly turns a budget-less `enabled` into adaptive thinking; here it is an
+    // error, so that what is asked for is what runs.
+    budgetTokens: Schema.propertySignature(Schema.Int.pipe(Schema.positive())).annotations({
+      missingMessage: () =>
+        "is missing: `thinking.type: \"enabled\"` needs a token budget (use `{ type: \"adaptive\" }` to let the model decide)"
+    })
+  }),
   Schema.Struct({ type: Schema.Literal("disabled") })
 )
 
@@ -184,7 +211,7 @@ const SdkServerShape = Schema.Struct({
 const HookMatcherShape = Schema.Struct({
   matcher: Schema.optional(Schema.String),
   hooks: Schema.Array(AnyFunction),
-  timeout: Schema.optional(DurationInput),
+  timeout: Schema.optional(Deadline),
   onFailure: Schema.optional(Schema.Literal("continue", "block"))
 })
 
@@ -255,8 +282,8 @@ export const Options = Schema.Struct({
   // this SDK's own settings
   maxBufferSize: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1024))),
   messageBufferSize: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(16))),
-  controlTimeout: Schema.optional(DurationInput),
-  closeGracePeriod: Schema.optional(DurationInput)
+  controlTimeout: Schema.optional(Deadline),
+  closeGracePeriod: Schema.optional(FiniteDuration)
 })
 
 /**
@@ -290,7 +317,8 @@ export interface Options<R = never>
   readonly mcpServers?: { readonly [name: string]: McpServerConfig | McpServer.McpServer<R> } | undefined
 }
 
-const decode = Schema.decodeUnknown(Options, { onExcessProperty: "error", errors: "first" })
+const parseOptions: SchemaAST.ParseOptions = { onExcessProperty: "error", errors: "first" }
+const decode = Schema.decodeUnknown(Options, parseOptions)
 
 const crossFieldError = <R>(options: Options<R>): OptionsError | undefined => {
   if (options.fallbackModel !== undefined && options.fallbackModel === options.model) {
@@ -305,6 +333,34 @@ const crossFieldError = <R>(options: Options<R>): OptionsError | undefined => {
   if (options.continue === true && options.resume !== undefined) {
     return new OptionsError({ field: "continue", detail: "cannot be combined with `resume`: choose one" })
   }
+  // The CLI checks the next three itself, but only after spawning, or (forkSession) not at all.
+  const resuming = options.resume !== undefined ? "resume" : options.continue === true ? "continue" : undefined
+  if (options.sessionId !== undefined && resuming !== undefined && options.forkSession !== true) {
+    return new OptionsError({
+      field: "sessionId",
+      detail: `cannot be combined with \`${resuming}\` unless \`forkSession\` is true: ` +
+        "a resumed session keeps its id, a fork gets this one"
+    })
+  }
+  if (options.resumeSessionAt !== undefined && options.resume === undefined) {
+    return new OptionsError({
+      field: "resumeSessionAt",
+      detail: "needs `resume`: it names a message of the session being resumed (`continue` is not enough)"
+    })
+  }
+  if (options.forkSession === true && resuming === undefined) {
+    return new OptionsError({
+      field: "forkSession",
+      detail: "needs `resume` or `continue`: it forks the session being resumed (alone, the CLI ignores it)"
+    })
+  }
+  if (options.thinking !== undefined && options.maxThinkingTokens !== undefined) {
+    return new OptionsError({
+      field: "maxThinkingTokens",
+      detail: "cannot be combined with `thinking`, which would override it: use `thinking` alone " +
+        "(`maxThinkingTokens` is deprecated)"
+    })
+  }
   if (options.canUseTool !== undefined && options.permissionPromptToolName !== undefined) {
     return new OptionsError({
       field: "permissionPromptToolName",
@@ -314,7 +370,13 @@ const crossFieldError = <R>(options: Options<R>): OptionsError | undefined => {
   const knownEvents: ReadonlyArray<string> = Hook.HookEvent.literals
   for (const event of Object.keys(options.hooks ?? {})) {
     if (!knownEvents.includes(event)) {
-      return new OptionsError({ field: `hooks.${event}`, detail: `unknown hook event; known events: ${knownEvents.join(", ")}` })
+      const near = nearest(event, knownEvents)
+      return new OptionsError({
+        field: `hooks.${event}`,
+        detail: near !== undefined
+          ? `unknown hook event; did you mean \`${near}\`?`
+          : `unknown hook event; known events: ${knownEvents.join(", ")}`
+      })
     }
   }
   for (const [key, server] of Object.entries(options.mcpServers ?? {})) {
@@ -328,12 +390,260 @@ const crossFieldError = <R>(options: Options<R>): OptionsError | undefined => {
   return undefined
 }
 
+// Turning a parse issue into one short message. Effect's formatters describe a union failure
+// member by member (a literal union names only its first member, a struct union reports whichever
+// member failed first) and list every allowed key for an unknown one; these messages name the
+// allowed values, follow the union member the input selects, and suggest the nearest key.
+
+type Path = ReadonlyArray<PropertyKey>
+
+interface Problem {
+  readonly path: Path
+  readonly detail: string
+  /** The default "is missing" of a required key (no custom message), which a union can explain. */
+  readonly missing?: boolean
+}
+
+const levenshtein = (a: string, b: string): number => {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost))
+    }
+    previous = current
+  }
+  return previous[b.length] ?? 0
+}
+
+// Case, `_` and `-` are ignored, so `max_turns` and `MaxTurns` find `maxTurns`; a containing or
+// contained name of four letters or more counts too (`timeout` → `controlTimeout`).
+const nearest = (name: string, candidates: ReadonlyArray<string>): string | undefined => {
+  const normal = (s: string) => s.toLowerCase().replace(/[-_\s]/g, "")
+  const wanted = normal(name)
+  const threshold = Math.max(1, Math.floor(wanted.length / 3))
+  let best: { readonly candidate: string; readonly distance: number } | undefined
+  for (const candidate of candidates) {
+    const other = normal(candidate)
+    const distance = levenshtein(wanted, other)
+    const contains = Math.min(wanted.length, other.length) >= 4 && (other.includes(wanted) || wanted.includes(other))
+    if ((distance <= threshold || contains) && (best === undefined || distance < best.distance)) {
+      best = { candidate, distance }
+    }
+  }
+  return best?.candidate
+}
+
+const show = (u: unknown): string => {
+  if (typeof u === "string") return JSON.stringify(u)
+  if (typeof u === "bigint") return `${u}n`
+  if (typeof u === "number" || typeof u === "boolean" || u === null || u === undefined) return String(u)
+  if (Predicate.isFunction(u)) return "a function"
+  return Array.isArray(u) ? "an array" : "an object"
+}
+
+const fieldOf = (path: Path): string => path.length === 0 ? "(options)" : path.map(String).join(".")
+
+const keysOfPath = (path: ParseResult.Path): Path => typeof path === "object" ? path : [path]
+
+// A union's members, nested unions flattened; `undefined` (what `optional` adds) is left out, as
+// an undefined value never fails.
+const membersOf = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.AST> =>
+  SchemaAST.isUnion(ast)
+    ? ast.types.flatMap(membersOf)
+    : SchemaAST.isUndefinedKeyword(ast)
+    ? []
+    : [ast]
+
+const literalsOf = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.LiteralValue> | undefined => {
+  const members = membersOf(ast)
+  const literals = members.flatMap((member) => SchemaAST.isLiteral(member) ? [member.literal] : [])
+  return literals.length > 0 && literals.length === members.length ? literals : undefined
+}
+
+// Whether a value is of the member's kind (string, object, …), not whether it is valid.
+const admits = (ast: SchemaAST.AST, u: unknown): boolean => {
+  switch (ast._tag) {
+    case "Literal":
+      return ast.literal === u
+    case "StringKeyword":
+    case "TemplateLiteral":
+      return typeof u === "string"
+    case "NumberKeyword":
+      return typeof u === "number"
+    case "BooleanKeyword":
+      return typeof u === "boolean"
+    case "BigIntKeyword":
+      return typeof u === "bigint"
+    case "TypeLiteral":
+      return Predicate.isRecord(u)
+    case "TupleType":
+      return Array.isArray(u)
+    case "Refinement":
+    case "Transformation":
+      return admits(ast.from, u)
+    case "Suspend":
+      return admits(ast.f(), u)
+    case "Union":
+      return membersOf(ast).some((member) => admits(member, u))
+    default:
+      return true
+  }
+}
+
+const kindOf = (ast: SchemaAST.AST): string => {
+  switch (ast._tag) {
+    case "Literal":
+      return show(ast.literal)
+    case "StringKeyword":
+    case "TemplateLiteral":
+      return "a string"
+    case "NumberKeyword":
+      return "a number"
+    case "BooleanKeyword":
+      return "a boolean"
+    case "TypeLiteral":
+      return "an object"
+    case "TupleType":
+      return "an array"
+    case "Refinement":
+    case "Transformation":
+      return kindOf(ast.from)
+    default:
+      return Option.getOrElse(SchemaAST.getDescriptionAnnotation(ast), () => String(ast))
+  }
+}
+
+const listOr = (items: ReadonlyArray<string>): string => {
+  const unique = [...new Set(items)]
+  return unique.length <= 1 ? unique.join("") : `${unique.slice(0, -1).join(", ")} or ${unique[unique.length - 1]}`
+}
+
+const oneOf = (values: ReadonlyArray<SchemaAST.LiteralValue>, actual: unknown): string => {
+  const near = typeof actual === "string"
+    ? nearest(actual, values.flatMap((value) => typeof value === "string" ? [value] : []))
+    : undefined
+  const hint = near === undefined ? "" : `; did you mean ${show(near)}?`
+  return `expected one of ${values.map(show).join(", ")}; got ${show(actual)}${hint}`
+}
+
+// The name of a property every member has with literal values only (`type`), if any.
+const discriminantOf = (members: ReadonlyArray<SchemaAST.TypeLiteral>): string | undefined => {
+  const [first, ...rest] = members
+  for (const signature of first?.propertySignatures ?? []) {
+    const name = signature.name
+    if (typeof name !== "string" || literalsOf(signature.type) === undefined) continue
+    const shared = rest.every((member) =>
+      member.propertySignatures.some((other) => other.name === name && literalsOf(other.type) !== undefined)
+    )
+    if (shared) return name
+  }
+  return undefined
+}
+
+const literalsAt = (member: SchemaAST.TypeLiteral, key: string): ReadonlyArray<SchemaAST.LiteralValue> =>
+  member.propertySignatures.flatMap((signature) => signature.name === key ? (literalsOf(signature.type) ?? []) : [])
+
+const selects = (member: SchemaAST.TypeLiteral, key: string, value: unknown): boolean =>
+  member.propertySignatures.some((signature) =>
+    signature.name === key &&
+    ((value === undefined && signature.isOptional) || (literalsOf(signature.type) ?? []).some((literal) => literal === value))
+  )
+
+const describeUnion = (ast: SchemaAST.Union, actual: unknown, path: Path): Problem => {
+  const members = membersOf(ast)
+  const literals = literalsOf(ast)
+  if (literals !== undefined) return { path, detail: oneOf(literals, actual) }
+  const mismatch: Problem = { path, detail: `expected ${listOr(members.map(kindOf))}; got ${show(actual)}` }
+  let chosen = members.filter((member) => admits(member, actual))
+  let when: string | undefined
+  const objects = chosen.flatMap((member) => SchemaAST.isTypeLiteral(member) ? [member] : [])
+  if (objects.length > 1 && objects.length === chosen.length && Predicate.isRecord(actual)) {
+    const key = discriminantOf(objects)
+    if (key !== undefined) {
+      const value = actual[key]
+      const selected = objects.filter((member) => selects(member, key, value))
+      if (selected.length === 0) {
+        return { path: [...path, key], detail: oneOf(objects.flatMap((member) => literalsAt(member, key)), value) }
+      }
+      chosen = selected
+      // An omitted optional `type` selects its member too (a stdio server may leave it out).
+      const implied = selected.flatMap((member) => literalsAt(member, key)).map(show)
+      when = `\`${key}\` is ${value === undefined ? listOr([...implied, "omitted"]) : show(value)}`
+    }
+  }
+  const [member] = chosen
+  if (member === undefined) return mismatch
+  const result = ParseResult.decodeUnknownEither(Schema.make(member), parseOptions)(actual)
+  if (Either.isRight(result)) return mismatch
+  const problem = describeIssue(result.left, path, undefined)
+  return problem.missing === true && when !== undefined && problem.path.length === path.length + 1
+    ? { path: problem.path, detail: `${problem.detail} (required when ${when})` }
+    : problem
+}
+
+const keyProblem = (path: Path, parent: SchemaAST.TypeLiteral | undefined): Problem => {
+  const name = String(path[path.length - 1])
+  // A record's key that fails its key schema (`extraArgs`' flag-name pattern).
+  const [index] = parent?.indexSignatures ?? []
+  if (index !== undefined) return { path, detail: `invalid key: ${expectedMessage(new ParseResult.Type(index.parameter, name))}` }
+  const keys = (parent?.propertySignatures ?? []).flatMap((signature) =>
+    typeof signature.name === "string" ? [signature.name] : []
+  )
+  const what = path.length === 1 ? "unknown option" : "unknown key"
+  const near = nearest(name, keys)
+  if (near !== undefined) return { path, detail: `${what}; did you mean \`${near}\`?` }
+  if (keys.length > 0 && keys.length <= 8) return { path, detail: `${what}; expected one of ${keys.join(", ")}` }
+  return { path, detail: path.length === 1 ? `${what} (the README's Options table lists them)` : what }
+}
+
+const leafMessage = (issue: ParseResult.ParseIssue): string =>
+  ParseResult.ArrayFormatter.formatIssueSync(issue)[0]?.message ?? ParseResult.TreeFormatter.formatIssueSync(issue)
+
+// Effect prints a whole struct's type for "expected"; a description ("a positive number") or a
+// kind ("an object") is enough. Schemas with their own message (durations, flag names) keep it.
+const expectedMessage = (issue: ParseResult.Type | ParseResult.Refinement): string =>
+  Option.isSome(SchemaAST.getMessageAnnotation(issue.ast))
+    ? leafMessage(issue)
+    : `expected ${Option.getOrElse(SchemaAST.getDescriptionAnnotation(issue.ast), () => kindOf(issue.ast))}; ` +
+      `got ${show(issue.actual)}`
+
+const describeIssue = (
+  issue: ParseResult.ParseIssue,
+  path: Path,
+  parent: SchemaAST.TypeLiteral | undefined
+): Problem => {
+  switch (issue._tag) {
+    case "Pointer":
+      return describeIssue(issue.issue, [...path, ...keysOfPath(issue.path)], parent)
+    case "Composite": {
+      if (SchemaAST.isUnion(issue.ast)) return describeUnion(issue.ast, issue.actual, path)
+      const first: ParseResult.ParseIssue | undefined = Array.isArray(issue.issues) ? issue.issues[0] : issue.issues
+      return first === undefined
+        ? { path, detail: leafMessage(issue) }
+        : describeIssue(first, path, SchemaAST.isTypeLiteral(issue.ast) ? issue.ast : undefined)
+    }
+    case "Refinement":
+      return issue.kind === "From" ? describeIssue(issue.issue, path, undefined) : { path, detail: expectedMessage(issue) }
+    case "Transformation":
+      return describeIssue(issue.issue, path, undefined)
+    case "Unexpected":
+      return keyProblem(path, parent)
+    case "Missing":
+      return Option.isSome(SchemaAST.getMissingMessageAnnotation(issue.ast))
+        ? { path, detail: leafMessage(issue) }
+        : { path, detail: "is missing", missing: true }
+    case "Type":
+      return { path, detail: expectedMessage(issue) }
+    case "Forbidden":
+      return { path, detail: leafMessage(issue) }
+  }
+}
+
 const toOptionsError = (error: ParseResult.ParseError): OptionsError => {
-  const [first] = ParseResult.ArrayFormatter.formatErrorSync(error)
-  return new OptionsError({
-    field: first === undefined || first.path.length === 0 ? "(options)" : first.path.map(String).join("."),
-    detail: first?.message ?? ParseResult.TreeFormatter.formatErrorSync(error)
-  })
+  const problem = describeIssue(error.issue, [], undefined)
+  return new OptionsError({ field: fieldOf(problem.path), detail: problem.detail })
 }
 
 /**
@@ -346,7 +656,9 @@ const toOptionsError = (error: ParseResult.ParseError): OptionsError => {
  * import { Options } from "effect-claude-agent"
  *
  * const bad = Options.check({ maxTurns: -1 })
- * // fails with OptionsError: Invalid option `maxTurns`: Expected a positive number, actual -1
+ * // fails with OptionsError: Invalid option `maxTurns`: expected a positive number; got -1
+ * const typo = Options.check({ maxTurn: 3 })
+ * // fails with OptionsError: Invalid option `maxTurn`: unknown option; did you mean `maxTurns`?
  * ```
  *
  * @since 0.1.0

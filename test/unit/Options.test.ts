@@ -1,14 +1,16 @@
 // Options validation, options → argv / env / initialize, and CLI discovery.
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Duration, Effect, Either } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Discovery from "../../src/internal/discovery.js"
+import { decodePositiveDuration } from "../../src/internal/duration.js"
 import * as Launch from "../../src/internal/launch.js"
 import * as McpServer from "../../src/McpServer.js"
 import * as Permission from "../../src/Permission.js"
+import * as Control from "../../src/schema/Control.js"
 import * as Options from "../../src/schema/Options.js"
 
 const validated = (input: Options.Options) => Effect.runSync(Options.validate(input))
@@ -66,6 +68,163 @@ describe("Options.validate", () => {
       .toBe("permissionPromptToolName")
     expect(optionsError({ hooks: { PreToolUse: [{ hooks: ["not a function"] }] } }).field).toBe("hooks.PreToolUse.0.hooks.0")
     expect(ruleError({ hooks: { NoSuchEvent: [] } } as never).field).toBe("hooks.NoSuchEvent")
+  })
+})
+
+describe("Options.validate messages", () => {
+  it("a literal union lists every allowed value, and suggests the nearest", () => {
+    const error = optionsError({ permissionMode: "yolo" })
+    expect(error.field).toBe("permissionMode")
+    for (const mode of Control.PermissionMode.literals) expect(error.detail).toContain(`"${mode}"`)
+    expect(error.detail).toContain(`got "yolo"`)
+    expect(optionsError({ permissionMode: "accept_edits" }).detail).toContain(`did you mean "acceptEdits"?`)
+    expect(optionsError({ settingSources: ["user", "global"] }).detail).toBe(
+      `expected one of "user", "project", "local"; got "global"; did you mean "local"?`
+    )
+  })
+
+  it("a union of objects is reported against the member its `type` selects", () => {
+    const stdio = optionsError({ mcpServers: { x: { type: "stdio" } } })
+    expect(stdio.field).toBe("mcpServers.x.command")
+    expect(stdio.detail).toBe(`is missing (required when \`type\` is "stdio")`)
+    const untyped = optionsError({ mcpServers: { x: { args: ["a"] } } })
+    expect(untyped.field).toBe("mcpServers.x.command")
+    expect(untyped.detail).toContain("omitted")
+    expect(optionsError({ mcpServers: { x: { type: "http" } } }).field).toBe("mcpServers.x.url")
+    expect(optionsError({ mcpServers: { x: { type: "sdk", name: "x", tools: [] } } }).field).toBe("mcpServers.x.version")
+    const unknownType = optionsError({ mcpServers: { x: { type: "ftp", url: "u" } } })
+    expect(unknownType.field).toBe("mcpServers.x.type")
+    expect(unknownType.detail).toBe(`expected one of "stdio", "sse", "http", "sdk"; got "ftp"`)
+    expect(optionsError({ mcpServers: { x: "npx server" } }).detail).toBe(`expected an object; got "npx server"`)
+    expect(optionsError({ thinking: { type: "enabled", budgetTokens: -1 } }).field).toBe("thinking.budgetTokens")
+    expect(optionsError({ thinking: { type: "on" } }).detail).toBe(
+      `expected one of "adaptive", "enabled", "disabled"; got "on"`
+    )
+    expect(optionsError({ systemPrompt: 5 }).detail).toBe("expected a string or an object; got 5")
+  })
+
+  it("an unknown key suggests the nearest known one in a short message", () => {
+    const typo = optionsError({ maxTurn: 3 })
+    expect(typo.detail).toBe("unknown option; did you mean `maxTurns`?")
+    expect(optionsError({ max_turns: 3 }).detail).toBe("unknown option; did you mean `maxTurns`?")
+    expect(optionsError({ timeout: 5 }).detail).toBe("unknown option; did you mean `controlTimeout`?")
+    const unrelated = optionsError({ banana: 1 })
+    expect(unrelated.field).toBe("banana")
+    expect(unrelated.message.length).toBeLessThan(100)
+    expect(unrelated.detail).not.toContain("fallbackModel")
+    const nested = optionsError({ hooks: { PreToolUse: [{ hooks: [], timout: 3 }] } })
+    expect(nested.field).toBe("hooks.PreToolUse.0.timout")
+    expect(nested.detail).toBe("unknown key; did you mean `timeout`?")
+    // A small struct lists its keys when nothing is near.
+    expect(optionsError({ mcpServers: { x: { command: "node", url: "u" } } }).detail).toBe(
+      "unknown key; expected one of type, command, args, env"
+    )
+    expect(ruleError({ hooks: { PreTooluse: [] } } as never).detail).toBe("unknown hook event; did you mean `PreToolUse`?")
+  })
+
+  it("keeps messages short: no schema dumps", () => {
+    for (const input of [5, null, { extraArgs: { "x --evil": "1" } }, { hooks: { PreToolUse: [{ hooks: [1] }] } }]) {
+      expect(optionsError(input).message.length).toBeLessThan(160)
+    }
+    expect(optionsError(5).detail).toBe("expected an object; got 5")
+    expect(optionsError({ extraArgs: { "x --evil": "1" } }).detail).toContain("flag name without dashes")
+  })
+})
+
+describe("durations", () => {
+  it("rejects zero and negative durations for every duration option", () => {
+    for (
+      const [input, field] of [
+        [{ controlTimeout: 0 }, "controlTimeout"],
+        [{ controlTimeout: -5 }, "controlTimeout"],
+        [{ controlTimeout: "0 seconds" }, "controlTimeout"],
+        [{ controlTimeout: Duration.zero }, "controlTimeout"],
+        [{ closeGracePeriod: -1 }, "closeGracePeriod"],
+        [{ closeGracePeriod: 0 }, "closeGracePeriod"],
+        [{ hooks: { PreToolUse: [{ hooks: [], timeout: 0 }] } }, "hooks.PreToolUse.0.timeout"],
+        [{ hooks: { PreToolUse: [{ hooks: [], timeout: "-5 seconds" }] } }, "hooks.PreToolUse.0.timeout"]
+      ] as const
+    ) {
+      const error = optionsError(input)
+      expect(error.field).toBe(field)
+      expect(error.detail).toMatch(/^expected a positive duration; got /)
+    }
+    expect(optionsError({ controlTimeout: -5 }).detail).toBe("expected a positive duration; got -5")
+  })
+
+  it("Infinity means no deadline for controlTimeout and hook timeouts; closeGracePeriod must be finite", () => {
+    validated({
+      controlTimeout: Infinity,
+      hooks: { PreToolUse: [{ hooks: [() => Effect.succeed({})], timeout: Duration.infinity }] },
+      closeGracePeriod: "2 seconds"
+    })
+    const error = optionsError({ closeGracePeriod: Duration.infinity })
+    expect(error.field).toBe("closeGracePeriod")
+    expect(error.detail).toBe("expected a finite duration; got Infinity")
+    expect(optionsError({ controlTimeout: "soon" }).detail).toBe(
+      `expected a Duration, a number of milliseconds or a string like "30 seconds"; got "soon"`
+    )
+  })
+
+  it("decodePositiveDuration checks per-call timeouts the same way", () => {
+    expect(decodePositiveDuration("timeout", "5 seconds")).toEqual(Either.right(Duration.seconds(5)))
+    expect(decodePositiveDuration("timeout", 250)).toEqual(Either.right(Duration.millis(250)))
+    expect(decodePositiveDuration("timeout", Infinity)).toEqual(Either.right(Duration.infinity))
+    const banana = Either.getLeft(decodePositiveDuration("timeout", "banana"))
+    expect(banana._tag === "Some" && banana.value._tag).toBe("OptionsError")
+    expect(banana._tag === "Some" && banana.value.field).toBe("timeout")
+    expect(banana._tag === "Some" && banana.value.message).toBe(
+      "Invalid option `timeout`: expected a Duration, a number of milliseconds or a string like \"30 seconds\"; got \"banana\""
+    )
+    for (const bad of [0, -5, Number.NaN, "0 millis", Duration.zero, undefined, null, {}]) {
+      expect(Either.isLeft(decodePositiveDuration("timeout", bad))).toBe(true)
+    }
+    const infinite = Either.getLeft(decodePositiveDuration("grace", Infinity, { allowInfinite: false }))
+    expect(infinite._tag === "Some" && infinite.value.detail).toBe("expected a finite duration; got Infinity")
+  })
+})
+
+describe("session and thinking contradictions", () => {
+  const uuid = "123e4567-e89b-12d3-a456-426614174000"
+
+  it("sessionId with resume or continue needs forkSession (the CLI refuses it after spawning)", () => {
+    const error = ruleError({ sessionId: uuid, resume: "abc" })
+    expect(error.field).toBe("sessionId")
+    expect(error.detail).toContain("`resume`")
+    expect(error.detail).toContain("`forkSession`")
+    expect(ruleError({ sessionId: uuid, continue: true }).detail).toContain("`continue`")
+    expect(validated({ sessionId: uuid, resume: "abc", forkSession: true }).sessionId).toBe(uuid)
+    expect(validated({ sessionId: uuid }).sessionId).toBe(uuid)
+  })
+
+  it("resumeSessionAt needs resume; continue is not enough", () => {
+    const error = ruleError({ resumeSessionAt: "msg-1" })
+    expect(error.field).toBe("resumeSessionAt")
+    expect(error.detail).toContain("`resume`")
+    expect(ruleError({ continue: true, resumeSessionAt: "msg-1" }).field).toBe("resumeSessionAt")
+  })
+
+  it("forkSession needs resume or continue (alone the CLI ignores it)", () => {
+    const error = ruleError({ forkSession: true })
+    expect(error.field).toBe("forkSession")
+    expect(error.detail).toContain("`resume`")
+    expect(error.detail).toContain("`continue`")
+    expect(validated({ forkSession: true, continue: true }).forkSession).toBe(true)
+    expect(validated({ forkSession: false }).forkSession).toBe(false)
+  })
+
+  it("thinking with maxThinkingTokens is an error (thinking would silently win)", () => {
+    const error = ruleError({ thinking: { type: "adaptive" }, maxThinkingTokens: 1000 })
+    expect(error.field).toBe("maxThinkingTokens")
+    expect(error.detail).toContain("`thinking`")
+    expect(Launch.buildArgs(validated({ maxThinkingTokens: 1000 }))).toContain("--max-thinking-tokens=1000")
+  })
+
+  it("thinking enabled needs budgetTokens (the CLI would think adaptively instead)", () => {
+    const error = optionsError({ thinking: { type: "enabled" } })
+    expect(error.field).toBe("thinking.budgetTokens")
+    expect(error.detail).toContain(`\`thinking.type: "enabled"\``)
+    expect(error.detail).toContain("adaptive")
   })
 })
 
