@@ -1,0 +1,65 @@
+// package.json's entry points must agree with each other, with src/ and with the node10 stubs; the
+// built package itself is checked by `.ci/run` (attw, publint, scripts/check-package.mjs).
+import { describe, expect, it } from "@effect/vitest"
+import { Schema } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = fileURLToPath(new URL("../../", import.meta.url))
+
+const Target = Schema.Struct({ types: Schema.String, default: Schema.String })
+const Entry = Schema.Struct({ import: Target, require: Target })
+const PackageJson = Schema.Struct({
+  main: Schema.String,
+  module: Schema.String,
+  types: Schema.String,
+  files: Schema.Array(Schema.String),
+  exports: Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Entry) })
+})
+const Stub = Schema.Struct({ main: Schema.String, module: Schema.String, types: Schema.String })
+
+const readJson = <A, I>(schema: Schema.Schema<A, I>, file: string): A =>
+  Schema.decodeUnknownSync(Schema.parseJson(schema))(fs.readFileSync(path.join(root, file), "utf8"))
+
+const pkg = readJson(PackageJson, "package.json")
+const entries = Object.entries(pkg.exports).flatMap(([subpath, entry]) =>
+  typeof entry === "string" ? [] : [{ subpath, entry }]
+)
+
+describe("package.json", () => {
+  it("exports both entries", () => {
+    expect(entries.map((e) => e.subpath)).toEqual([".", "./testing"])
+  })
+
+  it.each(entries)("$subpath: import gets dist/esm, require gets dist/cjs, each with its types", ({ entry, subpath }) => {
+    const base = subpath === "." ? "index" : `${subpath.slice(2)}/index`
+    expect(entry.import).toEqual({ types: `./dist/esm/${base}.d.ts`, default: `./dist/esm/${base}.js` })
+    expect(entry.require).toEqual({ types: `./dist/cjs/${base}.d.ts`, default: `./dist/cjs/${base}.js` })
+    expect(fs.existsSync(path.join(root, "src", `${base}.ts`))).toBe(true)
+  })
+
+  it("main, module and types (node10 and bundlers without exports) are the root entry", () => {
+    const rootEntry = entries.find((e) => e.subpath === ".")?.entry
+    expect({ main: pkg.main, module: pkg.module, types: pkg.types }).toEqual({
+      main: rootEntry?.require.default,
+      module: rootEntry?.import.default,
+      types: rootEntry?.require.types
+    })
+  })
+
+  it.each(entries.filter((e) => e.subpath !== "."))(
+    "$subpath: a published package.json stub resolves it under node10",
+    ({ entry, subpath }) => {
+      const dir = subpath.slice(2)
+      const stub = readJson(Stub, `${dir}/package.json`)
+      const fromRoot = (file: string) => `./${path.posix.join(dir, file)}`
+      expect({ main: fromRoot(stub.main), module: fromRoot(stub.module), types: fromRoot(stub.types) }).toEqual({
+        main: entry.require.default,
+        module: entry.import.default,
+        types: entry.require.types
+      })
+      expect(pkg.files).toContain(`${dir}/package.json`)
+    }
+  )
+})
