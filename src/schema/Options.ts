@@ -652,7 +652,6 @@ const toOptionsError = (error: ParseResult.ParseError): OptionsError => {
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
  * import { Options } from "effect-claude-agent"
  *
  * const bad = Options.check({ maxTurns: -1 })
@@ -672,7 +671,6 @@ export const check = (input: unknown): Effect.Effect<void, OptionsError> =>
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
  * import { Options } from "effect-claude-agent"
  *
  * const ok = Options.validate({ maxTurns: 3, permissionMode: "plan" })
