@@ -9,24 +9,10 @@
  *
  * @since 0.1.0
  */
-import {
-  Context,
-  Deferred,
-  Effect,
-  FiberSet,
-  Layer,
-  Mailbox,
-  Option,
-  PubSub,
-  Queue,
-  Ref,
-  type Scope,
-  Stream
-} from "effect"
+import { Context, Deferred, Effect, FiberSet, Layer, Option, Predicate, Queue, Ref, type Scope } from "effect"
 import * as ClaudeAgent from "../ClaudeAgent.js"
-import * as Framing from "../internal/framing.js"
-import { CLIConnectionError, type SdkError } from "../SdkError.js"
-import { type ReadError, Transport, type TransportShape } from "../services/Transport.js"
+import * as MemoryTransport from "../internal/memoryTransport.js"
+import { Transport, type TransportShape } from "../services/Transport.js"
 
 /**
  * A JSON object as the fake CLI reads and writes it.
@@ -41,8 +27,6 @@ import { type ReadError, Transport, type TransportShape } from "../services/Tran
  * @category models
  */
 export type JsonObject = { readonly [key: string]: unknown }
-
-const isRecord = (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /**
  * An error answer to a control request, returned by a behaviour's `onControlRequest`.
@@ -78,7 +62,7 @@ export const controlFailure = (error: string, errorCode?: string): ControlFailur
   ...(errorCode !== undefined ? { errorCode } : {})
 })
 
-const isControlFailure = (u: unknown): u is ControlFailure => isRecord(u) && u._tag === "ControlFailure"
+const isControlFailure = (u: unknown): u is ControlFailure => Predicate.isRecord(u) && u._tag === "ControlFailure"
 
 /**
  * The CLI's side of the conversation, handed to behaviours and to tests.
@@ -229,11 +213,11 @@ export const frames = {
  */
 export const userText = (frame: JsonObject): string => {
   const message = frame.message
-  if (!isRecord(message)) return ""
+  if (!Predicate.isRecord(message)) return ""
   const content = message.content
   if (typeof content === "string") return content
   if (!Array.isArray(content)) return ""
-  return content.map((b: unknown) => (isRecord(b) && typeof b.text === "string" ? b.text : "")).join("")
+  return content.map((b: unknown) => (Predicate.isRecord(b) && typeof b.text === "string" ? b.text : "")).join("")
 }
 
 /**
@@ -341,39 +325,39 @@ export const make = (
   behaviour: Behaviour = {}
 ): Effect.Effect<{ readonly transport: TransportShape; readonly cli: FakeCliHandle }, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const stdout = yield* Mailbox.make<string>()
-    const exitStatus = yield* Deferred.make<{ exitCode: number | undefined; signal: string | undefined }>()
-    const inputEnded = yield* Deferred.make<void>()
     const sentLog = yield* Ref.make<ReadonlyArray<JsonObject>>([])
     const sentQueue = yield* Queue.unbounded<JsonObject>()
     const userQueue = yield* Queue.unbounded<JsonObject | "end">()
+    const inputEnded = yield* Deferred.make<void>()
     const fibers = yield* FiberSet.make()
     const awaiting = new Map<string, Deferred.Deferred<JsonObject>>()
-    const stderrLines: Array<string> = []
-    const stderrHub = yield* PubSub.sliding<string>(1024)
     let lastResultWasError = false
-    let inputOpen = true
     let requestCounter = 0
+    const pid = behaviour.pid ?? 4242
 
-    const emitRaw = (line: string) => Effect.asVoid(stdout.offer(line))
-    const emit = (frame: JsonObject) =>
+    const memory = yield* MemoryTransport.make({
+      onSend: (frame) => (Predicate.isRecord(frame) ? receive(frame) : Effect.void),
+      onEndInput: Queue.offer(userQueue, "end").pipe(
+        Effect.zipRight(Deferred.succeed(inputEnded, undefined)),
+        Effect.asVoid
+      ),
+      maxBufferSize: 1024 * 1024,
+      pid: Option.some(pid)
+    })
+
+    const emit = (frame: JsonObject): Effect.Effect<void> =>
       Effect.suspend(() => {
         if (frame.type === "result") lastResultWasError = frame.is_error === true
-        return emitRaw(Framing.encodeFrame(frame).slice(0, -1))
+        return memory.writeFrame(frame)
       })
 
     const exit = (status: { readonly exitCode?: number; readonly signal?: string } = {}) =>
-      Effect.gen(function*() {
-        yield* stdout.end
-        yield* PubSub.shutdown(stderrHub)
-        yield* Deferred.succeed(exitStatus, {
-          exitCode: status.signal !== undefined ? undefined : (status.exitCode ?? 0),
-          signal: status.signal
-        })
+      memory.exit({
+        exitCode: status.signal !== undefined ? undefined : (status.exitCode ?? 0),
+        signal: status.signal
       })
 
     let cli: FakeCliHandle
-    const pid = behaviour.pid ?? 4242
 
     const answerControl = (requestId: string, request: { readonly subtype: string; readonly [key: string]: unknown }) =>
       Effect.gen(function*() {
@@ -401,7 +385,7 @@ export const make = (
         }
       })
 
-    const receive = (frame: JsonObject) =>
+    const receive = (frame: JsonObject): Effect.Effect<void> =>
       Effect.gen(function*() {
         yield* Ref.update(sentLog, (all) => [...all, frame])
         yield* Queue.offer(sentQueue, frame)
@@ -411,14 +395,14 @@ export const make = (
             return
           case "control_request": {
             const request = frame.request
-            if (typeof frame.request_id === "string" && isRecord(request) && typeof request.subtype === "string") {
+            if (typeof frame.request_id === "string" && Predicate.isRecord(request) && typeof request.subtype === "string") {
               yield* FiberSet.run(fibers, answerControl(frame.request_id, { ...request, subtype: request.subtype }))
             }
             return
           }
           case "control_response": {
             const response = frame.response
-            if (isRecord(response) && typeof response.request_id === "string") {
+            if (Predicate.isRecord(response) && typeof response.request_id === "string") {
               const waiter = awaiting.get(response.request_id)
               if (waiter !== undefined) {
                 awaiting.delete(response.request_id)
@@ -434,7 +418,7 @@ export const make = (
 
     cli = {
       emit,
-      emitRaw,
+      emitRaw: memory.writeLine,
       request: (request, requestId) =>
         Effect.gen(function*() {
           const id = requestId ?? `cli-req-${++requestCounter}`
@@ -444,8 +428,7 @@ export const make = (
           return yield* Deferred.await(waiter)
         }),
       cancel: (requestId) => emit({ type: "control_cancel_request", request_id: requestId }),
-      stderr: (line) =>
-        Effect.sync(() => void stderrLines.push(line)).pipe(Effect.zipRight(PubSub.publish(stderrHub, line)), Effect.asVoid),
+      stderr: memory.writeStderr,
       exit,
       sent: Ref.get(sentLog),
       awaitSent: (predicate) =>
@@ -476,42 +459,7 @@ export const make = (
     })
     yield* FiberSet.run(fibers, mainLoop)
 
-    // stdout lines go through the real framing, so noise and malformed lines behave as in production.
-    const encoder = new TextEncoder()
-    const transportFrames: Stream.Stream<unknown, ReadError> = Mailbox.toStream(stdout).pipe(
-      Stream.map((line) => encoder.encode(line + "\n")),
-      Framing.frames(1024 * 1024)
-    )
-
-    const transport: TransportShape = {
-      send: (frame) =>
-        Effect.suspend(() => {
-          if (!inputOpen) {
-            return Effect.fail(
-              new CLIConnectionError({ reason: "Cannot write to the Claude Code CLI: its input was already closed" })
-            )
-          }
-          const parsed = Framing.parseJsonBoundary(Framing.encodeFrame(frame))
-          return isRecord(parsed) ? receive(parsed) : Effect.void
-        }),
-      frames: transportFrames,
-      endInput: Effect.suspend(() => {
-        if (!inputOpen) return Effect.void
-        inputOpen = false
-        return Queue.offer(userQueue, "end").pipe(Effect.zipRight(Deferred.succeed(inputEnded, undefined)), Effect.asVoid)
-      }),
-      exitStatus: Deferred.await(exitStatus),
-      stderrTail: Effect.sync(() => stderrLines.join("\n").slice(-2048)),
-      stderr: Stream.fromPubSub(stderrHub),
-      pid: Option.some(pid)
-    }
-
-    // Like the real transport: closing the scope ends a CLI that is still running.
-    yield* Effect.addFinalizer(() =>
-      Effect.flatMap(Deferred.isDone(exitStatus), (done) => (done ? Effect.void : exit({ signal: "SIGTERM" })))
-    )
-
-    return { transport, cli }
+    return { transport: memory.transport, cli }
   })
 
 /**

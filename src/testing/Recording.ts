@@ -13,14 +13,15 @@ import { CommandExecutor, FileSystem, Path } from "@effect/platform"
 import {
   Clock,
   Context,
-  Deferred,
   Duration,
   Effect,
+  Either,
   Fiber,
   FiberSet,
   Layer,
-  Mailbox,
   Option,
+  ParseResult,
+  Predicate,
   Schema,
   type Scope,
   Stream
@@ -28,17 +29,55 @@ import {
 import * as ClaudeAgent from "../ClaudeAgent.js"
 import { runDetached } from "../internal/detached.js"
 import * as Framing from "../internal/framing.js"
-import { CLIConnectionError, type SdkError } from "../SdkError.js"
-import { type ExitStatus, type ReadError, Transport, type TransportShape } from "../services/Transport.js"
+import * as MemoryTransport from "../internal/memoryTransport.js"
+import { CLIConnectionError } from "../SdkError.js"
+import type { TransportShape } from "../services/Transport.js"
 
 // ---------------------------------------------------------------------------------------------
 // Entries
 // ---------------------------------------------------------------------------------------------
 
+const FrameEntry = <Dir extends "in" | "out">(dir: Dir) =>
+  Schema.Struct({ t: Schema.Number, dir: Schema.Literal(dir), frame: Schema.Unknown })
+
+// JSON has no `undefined`: a missing exit code or signal is written as `null`, and read back from
+// `null` or an absent key.
+const nullable = <A>(schema: Schema.Schema<A>) =>
+  Schema.optionalToRequired(Schema.NullOr(schema), Schema.UndefinedOr(schema), {
+    decode: (value) => Option.getOrUndefined(value) ?? undefined,
+    encode: (value) => Option.some(value ?? null)
+  })
+
 /**
  * One event of a recording, one JSON line in a recording file. `t` is the time in milliseconds
  * since the transport started; `in` frames went from the host to the CLI (stdin), `out` frames
  * from the CLI to the host (stdout).
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Recording } from "effect-claude-agent/testing"
+ *
+ * const entry = Schema.decodeUnknownSync(Recording.Entry)({ t: 3, dir: "exit", exitCode: 0, signal: null })
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Entry = Schema.Union(
+  FrameEntry("in"),
+  FrameEntry("out"),
+  Schema.Struct({ t: Schema.Number, dir: Schema.Literal("end-input") }),
+  Schema.Struct({
+    t: Schema.Number,
+    dir: Schema.Literal("exit"),
+    exitCode: nullable(Schema.Number),
+    signal: nullable(Schema.String)
+  })
+)
+
+/**
+ * One event of a recording (see the {@link Entry} schema).
  *
  * @example
  * ```ts
@@ -55,19 +94,11 @@ import { type ExitStatus, type ReadError, Transport, type TransportShape } from 
  * @since 0.1.0
  * @category models
  */
-export type Entry =
-  | { readonly t: number; readonly dir: "in"; readonly frame: unknown }
-  | { readonly t: number; readonly dir: "out"; readonly frame: unknown }
-  | {
-    readonly t: number
-    readonly dir: "exit"
-    readonly exitCode: number | undefined
-    readonly signal: string | undefined
-  }
-  | { readonly t: number; readonly dir: "end-input" }
+export type Entry = typeof Entry.Type
 
 /**
- * A recording file could not be read or is not a recording.
+ * A recording file could not be read (`line` absent: the file is missing or unreadable) or is not
+ * a recording (`line` is the first line that is not a valid entry).
  *
  * @example
  * ```ts
@@ -93,42 +124,25 @@ export class RecordingError extends Schema.TaggedError<RecordingError>(
 }) {
   /** @since 0.1.0 */
   override get message(): string {
-    return `Invalid recording ${this.path}${this.line !== undefined ? `:${this.line}` : ""}: ${this.reason}`
+    return this.line === undefined
+      ? `Cannot read the recording ${this.path}: ${this.reason}`
+      : `Invalid recording ${this.path}:${this.line}: ${this.reason}`
   }
 }
 
-const isRecord = (u: unknown): u is { readonly [key: string]: unknown } =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
+// One line of a recording file.
+const EntryLine = Schema.parseJson(Entry)
 
-// JSON cannot hold `undefined`: a missing exit code or signal is written as `null`.
-const encodeEntry = (entry: Entry): string =>
-  JSON.stringify(
-    entry.dir === "exit"
-      ? { t: entry.t, dir: "exit", exitCode: entry.exitCode ?? null, signal: entry.signal ?? null }
-      : entry
-  ) + "\n"
+const encodeEntry = (entry: Entry): string => Schema.encodeSync(EntryLine)(entry) + "\n"
 
-const decodeEntry = (u: unknown): Entry | string => {
-  if (!isRecord(u)) return "not a JSON object"
-  const t = u.t
-  if (typeof t !== "number") return "`t` is not a number"
-  switch (u.dir) {
-    case "in":
-    case "out":
-      return "frame" in u ? { t, dir: u.dir, frame: u.frame } : `an "${u.dir}" entry without \`frame\``
-    case "end-input":
-      return { t, dir: "end-input" }
-    case "exit": {
-      const exitCode = u.exitCode ?? undefined
-      const signal = u.signal ?? undefined
-      if (exitCode !== undefined && typeof exitCode !== "number") return "`exitCode` is not a number"
-      if (signal !== undefined && typeof signal !== "string") return "`signal` is not a string"
-      return { t, dir: "exit", exitCode, signal }
-    }
-    default:
-      return `unknown \`dir\` ${JSON.stringify(u.dir) ?? "undefined"}`
-  }
-}
+// `exact`: an `in` or `out` entry must have its `frame` key, even though any value may go in it.
+const decodeEntry = Schema.decodeEither(EntryLine, { exact: true })
+
+// Each problem as "`path`: message", e.g. "`dir`: Expected "in" | "out" | …, actual "sideways"".
+const describeParseError = (error: ParseResult.ParseError): string =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)
+    .map((issue) => (issue.path.length === 0 ? issue.message : `\`${issue.path.join(".")}\`: ${issue.message}`))
+    .join("; ")
 
 /**
  * Parses the text of a recording file (JSONL, blank lines ignored).
@@ -150,15 +164,13 @@ export const parse = (text: string, path: string): Effect.Effect<ReadonlyArray<E
     for (let i = 0; i < lines.length; i++) {
       const line = (lines[i] ?? "").trim()
       if (line.length === 0) continue
-      let json: unknown
-      try {
-        json = Framing.parseJsonBoundary(line)
-      } catch (e) {
-        return Effect.fail(new RecordingError({ path, line: i + 1, reason: "not JSON", cause: e }))
+      const entry = decodeEntry(line)
+      if (Either.isLeft(entry)) {
+        return Effect.fail(
+          new RecordingError({ path, line: i + 1, reason: describeParseError(entry.left), cause: entry.left })
+        )
       }
-      const entry = decodeEntry(json)
-      if (typeof entry === "string") return Effect.fail(new RecordingError({ path, line: i + 1, reason: entry }))
-      entries.push(entry)
+      entries.push(entry.right)
     }
     return Effect.succeed(entries)
   })
@@ -182,7 +194,13 @@ export const load = (path: string): Effect.Effect<ReadonlyArray<Entry>, Recordin
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const text = yield* fs.readFileString(path).pipe(
-      Effect.mapError((e) => new RecordingError({ path, reason: e.message, cause: e }))
+      Effect.mapError((e) =>
+        new RecordingError({
+          path,
+          reason: e._tag === "SystemError" && e.reason === "NotFound" ? "file not found" : e.message,
+          cause: e
+        })
+      )
     )
     return yield* parse(text, path)
   })
@@ -422,7 +440,7 @@ const firstDifference = (expected: unknown, actual: unknown, path: string): Diff
     }
     return undefined
   }
-  if (isRecord(expected) && isRecord(actual)) {
+  if (Predicate.isRecord(expected) && Predicate.isRecord(actual)) {
     const keys = Array.from(new Set([...Object.keys(expected), ...Object.keys(actual)])).sort()
     for (const key of keys) {
       const d = firstDifference(expected[key], actual[key], childPath(path, key))
@@ -481,8 +499,6 @@ export const replayTransport = (
   options: ReplayOptions = {}
 ): Effect.Effect<TransportShape, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const stdout = yield* Mailbox.make<string, ReadError>()
-    const exitStatus = yield* Deferred.make<ExitStatus>()
     const lock = yield* Effect.makeSemaphore(1)
     const fibers = yield* FiberSet.make()
     const start = yield* Clock.currentTimeMillis
@@ -490,7 +506,13 @@ export const replayTransport = (
     // Recorded SDK control request id → the id the live code used.
     const ids = new Map<string, string>()
     let failure: CLIConnectionError | undefined
-    let inputEnded = false
+
+    const cli = yield* MemoryTransport.make({
+      onSend: (frame) => send(frame),
+      onEndInput: Effect.suspend(() => endInput),
+      maxBufferSize: options.maxBufferSize ?? DEFAULT_MAX_BUFFER,
+      pid: Option.none()
+    })
 
     const isInput = (entry: Entry | undefined): boolean =>
       entry !== undefined && (entry.dir === "in" || entry.dir === "end-input")
@@ -503,14 +525,13 @@ export const replayTransport = (
     let expectAt = nextInput(0)
 
     const liveOut = (frame: unknown): unknown => {
-      if (!isRecord(frame) || frame.type !== "control_response" || !isRecord(frame.response)) return frame
+      if (!Predicate.isRecord(frame) || frame.type !== "control_response" || !Predicate.isRecord(frame.response)) {
+        return frame
+      }
       const recordedId = frame.response.request_id
       const live = typeof recordedId === "string" ? ids.get(recordedId) : undefined
       return live === undefined ? frame : { ...frame, response: { ...frame.response, request_id: live } }
     }
-
-    const finishWith = (status: ExitStatus) =>
-      stdout.end.pipe(Effect.zipRight(Deferred.succeed(exitStatus, status)), Effect.asVoid)
 
     const play = (entry: Entry): Effect.Effect<void> =>
       Effect.suspend(() => {
@@ -520,11 +541,9 @@ export const replayTransport = (
           : Effect.void
         switch (entry.dir) {
           case "out":
-            return wait.pipe(Effect.zipRight(Effect.suspend(() =>
-              Effect.asVoid(stdout.offer(Framing.encodeFrame(liveOut(entry.frame)).slice(0, -1)))
-            )))
+            return wait.pipe(Effect.zipRight(Effect.suspend(() => cli.writeFrame(liveOut(entry.frame)))))
           case "exit":
-            return wait.pipe(Effect.zipRight(finishWith({ exitCode: entry.exitCode, signal: entry.signal })))
+            return wait.pipe(Effect.zipRight(cli.exit({ exitCode: entry.exitCode, signal: entry.signal })))
           default:
             return Effect.void
         }
@@ -548,10 +567,7 @@ export const replayTransport = (
       Effect.suspend(() => {
         const error = new CLIConnectionError({ reason: `Replay mismatch at entry ${at}: ${detail}` })
         failure = error
-        return stdout.fail(error).pipe(
-          Effect.zipRight(Deferred.succeed(exitStatus, { exitCode: 1, signal: undefined })),
-          Effect.zipRight(Effect.fail(error))
-        )
+        return cli.crash(error, { exitCode: 1, signal: undefined }).pipe(Effect.zipRight(Effect.fail(error)))
       })
 
     // The recorded frame as it should look live: SDK request ids become the ones in use.
@@ -559,7 +575,7 @@ export const replayTransport = (
       expected: unknown,
       actual: unknown
     ): { readonly frame: unknown; readonly bind?: readonly [string, string] } => {
-      if (!isRecord(expected) || !isRecord(actual)) return { frame: expected }
+      if (!Predicate.isRecord(expected) || !Predicate.isRecord(actual)) return { frame: expected }
       const recordedId = expected.request_id
       if (typeof recordedId !== "string") return { frame: expected }
       const known = ids.get(recordedId)
@@ -575,15 +591,10 @@ export const replayTransport = (
       return { frame: expected }
     }
 
-    const send = (frame: unknown): Effect.Effect<void, CLIConnectionError> =>
+    // `actual` is the frame as the CLI reads it (encoded and parsed again).
+    const send = (actual: unknown): Effect.Effect<void, CLIConnectionError> =>
       lock.withPermits(1)(Effect.suspend(() => {
         if (failure !== undefined) return Effect.fail(failure)
-        if (inputEnded) {
-          return Effect.fail(
-            new CLIConnectionError({ reason: "Cannot write to the Claude Code CLI: its input was already closed" })
-          )
-        }
-        const actual = roundTrip(frame)
         const at = expectAt
         const expected = entries[at]
         if (expected === undefined || expected.dir !== "in") {
@@ -599,9 +610,9 @@ export const replayTransport = (
         return playSegment(at + 1, expectAt)
       }))
 
+    // Runs once: the transport ignores an end of input after the first.
     const endInput: Effect.Effect<void> = lock.withPermits(1)(Effect.suspend(() => {
-      if (failure !== undefined || inputEnded) return Effect.void
-      inputEnded = true
+      if (failure !== undefined) return Effect.void
       const at = expectAt
       const expected = entries[at]
       // A recording that stops short of the end of input (the CLI died first) has nothing to match.
@@ -616,27 +627,7 @@ export const replayTransport = (
     }))
 
     yield* playSegment(0, expectAt)
-
-    // Like the real transport: closing the scope ends a CLI that is still running.
-    yield* Effect.addFinalizer(() =>
-      Effect.flatMap(Deferred.isDone(exitStatus), (done) =>
-        done ? Effect.void : finishWith({ exitCode: undefined, signal: "SIGTERM" }))
-    )
-
-    const encoder = new TextEncoder()
-    const transport: TransportShape = {
-      send,
-      frames: Mailbox.toStream(stdout).pipe(
-        Stream.map((line) => encoder.encode(line + "\n")),
-        Framing.frames(options.maxBufferSize ?? DEFAULT_MAX_BUFFER)
-      ),
-      endInput,
-      exitStatus: Deferred.await(exitStatus),
-      stderrTail: Effect.succeed(""),
-      stderr: Stream.empty,
-      pid: Option.none()
-    }
-    return transport
+    return cli.transport
   })
 
 /**

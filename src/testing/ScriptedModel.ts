@@ -8,13 +8,12 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Option, Ref, Scope, Stream, SubscriptionRef } from "effect"
-import * as fs from "node:fs"
+import { FileSystem, HttpRouter, HttpServerRequest, HttpServerResponse, Path } from "@effect/platform"
+import { NodeFileSystem, NodeHttpServer, NodeHttpServerRequest, NodePath } from "@effect/platform-node"
+import { Context, Effect, Layer, Option, Predicate, Ref, Scope, Stream, SubscriptionRef } from "effect"
 import * as http from "node:http"
-import type * as net from "node:net"
-import * as os from "node:os"
-import * as path from "node:path"
 import * as Framing from "../internal/framing.js"
+import * as Sse from "./internal/sse.js"
 
 // ---------------------------------------------------------------------------------------------
 // Replies
@@ -248,6 +247,8 @@ export interface RecordedRequest {
   readonly messages: ReadonlyArray<unknown>
   readonly stream: boolean
   readonly maxTokens: number | undefined
+  /** The request headers, names in lower case (`anthropic-beta`, `anthropic-version`, `x-api-key`, …). */
+  readonly headers: Readonly<Record<string, string>>
   readonly body: unknown
 }
 
@@ -275,17 +276,7 @@ export interface Rule {
 
 type JsonObject = { readonly [key: string]: unknown }
 
-const isRecord = (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
-
 const isArray = (u: unknown): u is ReadonlyArray<unknown> => Array.isArray(u)
-
-const parseJson = (raw: string): Option.Option<unknown> => {
-  try {
-    return Option.some(Framing.parseJsonBoundary(raw))
-  } catch {
-    return Option.none()
-  }
-}
 
 const textOfBlocks = (content: unknown): string => {
   if (typeof content === "string") return content
@@ -293,7 +284,7 @@ const textOfBlocks = (content: unknown): string => {
   const parts: Array<string> = []
   for (const block of content) {
     if (typeof block === "string") parts.push(block)
-    else if (isRecord(block)) {
+    else if (Predicate.isRecord(block)) {
       if (block.type === "text" && typeof block.text === "string") parts.push(block.text)
       else if (block.type === "tool_result") parts.push(textOfBlocks(block.content))
     }
@@ -301,7 +292,7 @@ const textOfBlocks = (content: unknown): string => {
   return parts.filter((p) => p.length > 0).join("\n")
 }
 
-const messagesOf = (req: RecordedRequest): ReadonlyArray<JsonObject> => req.messages.filter(isRecord)
+const messagesOf = (req: RecordedRequest): ReadonlyArray<JsonObject> => req.messages.filter(Predicate.isRecord)
 
 // The user messages after the last assistant message: what the model is being asked to answer.
 const trailingUserMessages = (req: RecordedRequest): ReadonlyArray<JsonObject> => {
@@ -357,7 +348,7 @@ export const toolResults = (
   for (const m of trailingUserMessages(req)) {
     if (!isArray(m.content)) continue
     for (const block of m.content) {
-      if (!isRecord(block) || block.type !== "tool_result" || typeof block.tool_use_id !== "string") continue
+      if (!Predicate.isRecord(block) || block.type !== "tool_result" || typeof block.tool_use_id !== "string") continue
       out.push(
         typeof block.is_error === "boolean"
           ? { tool_use_id: block.tool_use_id, content: block.content, is_error: block.is_error }
@@ -387,9 +378,9 @@ export const toolResults = (
 export const toolResultCount = (req: RecordedRequest): number => {
   let n = 0
   for (const m of req.messages) {
-    if (!isRecord(m) || !isArray(m.content)) continue
+    if (!Predicate.isRecord(m) || !isArray(m.content)) continue
     for (const block of m.content) {
-      if (isRecord(block) && block.type === "tool_result") n++
+      if (Predicate.isRecord(block) && block.type === "tool_result") n++
     }
   }
   return n
@@ -397,10 +388,14 @@ export const toolResultCount = (req: RecordedRequest): number => {
 
 const COMPACT_PREFIX = "CRITICAL: Respond with TEXT ONLY"
 
-const toRecorded = (pathname: string, body: unknown): RecordedRequest => {
-  const b = isRecord(body) ? body : {}
+const toRecorded = (
+  pathname: string,
+  headers: Readonly<Record<string, string>>,
+  body: unknown
+): RecordedRequest => {
+  const b = Predicate.isRecord(body) ? body : {}
   const tools = isArray(b.tools)
-    ? b.tools.flatMap((t) => (isRecord(t) && typeof t.name === "string" ? [t.name] : []))
+    ? b.tools.flatMap((t) => (Predicate.isRecord(t) && typeof t.name === "string" ? [t.name] : []))
     : []
   const maxTokens = typeof b.max_tokens === "number" ? b.max_tokens : undefined
   const base: RecordedRequest = {
@@ -412,6 +407,7 @@ const toRecorded = (pathname: string, body: unknown): RecordedRequest => {
     messages: isArray(b.messages) ? b.messages : [],
     stream: b.stream === true,
     maxTokens,
+    headers,
     body
   }
   if (pathname === "/v1/messages/count_tokens") return { ...base, kind: "count_tokens" }
@@ -422,199 +418,83 @@ const toRecorded = (pathname: string, body: unknown): RecordedRequest => {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Wire format
+// Answers
 // ---------------------------------------------------------------------------------------------
 
-const estimateTokens = (body: unknown): number => Math.max(1, Math.ceil(JSON.stringify(body ?? "").length / 4))
+const requestId = (n: number): string => `req_scripted_${n}`
 
-const chunk = (s: string, size: number): ReadonlyArray<string> => {
-  if (s.length === 0) return [""]
-  const out: Array<string> = []
-  for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size))
-  return out
-}
+const jsonResponse = (status: number, id: string, body: unknown): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson(body, { status, headers: { "request-id": id } })
 
-interface Emitted {
-  readonly start: JsonObject
-  readonly deltas: ReadonlyArray<JsonObject>
-  readonly delayMs: number
-  readonly final: JsonObject
-}
+const errorResponse = (
+  status: number,
+  id: string,
+  type: string,
+  message: string
+): HttpServerResponse.HttpServerResponse => jsonResponse(status, id, Sse.errorBody(type, message))
 
-const emit = (block: Block, toolId: string): Emitted => {
-  switch (block._tag) {
-    case "Text":
-      return {
-        start: { type: "text", text: "" },
-        deltas: chunk(block.text, block.chunkSize).map((t) => ({ type: "text_delta", text: t })),
-        delayMs: block.delayMs,
-        final: { type: "text", text: block.text }
-      }
-    case "Thinking":
-      return {
-        start: { type: "thinking", thinking: "", signature: "" },
-        deltas: [
-          { type: "thinking_delta", thinking: block.thinking },
-          { type: "signature_delta", signature: block.signature }
-        ],
-        delayMs: 0,
-        final: { type: "thinking", thinking: block.thinking, signature: block.signature }
-      }
-    case "ToolUse": {
-      const json = JSON.stringify(block.input ?? {})
-      return {
-        start: { type: "tool_use", id: toolId, name: block.name, input: {} },
-        deltas: chunk(json, 16).map((partial_json) => ({ type: "input_json_delta", partial_json })),
-        delayMs: 0,
-        final: { type: "tool_use", id: toolId, name: block.name, input: block.input ?? {} }
-      }
-    }
-  }
-}
+// The one raw escape hatch. A truncated reply must lose its connection mid-body: ending the
+// response would make it a complete one, so the socket itself is ended, after the bytes already
+// written have left (`destroySoon`). The platform interrupts the handler once the response closes.
+const cutConnection = (request: HttpServerRequest.HttpServerRequest): Stream.Stream<never> =>
+  Stream.fromEffect(Effect.async<never>((resume) => {
+    const response = NodeHttpServerRequest.toServerResponse(request)
+    const closed = () => resume(Effect.interrupt)
+    const socket = response.socket
+    if (socket === null || response.destroyed) return closed()
+    response.once("close", closed)
+    socket.destroySoon()
+    return Effect.sync(() => void response.off("close", closed))
+  }))
 
-const stopReasonOf = (blocks: ReadonlyArray<Block>): string =>
-  blocks.some((b) => b._tag === "ToolUse") ? "tool_use" : "end_turn"
+const encoder = new TextEncoder()
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-
-const errorBody = (type: string, message: string): JsonObject => ({ type: "error", error: { type, message } })
-
-const statusOfErrorType = (type: string): number => {
-  switch (type) {
-    case "invalid_request_error":
-      return 400
-    case "authentication_error":
-      return 401
-    case "permission_error":
-      return 403
-    case "not_found_error":
-      return 404
-    case "rate_limit_error":
-      return 429
-    case "overloaded_error":
-      return 529
-    default:
-      return 500
-  }
-}
-
-const sendJson = (res: http.ServerResponse, status: number, requestId: string, body: unknown): void => {
-  if (res.destroyed) return
-  res.writeHead(status, { "content-type": "application/json", "request-id": requestId })
-  res.end(JSON.stringify(body))
-}
-
-const writeReply = async (
-  res: http.ServerResponse,
-  req: RecordedRequest,
+const answer = (
+  request: HttpServerRequest.HttpServerRequest,
+  recorded: RecordedRequest,
   reply: Reply,
   n: number
-): Promise<void> => {
-  const requestId = `req_scripted_${n}`
-  if (reply._tag === "HttpError") {
-    return sendJson(res, reply.status, requestId, errorBody(reply.type, reply.message))
+): HttpServerResponse.HttpServerResponse => {
+  const id = requestId(n)
+  if (reply._tag === "HttpError") return errorResponse(reply.status, id, reply.type, reply.message)
+  const message: Sse.Message = {
+    id: `msg_scripted_${n}`,
+    model: recorded.model,
+    content: reply.blocks.map((block, i): Sse.Content =>
+      block._tag === "ToolUse" ? { ...block, id: block.id ?? `toolu_scripted_${n}_${i}` } : block
+    ),
+    inputTokens: Sse.estimateTokens(recorded.messages)
   }
-  const messageId = `msg_scripted_${n}`
-  const emitted = reply.blocks.map((b, i) => emit(b, b._tag === "ToolUse" && b.id !== undefined ? b.id : `toolu_scripted_${n}_${i}`))
-  const stopReason = stopReasonOf(reply.blocks)
-  const inputTokens = estimateTokens(req.messages)
-  const outputTokens = Math.max(1, Math.ceil(JSON.stringify(emitted.map((e) => e.final)).length / 4))
-  const usage = (output: number) => ({
-    input_tokens: inputTokens,
-    output_tokens: output,
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: 0
-  })
-
-  if (!req.stream) {
-    if (reply.ending._tag === "SseError") {
-      return sendJson(res, statusOfErrorType(reply.ending.type), requestId, errorBody(reply.ending.type, reply.ending.message))
-    }
-    const body = {
-      id: messageId,
-      type: "message",
-      role: "assistant",
-      model: req.model,
-      content: emitted.map((e) => e.final),
-      stop_reason: stopReason,
-      stop_sequence: null,
-      usage: usage(outputTokens)
-    }
-    if (reply.ending._tag === "Truncated") {
-      res.writeHead(200, { "content-type": "application/json", "request-id": requestId })
-      const full = JSON.stringify(body)
-      res.write(full.slice(0, Math.floor(full.length / 2)))
-      res.destroy()
-      return
-    }
-    return sendJson(res, 200, requestId, body)
-  }
-
-  // The client may go away mid-stream (interrupt, scope close); stop writing then.
-  let closed = false
-  res.on("close", () => {
-    closed = true
-  })
-  res.writeHead(200, {
-    "content-type": "text/event-stream",
-    "cache-control": "no-cache",
-    "request-id": requestId
-  })
-  res.flushHeaders()
-  const send = (event: string, data: unknown): boolean => {
-    if (closed || res.destroyed) return false
-    res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
-    return true
-  }
-
-  send("message_start", {
-    type: "message_start",
-    message: {
-      id: messageId,
-      type: "message",
-      role: "assistant",
-      model: req.model,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: usage(1)
-    }
-  })
-  send("ping", { type: "ping" })
-
-  for (let index = 0; index < emitted.length; index++) {
-    const e = emitted[index]
-    if (e === undefined) continue
-    if (!send("content_block_start", { type: "content_block_start", index, content_block: e.start })) return
-    for (let d = 0; d < e.deltas.length; d++) {
-      if (d > 0 && e.delayMs > 0) await sleep(e.delayMs)
-      if (!send("content_block_delta", { type: "content_block_delta", index, delta: e.deltas[d] })) return
-      if (reply.ending._tag === "Truncated") {
-        // Give the bytes a chance to leave before the socket is cut.
-        await sleep(5)
-        res.destroy()
-        return
+  const ending = reply.ending
+  if (!recorded.stream) {
+    switch (ending._tag) {
+      case "SseError":
+        return errorResponse(Sse.statusOfErrorType(ending.type), id, ending.type, ending.message)
+      case "Truncated": {
+        const full = JSON.stringify(Sse.messageJson(message))
+        const half = encoder.encode(full.slice(0, Math.floor(full.length / 2)))
+        return HttpServerResponse.stream(Stream.concat(Stream.make(half), cutConnection(request)), {
+          contentType: "application/json",
+          headers: { "request-id": id }
+        })
       }
+      case "Complete":
+        return jsonResponse(200, id, Sse.messageJson(message))
     }
-    if (!send("content_block_stop", { type: "content_block_stop", index })) return
   }
+  const events = Sse.events(message, ending)
+  return HttpServerResponse.stream(
+    ending._tag === "Truncated" ? Stream.concat(events, cutConnection(request)) : events,
+    { contentType: "text/event-stream", headers: { "cache-control": "no-cache", "request-id": id } }
+  )
+}
 
-  switch (reply.ending._tag) {
-    case "SseError":
-      send("error", errorBody(reply.ending.type, reply.ending.message))
-      res.end()
-      return
-    case "Truncated":
-      res.destroy()
-      return
-    case "Complete":
-      send("message_delta", {
-        type: "message_delta",
-        delta: { stop_reason: stopReason, stop_sequence: null },
-        usage: { output_tokens: outputTokens }
-      })
-      send("message_stop", { type: "message_stop" })
-      if (!closed) res.end()
+// Request bodies are untrusted text: they enter through the library's one JSON boundary.
+const parseBody = (raw: string): Option.Option<JsonObject> => {
+  try {
+    return Option.liftPredicate(Framing.parseJsonBoundary(raw), Predicate.isRecord)
+  } catch {
+    return Option.none()
   }
 }
 
@@ -665,35 +545,19 @@ export interface ScriptedModelShape {
 const DEFAULT_REPLY: Reply = text("(scripted model: no rule matched)")
 const SIDE_REPLY: Reply = text("ok")
 
-const readBody = (req: http.IncomingMessage): Promise<string> =>
-  new Promise((resolve, reject) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-    req.on("error", reject)
-  })
+const MESSAGES = "/v1/messages"
+const COUNT_TOKENS = "/v1/messages/count_tokens"
 
-const listen = (server: http.Server): Effect.Effect<number> =>
-  Effect.async<number>((resume) => {
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
-
-const closeServer = (server: http.Server, sockets: Set<net.Socket>): Effect.Effect<void> =>
-  Effect.async<void>((resume) => {
-    // close() alone waits for keep-alive connections and in-flight slow streams.
-    for (const socket of sockets) socket.destroy()
-    sockets.clear()
-    server.close(() => resume(Effect.void))
-    server.closeAllConnections()
-  })
+const NodeFiles = Layer.merge(NodeFileSystem.layer, NodePath.layer)
 
 /**
  * Starts a scripted model on 127.0.0.1 (a free port) for the lifetime of the current scope.
  * Main requests take the first rule whose `match` accepts them and whose `times` are not used
  * up; without one, `config.defaultReply` (a text saying no rule matched) is sent.
+ *
+ * The server is `@effect/platform-node`'s `HttpServer`: requests are handled by effects in the
+ * caller's runtime (its logger, tracer and `Clock`, which paces `slowText`), and closing the scope
+ * closes the port and every open connection, including a reply still streaming.
  *
  * @example
  * ```ts
@@ -743,43 +607,52 @@ export const make = (
         return { reply, n }
       })
 
-    const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
-      const raw = await readBody(req)
-      const pathname = new URL(req.url ?? "/", "http://127.0.0.1").pathname
-      const known = req.method === "POST" && (pathname === "/v1/messages" || pathname === "/v1/messages/count_tokens")
-      if (!known) {
-        return sendJson(res, 404, "req_scripted_404", errorBody("not_found_error", `${req.method} ${pathname} is not scripted`))
-      }
-      const body = parseJson(raw)
-      if (Option.isNone(body) || !isRecord(body.value)) {
-        return sendJson(res, 400, "req_scripted_400", errorBody("invalid_request_error", "request body is not a JSON object"))
-      }
-      const request = toRecorded(pathname, body.value)
-      const { n, reply } = await Effect.runPromise(decide(request))
-      if (request.kind === "count_tokens") {
-        return sendJson(res, 200, `req_scripted_${n}`, { input_tokens: estimateTokens(request.messages) })
-      }
-      return writeReply(res, request, reply, n)
-    }
+    const handle = (pathname: string) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const raw = yield* Effect.option(request.text)
+        if (Option.isNone(raw)) {
+          return errorResponse(500, "req_scripted_500", "api_error", "the request body could not be read")
+        }
+        const body = parseBody(raw.value)
+        if (Option.isNone(body)) {
+          return errorResponse(400, "req_scripted_400", "invalid_request_error", "request body is not a JSON object")
+        }
+        const headers: Record<string, string> = Object.fromEntries(Object.entries(request.headers))
+        const req = toRecorded(pathname, headers, body.value)
+        const { n, reply } = yield* decide(req)
+        yield* Effect.logDebug("ScriptedModel: request").pipe(
+          Effect.annotateLogs({ kind: req.kind, path: pathname, request: n })
+        )
+        if (req.kind === "count_tokens") {
+          return jsonResponse(200, requestId(n), { input_tokens: Sse.estimateTokens(req.messages) })
+        }
+        return answer(request, req, reply, n)
+      })
 
-    const sockets = new Set<net.Socket>()
-    const server = yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        const server = http.createServer((req, res) => {
-          handle(req, res).catch(() => {
-            if (!res.headersSent) sendJson(res, 500, "req_scripted_500", errorBody("api_error", "scripted model failed"))
-            else res.destroy()
-          })
-        })
-        server.on("connection", (socket) => {
-          sockets.add(socket)
-          socket.on("close", () => sockets.delete(socket))
-        })
-        return server
-      }),
-      (server) => closeServer(server, sockets)
+    const app = HttpRouter.empty.pipe(
+      HttpRouter.post(MESSAGES, handle(MESSAGES)),
+      HttpRouter.post(COUNT_TOKENS, handle(COUNT_TOKENS)),
+      Effect.catchTag("RouteNotFound", ({ request }) => {
+        const pathname = request.url.split("?")[0] ?? request.url
+        return Effect.succeed(
+          errorResponse(404, "req_scripted_404", "not_found_error", `${request.method} ${pathname} is not scripted`)
+        )
+      })
     )
-    const port = yield* listen(server)
+
+    const nodeServer = http.createServer()
+    const server = yield* NodeHttpServer.make(() => nodeServer, { host: "127.0.0.1", port: 0 }).pipe(Effect.orDie)
+    // Runs before the platform's own close (finalizers run in reverse): close() alone would wait
+    // for keep-alive connections and for replies still streaming.
+    yield* Effect.addFinalizer(() =>
+      Effect.async<void>((resume) => {
+        nodeServer.close(() => resume(Effect.void))
+        nodeServer.closeAllConnections()
+      })
+    )
+    yield* server.serve(app)
+    const port = server.address._tag === "TcpAddress" ? server.address.port : 0
     const url = `http://127.0.0.1:${port}`
 
     const mainOnly = (rs: ReadonlyArray<RecordedRequest>) => rs.filter((r) => r.kind === "main")
@@ -793,31 +666,30 @@ export const make = (
       )
 
     const options = () =>
-      Effect.acquireRelease(
-        Effect.sync(() => fs.mkdtempSync(path.join(fs.realpathSync(os.tmpdir()), "scripted-model-"))),
-        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-      ).pipe(
-        Effect.map((dir) => {
-          const home = path.join(dir, "home")
-          const configDir = path.join(home, ".claude")
-          const cwd = path.join(dir, "work")
-          fs.mkdirSync(configDir, { recursive: true })
-          fs.mkdirSync(cwd, { recursive: true })
-          const env: Record<string, string> = {
-            ANTHROPIC_BASE_URL: url,
-            ANTHROPIC_API_KEY: "sk-ant-test-dummy",
-            HOME: home,
-            CLAUDE_CONFIG_DIR: configDir,
-            DISABLE_TELEMETRY: "1",
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-            DISABLE_AUTOUPDATER: "1",
-            DISABLE_ERROR_REPORTING: "1"
-          }
-          const settingSources: ReadonlyArray<never> = []
-          return { env, cwd, settingSources }
-        }),
-        Scope.extend(scope)
-      )
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const path = yield* Path.Path
+        // The resolved path (macOS's temporary directory is behind a symlink): the CLI reports
+        // resolved paths, and tests compare against this one.
+        const dir = yield* Effect.flatMap(fs.makeTempDirectoryScoped({ prefix: "scripted-model-" }), fs.realPath)
+        const home = path.join(dir, "home")
+        const configDir = path.join(home, ".claude")
+        const cwd = path.join(dir, "work")
+        yield* fs.makeDirectory(configDir, { recursive: true })
+        yield* fs.makeDirectory(cwd, { recursive: true })
+        const env: Record<string, string> = {
+          ANTHROPIC_BASE_URL: url,
+          ANTHROPIC_API_KEY: "sk-ant-test-dummy",
+          HOME: home,
+          CLAUDE_CONFIG_DIR: configDir,
+          DISABLE_TELEMETRY: "1",
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+          DISABLE_AUTOUPDATER: "1",
+          DISABLE_ERROR_REPORTING: "1"
+        }
+        const settingSources: ReadonlyArray<never> = []
+        return { env, cwd, settingSources }
+      }).pipe(Effect.orDie, Effect.provide(NodeFiles), Scope.extend(scope))
 
     return {
       url,

@@ -12,7 +12,8 @@
 export * as FakeCli from "./FakeCli.js"
 
 /**
- * A scripted Anthropic Messages API server for driving the real CLI offline.
+ * A scripted Anthropic Messages API server for driving the real CLI offline. It runs on
+ * `@effect/platform-node`'s HTTP server, an optional peer dependency this entry point needs.
  *
  * @since 0.1.0
  */

@@ -5,10 +5,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Stream } from "effect"
+import { Effect, Layer, Option } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
-import type * as Options from "../../src/schema/Options.js"
 import * as Recording from "../../src/testing/Recording.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import { claudePids } from "../support/processes.js"
@@ -46,6 +45,11 @@ describe("e2e: record a real session, replay it", () => {
       )
       expect(Option.isSome(live.pid)).toBe(true)
       expect(claudePids(home)).toEqual([])
+      // The model saw the CLI's own headers.
+      const [first] = yield* model.mainRequests
+      expect(first?.headers["user-agent"]).toMatch(/^claude-cli\//)
+      expect(first?.headers["x-api-key"]).toBe("sk-ant-test-dummy")
+      expect(first?.headers["anthropic-beta"]?.length).toBeGreaterThan(0)
 
       const entries = yield* Recording.load(file).pipe(Effect.provide(NodeContext.layer))
       expect(entries[0]?.dir).toBe("in")

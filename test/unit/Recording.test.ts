@@ -1,10 +1,9 @@
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
-import { Chunk, Effect, Fiber, Layer, Option, Queue, Stream, TestClock } from "effect"
+import { Chunk, Effect, Exit, Fiber, Layer, Option, Queue, Schema, Scope, Stream, TestClock } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
-import type * as Options from "../../src/schema/Options.js"
 import type { TransportShape } from "../../src/services/Transport.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
 import * as Recording from "../../src/testing/Recording.js"
@@ -198,6 +197,20 @@ describe("Recording: replayTransport", () => {
       )
     }))
 
+  it.effect("like a process: a send after the end of input fails; closing the scope ends it with SIGTERM", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const transport = yield* Recording.replayTransport([{ t: 0, dir: "end-input" }]).pipe(Scope.extend(scope))
+      yield* transport.endInput
+      const error = yield* transport.send({ type: "user" }).pipe(Effect.flip)
+      expect(error.reason).toBe("Cannot write to the Claude Code CLI: its input was already closed")
+      const exit = yield* transport.exitStatus.pipe(Effect.fork)
+      yield* Effect.yieldNow()
+      expect(exit.unsafePoll()).toBeNull()
+      yield* Scope.close(scope, Exit.void)
+      expect(yield* Fiber.join(exit)).toEqual({ exitCode: undefined, signal: "SIGTERM" })
+    }))
+
   it.scoped("pace: frames wait for their recorded time (TestClock)", () =>
     Effect.gen(function*() {
       const transport = yield* Recording.replayTransport([
@@ -258,17 +271,51 @@ describe("Recording: recordTransport and files", () => {
       expect(replayed).toEqual(live)
     }))
 
-  it.effect("load reports the line of a broken entry", () =>
+  it.effect("parse reports the line and the field of a broken entry", () =>
     Effect.gen(function*() {
-      const error = yield* Recording.parse(`{"t":0,"dir":"end-input"}\n\n{"t":1,"dir":"sideways"}\n`, "x.jsonl")
-        .pipe(Effect.flip)
-      expect(error.message).toBe(`Invalid recording x.jsonl:3: unknown \`dir\` "sideways"`)
+      const broken = (text: string) => Recording.parse(text, "x.jsonl").pipe(Effect.flip, Effect.map((e) => e.message))
+      expect(yield* broken(`{"t":0,"dir":"end-input"}\n\n{"t":1,"dir":"sideways"}\n`)).toBe(
+        `Invalid recording x.jsonl:3: \`dir\`: Expected "in" | "out" | "end-input" | "exit", actual "sideways"`
+      )
+      expect(yield* broken(`{"t":0,"dir":"in"}`)).toBe("Invalid recording x.jsonl:1: `frame`: is missing")
+      expect(yield* broken(`{"t":"0","dir":"out","frame":{}}`)).toBe(
+        `Invalid recording x.jsonl:1: \`t\`: Expected number, actual "0"`
+      )
+      expect(yield* broken(`{"t":0,"dir":"end-input"}\n{"t":1,`)).toMatch(/^Invalid recording x\.jsonl:2: .*JSON/)
+    }))
+
+  it.effect("exit entries: a missing code or signal is written as null and read back as undefined", () =>
+    Effect.gen(function*() {
+      const entries = yield* Recording.parse(
+        `{"t":1,"dir":"exit","exitCode":null,"signal":"SIGTERM"}\n{"t":2,"dir":"exit","exitCode":3}\n`,
+        "x.jsonl"
+      )
+      expect(entries).toEqual([
+        { t: 1, dir: "exit", exitCode: undefined, signal: "SIGTERM" },
+        { t: 2, dir: "exit", exitCode: 3, signal: undefined }
+      ])
+      const first = entries[0]
+      expect(first === undefined ? "" : Schema.encodeSync(Schema.parseJson(Recording.Entry))(first)).toBe(
+        `{"t":1,"dir":"exit","exitCode":null,"signal":"SIGTERM"}`
+      )
+    }))
+
+  it.effect("a missing file is reported as not found, with its path", () =>
+    Effect.gen(function*() {
       const missing = yield* Recording.load("/nonexistent/recording.jsonl").pipe(
         Effect.provide(NodeContext.layer),
         Effect.flip
       )
       expect(missing._tag).toBe("RecordingError")
       expect(missing.path).toBe("/nonexistent/recording.jsonl")
+      expect(missing.message).toBe("Cannot read the recording /nonexistent/recording.jsonl: file not found")
+
+      const replay = yield* ClaudeAgent.query("hi").pipe(
+        Stream.runDrain,
+        Effect.provide(Recording.layerReplayFile("/nonexistent/other.jsonl").pipe(Layer.provide(NodeContext.layer))),
+        Effect.flip
+      )
+      expect(replay.message).toBe("Cannot read the recording /nonexistent/other.jsonl: file not found")
     }))
 
   it("the fixture is a committed recording of the real CLI", () => {

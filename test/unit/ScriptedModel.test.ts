@@ -1,6 +1,6 @@
 import Anthropic from "@anthropic-ai/sdk"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Scope } from "effect"
+import { Effect, Exit, Fiber, HashMap, Logger, LogLevel, Scope } from "effect"
 import * as fs from "node:fs"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 
@@ -140,6 +140,60 @@ describe("ScriptedModel", () => {
       )
       expect(cut).not.toBe("ok")
     }))
+
+  it.scopedLive("truncated: the first delta arrives, then the connection is cut before the message ends", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([
+        { reply: ScriptedModel.truncated("half an ans"), times: 2 }
+      ])
+      const streamed = yield* Effect.promise(async () => {
+        const deltas: Array<string> = []
+        const stream = client(model).messages.stream(mainParams("a"))
+        stream.on("text", (delta) => deltas.push(delta))
+        const outcome = await stream.finalMessage().then(() => "completed", () => "failed")
+        return { deltas, outcome }
+      })
+      expect(streamed).toEqual({ deltas: ["half an ans"], outcome: "failed" })
+
+      // Not streamed: a 200 whose JSON body stops halfway.
+      const response = yield* Effect.promise(() =>
+        fetch(`${model.url}/v1/messages`, { method: "POST", body: JSON.stringify({ ...mainParams("b"), stream: false }) })
+      )
+      expect(response.status).toBe(200)
+      const body = yield* Effect.promise(() => response.text().then(() => "read", () => "cut"))
+      expect(body).toBe("cut")
+    }))
+
+  it.scopedLive("recorded requests carry the request headers", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([{ reply: ScriptedModel.text("k") }])
+      const beta = new Anthropic({
+        apiKey: "x",
+        baseURL: model.url,
+        maxRetries: 0,
+        defaultHeaders: { "anthropic-beta": "scripted-beta-2025-01-01", "X-Trace-Id": "trace-1" }
+      })
+      yield* Effect.promise(() => beta.messages.create(mainParams("hi")))
+      const [req] = yield* model.mainRequests
+      expect(req?.headers["anthropic-beta"]).toBe("scripted-beta-2025-01-01")
+      expect(req?.headers["x-trace-id"]).toBe("trace-1")
+      expect(req?.headers["anthropic-version"]).toMatch(/^\d{4}-\d{2}-\d{2}$/)
+    }))
+
+  it.scopedLive("requests are handled in the owner's runtime: its logger sees them", () => {
+    const logged: Array<{ readonly message: unknown; readonly annotations: Record<string, unknown> }> = []
+    const capture = Logger.make(({ annotations, message }) => {
+      logged.push({ message, annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
+    })
+    return Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([{ reply: ScriptedModel.text("k") }])
+      yield* streamMain(model, "hi")
+      expect(logged).toContainEqual({
+        message: ["ScriptedModel: request"],
+        annotations: { kind: "main", path: "/v1/messages", request: 1 }
+      })
+    }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture)), Logger.withMinimumLogLevel(LogLevel.Debug))
+  })
 
   it.scopedLive("predicates pick the matching rule regardless of order; times and defaultReply apply", () =>
     Effect.gen(function*() {

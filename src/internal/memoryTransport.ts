@@ -1,0 +1,125 @@
+/**
+ * A `Transport` with no process behind it, shared by the testing kit's CLI doubles (the fake CLI
+ * and the recording player): a mailbox for stdout read through the real framing, the end of
+ * input, stderr, and an exit status, tied to a scope like the real transport.
+ *
+ * The double decides what the CLI does: it receives each frame sent (as the CLI would read it)
+ * and the end of input, and writes stdout lines, stderr lines and the exit.
+ *
+ * @internal
+ */
+import { Deferred, Effect, Mailbox, type Option, PubSub, type Scope, Stream } from "effect"
+import { CLIConnectionError } from "../SdkError.js"
+import type { ExitStatus, ReadError, TransportShape } from "../services/Transport.js"
+import * as Framing from "./framing.js"
+
+/**
+ * What the double does with the code's input.
+ *
+ * @internal
+ */
+export interface Options {
+  /** Each frame sent while the input is open, encoded and parsed again as the CLI would read it. */
+  readonly onSend: (frame: unknown) => Effect.Effect<void, CLIConnectionError>
+  /** Runs once, when the code first ends the input. */
+  readonly onEndInput: Effect.Effect<void>
+  /** The stdout line limit. */
+  readonly maxBufferSize: number
+  readonly pid: Option.Option<number>
+}
+
+/**
+ * The transport and the CLI's side of it.
+ *
+ * @internal
+ */
+export interface MemoryTransport {
+  readonly transport: TransportShape
+  /** Writes one stdout line (without its newline). */
+  readonly writeLine: (line: string) => Effect.Effect<void>
+  /** Writes a frame to stdout as the CLI would. */
+  readonly writeFrame: (frame: unknown) => Effect.Effect<void>
+  /** Writes one stderr line. */
+  readonly writeStderr: (line: string) => Effect.Effect<void>
+  /** Ends stdout and stderr and reports the exit status; only the first exit counts. */
+  readonly exit: (status: ExitStatus) => Effect.Effect<void>
+  /** Fails the stdout stream with `error`, then exits with `status`. */
+  readonly crash: (error: ReadError, status: ExitStatus) => Effect.Effect<void>
+  /** Whether the CLI has exited. */
+  readonly exited: Effect.Effect<boolean>
+}
+
+const STDERR_TAIL = 2048
+
+/**
+ * Builds the transport in the current scope. Closing the scope ends a CLI that is still running
+ * (exit by `SIGTERM`), as the real transport does.
+ *
+ * @internal
+ */
+export const make = (options: Options): Effect.Effect<MemoryTransport, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const stdout = yield* Mailbox.make<string, ReadError>()
+    const exitStatus = yield* Deferred.make<ExitStatus>()
+    const stderrHub = yield* PubSub.sliding<string>(1024)
+    let stderrTail: string | undefined
+    let inputOpen = true
+
+    const exit = (status: ExitStatus) =>
+      stdout.end.pipe(
+        Effect.zipRight(PubSub.shutdown(stderrHub)),
+        Effect.zipRight(Deferred.succeed(exitStatus, status)),
+        Effect.asVoid
+      )
+
+    const crash = (error: ReadError, status: ExitStatus) => Effect.zipRight(stdout.fail(error), exit(status))
+
+    const writeLine = (line: string) => Effect.asVoid(stdout.offer(line))
+
+    yield* Effect.addFinalizer(() =>
+      Effect.flatMap(
+        Deferred.isDone(exitStatus),
+        (done) => done ? Effect.void : exit({ exitCode: undefined, signal: "SIGTERM" })
+      )
+    )
+
+    // stdout lines go through the real framing, so noise and malformed lines behave as in production.
+    const encoder = new TextEncoder()
+    const transport: TransportShape = {
+      send: (frame) =>
+        Effect.suspend(() =>
+          inputOpen
+            ? options.onSend(Framing.parseJsonBoundary(Framing.encodeFrame(frame)))
+            : Effect.fail(
+              new CLIConnectionError({ reason: "Cannot write to the Claude Code CLI: its input was already closed" })
+            )
+        ),
+      frames: Mailbox.toStream(stdout).pipe(
+        Stream.map((line) => encoder.encode(line + "\n")),
+        Framing.frames(options.maxBufferSize)
+      ),
+      endInput: Effect.suspend(() => {
+        if (!inputOpen) return Effect.void
+        inputOpen = false
+        return options.onEndInput
+      }),
+      exitStatus: Deferred.await(exitStatus),
+      stderrTail: Effect.sync(() => stderrTail ?? ""),
+      stderr: Stream.fromPubSub(stderrHub),
+      pid: options.pid
+    }
+
+    return {
+      transport,
+      writeLine,
+      writeFrame: (frame) => Effect.suspend(() => writeLine(Framing.encodeFrame(frame).slice(0, -1))),
+      writeStderr: (line) =>
+        Effect.suspend(() => {
+          stderrTail = (stderrTail === undefined ? line : `${stderrTail}\n${line}`).slice(-STDERR_TAIL)
+          return PubSub.publish(stderrHub, line)
+        }).pipe(Effect.asVoid),
+      exit,
+      crash,
+      exited: Deferred.isDone(exitStatus)
+    }
+  })
