@@ -167,7 +167,6 @@ const toUserFrame = (prompt: Prompt): Message.UserMessageInput =>
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
  * import { AgentSession } from "effect-claude-agent"
  *
  * const waitIdle = (session: AgentSession.AgentSession) => session.control.awaitRunState(AgentSession.isIdle)

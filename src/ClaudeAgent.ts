@@ -129,7 +129,7 @@ const conflict = (field: string, service: string) =>
  *   () => Effect.map(FakeCli.make(), ({ transport }) => transport),
  *   {
  *     controlChannel: (config) =>
- *       Layer.effect(
+ *       Layer.scoped(
  *         ControlChannel.ControlChannel,
  *         Effect.map(ControlChannel.ControlChannel.make(config), (channel) => ({
  *           ...channel,
@@ -360,7 +360,7 @@ export const layer: Layer.Layer<
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect"
+ * import { Stream } from "effect"
  * import { ClaudeAgent, Message } from "effect-claude-agent"
  *
  * const answer = ClaudeAgent.query("What is 2 + 2?", { maxTurns: 1 }).pipe(
@@ -449,7 +449,6 @@ export const failOnErrorResult = <E, R>(
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
  * import { ClaudeAgent } from "effect-claude-agent"
  *
  * const result = ClaudeAgent.query("hi").pipe(ClaudeAgent.lastResult)

@@ -74,8 +74,9 @@ export class CLINotFoundError extends Schema.TaggedError<CLINotFoundError>(
  * @example
  * ```ts
  * import { Effect } from "effect"
+ * import type { SdkError } from "effect-claude-agent"
  *
- * declare const send: Effect.Effect<void, CLIConnectionError>
+ * declare const send: Effect.Effect<void, SdkError.CLIConnectionError>
  * send.pipe(Effect.catchTag("CLIConnectionError", (e) => Effect.logWarning(e.message)))
  * ```
  *
@@ -110,8 +111,9 @@ export class CLIConnectionError extends Schema.TaggedError<CLIConnectionError>(
  * @example
  * ```ts
  * import { Effect } from "effect"
+ * import type { SdkError } from "effect-claude-agent"
  *
- * declare const run: Effect.Effect<void, ProcessError>
+ * declare const run: Effect.Effect<void, SdkError.ProcessError>
  * run.pipe(Effect.catchTag("ProcessError", (e) => Effect.logError(e.exitCode, e.stderrTail)))
  * ```
  *
@@ -149,8 +151,9 @@ export class ProcessError extends Schema.TaggedError<ProcessError>(
  * @example
  * ```ts
  * import { Effect } from "effect"
+ * import type { SdkError } from "effect-claude-agent"
  *
- * declare const run: Effect.Effect<void, CLIJSONDecodeError>
+ * declare const run: Effect.Effect<void, SdkError.CLIJSONDecodeError>
  * run.pipe(Effect.catchTag("CLIJSONDecodeError", (e) => Effect.logError(e.message)))
  * ```
  *
@@ -191,8 +194,9 @@ export class CLIJSONDecodeError extends Schema.TaggedError<CLIJSONDecodeError>(
  * @example
  * ```ts
  * import { Effect } from "effect"
+ * import type { SdkError } from "effect-claude-agent"
  *
- * declare const run: Effect.Effect<void, MessageParseError>
+ * declare const run: Effect.Effect<void, SdkError.MessageParseError>
  * run.pipe(Effect.catchTag("MessageParseError", (e) => Effect.logError(e.message, e.raw)))
  * ```
  *
@@ -221,8 +225,9 @@ export class MessageParseError extends Schema.TaggedError<MessageParseError>(
  * @example
  * ```ts
  * import { Effect } from "effect"
+ * import type { SdkError } from "effect-claude-agent"
  *
- * declare const setMode: Effect.Effect<void, ControlError>
+ * declare const setMode: Effect.Effect<void, SdkError.ControlError>
  * setMode.pipe(Effect.catchTag("ControlError", (e) =>
  *   e.errorCode === "invalid_mode" ? Effect.void : Effect.fail(e)))
  * ```
@@ -257,8 +262,9 @@ export class ControlError extends Schema.TaggedError<ControlError>(
  * @example
  * ```ts
  * import { Effect } from "effect"
+ * import type { SdkError } from "effect-claude-agent"
  *
- * declare const status: Effect.Effect<unknown, TimeoutException>
+ * declare const status: Effect.Effect<unknown, SdkError.TimeoutException>
  * status.pipe(Effect.catchTag("TimeoutException", (e) => Effect.logWarning(e.message)))
  * ```
  *
@@ -288,8 +294,9 @@ export class TimeoutException extends Schema.TaggedError<TimeoutException>(
  * @example
  * ```ts
  * import { Effect } from "effect"
+ * import type { SdkError } from "effect-claude-agent"
  *
- * declare const run: Effect.Effect<void, OptionsError>
+ * declare const run: Effect.Effect<void, SdkError.OptionsError>
  * run.pipe(Effect.catchTag("OptionsError", (e) => Effect.logError(`${e.field}: ${e.detail}`)))
  * ```
  *

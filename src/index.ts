@@ -82,6 +82,13 @@ export * as HookRegistry from "./services/HookRegistry.js"
 export * as McpBridge from "./services/McpBridge.js"
 
 /**
+ * The `PermissionHandler` service: answers `can_use_tool` requests.
+ *
+ * @since 0.1.0
+ */
+export * as PermissionHandler from "./services/PermissionHandler.js"
+
+/**
  * Tool permissions: `canUseTool` callbacks, `Permission.allow` / `Permission.deny`.
  *
  * @since 0.1.0

@@ -185,7 +185,6 @@ export class ControlChannel extends Context.Tag("effect-claude-agent/ControlChan
    *
    * @example
    * ```ts
-   * import { Effect } from "effect"
    * import { ControlChannel } from "effect-claude-agent"
    *
    * const channel = ControlChannel.ControlChannel.make({ controlTimeout: "30 seconds" })

@@ -234,7 +234,7 @@ export const make = <R>(hooks: Hook.Hooks<R>): Effect.Effect<HookRegistryShape, 
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { Hook, HookRegistry } from "effect-claude-agent"
+ * import { HookRegistry } from "effect-claude-agent"
  *
  * const layer = HookRegistry.layer({ Stop: [{ hooks: [() => Effect.succeed({})] }] })
  * ```

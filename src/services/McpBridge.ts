@@ -29,12 +29,11 @@ import type { InboundHandler } from "./ControlChannel.js"
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
  * import { McpBridge } from "effect-claude-agent"
  *
  * declare const bridge: McpBridge.McpBridgeShape
  * const reply = bridge.handleMessage(
- *   { subtype: "mcp_message", server_name: "calc", message: { jsonrpc: "2.0", id: 1, method: "ping" } },
+ *   { server_name: "calc", message: { jsonrpc: "2.0", id: 1, method: "ping" } },
  *   "req-1"
  * )
  * ```

@@ -45,11 +45,12 @@ export interface ControlFailure {
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Option } from "effect"
  * import { FakeCli } from "effect-claude-agent/testing"
  *
  * const behaviour: FakeCli.Behaviour = {
- *   onControlRequest: (req) => Effect.succeed(FakeCli.controlFailure(`no ${req.subtype}`, "unsupported_request"))
+ *   onControlRequest: (req) =>
+ *     Effect.succeed(Option.some(FakeCli.controlFailure(`no ${req.subtype}`, "unsupported_request")))
  * }
  * ```
  *
@@ -467,11 +468,16 @@ export const make = (
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
- * import { AgentSession } from "effect-claude-agent"
+ * import { Effect, Layer } from "effect"
+ * import { AgentSession, ControlChannel, HookRegistry, McpBridge } from "effect-claude-agent"
  * import { FakeCli } from "effect-claude-agent/testing"
  *
- * const program = Effect.scoped(AgentSession.make()).pipe(Effect.provide(FakeCli.layer()))
+ * // A session's services over the fake CLI, built by hand (`FakeCli.layerClaudeAgent` does this per session).
+ * const services = Layer.mergeAll(HookRegistry.HookRegistry.layerEmpty, McpBridge.McpBridge.layerEmpty).pipe(
+ *   Layer.provideMerge(ControlChannel.ControlChannel.layer()),
+ *   Layer.provideMerge(FakeCli.layer())
+ * )
+ * const program = Effect.scoped(AgentSession.make()).pipe(Effect.provide(services))
  * ```
  *
  * @since 0.1.0
