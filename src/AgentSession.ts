@@ -211,7 +211,11 @@ const isResultFrame = (frame: unknown): boolean =>
  */
 export const make: (
   config?: SessionConfig
-) => Effect.Effect<AgentSession, never, Transport | ControlChannel | HookRegistry | McpBridge | Scope.Scope> = Effect
+) => Effect.Effect<
+  AgentSession,
+  RequestError,
+  Transport | ControlChannel | HookRegistry | McpBridge | Scope.Scope
+> = Effect
   .fn("AgentSession.make")(function*(config: SessionConfig = {}) {
     const transport = yield* Transport
     const control = yield* ControlChannel
@@ -231,7 +235,7 @@ export const make: (
       ...config.initialize,
       hooks: hooks.initializeHooks,
       ...(mcp.serverNames.length === 0 ? {} : { sdkMcpServers: mcp.serverNames })
-    }).pipe(Effect.orDie)
+    })
     const initializationResult = yield* Effect.cached(initReply)
 
     // Frames taken from the queue but not yet emitted: a turn's stream stops at its `result`, and
