@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Chunk, Clock, Duration, Effect, Option, type Scope, Stream } from "effect"
+import { Chunk, Clock, Deferred, Duration, Effect, Option, type Scope, Stream } from "effect"
 import type * as ContentBlock from "./schema/ContentBlock.js"
 import * as Control from "./schema/Control.js"
 import * as Message from "./schema/Message.js"
@@ -30,12 +30,14 @@ import { Transport } from "./services/Transport.js"
 
 /**
  * What the message streams (`messages`, `receiveResponse`) can fail with: the framing of stdout,
- * the connection, the process, or a message that breaks the schema of its known type.
+ * the connection, the process, a message that breaks the schema of its known type, or the
+ * failure of `initialize` (no answer within the control deadline, or an error answer): a session
+ * whose CLI never initialised cannot run a turn.
  *
  * @since 0.1.0
  * @category models
  */
-export type MessageError = StreamError | MessageParseError
+export type MessageError = StreamError | MessageParseError | RequestError
 
 /**
  * What `send` accepts: a prompt string, content blocks, or a complete user message frame.
@@ -237,6 +239,13 @@ export const make: (
       ...(mcp.serverNames.length === 0 ? {} : { sdkMcpServers: mcp.serverNames })
     })
     const initializationResult = yield* Effect.cached(initReply)
+    // A CLI that never answers `initialize` (a wrapper script, a login prompt) must not leave the
+    // message streams waiting forever: its failure ends them.
+    const initFailed = yield* Deferred.make<never, RequestError>()
+    yield* initializationResult.pipe(
+      Effect.catchAll((error) => Deferred.fail(initFailed, error)),
+      Effect.forkScoped
+    )
 
     // Frames taken from the queue but not yet emitted: a turn's stream stops at its `result`, and
     // whatever followed it in the same chunk waits here for the next consumer.
@@ -276,7 +285,9 @@ export const make: (
       })
     })
 
-    const messages: Stream.Stream<Message.Message, MessageError> = Stream.repeatEffectChunkOption(pull)
+    const messages: Stream.Stream<Message.Message, MessageError> = Stream.repeatEffectChunkOption(pull).pipe(
+      Stream.interruptWhen(Deferred.await(initFailed))
+    )
     const receiveResponse = messages.pipe(Stream.takeUntil(Message.isResult))
 
     const closeGrace = config.closeGracePeriod !== undefined

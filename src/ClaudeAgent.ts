@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { CommandExecutor, FileSystem, Path } from "@effect/platform"
-import { Chunk, Context, Effect, Layer, Option, type Scope, Stream } from "effect"
+import { Chunk, Context, Effect, Either, Fiber, Layer, Option, Predicate, type Scope, Stream } from "effect"
 import { dual } from "effect/Function"
 import * as AgentSession from "./AgentSession.js"
 import * as Defaults from "./internal/defaults.js"
@@ -26,12 +26,13 @@ import { Transport, type TransportShape } from "./services/Transport.js"
 
 /**
  * A prompt for `query`: a string (one turn), or a stream of prompts (one turn each, in order;
- * the run ends when the stream has ended and the CLI has finished).
+ * the run ends when the stream has ended and the CLI has finished). The stream may fail with
+ * errors of its own (`E`) and need services (`R`); the query then carries both.
  *
  * @since 0.1.0
  * @category models
  */
-export type QueryPrompt = string | Stream.Stream<AgentSession.Prompt, SdkError>
+export type QueryPrompt<E = never, R = never> = string | Stream.Stream<AgentSession.Prompt, E, R>
 
 /**
  * Starts the transport for one session. `ClaudeAgent.layer` spawns the CLI; tests swap this.
@@ -76,10 +77,10 @@ export interface ClaudeAgentShape {
   readonly session: <R = never>(
     options?: Options.Options<R>
   ) => Effect.Effect<AgentSession.AgentSession, SdkError, Scope.Scope | R>
-  readonly query: <R = never>(
-    prompt: QueryPrompt,
+  readonly query: <R = never, E = never, RP = never>(
+    prompt: QueryPrompt<E, RP>,
     options?: Options.Options<R>
-  ) => Stream.Stream<Message.Message, SdkError, R>
+  ) => Stream.Stream<Message.Message, SdkError | E, R | RP>
 }
 
 /**
@@ -199,36 +200,43 @@ export const make = (factory: TransportFactory, makeOptions: MakeOptions = {}): 
       }).pipe(Effect.provide(context))
     }).pipe(Effect.withSpan("ClaudeAgent.session"))
 
-  const query = <R = never>(
-    prompt: QueryPrompt,
+  const query = <R = never, E = never, RP = never>(
+    prompt: QueryPrompt<E, RP>,
     options?: Options.Options<R>
-  ): Stream.Stream<Message.Message, SdkError, R> =>
+  ): Stream.Stream<Message.Message, SdkError | E, R | RP> =>
     Stream.unwrapScoped(Effect.gen(function*() {
+      if (typeof prompt !== "string" && !Predicate.hasProperty(prompt, Stream.StreamTypeId)) {
+        return yield* Effect.fail(
+          new OptionsError({ field: "prompt", detail: "expected a string or a Stream of prompts" })
+        )
+      }
       const s = yield* session(options)
       if (typeof prompt === "string") {
         yield* s.send(prompt)
         return s.receiveResponse.pipe(requireResult)
       }
-      // Input fed concurrently: the CLI may answer the first prompt while later ones arrive. Once
-      // the input has ended, stdin stays open until a result has come after the last prompt, the
-      // CLI is idle and no callback is running: callbacks of the last turn need stdin to answer.
-      let resultsBeforeLast = 0
-      yield* prompt.pipe(
-        Stream.runForEach((p) =>
-          Effect.flatMap(s.control.runState, (run) => {
-            resultsBeforeLast = run.results
-            return s.send(p)
+      // One turn per prompt: the CLI merges prompts that arrive while a turn runs into that turn,
+      // so each prompt is written after the previous prompt's `result`. Once the input has ended,
+      // stdin stays open until the CLI is idle and no callback is running: callbacks of the last
+      // turn need stdin to answer.
+      const feed = prompt.pipe(
+        Stream.runForEachWhile((next) =>
+          Effect.gen(function*() {
+            const before = (yield* s.control.runState).results
+            // A failed write means the CLI is gone: the message stream reports why.
+            if (Either.isLeft(yield* Effect.either(s.send(next)))) return false
+            yield* s.control.awaitRunState((run) => run.results > before)
+            return true
           })
         ),
-        Effect.zipRight(s.control.awaitRunState((run) => run.results > resultsBeforeLast && AgentSession.isIdle(run))),
+        Effect.zipRight(s.control.awaitRunState(AgentSession.isIdle)),
         Effect.zipRight(s.control.awaitNoneInFlight),
-        Effect.zipRight(s.endInput),
-        Effect.catchAll((e) => Effect.logWarning(`effect-claude-agent: prompt stream failed: ${e.message}`).pipe(
-          Effect.zipRight(s.endInput)
-        )),
-        Effect.forkScoped
+        Effect.zipRight(s.endInput)
       )
-      return s.messages
+      const feeding = yield* Effect.forkScoped(feed)
+      // The prompt stream's failure or defect ends the query with it (and the scope, the process);
+      // the run itself ends when the CLI's messages do.
+      return Stream.merge(s.messages, Stream.drain(Stream.fromEffect(Fiber.join(feeding))), { haltStrategy: "left" })
     }))
 
   return { session, query }
@@ -372,10 +380,10 @@ export const layer: Layer.Layer<
  * @since 0.1.0
  * @category constructors
  */
-export const query = <R = never>(
-  prompt: QueryPrompt,
+export const query = <R = never, E = never, RP = never>(
+  prompt: QueryPrompt<E, RP>,
   options?: Options.Options<R>
-): Stream.Stream<Message.Message, SdkError, ClaudeAgent | R> =>
+): Stream.Stream<Message.Message, SdkError | E, ClaudeAgent | R | RP> =>
   Stream.unwrap(Effect.map(ClaudeAgent, (agent) => agent.query(prompt, options)))
 
 /**

@@ -220,7 +220,11 @@ export class MessageParseError extends Schema.TaggedError<MessageParseError>(
 }
 
 /**
- * The CLI answered a control request with an error.
+ * A control request failed: the CLI answered it with an error (its `errorCode` when it sent one:
+ * `invalid_mode`, `unsupported_request`, …), or it was refused before it was sent because an
+ * argument is invalid (`errorCode: "invalid_request"`: an empty model name, a negative thinking
+ * budget, a `timeout` that is not a positive duration), or the CLI's reply did not have the
+ * shape the request expects (`errorCode: "invalid_response"`).
  *
  * @example
  * ```ts

@@ -32,6 +32,7 @@ import type {
 } from "../services/ControlChannel.js"
 import { Transport } from "../services/Transport.js"
 import * as Defaults from "./defaults.js"
+import { positiveDurationProblem } from "./duration.js"
 import * as Guard from "./guard.js"
 
 /** How long to wait for the exit status once stdout has closed. */
@@ -357,6 +358,17 @@ export const make = (config: ControlChannelConfig) =>
               subtype,
               requestId,
               error: `the request was not sent: its payload is invalid: ${formatIssue(fields.left)}`,
+              errorCode: "invalid_request"
+            })
+          )
+        }
+        const timeoutProblem = options?.timeout === undefined ? undefined : positiveDurationProblem(options.timeout)
+        if (timeoutProblem !== undefined) {
+          return yield* Effect.fail(
+            new ControlError({
+              subtype,
+              requestId,
+              error: `the request was not sent: its \`timeout\` is invalid: ${timeoutProblem}`,
               errorCode: "invalid_request"
             })
           )

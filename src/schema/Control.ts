@@ -634,7 +634,7 @@ export const SetPermissionMode = request("set_permission_mode", {
 })
 
 /**
- * `set_model`: without `model`, the default model.
+ * `set_model`: without `model`, the default model. An empty model name is refused before it is sent.
  *
  * @example
  * ```ts
@@ -646,12 +646,13 @@ export const SetPermissionMode = request("set_permission_mode", {
  * @category host → CLI
  */
 export const SetModel = request("set_model", {
-  payload: Schema.Struct({ model: Schema.optional(Schema.String) }),
+  payload: Schema.Struct({ model: Schema.optional(Schema.NonEmptyTrimmedString) }),
   success: SetModelResponse
 })
 
 /**
- * `set_max_thinking_tokens`: `null` removes the limit. The reply carries no payload.
+ * `set_max_thinking_tokens`: `null` removes the limit; a negative or fractional budget is refused
+ * before it is sent. The reply carries no payload.
  *
  * @example
  * ```ts
@@ -663,7 +664,7 @@ export const SetModel = request("set_model", {
  * @category host → CLI
  */
 export const SetMaxThinkingTokens = request("set_max_thinking_tokens", {
-  payload: Schema.Struct({ max_thinking_tokens: Schema.NullOr(Schema.Number) })
+  payload: Schema.Struct({ max_thinking_tokens: Schema.NullOr(Schema.NonNegativeInt) })
 })
 
 /**

@@ -1,6 +1,6 @@
 // Unit tests of sessions and queries over the in-memory fake CLI (a mock transport, no process).
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, Fiber, Option, Stream } from "effect"
+import { Chunk, Deferred, Duration, Effect, Fiber, Option, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
@@ -298,5 +298,37 @@ describe("AgentSession (fake CLI)", () => {
       const collected = Chunk.toArray(yield* Fiber.join(lines))
       expect(collected[0]).toBe("tick")
       expect(collected[collected.length - 1]).toBe("last words")
+    }))
+})
+
+describe("session method arguments are checked before anything is sent (fake CLI)", () => {
+  it.effect("an empty model, a negative thinking budget and a bad timeout are ControlError invalid_request, and nothing is written", () =>
+    Effect.gen(function*() {
+      const sent = yield* Deferred.make<ReadonlyArray<FakeCli.JsonObject>>()
+      const layer = FakeCli.layerClaudeAgent({
+        onInputEnd: (cli) =>
+          Effect.flatMap(cli.sent, (frames) => Deferred.succeed(sent, frames)).pipe(
+            Effect.zipRight(cli.exit({ exitCode: 0 }))
+          )
+      })
+      const errors = yield* Effect.scoped(Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session()
+        const timeout: unknown = "banana"
+        return yield* Effect.all([
+          Effect.flip(session.setModel("")),
+          Effect.flip(session.setMaxThinkingTokens(-5)),
+          Effect.flip(session.mcpServerStatus({ timeout: Duration.isDuration(timeout) ? timeout : -1 })),
+          Effect.flip(Reflect.apply(session.mcpServerStatus, undefined, [{ timeout }]))
+        ])
+      })).pipe(Effect.provide(layer))
+      for (const error of errors) expect(error).toMatchObject({ _tag: "ControlError", errorCode: "invalid_request" })
+      expect(String(errors[0]?.message)).toContain("model")
+      expect(String(errors[1]?.message)).toContain("max_thinking_tokens")
+      expect(String(errors[2]?.message)).toContain("timeout")
+      expect(String(errors[3]?.message)).toContain("banana")
+      const subtypes = (yield* Deferred.await(sent)).filter((f) => f.type === "control_request").map((f) =>
+        typeof f.request === "object" && f.request !== null && "subtype" in f.request ? f.request.subtype : undefined
+      )
+      expect(subtypes).toEqual(["initialize"])
     }))
 })
