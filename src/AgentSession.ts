@@ -242,8 +242,12 @@ export const make: (
     // A CLI that never answers `initialize` (a wrapper script, a login prompt) must not leave the
     // message streams waiting forever: its failure ends them.
     const initFailed = yield* Deferred.make<never, RequestError>()
+    let initAnswered = false
     yield* initializationResult.pipe(
-      Effect.catchAll((error) => Deferred.fail(initFailed, error)),
+      Effect.matchEffect({
+        onFailure: (error) => Deferred.fail(initFailed, error),
+        onSuccess: () => Effect.sync(() => void (initAnswered = true))
+      }),
       Effect.forkScoped
     )
 
@@ -300,11 +304,17 @@ export const make: (
     // - the turn is still running (the consumer was interrupted): the CLI would finish the turn
     //   after EOF, so ask it to stop with the protocol's `interrupt` first; it then goes idle
     //   within milliseconds and exits on EOF, with no signal needed.
+    // - `initialize` is still unanswered (or failed): the CLI has done nothing anyone waits for,
+    //   and before it has initialised it takes seconds to notice the end of its input; stop it.
     // The deadlines run on the live clock: a test under `TestClock` whose fake CLI never reports
     // `idle` must still be able to close its session.
     const liveClock = Clock.make()
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
+        if (!initAnswered) {
+          yield* transport.terminate
+          return yield* transport.endInput
+        }
         const { afterResult, state } = yield* control.runState
         const running = state === "running" || state === "requires_action"
         if (running && !afterResult) {

@@ -356,8 +356,16 @@ export class ResultError extends Schema.TaggedError<ResultError>(
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `The Claude Code run ended with an error result (${this.subtype}` +
-      (this.terminalReason !== undefined ? `, ${this.terminalReason}` : "") + `): ${this.detail}`
+    // The CLI reports API errors as `subtype: "success"` with `is_error: true`: name the error,
+    // never "success".
+    const what = this.apiErrorStatus !== undefined
+      ? `API error (HTTP ${this.apiErrorStatus})`
+      : this.subtype === "success"
+      ? this.terminalReason === "api_error" ? "API error" : (this.terminalReason ?? "error")
+      : this.terminalReason !== undefined && !this.subtype.includes(this.terminalReason)
+      ? `${this.subtype} (${this.terminalReason})`
+      : this.subtype
+    return `The Claude Code run failed: ${what}: ${this.detail}`
   }
 }
 

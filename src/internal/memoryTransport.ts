@@ -103,6 +103,10 @@ export const make = (options: Options): Effect.Effect<MemoryTransport, never, Sc
         inputOpen = false
         return options.onEndInput
       }),
+      terminate: Effect.flatMap(
+        Deferred.isDone(exitStatus),
+        (done) => done ? Effect.void : exit({ exitCode: undefined, signal: "SIGTERM" })
+      ),
       exitStatus: Deferred.await(exitStatus),
       stderrTail: Effect.sync(() => stderrTail ?? ""),
       stderr: Stream.fromPubSub(stderrHub),

@@ -154,6 +154,7 @@ export const makeSubprocess = (config: SubprocessConfig) =>
       send,
       frames,
       endInput: Effect.asVoid(outbox.end),
+      terminate: proc.kill("SIGTERM").pipe(Effect.ignore),
       exitStatus: Deferred.await(exitStatus),
       stderrTail: Effect.sync(() => tail.get()),
       stderr: Stream.fromPubSub(stderrHub),

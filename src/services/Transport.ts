@@ -54,6 +54,12 @@ export interface TransportShape {
   readonly frames: Stream.Stream<unknown, ReadError>
   /** Closes stdin after every frame already sent is written (the CLI's end of input). */
   readonly endInput: Effect.Effect<void>
+  /**
+   * Asks the process to stop now (SIGTERM), for when nothing it would still do is wanted: a
+   * session closed before the CLI answered `initialize`. Closing the scope still runs the whole
+   * stop sequence after it.
+   */
+  readonly terminate: Effect.Effect<void>
   /** Waits until the process has exited. */
   readonly exitStatus: Effect.Effect<ExitStatus>
   /** The last 2 KiB of stderr. */

@@ -271,6 +271,7 @@ export const recordTransport = (
           )
         ),
       frames: transport.frames.pipe(Stream.tap((frame) => record((t) => ({ t, dir: "out", frame })))),
+      terminate: transport.terminate,
       endInput: sendLock.withPermits(1)(
         Effect.suspend(() => {
           if (inputEnded) return transport.endInput

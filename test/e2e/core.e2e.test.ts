@@ -115,6 +115,8 @@ describe("e2e: real claude CLI against ScriptedModel", () => {
       const failed = yield* ClaudeAgent.query("hi", { ...options, env: { ...options.env, CLAUDE_CODE_MAX_RETRIES: "0" } })
         .pipe(ClaudeAgent.failOnErrorResult, Stream.runDrain, Effect.flip)
       expect(failed._tag).toBe("ResultError")
+      expect(failed.message).toContain("API error (HTTP 500)")
+      expect(failed.message).not.toContain("success")
     }).pipe(Effect.provide(AgentLive)))
 
   it.scopedLive("closing the scope mid-turn leaves no claude process behind", () =>

@@ -7,6 +7,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Option, Stream } from "effect"
 import { fileURLToPath } from "node:url"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
+import type * as Transport from "../../src/services/Transport.js"
+import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import { isAlive } from "../support/processes.js"
 
 const AgentLive = ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer))
@@ -49,3 +51,30 @@ describe("e2e: a CLI that ignores EOF and SIGTERM is still ended", () => {
     }).pipe(Effect.provide(AgentLive)))
 })
 
+
+describe("e2e: closing a session never waits for an answer nobody needs (real CLI)", () => {
+  // The real CLI takes ≈2.3 s to notice stdin EOF before it has answered `initialize`; a session
+  // closed that early stops it at once with SIGTERM instead. Once initialised, EOF ends it (exit 0).
+  const capturing = Effect.gen(function*() {
+    const transports: Array<Transport.TransportShape> = []
+    const spawn = yield* ClaudeAgent.subprocessFactory
+    const agent = ClaudeAgent.make((launch, options) =>
+      Effect.tap(spawn(launch, options), (transport) => Effect.sync(() => transports.push(transport)))
+    )
+    return { agent, transports }
+  })
+
+  it.scopedLive("before initialize is answered: SIGTERM; after: end of input and exit 0", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([{ reply: ScriptedModel.text("hi") }])
+      const options = yield* model.options()
+      const { agent, transports } = yield* capturing
+      yield* Effect.scoped(agent.session(options))
+      yield* Effect.scoped(Effect.flatMap(agent.session(options), (session) => session.initializationResult))
+      expect(transports).toHaveLength(2)
+      const [early, late] = transports
+      if (early === undefined || late === undefined) return
+      expect(yield* early.exitStatus).toMatchObject({ signal: "SIGTERM" })
+      expect(yield* late.exitStatus).toEqual({ exitCode: 0, signal: undefined })
+    }).pipe(Effect.provide(NodeContext.layer)))
+})

@@ -62,6 +62,8 @@ describe("ClaudeAgent.query (fake CLI)", () => {
       if (error._tag === "ResultError") {
         expect(error.detail).toBe("API Error: 500 boom")
         expect(error.terminalReason).toBe("api_error")
+        // The CLI says `subtype: "success"` for API errors: the message never does.
+        expect(error.message).toBe("The Claude Code run failed: API error: API Error: 500 boom")
       }
     }))
 
