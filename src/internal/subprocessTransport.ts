@@ -12,7 +12,7 @@
  */
 import { Command } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { Cause, Deferred, Duration, Effect, Mailbox, Option, PubSub, Ref, Sink, Stream } from "effect"
+import { Cause, Deferred, Duration, Effect, Mailbox, Option, Predicate, PubSub, Ref, Sink, Stream } from "effect"
 import { CLIConnectionError, CLINotFoundError } from "../SdkError.js"
 import type { ExitStatus, SubprocessConfig, TransportShape } from "../services/Transport.js"
 import * as Defaults from "./defaults.js"
@@ -42,6 +42,25 @@ const startError = (config: SubprocessConfig, error: PlatformError): CLINotFound
   return new CLIConnectionError({ reason: `Could not start ${config.command}: ${error.message}`, cause: error })
 }
 
+// Node's spawn throws some failures synchronously (ENOTDIR for a `cwd` that is a file, for one),
+// which the platform surfaces as defects: every way of failing to start is typed here.
+const spawnDefectError = (config: SubprocessConfig, defect: unknown): CLIConnectionError => {
+  const code = Predicate.hasProperty(defect, "code") && typeof defect.code === "string" ? defect.code : undefined
+  const text = Predicate.hasProperty(defect, "message") && typeof defect.message === "string"
+    ? defect.message
+    : String(defect)
+  if (code === "ENOTDIR" && config.cwd !== undefined) {
+    return new CLIConnectionError({
+      reason: `The working directory ${config.cwd} is not a directory (ENOTDIR): set \`cwd\` to a directory`,
+      cause: defect
+    })
+  }
+  return new CLIConnectionError({
+    reason: `Could not start ${config.command}${config.cwd === undefined ? "" : ` in ${config.cwd}`}: ${code ?? text}`,
+    cause: defect
+  })
+}
+
 /** @internal */
 export const makeSubprocess = (config: SubprocessConfig) =>
   Effect.gen(function*() {
@@ -65,7 +84,10 @@ export const makeSubprocess = (config: SubprocessConfig) =>
     )
 
     // (2) the process, with the platform's release.
-    const proc = yield* Command.start(command).pipe(Effect.mapError((e) => startError(config, e)))
+    const proc = yield* Command.start(command).pipe(
+      Effect.mapError((e) => startError(config, e)),
+      Effect.catchAllDefect((defect) => Effect.fail(spawnDefectError(config, defect)))
+    )
     const unregister = Orphans.register(proc.pid)
 
     const exitStatus = yield* Deferred.make<ExitStatus>()
@@ -107,20 +129,30 @@ export const makeSubprocess = (config: SubprocessConfig) =>
     // stderr is always drained: a CLI blocked on a full stderr pipe stops writing stdout too.
     const onStderr = config.onStderr
     const stderrHub = yield* PubSub.sliding<string>(STDERR_SUBSCRIBER_BUFFER)
+    // A throwing user callback must not stop the drain; it is reported once, not per line.
+    let callbackFailure: unknown
+    let callbackFailureReported = false
     yield* proc.stderr.pipe(
       Stream.decodeText(),
       Stream.splitLines,
       Stream.runForEach((line) =>
-        Effect.sync(() => {
+        Effect.suspend(() => {
           tail.append(line)
           if (onStderr !== undefined) {
             try {
               onStderr(line)
-            } catch {
-              // A throwing user callback must not stop the drain.
+            } catch (error) {
+              callbackFailure ??= error
             }
           }
-        }).pipe(Effect.zipRight(PubSub.publish(stderrHub, line)))
+          if (callbackFailure === undefined || callbackFailureReported) return PubSub.publish(stderrHub, line)
+          callbackFailureReported = true
+          return Effect.logWarning(
+            `effect-claude-agent: the \`stderr\` callback threw (${
+              Predicate.hasProperty(callbackFailure, "message") ? String(callbackFailure.message) : String(callbackFailure)
+            }); stderr is still drained, later failures are not reported`
+          ).pipe(Effect.zipRight(PubSub.publish(stderrHub, line)))
+        })
       ),
       Effect.ignore,
       Effect.ensuring(PubSub.shutdown(stderrHub)),

@@ -2,18 +2,18 @@
 // senders never interleave bytes on stdin, and a child flooding stderr cannot deadlock it.
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, Fiber, Stream } from "effect"
+import { Chunk, Deferred, Effect, Fiber, Logger, Stream } from "effect"
 import { fileURLToPath } from "node:url"
-import { Transport } from "../../src/services/Transport.js"
+import { Transport, type SubprocessConfig } from "../../src/services/Transport.js"
 
 const echo = fileURLToPath(new URL("../fixtures/echo-cli.mjs", import.meta.url))
 
-const config = (env: Record<string, string> = {}) => ({
+const config = (env: Record<string, string> = {}): SubprocessConfig => ({
   command: echo,
   args: [],
   env: { PATH: process.env.PATH ?? "", ...env },
   maxBufferSize: 1024 * 1024,
-  closeGraceMillis: 2000
+  closeGracePeriod: "2 seconds"
 })
 
 describe("e2e: subprocess Transport", () => {
@@ -57,5 +57,36 @@ describe("e2e: subprocess Transport", () => {
       expect(lines.length).toBe(8 * 1024 + 1)
       expect(yield* transport.stderrTail).toContain("stderr flood done")
       expect((yield* transport.stderrTail).length).toBeLessThanOrEqual(2048)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("a cwd that is a file is a CLIConnectionError naming it, not a defect", () =>
+    Effect.gen(function*() {
+      const error = yield* Transport.makeSubprocess({ ...config(), cwd: echo }).pipe(Effect.flip)
+      expect(error._tag).toBe("CLIConnectionError")
+      expect(error.message).toContain(echo)
+      expect(error.message).toContain("not a directory")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("a stderr callback that throws is reported once as a warning, and stderr is still drained", () =>
+    Effect.gen(function*() {
+      const warnings: Array<string> = []
+      const capture = Logger.make(({ logLevel, message }) => {
+        if (logLevel._tag === "Warning") warnings.push([message].flat().map(String).join(" "))
+      })
+      let calls = 0
+      const transport = yield* Transport.makeSubprocess({
+        ...config({ FLOOD_STDERR_MB: "1" }),
+        onStderr: () => {
+          calls++
+          throw new Error("callback bug")
+        }
+      }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture)))
+      // The child answers on stdout only after its whole stderr flood was read.
+      yield* transport.send({ type: "probe" })
+      const echoed = yield* transport.frames.pipe(Stream.take(1), Stream.runCollect)
+      expect(Chunk.size(echoed)).toBe(1)
+      expect(calls).toBeGreaterThan(1000)
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0]).toContain("callback bug")
     }).pipe(Effect.provide(NodeContext.layer)))
 })
