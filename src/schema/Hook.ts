@@ -16,64 +16,10 @@
  * @since 0.1.0
  */
 import type { Duration } from "effect"
-import { Effect, Either, ParseResult, Schema } from "effect"
+import { Array as Arr, Effect, Either, ParseResult, Predicate, Schema } from "effect"
+import * as Guard from "../internal/guard.js"
+import { RawObject } from "../internal/schemas.js"
 import { MessageParseError } from "../SdkError.js"
-
-const RawObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
-
-/**
- * Every hook event the CLI knows.
- *
- * @example
- * ```ts
- * import { Hook } from "effect-claude-agent"
- * const events: ReadonlyArray<Hook.HookEvent> = Hook.HookEvent.literals
- * ```
- *
- * @since 0.1.0
- * @category events
- */
-export const HookEvent = Schema.Literal(
-  "PreToolUse",
-  "PostToolUse",
-  "PostToolUseFailure",
-  "PostToolBatch",
-  "Notification",
-  "UserPromptSubmit",
-  "UserPromptExpansion",
-  "SessionStart",
-  "SessionEnd",
-  "Stop",
-  "StopFailure",
-  "SubagentStart",
-  "SubagentStop",
-  "PreCompact",
-  "PostCompact",
-  "PreModelSwitch",
-  "PostModelSwitch",
-  "PermissionRequest",
-  "PermissionDenied",
-  "Setup",
-  "TeammateIdle",
-  "TaskCreated",
-  "TaskCompleted",
-  "Elicitation",
-  "ElicitationResult",
-  "ConfigChange",
-  "WorktreeCreate",
-  "WorktreeRemove",
-  "InstructionsLoaded",
-  "CwdChanged",
-  "FileChanged",
-  "DirectoryAdded",
-  "MessageDisplay"
-)
-
-/**
- * @since 0.1.0
- * @category events
- */
-export type HookEvent = Schema.Schema.Type<typeof HookEvent>
 
 // ---------------------------------------------------------------------------------------------
 // inputs
@@ -1009,20 +955,9 @@ export const UnknownHookInput = Schema.Struct({
  */
 export interface UnknownHookInput extends Schema.Schema.Type<typeof UnknownHookInput> {}
 
-/**
- * What a hook callback receives, discriminated by `hook_event_name`.
- *
- * @example
- * ```ts
- * import { Hook } from "effect-claude-agent"
- * const describe = (input: Hook.HookInput): string =>
- *   input.hook_event_name === "PreToolUse" ? `about to run ${input.tool_name}` : input.hook_event_name
- * ```
- *
- * @since 0.1.0
- * @category inputs
- */
-export const HookInput = Schema.Union(
+// Every modelled event's input, in one place: `HookInput`, `HookEvent` and the decoder's
+// dispatch table are derived from it.
+const knownInputs = [
   PreToolUseInput,
   PostToolUseInput,
   PostToolUseFailureInput,
@@ -1055,15 +990,49 @@ export const HookInput = Schema.Union(
   CwdChangedInput,
   FileChangedInput,
   DirectoryAddedInput,
-  MessageDisplayInput,
-  UnknownHookInput
-)
+  MessageDisplayInput
+] as const
+
+/**
+ * What a hook callback receives, discriminated by `hook_event_name`.
+ *
+ * @example
+ * ```ts
+ * import { Hook } from "effect-claude-agent"
+ * const describe = (input: Hook.HookInput): string =>
+ *   input.hook_event_name === "PreToolUse" ? `about to run ${input.tool_name}` : input.hook_event_name
+ * ```
+ *
+ * @since 0.1.0
+ * @category inputs
+ */
+export const HookInput = Schema.Union(...knownInputs, UnknownHookInput)
 
 /**
  * @since 0.1.0
  * @category inputs
  */
 export type HookInput = Schema.Schema.Type<typeof HookInput>
+
+/**
+ * Every hook event the CLI knows: the `hook_event_name`s of `HookInput`'s members.
+ *
+ * @example
+ * ```ts
+ * import { Hook } from "effect-claude-agent"
+ * const events: ReadonlyArray<Hook.HookEvent> = Hook.HookEvent.literals
+ * ```
+ *
+ * @since 0.1.0
+ * @category events
+ */
+export const HookEvent = Schema.Literal(...Arr.map(knownInputs, (input) => input.fields.hook_event_name.literals[0]))
+
+/**
+ * @since 0.1.0
+ * @category events
+ */
+export type HookEvent = Schema.Schema.Type<typeof HookEvent>
 
 /**
  * The input of one event.
@@ -1079,63 +1048,9 @@ export type HookInput = Schema.Schema.Type<typeof HookInput>
  */
 export type HookInputFor<K extends HookEvent> = Extract<HookInput, { readonly hook_event_name: K }>
 
-function isRecord(u: unknown): u is { readonly [key: string]: unknown } {
-  return typeof u === "object" && u !== null && !Array.isArray(u)
-}
-
-interface Member {
-  readonly is: (u: unknown) => u is HookInput
-  readonly explain: (u: unknown) => string
-}
-
-const member = <A extends HookInput, I>(schema: Schema.Schema<A, I>): Member => {
-  const is: (u: unknown) => u is A = Schema.is(schema)
-  const validate = ParseResult.validateEither(schema)
-  return {
-    is,
-    // Only on the failure path: the guard above allocates no error tree.
-    explain: (u) => {
-      const result = validate(u)
-      return Either.isLeft(result) ? ParseResult.TreeFormatter.formatIssueSync(result.left) : "invalid"
-    }
-  }
-}
-
-const byEvent: ReadonlyMap<string, Member> = new Map<HookEvent, Member>([
-  ["PreToolUse", member(PreToolUseInput)],
-  ["PostToolUse", member(PostToolUseInput)],
-  ["PostToolUseFailure", member(PostToolUseFailureInput)],
-  ["PostToolBatch", member(PostToolBatchInput)],
-  ["Notification", member(NotificationInput)],
-  ["UserPromptSubmit", member(UserPromptSubmitInput)],
-  ["UserPromptExpansion", member(UserPromptExpansionInput)],
-  ["SessionStart", member(SessionStartInput)],
-  ["SessionEnd", member(SessionEndInput)],
-  ["Stop", member(StopInput)],
-  ["StopFailure", member(StopFailureInput)],
-  ["SubagentStart", member(SubagentStartInput)],
-  ["SubagentStop", member(SubagentStopInput)],
-  ["PreCompact", member(PreCompactInput)],
-  ["PostCompact", member(PostCompactInput)],
-  ["PreModelSwitch", member(PreModelSwitchInput)],
-  ["PostModelSwitch", member(PostModelSwitchInput)],
-  ["PermissionRequest", member(PermissionRequestInput)],
-  ["PermissionDenied", member(PermissionDeniedInput)],
-  ["Setup", member(SetupInput)],
-  ["TeammateIdle", member(TeammateIdleInput)],
-  ["TaskCreated", member(TaskCreatedInput)],
-  ["TaskCompleted", member(TaskCompletedInput)],
-  ["Elicitation", member(ElicitationInput)],
-  ["ElicitationResult", member(ElicitationResultInput)],
-  ["ConfigChange", member(ConfigChangeInput)],
-  ["WorktreeCreate", member(WorktreeCreateInput)],
-  ["WorktreeRemove", member(WorktreeRemoveInput)],
-  ["InstructionsLoaded", member(InstructionsLoadedInput)],
-  ["CwdChanged", member(CwdChangedInput)],
-  ["FileChanged", member(FileChangedInput)],
-  ["DirectoryAdded", member(DirectoryAddedInput)],
-  ["MessageDisplay", member(MessageDisplayInput)]
-])
+const byEvent: ReadonlyMap<string, Guard.Member<HookInput>> = new Map(
+  knownInputs.map((input) => [input.fields.hook_event_name.literals[0], Guard.member(input)])
+)
 
 /**
  * Decodes the `input` of a `hook_callback` request. Returns the CLI's object itself when valid,
@@ -1156,7 +1071,7 @@ const byEvent: ReadonlyMap<string, Member> = new Map<HookEvent, Member>([
  * @category decoding
  */
 export const decodeInput = (raw: unknown): Either.Either<HookInput, MessageParseError> => {
-  if (!isRecord(raw)) {
+  if (!Predicate.isRecord(raw)) {
     return Either.left(new MessageParseError({ detail: "a hook input must be a JSON object", raw }))
   }
   const event = raw.hook_event_name
@@ -1363,14 +1278,13 @@ export const HookOutput = Schema.Union(AsyncHookOutput, SyncHookOutput)
  */
 export type HookOutput = Schema.Schema.Type<typeof HookOutput>
 
-const isHookOutput = Schema.is(HookOutput)
-const validateHookOutput = Schema.validateEither(HookOutput)
+const hookOutput = Guard.member(HookOutput)
 
 // A JSON-like copy without `undefined` members: optional fields set to `undefined` are absent on
 // the wire, as the CLI expects. Only plain objects and arrays are walked.
 const dropUndefined = (u: unknown): unknown => {
   if (Array.isArray(u)) return u.map(dropUndefined)
-  if (!isRecord(u)) return u
+  if (!Predicate.isRecord(u)) return u
   const proto: unknown = Object.getPrototypeOf(u)
   if (proto !== Object.prototype && proto !== null) return u
   const out: Record<string, unknown> = {}
@@ -1395,12 +1309,8 @@ const dropUndefined = (u: unknown): unknown => {
  * @since 0.1.0
  * @category encoding
  */
-export const encodeOutput = (output: HookOutput): Either.Either<unknown, ParseResult.ParseError> => {
-  if (isHookOutput(output)) return Either.right(dropUndefined(output))
-  // Only on the failure path: the guard above allocates no error tree.
-  const result = validateHookOutput(output)
-  return Either.isLeft(result) ? Either.left(result.left) : Either.right(dropUndefined(output))
-}
+export const encodeOutput = (output: HookOutput): Either.Either<unknown, ParseResult.ParseError> =>
+  Either.map(hookOutput.validate(output), () => dropUndefined(output))
 
 // ---------------------------------------------------------------------------------------------
 // callbacks and matchers
