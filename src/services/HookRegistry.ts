@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import { Cause, Context, Duration, Effect, Either, Layer } from "effect"
-import * as Hook from "../schema/Hook.js"
+import * as Hook from "../Hook.js"
 import type { InboundHandler } from "./ControlChannel.js"
 
 /**
