@@ -833,28 +833,28 @@ export type Message = Schema.Schema.Type<typeof Message>
 
 type Member = Guard.Member<Message>
 
-// Derived from `knownMessages`: a member with a `subtype` field is found by `type`, then
-// `subtype` (`system`, `result`); any other by `type` alone.
-const byType = new Map<string, Member>()
-const bySubtype = new Map<string, Map<string, Member>>()
+// Derived from `knownMessages`, one lookup by `type`: a member with a `subtype` field (`system`,
+// `result`) is then found by `subtype`, any other is the route itself.
+const routes = new Map<string, Member | Map<string, Member>>()
 for (const schema of knownMessages) {
   const member: Member = Guard.member(schema)
   for (const type of schema.fields.type.literals) {
     if ("subtype" in schema.fields) {
-      const subtypes = bySubtype.get(type) ?? new Map<string, Member>()
-      bySubtype.set(type, subtypes)
-      for (const subtype of schema.fields.subtype.literals) subtypes.set(subtype, member)
+      const route = routes.get(type)
+      const bySubtype = route instanceof Map ? route : new Map<string, Member>()
+      routes.set(type, bySubtype)
+      for (const subtype of schema.fields.subtype.literals) bySubtype.set(subtype, member)
     } else {
-      byType.set(type, member)
+      routes.set(type, member)
     }
   }
 }
 
 const memberFor = (type: unknown, subtype: unknown): Member | undefined => {
   if (typeof type !== "string") return undefined
-  const subtypes = bySubtype.get(type)
-  if (subtypes === undefined) return byType.get(type)
-  return typeof subtype === "string" ? subtypes.get(subtype) : undefined
+  const route = routes.get(type)
+  if (!(route instanceof Map)) return route
+  return typeof subtype === "string" ? route.get(subtype) : undefined
 }
 
 // Unknown blocks are wrapped so `ContentBlock` stays a discriminated union; the message is
