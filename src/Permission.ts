@@ -8,11 +8,11 @@
  *
  * @since 0.1.0
  */
-import { Effect, ParseResult, Schema } from "effect"
+import { Effect, Predicate, Schema } from "effect"
+import * as Guard from "./internal/guard.js"
+import { RawObject } from "./internal/schemas.js"
 import type * as Control from "./schema/Control.js"
 import type { InboundHandler } from "./services/ControlChannel.js"
-
-const RawObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
 const Destination = Schema.Literal("userSettings", "projectSettings", "localSettings", "session", "cliArg")
 
@@ -228,13 +228,10 @@ export type CanUseTool<E = unknown, R = never> = (
   context: CanUseToolContext
 ) => Effect.Effect<PermissionResult, E, R>
 
-const isRecord = (u: unknown): u is { readonly [key: string]: unknown } =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
-
 const optionalString = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)
 
-const isUpdate = Schema.is(PermissionUpdate)
-const validateResult = ParseResult.validateEither(PermissionResult)
+const update = Guard.member(PermissionUpdate)
+const permissionResult = Guard.member(PermissionResult)
 
 /**
  * The request fields, decoded loosely: a suggestion this version cannot read is dropped from
@@ -244,7 +241,7 @@ const validateResult = ParseResult.validateEither(PermissionResult)
  */
 export const contextOf = (request: { readonly [key: string]: unknown }, requestId: string): CanUseToolContext => {
   const suggestions = Array.isArray(request.permission_suggestions)
-    ? request.permission_suggestions.filter(isUpdate)
+    ? request.permission_suggestions.filter(update.is)
     : []
   return {
     suggestions,
@@ -254,7 +251,7 @@ export const contextOf = (request: { readonly [key: string]: unknown }, requestI
     agentID: optionalString(request.agent_id),
     displayName: optionalString(request.display_name),
     description: optionalString(request.description),
-    mcpServer: isRecord(request.mcp_server) ? request.mcp_server : undefined,
+    mcpServer: Predicate.isRecord(request.mcp_server) ? request.mcp_server : undefined,
     requestId,
     raw: request
   }
@@ -284,11 +281,8 @@ export const makeHandler = <E, R>(
       const toolName = request.tool_name
       const input = request.input
       const result = yield* Effect.provide(canUseTool(toolName, input, contextOf(request, requestId)), services)
-      const valid = validateResult(result)
-      if (valid._tag === "Left") {
-        return yield* Effect.fail(
-          new Error(`canUseTool returned an invalid result: ${ParseResult.TreeFormatter.formatIssueSync(valid.left)}`)
-        )
+      if (!permissionResult.is(result)) {
+        return yield* Effect.fail(new Error(`canUseTool returned an invalid result: ${permissionResult.explain(result)}`))
       }
       if (result.behavior === "allow") {
         return {

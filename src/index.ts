@@ -100,7 +100,7 @@ export * as Permission from "./Permission.js"
  *
  * @since 0.1.0
  */
-export * as Hook from "./schema/Hook.js"
+export * as Hook from "./Hook.js"
 
 /**
  * Tools for in-process MCP servers: a Schema for the input, an Effect for the handler.

@@ -6,7 +6,7 @@
 // that answer exactly what `Schema.is` answers for the node kinds messages use. Anything else
 // (declarations, template literals, unusual index signatures, …) falls back to `Schema.is` for
 // that node, so the result never differs — the unit tests check the two agree.
-import { Option, ParseResult, Schema, SchemaAST } from "effect"
+import { Either, Option, ParseResult, Schema, SchemaAST } from "effect"
 
 type Check = (u: unknown) => boolean
 
@@ -156,4 +156,37 @@ const compileNode = (ast: SchemaAST.AST): Check => {
 export const compile = <A, I, R>(schema: Schema.Schema<A, I, R>): (u: unknown) => u is A => {
   const check = compileNode(SchemaAST.typeAST(schema.ast))
   return (u: unknown): u is A => check(u)
+}
+
+/**
+ * One variant of a decoder's dispatch table: the compiled guard, and the slow path for values it
+ * rejects (the parse error, and that error as text for a `MessageParseError`).
+ */
+export interface Member<A> {
+  readonly is: (u: unknown) => u is A
+  /** `u` itself when it is an `A`; otherwise the parse error, whose tree is only built then. */
+  readonly validate: (u: unknown) => Either.Either<A, ParseResult.ParseError>
+  /** Why `u` is not an `A`, as `TreeFormatter` writes it. */
+  readonly explain: (u: unknown) => string
+}
+
+/**
+ * Compiles one schema into a `Member`. Generic over the schema rather than its `Type` so that a
+ * table can be built by mapping over a union's members (a union of schemas gives a union of
+ * types; `Schema` itself is invariant in its type).
+ */
+export const member = <S extends Schema.Schema.AnyNoContext>(schema: S): Member<Schema.Schema.Type<S>> => {
+  const check = compileNode(SchemaAST.typeAST(schema.ast))
+  const is = (u: unknown): u is Schema.Schema.Type<S> => check(u)
+  const slow = Schema.validateEither(schema)
+  const validate = (u: unknown): Either.Either<Schema.Schema.Type<S>, ParseResult.ParseError> =>
+    is(u) ? Either.right(u) : slow(u)
+  return {
+    is,
+    validate,
+    explain: (u) => {
+      const result = validate(u)
+      return Either.isLeft(result) ? ParseResult.TreeFormatter.formatErrorSync(result.left) : "invalid"
+    }
+  }
 }

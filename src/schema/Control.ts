@@ -9,8 +9,8 @@
  * @since 0.1.0
  */
 import { Predicate, Schema } from "effect"
+import { RawObject } from "../internal/schemas.js"
 
-const RawObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
 /**
  * `{"type":"control_request","request_id":…,"request":{"subtype":…,…}}`, in either direction.

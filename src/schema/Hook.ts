@@ -1,7 +1,7 @@
 /**
- * Hook callbacks: the CLI calls back into the SDK at fixed points of a session (before a tool
- * runs, after it ran, when a prompt is submitted, before the agent stops, …) and acts on the
- * answer.
+ * The schemas of hook callbacks: the events, the input the CLI sends for each and the answers it
+ * accepts. The callback API built on them (`Hook.on`, `Hook.deny`, `Hook.Hooks`, …) is in
+ * `src/Hook.ts`; both are the public `Hook` namespace.
  *
  * Inputs and outputs are Schemas with the CLI's own wire field names (`hook_event_name`,
  * `tool_input`, `hookSpecificOutput`, `permissionDecision`, `continue`, …). Decoding an input
@@ -15,65 +15,10 @@
  *
  * @since 0.1.0
  */
-import type { Duration } from "effect"
-import { Effect, Either, ParseResult, Schema } from "effect"
+import { Array as Arr, Either, ParseResult, Predicate, Schema } from "effect"
+import * as Guard from "../internal/guard.js"
+import { RawObject } from "../internal/schemas.js"
 import { MessageParseError } from "../SdkError.js"
-
-const RawObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
-
-/**
- * Every hook event the CLI knows.
- *
- * @example
- * ```ts
- * import { Hook } from "effect-claude-agent"
- * const events: ReadonlyArray<Hook.HookEvent> = Hook.HookEvent.literals
- * ```
- *
- * @since 0.1.0
- * @category events
- */
-export const HookEvent = Schema.Literal(
-  "PreToolUse",
-  "PostToolUse",
-  "PostToolUseFailure",
-  "PostToolBatch",
-  "Notification",
-  "UserPromptSubmit",
-  "UserPromptExpansion",
-  "SessionStart",
-  "SessionEnd",
-  "Stop",
-  "StopFailure",
-  "SubagentStart",
-  "SubagentStop",
-  "PreCompact",
-  "PostCompact",
-  "PreModelSwitch",
-  "PostModelSwitch",
-  "PermissionRequest",
-  "PermissionDenied",
-  "Setup",
-  "TeammateIdle",
-  "TaskCreated",
-  "TaskCompleted",
-  "Elicitation",
-  "ElicitationResult",
-  "ConfigChange",
-  "WorktreeCreate",
-  "WorktreeRemove",
-  "InstructionsLoaded",
-  "CwdChanged",
-  "FileChanged",
-  "DirectoryAdded",
-  "MessageDisplay"
-)
-
-/**
- * @since 0.1.0
- * @category events
- */
-export type HookEvent = Schema.Schema.Type<typeof HookEvent>
 
 // ---------------------------------------------------------------------------------------------
 // inputs
@@ -1009,20 +954,9 @@ export const UnknownHookInput = Schema.Struct({
  */
 export interface UnknownHookInput extends Schema.Schema.Type<typeof UnknownHookInput> {}
 
-/**
- * What a hook callback receives, discriminated by `hook_event_name`.
- *
- * @example
- * ```ts
- * import { Hook } from "effect-claude-agent"
- * const describe = (input: Hook.HookInput): string =>
- *   input.hook_event_name === "PreToolUse" ? `about to run ${input.tool_name}` : input.hook_event_name
- * ```
- *
- * @since 0.1.0
- * @category inputs
- */
-export const HookInput = Schema.Union(
+// Every modelled event's input, in one place: `HookInput`, `HookEvent` and the decoder's
+// dispatch table are derived from it.
+const knownInputs = [
   PreToolUseInput,
   PostToolUseInput,
   PostToolUseFailureInput,
@@ -1055,15 +989,49 @@ export const HookInput = Schema.Union(
   CwdChangedInput,
   FileChangedInput,
   DirectoryAddedInput,
-  MessageDisplayInput,
-  UnknownHookInput
-)
+  MessageDisplayInput
+] as const
+
+/**
+ * What a hook callback receives, discriminated by `hook_event_name`.
+ *
+ * @example
+ * ```ts
+ * import { Hook } from "effect-claude-agent"
+ * const describe = (input: Hook.HookInput): string =>
+ *   input.hook_event_name === "PreToolUse" ? `about to run ${input.tool_name}` : input.hook_event_name
+ * ```
+ *
+ * @since 0.1.0
+ * @category inputs
+ */
+export const HookInput = Schema.Union(...knownInputs, UnknownHookInput)
 
 /**
  * @since 0.1.0
  * @category inputs
  */
 export type HookInput = Schema.Schema.Type<typeof HookInput>
+
+/**
+ * Every hook event the CLI knows: the `hook_event_name`s of `HookInput`'s members.
+ *
+ * @example
+ * ```ts
+ * import { Hook } from "effect-claude-agent"
+ * const events: ReadonlyArray<Hook.HookEvent> = Hook.HookEvent.literals
+ * ```
+ *
+ * @since 0.1.0
+ * @category events
+ */
+export const HookEvent = Schema.Literal(...Arr.map(knownInputs, (input) => input.fields.hook_event_name.literals[0]))
+
+/**
+ * @since 0.1.0
+ * @category events
+ */
+export type HookEvent = Schema.Schema.Type<typeof HookEvent>
 
 /**
  * The input of one event.
@@ -1079,63 +1047,9 @@ export type HookInput = Schema.Schema.Type<typeof HookInput>
  */
 export type HookInputFor<K extends HookEvent> = Extract<HookInput, { readonly hook_event_name: K }>
 
-function isRecord(u: unknown): u is { readonly [key: string]: unknown } {
-  return typeof u === "object" && u !== null && !Array.isArray(u)
-}
-
-interface Member {
-  readonly is: (u: unknown) => u is HookInput
-  readonly explain: (u: unknown) => string
-}
-
-const member = <A extends HookInput, I>(schema: Schema.Schema<A, I>): Member => {
-  const is: (u: unknown) => u is A = Schema.is(schema)
-  const validate = ParseResult.validateEither(schema)
-  return {
-    is,
-    // Only on the failure path: the guard above allocates no error tree.
-    explain: (u) => {
-      const result = validate(u)
-      return Either.isLeft(result) ? ParseResult.TreeFormatter.formatIssueSync(result.left) : "invalid"
-    }
-  }
-}
-
-const byEvent: ReadonlyMap<string, Member> = new Map<HookEvent, Member>([
-  ["PreToolUse", member(PreToolUseInput)],
-  ["PostToolUse", member(PostToolUseInput)],
-  ["PostToolUseFailure", member(PostToolUseFailureInput)],
-  ["PostToolBatch", member(PostToolBatchInput)],
-  ["Notification", member(NotificationInput)],
-  ["UserPromptSubmit", member(UserPromptSubmitInput)],
-  ["UserPromptExpansion", member(UserPromptExpansionInput)],
-  ["SessionStart", member(SessionStartInput)],
-  ["SessionEnd", member(SessionEndInput)],
-  ["Stop", member(StopInput)],
-  ["StopFailure", member(StopFailureInput)],
-  ["SubagentStart", member(SubagentStartInput)],
-  ["SubagentStop", member(SubagentStopInput)],
-  ["PreCompact", member(PreCompactInput)],
-  ["PostCompact", member(PostCompactInput)],
-  ["PreModelSwitch", member(PreModelSwitchInput)],
-  ["PostModelSwitch", member(PostModelSwitchInput)],
-  ["PermissionRequest", member(PermissionRequestInput)],
-  ["PermissionDenied", member(PermissionDeniedInput)],
-  ["Setup", member(SetupInput)],
-  ["TeammateIdle", member(TeammateIdleInput)],
-  ["TaskCreated", member(TaskCreatedInput)],
-  ["TaskCompleted", member(TaskCompletedInput)],
-  ["Elicitation", member(ElicitationInput)],
-  ["ElicitationResult", member(ElicitationResultInput)],
-  ["ConfigChange", member(ConfigChangeInput)],
-  ["WorktreeCreate", member(WorktreeCreateInput)],
-  ["WorktreeRemove", member(WorktreeRemoveInput)],
-  ["InstructionsLoaded", member(InstructionsLoadedInput)],
-  ["CwdChanged", member(CwdChangedInput)],
-  ["FileChanged", member(FileChangedInput)],
-  ["DirectoryAdded", member(DirectoryAddedInput)],
-  ["MessageDisplay", member(MessageDisplayInput)]
-])
+const byEvent: ReadonlyMap<string, Guard.Member<HookInput>> = new Map(
+  knownInputs.map((input) => [input.fields.hook_event_name.literals[0], Guard.member(input)])
+)
 
 /**
  * Decodes the `input` of a `hook_callback` request. Returns the CLI's object itself when valid,
@@ -1156,7 +1070,7 @@ const byEvent: ReadonlyMap<string, Member> = new Map<HookEvent, Member>([
  * @category decoding
  */
 export const decodeInput = (raw: unknown): Either.Either<HookInput, MessageParseError> => {
-  if (!isRecord(raw)) {
+  if (!Predicate.isRecord(raw)) {
     return Either.left(new MessageParseError({ detail: "a hook input must be a JSON object", raw }))
   }
   const event = raw.hook_event_name
@@ -1363,14 +1277,13 @@ export const HookOutput = Schema.Union(AsyncHookOutput, SyncHookOutput)
  */
 export type HookOutput = Schema.Schema.Type<typeof HookOutput>
 
-const isHookOutput = Schema.is(HookOutput)
-const validateHookOutput = Schema.validateEither(HookOutput)
+const hookOutput = Guard.member(HookOutput)
 
 // A JSON-like copy without `undefined` members: optional fields set to `undefined` are absent on
 // the wire, as the CLI expects. Only plain objects and arrays are walked.
 const dropUndefined = (u: unknown): unknown => {
   if (Array.isArray(u)) return u.map(dropUndefined)
-  if (!isRecord(u)) return u
+  if (!Predicate.isRecord(u)) return u
   const proto: unknown = Object.getPrototypeOf(u)
   if (proto !== Object.prototype && proto !== null) return u
   const out: Record<string, unknown> = {}
@@ -1395,217 +1308,5 @@ const dropUndefined = (u: unknown): unknown => {
  * @since 0.1.0
  * @category encoding
  */
-export const encodeOutput = (output: HookOutput): Either.Either<unknown, ParseResult.ParseError> => {
-  if (isHookOutput(output)) return Either.right(dropUndefined(output))
-  // Only on the failure path: the guard above allocates no error tree.
-  const result = validateHookOutput(output)
-  return Either.isLeft(result) ? Either.left(result.left) : Either.right(dropUndefined(output))
-}
-
-// ---------------------------------------------------------------------------------------------
-// callbacks and matchers
-// ---------------------------------------------------------------------------------------------
-
-/**
- * A hook callback: gets the decoded input and the request's `tool_use_id`, answers a
- * `HookOutput`. A failure or defect is answered to the CLI as an error (the CLI then treats the
- * hook's answer as empty, or blocks with `onFailure: "block"`); if the CLI withdraws the request
- * the callback's fiber is interrupted and nothing is answered.
- *
- * @example
- * ```ts
- * import { Effect } from "effect"
- * import { Hook } from "effect-claude-agent"
- *
- * const noRm: Hook.HookCallback = (input) =>
- *   Effect.succeed(
- *     input.hook_event_name === "PreToolUse" && JSON.stringify(input.tool_input).includes("rm -rf")
- *       ? Hook.deny("rm -rf is not allowed")
- *       : {}
- *   )
- * ```
- *
- * @since 0.1.0
- * @category callbacks
- */
-export type HookCallback<E = never, R = never> = (
-  input: HookInput,
-  toolUseId: string | undefined
-) => Effect.Effect<HookOutput, E, R>
-
-/**
- * Callbacks for one event, optionally restricted by a `matcher` (for tool events, a tool name or
- * a pattern such as `"Bash"` or `"Write|Edit"`).
- *
- * @example
- * ```ts
- * import { Effect } from "effect"
- * import { Hook } from "effect-claude-agent"
- *
- * const bashOnly: Hook.HookMatcher = {
- *   matcher: "Bash",
- *   hooks: [() => Effect.succeed(Hook.allow("trusted"))],
- *   timeout: "30 seconds"
- * }
- * ```
- *
- * @since 0.1.0
- * @category callbacks
- */
-export interface HookMatcher<R = never> {
-  readonly matcher?: string | undefined
-  readonly hooks: ReadonlyArray<HookCallback<unknown, R>>
-  /** How long the CLI waits for these callbacks; sent to the CLI in seconds. */
-  readonly timeout?: Duration.DurationInput | undefined
-  /** What the CLI does when a callback fails: go on as if it answered `{}` (`continue`) or block the action. */
-  readonly onFailure?: "continue" | "block" | undefined
-}
-
-/**
- * Hook matchers by event: the `hooks` option.
- *
- * @example
- * ```ts
- * import { Effect } from "effect"
- * import { Hook } from "effect-claude-agent"
- *
- * const hooks: Hook.Hooks = {
- *   PreToolUse: [{ matcher: "Bash", hooks: [() => Effect.succeed(Hook.deny("no shell"))] }],
- *   Stop: [{ hooks: [() => Effect.succeed({})] }]
- * }
- * ```
- *
- * @since 0.1.0
- * @category callbacks
- */
-export type Hooks<R = never> = { readonly [K in HookEvent]?: ReadonlyArray<HookMatcher<R>> | undefined }
-
-const isInputFor = <K extends HookEvent>(event: K, input: HookInput): input is HookInputFor<K> =>
-  input.hook_event_name === event
-
-/**
- * A callback for one event, with the input typed for it. Registering it under another event is
- * a programming error: the callback dies naming both events.
- *
- * @example
- * ```ts
- * import { Effect } from "effect"
- * import { Hook } from "effect-claude-agent"
- *
- * const logPrompts = Hook.on("UserPromptSubmit", (input) =>
- *   Effect.as(Effect.log(`prompt: ${input.prompt}`), {}))
- * const hooks: Hook.Hooks = { UserPromptSubmit: [{ hooks: [logPrompts] }] }
- * ```
- *
- * @since 0.1.0
- * @category callbacks
- */
-export const on = <K extends HookEvent, E = never, R = never>(
-  event: K,
-  f: (input: HookInputFor<K>, toolUseId: string | undefined) => Effect.Effect<HookOutput, E, R>
-): HookCallback<E, R> =>
-(input, toolUseId) =>
-  isInputFor(event, input)
-    ? f(input, toolUseId)
-    : Effect.dieMessage(`a hook callback for ${event} was called with a ${input.hook_event_name} input`)
-
-// ---------------------------------------------------------------------------------------------
-// answers
-// ---------------------------------------------------------------------------------------------
-
-/**
- * `PreToolUse`: allow the tool use without a permission prompt, optionally replacing its input.
- *
- * @example
- * ```ts
- * import { Hook } from "effect-claude-agent"
- * const answer = Hook.allow("read-only command", { command: "ls -la" })
- * ```
- *
- * @since 0.1.0
- * @category answers
- */
-export const allow = (reason?: string, updatedInput?: { readonly [key: string]: unknown }): SyncHookOutput => ({
-  hookSpecificOutput: {
-    hookEventName: "PreToolUse",
-    permissionDecision: "allow",
-    permissionDecisionReason: reason,
-    updatedInput
-  }
-})
-
-/**
- * `PreToolUse`: deny the tool use; the model sees `reason` as the tool's error.
- *
- * @example
- * ```ts
- * import { Hook } from "effect-claude-agent"
- * const answer = Hook.deny("writes outside the workspace are not allowed")
- * ```
- *
- * @since 0.1.0
- * @category answers
- */
-export const deny = (reason: string): SyncHookOutput => ({
-  hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: reason }
-})
-
-/**
- * `PreToolUse`: ask the user (the normal permission prompt) whatever the rules say.
- *
- * @example
- * ```ts
- * import { Hook } from "effect-claude-agent"
- * const answer = Hook.ask("touches production config")
- * ```
- *
- * @since 0.1.0
- * @category answers
- */
-export const ask = (reason?: string): SyncHookOutput => ({
-  hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "ask", permissionDecisionReason: reason }
-})
-
-/**
- * The events whose answer can add context for the model.
- *
- * @example
- * ```ts
- * import { Hook } from "effect-claude-agent"
- * const event: Hook.ContextEvent = "PostToolUse"
- * ```
- *
- * @since 0.1.0
- * @category answers
- */
-export type ContextEvent = Extract<HookSpecificOutput, { readonly additionalContext?: string | undefined }>["hookEventName"]
-
-/**
- * Adds text to the model's context (`hookSpecificOutput.additionalContext`).
- *
- * @example
- * ```ts
- * import { Hook } from "effect-claude-agent"
- * const answer = Hook.addContext("UserPromptSubmit", "The repository uses pnpm, not npm.")
- * ```
- *
- * @since 0.1.0
- * @category answers
- */
-export const addContext = (event: ContextEvent, text: string): SyncHookOutput => ({
-  hookSpecificOutput: { hookEventName: event, additionalContext: text }
-})
-
-/**
- * Stops the session after this hook, showing `reason` to the user (`continue: false`).
- *
- * @example
- * ```ts
- * import { Hook } from "effect-claude-agent"
- * const answer = Hook.stop("budget reached")
- * ```
- *
- * @since 0.1.0
- * @category answers
- */
-export const stop = (reason: string): SyncHookOutput => ({ continue: false, stopReason: reason })
+export const encodeOutput = (output: HookOutput): Either.Either<unknown, ParseResult.ParseError> =>
+  Either.map(hookOutput.validate(output), () => dropUndefined(output))

@@ -11,15 +11,15 @@
  *
  * @since 0.1.0
  */
-import { Either, ParseResult, Schema } from "effect"
+import { Either, Predicate, Schema } from "effect"
 import * as Guard from "../internal/guard.js"
+import { RawObject } from "../internal/schemas.js"
 import { MessageParseError } from "../SdkError.js"
 import * as ContentBlock from "./ContentBlock.js"
 
 const OptionalString = Schema.optional(Schema.String)
 const OptionalNullableString = Schema.optional(Schema.NullOr(Schema.String))
 const OptionalNumber = Schema.optional(Schema.Number)
-const RawObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
 /**
  * Token usage as the API reports it.
@@ -607,7 +607,7 @@ export interface StreamEvent extends Schema.Schema.Type<typeof StreamEvent> {}
 export const textDelta = (m: StreamEvent): string | undefined => {
   if (m.event.type !== "content_block_delta" || !("delta" in m.event)) return undefined
   const delta = m.event.delta
-  return isRecord(delta) && delta.type === "text_delta" && typeof delta.text === "string" ? delta.text : undefined
+  return Predicate.isRecord(delta) && delta.type === "text_delta" && typeof delta.text === "string" ? delta.text : undefined
 }
 
 /**
@@ -792,6 +792,21 @@ export const UnknownMessage = Schema.Struct({
  */
 export interface UnknownMessage extends Schema.Schema.Type<typeof UnknownMessage> {}
 
+// Every modelled message, in one place: the union and the decoder's dispatch tables use it.
+const knownMessages = [
+  AssistantMessage,
+  UserMessage,
+  ...ResultMessage.members,
+  ...SystemMessage.members,
+  StreamEvent,
+  RateLimitEvent,
+  ToolProgress,
+  ToolUseSummary,
+  PromptSuggestion,
+  CommandLifecycle,
+  AuthStatus
+] as const
+
 /**
  * Every message the CLI writes on stdout outside the control protocol.
  *
@@ -804,28 +819,7 @@ export interface UnknownMessage extends Schema.Schema.Type<typeof UnknownMessage
  * @since 0.1.0
  * @category schemas
  */
-export const Message = Schema.Union(
-  AssistantMessage,
-  UserMessage,
-  ResultSuccess,
-  ResultFailure,
-  SystemInit,
-  SystemStatus,
-  SystemApiRetry,
-  SystemCompactBoundary,
-  SystemSessionStateChanged,
-  SystemPermissionDenied,
-  SystemThinkingTokens,
-  SystemEvent,
-  StreamEvent,
-  RateLimitEvent,
-  ToolProgress,
-  ToolUseSummary,
-  PromptSuggestion,
-  CommandLifecycle,
-  AuthStatus,
-  UnknownMessage
-)
+export const Message = Schema.Union(...knownMessages, UnknownMessage)
 
 /**
  * @since 0.1.0
@@ -837,69 +831,43 @@ export type Message = Schema.Schema.Type<typeof Message>
 // decoding
 // ---------------------------------------------------------------------------------------------
 
-function isRecord(u: unknown): u is { readonly [key: string]: unknown } {
-  return typeof u === "object" && u !== null && !Array.isArray(u)
-}
+type Member = Guard.Member<Message>
 
-interface Member {
-  readonly is: (u: unknown) => u is Message
-  readonly explain: (u: unknown) => string
-}
-
-const member = <A extends Message, I>(schema: Schema.Schema<A, I>): Member => {
-  const is: (u: unknown) => u is A = Guard.compile(schema)
-  const validate = ParseResult.validateEither(schema)
-  return {
-    is,
-    // Only on the failure path: the compiled guard above allocates no error tree.
-    explain: (u) => {
-      const result = validate(u)
-      return result._tag === "Left" ? ParseResult.TreeFormatter.formatIssueSync(result.left) : "invalid"
+// Derived from `knownMessages`, one lookup by `type`: a member with a `subtype` field (`system`,
+// `result`) is then found by `subtype`, any other is the route itself.
+const routes = new Map<string, Member | Map<string, Member>>()
+for (const schema of knownMessages) {
+  const member: Member = Guard.member(schema)
+  for (const type of schema.fields.type.literals) {
+    if ("subtype" in schema.fields) {
+      const route = routes.get(type)
+      const bySubtype = route instanceof Map ? route : new Map<string, Member>()
+      routes.set(type, bySubtype)
+      for (const subtype of schema.fields.subtype.literals) bySubtype.set(subtype, member)
+    } else {
+      routes.set(type, member)
     }
   }
 }
 
-const byType: ReadonlyMap<string, Member> = new Map([
-  ["assistant", member(AssistantMessage)],
-  ["user", member(UserMessage)],
-  ["stream_event", member(StreamEvent)],
-  ["rate_limit_event", member(RateLimitEvent)],
-  ["tool_progress", member(ToolProgress)],
-  ["tool_use_summary", member(ToolUseSummary)],
-  ["prompt_suggestion", member(PromptSuggestion)],
-  ["command_lifecycle", member(CommandLifecycle)],
-  ["auth_status", member(AuthStatus)]
-])
-
-const systemEvent = member(SystemEvent)
-const systemBySubtype: ReadonlyMap<string, Member> = new Map([
-  ["init", member(SystemInit)],
-  ["status", member(SystemStatus)],
-  ["api_retry", member(SystemApiRetry)],
-  ["compact_boundary", member(SystemCompactBoundary)],
-  ["session_state_changed", member(SystemSessionStateChanged)],
-  ["permission_denied", member(SystemPermissionDenied)],
-  ["thinking_tokens", member(SystemThinkingTokens)],
-  ...SystemEvent.fields.subtype.literals.map((lit) => [lit, systemEvent] as const)
-])
-
-const resultFailure = member(ResultFailure)
-const resultBySubtype: ReadonlyMap<string, Member> = new Map([
-  ["success", member(ResultSuccess)],
-  ...ResultFailure.fields.subtype.literals.map((lit) => [lit, resultFailure] as const)
-])
+const memberFor = (type: unknown, subtype: unknown): Member | undefined => {
+  if (typeof type !== "string") return undefined
+  const route = routes.get(type)
+  if (!(route instanceof Map)) return route
+  return typeof subtype === "string" ? route.get(subtype) : undefined
+}
 
 // Unknown blocks are wrapped so `ContentBlock` stays a discriminated union; the message is
 // copied only when that happens.
 const normalizeContent = (raw: { readonly [key: string]: unknown }): unknown => {
   const message = raw.message
-  if (!isRecord(message)) return raw
+  if (!Predicate.isRecord(message)) return raw
   const content = message.content
   if (!Array.isArray(content)) return raw
   let copy: Array<unknown> | undefined
   for (let i = 0; i < content.length; i++) {
     const block: unknown = content[i]
-    if (isRecord(block) && !ContentBlock.isKnownType(block.type)) {
+    if (Predicate.isRecord(block) && !ContentBlock.isKnownType(block.type)) {
       copy ??= content.slice()
       copy[i] = { type: "unknown", raw: block }
     }
@@ -926,18 +894,12 @@ const normalizeContent = (raw: { readonly [key: string]: unknown }): unknown => 
  * @category decoding
  */
 export const decode = (raw: unknown): Either.Either<Message, MessageParseError> => {
-  if (!isRecord(raw)) {
+  if (!Predicate.isRecord(raw)) {
     return Either.left(new MessageParseError({ detail: "a message must be a JSON object", raw }))
   }
   const type = raw.type
   const subtype = raw.subtype
-  const m = type === "system"
-    ? (typeof subtype === "string" ? systemBySubtype.get(subtype) : undefined)
-    : type === "result"
-    ? (typeof subtype === "string" ? resultBySubtype.get(subtype) : undefined)
-    : typeof type === "string"
-    ? byType.get(type)
-    : undefined
+  const m = memberFor(type, subtype)
   if (m === undefined) {
     if (typeof type !== "string") {
       return Either.left(new MessageParseError({ detail: "a message must have a string \"type\"", raw }))

@@ -16,7 +16,7 @@ import { OptionsError } from "../SdkError.js"
 import type * as McpServer from "../McpServer.js"
 import type * as Permission from "../Permission.js"
 import * as Control from "./Control.js"
-import * as Hook from "./Hook.js"
+import * as Hook from "../Hook.js"
 
 const NonEmptyString = Schema.String.pipe(Schema.minLength(1))
 const Strings = Schema.Array(Schema.String)

@@ -13,8 +13,8 @@
  * @since 0.1.0
  */
 import { Context, Data, Duration, Effect, Either, Layer, ParseResult, Predicate } from "effect"
+import * as Hook from "../Hook.js"
 import type * as Control from "../schema/Control.js"
-import * as Hook from "../schema/Hook.js"
 import type { InboundHandler } from "./ControlChannel.js"
 
 /**

@@ -4,7 +4,7 @@
 // `hook_callback` handler. The handler is called directly with control-request-shaped objects.
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Context, Deferred, Effect, Either, Exit, Fiber, Logger } from "effect"
-import * as Hook from "../../src/schema/Hook.js"
+import * as Hook from "../../src/Hook.js"
 import * as HookRegistry from "../../src/services/HookRegistry.js"
 
 // ---- recorded inputs (CLI 2.1.330, c-hooks.allow) -------------------------------------------

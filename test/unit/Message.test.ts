@@ -179,6 +179,34 @@ describe("Message.decode", () => {
     expect(Either.isLeft(Message.decode({ noType: true }))).toBe(true)
   })
 
+  it("dispatches every type and subtype of the Message union to its own schema", () => {
+    let checked = 0
+    for (const schema of Message.Message.members) {
+      if (schema === Message.UnknownMessage) continue
+      const subtypes: ReadonlyArray<string | undefined> = "subtype" in schema.fields
+        ? schema.fields.subtype.literals
+        : [undefined]
+      for (const type of schema.fields.type.literals) {
+        for (const subtype of subtypes) {
+          // Only the discriminators: its own schema rejects that by name (or, with no required
+          // field, accepts it); an undispatched one would come back as UnknownMessage.
+          const raw = subtype === undefined ? { type } : { type, subtype }
+          const name = subtype === undefined ? type : `${type}/${subtype}`
+          const outcome = Either.match(Message.decode(raw), {
+            onLeft: (error) => error.detail,
+            onRight: (m) => `decoded ${label(m)}`
+          })
+          expect(outcome).toMatch(new RegExp(`^(invalid ${name} message|decoded ${name}$)`))
+          checked++
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(30)
+    // The `unknown` type is this SDK's wrapper, not a wire type: it arrives wrapped like any other.
+    const raw = { type: "unknown", raw: { type: "x" } }
+    expect(decodeOk(raw)).toEqual({ type: "unknown", raw })
+  })
+
   it("builds user message frames and reads text deltas", () => {
     expect(Message.userMessage("hi")).toEqual({
       type: "user",

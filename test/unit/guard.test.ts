@@ -1,11 +1,14 @@
 // The compiled guards must answer exactly what Schema.is answers: every recorded CLI frame and
-// thousands of mutations of them, against every message and content-block schema.
+// thousands of mutations of them, against every message and content-block schema; hook inputs and
+// outputs and permission answers likewise, from samples. `Guard.member` adds the slow path.
 import { describe, expect, it } from "@effect/vitest"
-import { Schema } from "effect"
+import { Either, ParseResult, Schema } from "effect"
 import * as fs from "node:fs"
 import * as Guard from "../../src/internal/guard.js"
+import * as Permission from "../../src/Permission.js"
 import * as ContentBlock from "../../src/schema/ContentBlock.js"
 import * as Control from "../../src/schema/Control.js"
+import * as Hook from "../../src/schema/Hook.js"
 import * as Message from "../../src/schema/Message.js"
 
 const recorded: Array<unknown> = fs
@@ -54,6 +57,46 @@ const schemas: ReadonlyArray<readonly [string, Schema.Schema.Any]> = [
   ["ControlRequest", Control.ControlRequest]
 ]
 
+const hookBase = { session_id: "s", transcript_path: "/tmp/t.jsonl", cwd: "/w", permission_mode: "default" }
+const hookTool = { tool_name: "Bash", tool_input: { command: "ls" }, tool_use_id: "toolu_1" }
+
+// Hook inputs, hook answers and permission answers: the shapes the CLI sends and callbacks return.
+const samples: ReadonlyArray<readonly [string, Schema.Schema.Any, ReadonlyArray<unknown>]> = [
+  ["HookInput", Hook.HookInput, [
+    { ...hookBase, hook_event_name: "PreToolUse", ...hookTool, effort: { level: "medium" } },
+    { ...hookBase, hook_event_name: "PostToolUse", ...hookTool, tool_response: { stdout: "a" }, duration_ms: 3 },
+    { ...hookBase, hook_event_name: "PostToolBatch", tool_calls: [{ ...hookTool, tool_response: "ok" }] },
+    { ...hookBase, hook_event_name: "PreCompact", trigger: "manual", custom_instructions: null },
+    { ...hookBase, hook_event_name: "SessionStart", source: "startup", context_tokens: 10 },
+    { ...hookBase, hook_event_name: "Stop", stop_hook_active: false, background_tasks: [] },
+    { ...hookBase, hook_event_name: "InstructionsLoaded", file_path: "/w/CLAUDE.md", memory_type: "Project", load_reason: "x", globs: ["*.ts"] },
+    { ...hookBase, hook_event_name: "MessageDisplay", turn_id: "t", message_id: "m", index: 0, final: true, delta: "d" },
+    { hook_event_name: "Unknown", raw: { hook_event_name: "Later" } }
+  ]],
+  ["HookOutput", Hook.HookOutput, [
+    { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "no" } },
+    { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", updatedInput: { command: "ls" } } },
+    {
+      hookSpecificOutput: {
+        hookEventName: "PermissionRequest",
+        decision: { behavior: "allow", updatedPermissions: [{ type: "setMode" }] }
+      }
+    },
+    { hookSpecificOutput: { hookEventName: "SessionStart", watchPaths: ["/w/a"], reloadSkills: true } },
+    { continue: false, stopReason: "done", decision: "block" },
+    { async: true, asyncTimeout: 30000 }
+  ]],
+  ["PermissionUpdate", Permission.PermissionUpdate, [
+    { type: "addRules", rules: [{ toolName: "Bash", ruleContent: "npm test" }], behavior: "allow", destination: "session" },
+    { type: "setMode", mode: "acceptEdits", destination: "session" },
+    { type: "removeDirectories", directories: ["/tmp"], destination: "localSettings" }
+  ]],
+  ["PermissionResult", Permission.PermissionResult, [
+    { behavior: "allow", updatedInput: { a: 1 }, updatedPermissions: [{ type: "setMode", mode: "plan", destination: "session" }] },
+    { behavior: "deny", message: "no", interrupt: true }
+  ]]
+]
+
 describe("compiled guards", () => {
   it("agree with Schema.is on recorded frames and their mutations", () => {
     let compared = 0
@@ -79,6 +122,28 @@ describe("compiled guards", () => {
     expect(compared - accepted).toBeGreaterThan(1_000)
   })
 
+  it("agree with Schema.is on hook inputs and outputs, permission answers and their mutations", () => {
+    for (const [name, schema, values] of samples) {
+      const slow = Schema.is(schema)
+      const fast = Guard.compile(schema)
+      let accepted = 0
+      let rejected = 0
+      for (const sample of values) {
+        expect(slow(sample)).toBe(true)
+        for (const value of [sample, ...mutations(sample)]) {
+          const expected = slow(value)
+          if (fast(value) !== expected) {
+            throw new Error(`${name} disagrees with Schema.is on ${JSON.stringify(value).slice(0, 300)}`)
+          }
+          if (expected) accepted++
+          else rejected++
+        }
+      }
+      expect(accepted).toBeGreaterThan(values.length)
+      expect(rejected).toBeGreaterThan(values.length)
+    }
+  })
+
   it("agree on refinements, unions without a discriminator and non-objects", () => {
     const cases: ReadonlyArray<Schema.Schema.AnyNoContext> = [
       Schema.Struct({ n: Schema.Int.pipe(Schema.positive()) }),
@@ -92,6 +157,31 @@ describe("compiled guards", () => {
       const slow = Schema.is(schema)
       const fast = Guard.compile(schema)
       for (const value of values) expect(fast(value)).toBe(slow(value))
+    }
+  })
+})
+
+describe("Guard.member", () => {
+  const Point = Schema.Struct({ x: Schema.Number, y: Schema.Number })
+  const point = Guard.member(Point)
+
+  it("accepts the value itself, extra fields included", () => {
+    const value = { x: 1, y: 2, label: "origin" }
+    expect(point.is(value)).toBe(true)
+    const result = point.validate(value)
+    expect(Either.isRight(result) ? result.right : undefined).toBe(value)
+  })
+
+  it("explains a rejected value as Schema.validateEither and the tree formatter do", () => {
+    const value = { x: 1, y: "2" }
+    expect(point.is(value)).toBe(false)
+    const expected = Schema.validateEither(Point)(value)
+    const actual = point.validate(value)
+    expect(Either.isLeft(actual) && Either.isLeft(expected)).toBe(true)
+    if (Either.isLeft(actual) && Either.isLeft(expected)) {
+      expect(actual.left.message).toBe(expected.left.message)
+      expect(point.explain(value)).toBe(ParseResult.TreeFormatter.formatErrorSync(expected.left))
+      expect(point.explain(value)).toContain("[\"y\"]")
     }
   })
 })
