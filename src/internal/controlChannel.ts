@@ -34,6 +34,7 @@ import { Transport } from "../services/Transport.js"
 import * as Defaults from "./defaults.js"
 import { positiveDurationProblem } from "./duration.js"
 import * as Guard from "./guard.js"
+import * as Issues from "./issues.js"
 
 /** How long to wait for the exit status once stdout has closed. */
 const EXIT_WAIT = Duration.seconds(10)
@@ -65,7 +66,7 @@ const oneLine = (text: string): string => {
   return first.length > MAX_WARNING ? `${first.slice(0, MAX_WARNING - 1)}…` : first
 }
 
-const formatIssue = (issue: ParseResult.ParseIssue): string => ParseResult.TreeFormatter.formatIssueSync(issue)
+const formatIssue = (issue: ParseResult.ParseIssue): string => Issues.describe(issue)
 
 const isControlResponse = Guard.compile(Control.ControlResponse)
 const isControlRequest = Guard.compile(Control.ControlRequest)

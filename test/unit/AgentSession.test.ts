@@ -1,6 +1,6 @@
 // Unit tests of sessions and queries over the in-memory fake CLI (a mock transport, no process).
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Duration, Effect, Fiber, Option, Stream } from "effect"
+import { Chunk, Deferred, Duration, Effect, Fiber, Logger, LogLevel, Option, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
@@ -332,5 +332,60 @@ describe("session method arguments are checked before anything is sent (fake CLI
         typeof f.request === "object" && f.request !== null && "subtype" in f.request ? f.request.subtype : undefined
       )
       expect(subtypes).toEqual(["initialize"])
+    }))
+})
+
+describe("callback failures are logged once, in one short line naming the field (fake CLI)", () => {
+  const captureLogs = () => {
+    const warnings: Array<string> = []
+    const debug: Array<string> = []
+    const logger = Logger.make(({ logLevel, message }) => {
+      const text = [message].flat().map(String).join(" ")
+      if (logLevel._tag === "Warning") warnings.push(text)
+      if (logLevel._tag === "Debug") debug.push(text)
+    })
+    return { warnings, debug, layer: Logger.replace(Logger.defaultLogger, logger) }
+  }
+
+  it.effect("a hook returning an invalid output, and a canUseTool returning an invalid result", () =>
+    Effect.gen(function*() {
+      const logs = captureLogs()
+      const invalidOutput: unknown = JSON.parse("{\"decision\":\"nonsense\"}")
+      const invalidResult: unknown = JSON.parse("{\"behavior\":\"maybe\"}")
+      const answers = yield* Deferred.make<ReadonlyArray<FakeCli.JsonObject>>()
+      const layer = FakeCli.layerClaudeAgent({
+        onUserMessage: (_message, cli) =>
+          Effect.all([
+            cli.request({
+              subtype: "hook_callback",
+              callback_id: "hook_0",
+              input: { hook_event_name: "Stop", session_id: "s", transcript_path: "/t", cwd: "/", stop_hook_active: false }
+            }),
+            cli.request({ subtype: "can_use_tool", tool_name: "Bash", input: { command: "ls" } })
+          ]).pipe(Effect.flatMap((all) => Deferred.succeed(answers, all)))
+      })
+      yield* Effect.scoped(Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session({
+          hooks: { Stop: [{ hooks: [() => Effect.succeed(Object.assign({}, invalidOutput))] }] },
+          canUseTool: () => Effect.succeed(Object.assign({ behavior: "allow" as const }, invalidResult))
+        })
+        yield* session.send("go")
+        const [hook, permission] = yield* Deferred.await(answers)
+        expect(hook).toMatchObject({ subtype: "error" })
+        expect(permission).toMatchObject({ subtype: "error" })
+      })).pipe(Effect.provide(layer), Effect.provide(logs.layer), Logger.withMinimumLogLevel(LogLevel.Debug))
+      expect(logs.warnings).toHaveLength(2)
+      const [hookWarning, permissionWarning] = logs.warnings
+      expect(hookWarning).toContain("hook_callback failed")
+      expect(hookWarning).toContain("Stop hook callback hook_0")
+      expect(hookWarning).toContain("decision")
+      expect(permissionWarning).toContain("can_use_tool failed")
+      expect(permissionWarning).toContain("behavior")
+      for (const line of logs.warnings) {
+        expect(line.length).toBeLessThanOrEqual(500)
+        expect(line).not.toContain("\n")
+      }
+      // The details are at debug level.
+      expect(logs.debug.filter((line) => line.includes("failure in full"))).toHaveLength(2)
     }))
 })
