@@ -76,8 +76,13 @@ export interface RewindFilesOptions extends RequestOptions {
  * @category models
  */
 export interface AgentSession {
-  /** Writes one user message. The first may be sent before `system/init`: the CLI emits that per turn. */
-  readonly send: (prompt: Prompt) => Effect.Effect<void, CLIConnectionError>
+  /**
+   * Writes one user message and returns its uuid (the prompt's own, when a full frame carries
+   * one; generated otherwise): the id `rewindFiles` takes and `interrupt` reports. The first
+   * message may be sent before `system/init`: the CLI emits that per turn. Messages sent while a
+   * turn runs are queued by the CLI (and may be merged into the running turn).
+   */
+  readonly send: (prompt: Prompt) => Effect.Effect<string, CLIConnectionError>
   /**
    * Every message from the CLI, decoded, until the CLI exits. A single stream shared with
    * `receiveResponse`: run one consumer at a time.
@@ -104,8 +109,10 @@ export interface AgentSession {
   /** How the context window is used, by category. */
   readonly getContextUsage: (options?: RequestOptions) => Effect.Effect<Control.ContextUsageResponse, RequestError>
   /**
-   * Restores files changed since the given user message (needs `enableFileCheckpointing`). The CLI
-   * reports "cannot rewind" as data (`canRewind: false` with `error`), not as a failure.
+   * Restores files changed since the given user message (its uuid, as `send` returned it; needs
+   * `enableFileCheckpointing`). "Cannot rewind" is always data (`canRewind: false` with `error`),
+   * never a failure: a dry run is asked first, and the files are restored only when it says they
+   * can be. With `dryRun`, only the dry run's report.
    */
   readonly rewindFiles: (
     userMessageId: string,
@@ -160,8 +167,12 @@ export interface SessionConfig {
 const isUserFrame = (prompt: Prompt): prompt is Message.UserMessageInput =>
   typeof prompt === "object" && "type" in prompt && prompt.type === "user"
 
-const toUserFrame = (prompt: Prompt): Message.UserMessageInput =>
-  isUserFrame(prompt) ? prompt : Message.userMessage(prompt)
+// Every user message carries a uuid: it is the id `rewindFiles` takes, and `interrupt` reports
+// queued messages by it. (With one, the CLI also reports `command_lifecycle` messages.)
+const toUserFrame = (prompt: Prompt): Message.UserMessageInput & { readonly uuid: string } => {
+  if (!isUserFrame(prompt)) return { ...Message.userMessage(prompt), uuid: crypto.randomUUID() }
+  return { ...prompt, uuid: prompt.uuid ?? crypto.randomUUID() }
+}
 
 /**
  * Whether a run state is idle: the CLI reported `idle`, or never reported a state (older CLIs,
@@ -336,7 +347,9 @@ export const make: (
 
     const session: AgentSession = {
       send: Effect.fn("AgentSession.send")(function*(prompt: Prompt) {
-        yield* transport.send(toUserFrame(prompt))
+        const frame = toUserFrame(prompt)
+        yield* transport.send(frame)
+        return frame.uuid
       }),
       messages,
       receiveResponse,
@@ -363,13 +376,15 @@ export const make: (
         return yield* control.request(Control.GetContextUsage, {}, options)
       }),
       rewindFiles: Effect.fn("AgentSession.rewindFiles")(function*(userMessageId, options) {
-        return yield* control.request(
+        // The CLI answers "cannot rewind" as data to a dry run but as an error to the real call:
+        // asking the dry run first makes it data in both cases.
+        const check = yield* control.request(
           Control.RewindFiles,
-          options?.dryRun === true
-            ? { user_message_id: userMessageId, dry_run: true }
-            : { user_message_id: userMessageId },
+          { user_message_id: userMessageId, dry_run: true },
           options
         )
+        if (options?.dryRun === true || !check.canRewind) return check
+        return yield* control.request(Control.RewindFiles, { user_message_id: userMessageId }, options)
       }),
       stopTask: Effect.fn("AgentSession.stopTask")(function*(taskId, options) {
         yield* control.request(Control.StopTask, { task_id: taskId }, options)

@@ -11,6 +11,7 @@
  */
 import { Context, Deferred, Effect, FiberSet, Layer, Option, Predicate, Queue, Ref, type Scope } from "effect"
 import * as ClaudeAgent from "../ClaudeAgent.js"
+import * as Defaults from "../internal/defaults.js"
 import * as MemoryTransport from "../internal/memoryTransport.js"
 import { Transport, type TransportShape } from "../services/Transport.js"
 
@@ -342,7 +343,7 @@ export const make = (
         Effect.zipRight(Deferred.succeed(inputEnded, undefined)),
         Effect.asVoid
       ),
-      maxBufferSize: 1024 * 1024,
+      maxBufferSize: Defaults.maxBufferSize,
       pid: Option.some(pid)
     })
 

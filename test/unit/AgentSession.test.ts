@@ -1,6 +1,6 @@
 // Unit tests of sessions and queries over the in-memory fake CLI (a mock transport, no process).
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Duration, Effect, Fiber, Logger, LogLevel, Option, Stream } from "effect"
+import { Chunk, Deferred, Duration, Effect, Fiber, Logger, LogLevel, Option, Ref, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
@@ -387,5 +387,64 @@ describe("callback failures are logged once, in one short line naming the field 
       }
       // The details are at debug level.
       expect(logs.debug.filter((line) => line.includes("failure in full"))).toHaveLength(2)
+    }))
+})
+
+describe("user message ids and rewinding (fake CLI)", () => {
+  it.scoped("send returns the uuid it wrote; a full frame keeps its own", () =>
+    Effect.gen(function*() {
+      const written = yield* Deferred.make<ReadonlyArray<FakeCli.JsonObject>>()
+      const layer = FakeCli.layerClaudeAgent({
+        onInputEnd: (cli) =>
+          Effect.flatMap(cli.sent, (all) => Deferred.succeed(written, all)).pipe(Effect.zipRight(cli.exit()))
+      })
+      const ids = yield* Effect.scoped(Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session()
+        const generated = yield* session.send("hello")
+        yield* session.receiveResponse.pipe(Stream.runDrain)
+        const own = yield* session.send(Message.userMessage("again", { uuid: "0b6f2a53-8d7e-4b1c-9a2e-5f3c1d7e9a10" }))
+        yield* session.receiveResponse.pipe(Stream.runDrain)
+        return [generated, own]
+      })).pipe(Effect.provide(layer))
+      expect(ids[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      expect(ids[1]).toBe("0b6f2a53-8d7e-4b1c-9a2e-5f3c1d7e9a10")
+      const users = (yield* Deferred.await(written)).filter((f) => f.type === "user").map((f) => f.uuid)
+      expect(users).toEqual(ids)
+    }))
+
+  it.scoped("rewindFiles: 'cannot rewind' is data with and without dryRun; the files are restored only after a dry run says they can be", () =>
+    Effect.gen(function*() {
+      const rewinds = yield* Ref.make<ReadonlyArray<unknown>>([])
+      const canRewind = yield* Ref.make(false)
+      const layer = FakeCli.layerClaudeAgent({
+        onControlRequest: (request) =>
+          request.subtype !== "rewind_files"
+            ? Effect.succeed(Option.none())
+            : Ref.update(rewinds, (all) => [...all, request.dry_run ?? false]).pipe(
+              Effect.zipRight(Ref.get(canRewind)),
+              Effect.map((can) =>
+                Option.some(
+                  can
+                    ? request.dry_run === true ? { canRewind: true, filesChanged: ["/w/a.txt"] } : { canRewind: true }
+                    : request.dry_run === true
+                    ? { canRewind: false, error: "File rewinding is not enabled." }
+                    : FakeCli.controlFailure("File rewinding is not enabled.")
+                )
+              )
+            )
+      })
+      yield* Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session()
+        const refused = yield* session.rewindFiles("4f1c0000-0000-4000-8000-000000000000")
+        expect(refused).toEqual({ canRewind: false, error: "File rewinding is not enabled." })
+        expect(yield* Ref.get(rewinds)).toEqual([true])
+        yield* Ref.set(canRewind, true)
+        const done = yield* session.rewindFiles("4f1c0000-0000-4000-8000-000000000000")
+        expect(done.canRewind).toBe(true)
+        expect(yield* Ref.get(rewinds)).toEqual([true, true, false])
+        const dry = yield* session.rewindFiles("4f1c0000-0000-4000-8000-000000000000", { dryRun: true })
+        expect(dry.filesChanged).toEqual(["/w/a.txt"])
+        expect(yield* Ref.get(rewinds)).toEqual([true, true, false, true])
+      }).pipe(Effect.provide(layer))
     }))
 })
