@@ -188,7 +188,7 @@ export const make = (factory: TransportFactory, makeOptions: MakeOptions = {}): 
       const services = Layer.mergeAll(hooks, mcp, permissions).pipe(
         Layer.provideMerge(controlChannel({
           controlTimeout: options.controlTimeout,
-          messageBufferSize: options.messageBufferSize
+          messageBufferBytes: options.messageBufferBytes
         })),
         Layer.provideMerge(Layer.scoped(Transport, factory(launch, options)))
       )

@@ -30,7 +30,7 @@ import type {
   RunState,
   StreamError
 } from "../services/ControlChannel.js"
-import { Transport } from "../services/Transport.js"
+import { type Frame, Transport } from "../services/Transport.js"
 import * as Defaults from "./defaults.js"
 import { positiveDurationProblem } from "./duration.js"
 import * as Guard from "./guard.js"
@@ -108,8 +108,39 @@ export const make = (config: ControlChannelConfig) =>
     const handlers = new Map<string, Inbound>()
     const running = yield* FiberMap.make<string>()
     const inFlightRef = yield* SubscriptionRef.make(0)
-    const messages = yield* Mailbox.make<unknown, StreamError>({
-      capacity: config.messageBufferSize ?? Defaults.messageBufferSize
+    // Unbounded as a queue, bounded by bytes here: below the cap the reader never waits for the
+    // consumer, so control traffic keeps flowing while messages pile up.
+    const messages = yield* Mailbox.make<unknown, StreamError>()
+    const bufferCap = config.messageBufferBytes ?? Defaults.messageBufferBytes
+    // The sizes of the queued messages, in queue order (a FIFO from `sizesHead`).
+    let sizes: Array<number> = []
+    let sizesHead = 0
+    let queuedBytes = 0
+    let space: Deferred.Deferred<void> | undefined
+    let warnedFull = false
+    const release = (count: number) => {
+      for (let i = 0; i < count; i++) queuedBytes -= sizes[sizesHead++] ?? 0
+      if (sizesHead > 4096 && sizesHead * 2 > sizes.length) {
+        sizes = sizes.slice(sizesHead)
+        sizesHead = 0
+      }
+      if (space !== undefined && queuedBytes < bufferCap) {
+        Deferred.unsafeDone(space, Exit.void)
+        space = undefined
+      }
+    }
+    const waitForSpace = Effect.suspend(() => {
+      if (queuedBytes < bufferCap) return Effect.void
+      const warn = warnedFull ? Effect.void : Effect.logWarning(
+        `effect-claude-agent: ${queuedBytes} bytes of messages are waiting for the consumer ` +
+          `(messageBufferBytes ${bufferCap}): reading from the CLI now waits for it, and so do the ` +
+          `CLI's hook, permission and tool requests. Consume messages faster or raise messageBufferBytes.`
+      )
+      warnedFull = true
+      return Effect.flatMap(Deferred.make<void>(), (deferred) => {
+        space = deferred
+        return Effect.zipRight(warn, Deferred.await(deferred))
+      })
     })
     const terminal = yield* Deferred.make<void, StreamError>()
     const sessionId = yield* SubscriptionRef.make<string | undefined>(undefined)
@@ -241,14 +272,16 @@ export const make = (config: ControlChannelConfig) =>
     // on before the chunk's messages are queued, so a slow consumer never delays a reply.
     let currentSessionId: string | undefined
     let currentRun: RunState = { state: undefined, afterResult: false, results: 0 }
-    const routeChunk = (chunk: Chunk.Chunk<unknown>): Effect.Effect<void> => {
+    const routeChunk = (chunk: Chunk.Chunk<Frame>): Effect.Effect<void> => {
       const out: Array<unknown> = []
       let control: Array<Effect.Effect<void>> | undefined
       let newSessionId: string | undefined
       let runChanged = false
-      for (const frame of chunk) {
+      for (const { bytes, value: frame } of chunk) {
         if (!Predicate.isRecord(frame)) {
           out.push(frame)
+          sizes.push(bytes)
+          queuedBytes += bytes
           continue
         }
         const type = frame.type
@@ -275,12 +308,15 @@ export const make = (config: ControlChannelConfig) =>
           newSessionId = id
         }
         out.push(frame)
+        sizes.push(bytes)
+        queuedBytes += bytes
       }
       const effects: Array<Effect.Effect<unknown>> = control ?? []
       if (runChanged) effects.push(SubscriptionRef.set(runState, currentRun))
       // Before the messages: whoever sees a message can already read its session id.
       if (newSessionId !== undefined) effects.push(SubscriptionRef.set(sessionId, newSessionId))
       if (out.length > 0) effects.push(messages.offerAll(out))
+      if (queuedBytes >= bufferCap) effects.push(waitForSpace)
       return effects.length === 1 && effects[0] !== undefined
         ? Effect.asVoid(effects[0])
         : Effect.all(effects, { discard: true })
@@ -436,7 +472,10 @@ export const make = (config: ControlChannelConfig) =>
             }
           })
         ),
-      messages: Mailbox.toStream(messages),
+      messages: Mailbox.toStream(messages).pipe(Stream.mapChunks((taken) => {
+        release(taken.length)
+        return taken
+      })),
       inFlight: SubscriptionRef.get(inFlightRef),
       awaitNoneInFlight: inFlightRef.changes.pipe(
         Stream.filter((n) => n === 0),

@@ -281,7 +281,7 @@ export const Options = Schema.Struct({
   stderr: Schema.optional(StderrCallback),
   // this SDK's own settings
   maxBufferSize: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1024))),
-  messageBufferSize: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(16))),
+  messageBufferBytes: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(64 * 1024))),
   controlTimeout: Schema.optional(Deadline),
   closeGracePeriod: Schema.optional(FiniteDuration)
 })

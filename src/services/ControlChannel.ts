@@ -153,8 +153,14 @@ export interface RunState {
 export interface ControlChannelConfig {
   /** Default deadline for outbound requests. Default 60 seconds. */
   readonly controlTimeout?: Duration.DurationInput | undefined
-  /** How many non-control frames may wait for the consumer before the reader pauses. Default 4096. */
-  readonly messageBufferSize?: number | undefined
+  /**
+   * How many bytes of messages (as the CLI wrote them) may wait for the consumer before the
+   * reader pauses. Below that, a consumer that is behind never delays control traffic: the reader
+   * keeps reading, answering hooks, permission prompts and tool calls. At the cap it waits for the
+   * consumer (logging a warning once), which also holds back control frames: they share one pipe.
+   * Default 64 MiB.
+   */
+  readonly messageBufferBytes?: number | undefined
 }
 
 /**

@@ -271,7 +271,7 @@ export const recordTransport = (
             )
           )
         ),
-      frames: transport.frames.pipe(Stream.tap((frame) => record((t) => ({ t, dir: "out", frame })))),
+      frames: transport.frames.pipe(Stream.tap((frame) => record((t) => ({ t, dir: "out", frame: frame.value })))),
       terminate: transport.terminate,
       endInput: sendLock.withPermits(1)(
         Effect.suspend(() => {
