@@ -73,6 +73,46 @@ export interface JsonObjectSchema {
 }
 
 /**
+ * The MCP tool annotations (`ToolAnnotations` of the MCP specification): hints about what a tool
+ * does, sent with it in `tools/list`. They are hints for the client, not guarantees, and all are
+ * optional.
+ *
+ * The CLI acts on `readOnlyHint`: a tool marked `readOnlyHint: true` is "concurrency safe", so
+ * several calls of it in one assistant message run at the same time (up to
+ * `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`, default 10); without it they run one after another.
+ * The other hints describe the tool to the client (the CLI's `mcp_status` lists a tool's
+ * annotations); `readOnlyHint` is the one that changes how the CLI calls an SDK tool.
+ *
+ * @example
+ * ```ts
+ * import { Tool } from "effect-claude-agent"
+ *
+ * const lookup: Tool.ToolAnnotations = { title: "Look up a city", readOnlyHint: true, openWorldHint: true }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ToolAnnotations = Schema.Struct({
+  /** A human-readable name for the tool. */
+  title: Schema.optional(Schema.String),
+  /** The tool does not change its environment: the CLI may run several calls of it concurrently. */
+  readOnlyHint: Schema.optional(Schema.Boolean),
+  /** The tool may destroy or overwrite data (meaningful when `readOnlyHint` is false). */
+  destructiveHint: Schema.optional(Schema.Boolean),
+  /** Calling the tool again with the same arguments has no further effect. */
+  idempotentHint: Schema.optional(Schema.Boolean),
+  /** The tool reaches outside a closed world (the web, other systems). */
+  openWorldHint: Schema.optional(Schema.Boolean)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolAnnotations extends Schema.Schema.Type<typeof ToolAnnotations> {}
+
+/**
  * A tool ready to be served: its wire description and a `call` that never fails (failures are
  * already tool results with `isError: true`). `R` is what the handler needs from the environment.
  *
@@ -97,6 +137,8 @@ export interface Tool<R = never> {
   readonly description: string
   /** The JSON Schema of the arguments, without `$schema`. */
   readonly inputSchema: JsonObjectSchema
+  /** The MCP annotations sent with the tool in `tools/list`, when given. */
+  readonly annotations?: ToolAnnotations | undefined
   /**
    * Decodes the raw arguments and runs the handler. `toolUseId` is the model's `tool_use` id when
    * the CLI sends it (`_meta["claudecode/toolUseId"]`).
@@ -219,6 +261,10 @@ const toInputSchema = (name: string, ast: SchemaAST.AST): JsonObjectSchema => {
  * `E` becomes an error result with `E`'s `message` (or its JSON). A string result is wrapped with
  * `text`. Defects are not caught: the bridge answers them with JSON-RPC error -32603.
  *
+ * `annotations` (MCP `ToolAnnotations`) are sent with the tool in `tools/list`. Give
+ * `readOnlyHint: true` to a tool without side effects: the CLI then runs several calls of it from
+ * one assistant message concurrently, where it otherwise runs them one after another.
+ *
  * Throws at definition time when `parameters` has no JSON Schema or it is not an object (for
  * example a `Schema.Union` at the top level): that tool could never be offered to the model.
  *
@@ -230,6 +276,7 @@ const toInputSchema = (name: string, ast: SchemaAST.AST): JsonObjectSchema => {
  * const add = Tool.make("add", {
  *   description: "Add two numbers",
  *   parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+ *   annotations: { readOnlyHint: true },
  *   handler: ({ a, b }) => Effect.succeed(`sum=${a + b}`)
  * })
  * ```
@@ -242,6 +289,7 @@ export const make = <A, I extends { readonly [key: string]: unknown }, E, R>(
   options: {
     readonly description: string
     readonly parameters: Schema.Schema<A, I, never>
+    readonly annotations?: ToolAnnotations | undefined
     readonly handler: (input: A, context: HandlerContext) => Effect.Effect<ToolResult | string, E, R>
   }
 ): Tool<R> => {
@@ -250,6 +298,7 @@ export const make = <A, I extends { readonly [key: string]: unknown }, E, R>(
     name,
     description: options.description,
     inputSchema: toInputSchema(name, options.parameters.ast),
+    annotations: options.annotations,
     call: (args, toolUseId) =>
       decode(args, { errors: "all", onExcessProperty: "ignore" }).pipe(
         Effect.matchEffect({

@@ -274,11 +274,18 @@ export const make = <R>(
           return Effect.succeed(success(id, {}))
         case "tools/list":
           return Effect.succeed(success(id, {
-            tools: entry.server.tools.map((tool) => ({
-              name: tool.name,
-              description: tool.description,
-              inputSchema: tool.inputSchema
-            }))
+            // `annotations` matter to the CLI: `readOnlyHint: true` lets it run several calls of
+            // the tool from one assistant message concurrently.
+            tools: entry.server.tools.map((tool) =>
+              tool.annotations === undefined
+                ? { name: tool.name, description: tool.description, inputSchema: tool.inputSchema }
+                : {
+                  name: tool.name,
+                  description: tool.description,
+                  inputSchema: tool.inputSchema,
+                  annotations: tool.annotations
+                }
+            )
           }))
         case "tools/call":
           return callTool(entry, id, message.params)

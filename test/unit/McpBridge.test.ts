@@ -146,6 +146,50 @@ describe("McpBridge", () => {
       })
     ))
 
+  it.scoped("lists a tool's MCP annotations when it has them, and no annotations key otherwise", () =>
+    Effect.gen(function*() {
+      const lookup = Tool.make("lookup", {
+        description: "Looks a city up",
+        parameters: Schema.Struct({ city: Schema.String }),
+        annotations: {
+          title: "City lookup",
+          readOnlyHint: true,
+          destructiveHint: false,
+          idempotentHint: true,
+          openWorldHint: true
+        },
+        handler: ({ city }) => Effect.succeed(city)
+      })
+      expect(lookup.annotations).toEqual({
+        title: "City lookup",
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: true
+      })
+      const bridge = yield* makeBridge([McpServer.make({ name: "geo", tools: [lookup, add] })])
+      const reply = yield* send(bridge, "geo", { jsonrpc: "2.0", id: 1, method: "tools/list" })
+      const tools = (yield* Schema.decodeUnknown(
+        Schema.Struct({
+          mcp_response: Schema.Struct({
+            result: Schema.Struct({ tools: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })) })
+          })
+        })
+      )(reply)).mcp_response.result.tools
+      expect(tools[0]).toMatchObject({
+        name: "lookup",
+        annotations: {
+          title: "City lookup",
+          readOnlyHint: true,
+          destructiveHint: false,
+          idempotentHint: true,
+          openWorldHint: true
+        }
+      })
+      expect(tools[1]?.name).toBe("add")
+      expect(tools[1]).not.toHaveProperty("annotations")
+    }))
+
   it("inlines a Schema.Class at the top level and rejects non-object parameters", () => {
     class Point extends Schema.Class<Point>("Point")({ x: Schema.Number, y: Schema.Number }) {}
     const tool = Tool.make("point", {
