@@ -8,12 +8,13 @@
  * @since 0.1.0
  */
 import { CommandExecutor, FileSystem, Path } from "@effect/platform"
-import { Chunk, Context, Effect, Either, Fiber, Layer, Option, Predicate, type Scope, Stream } from "effect"
+import { Context, Effect, Layer, Option, type Scope, Stream } from "effect"
 import { dual } from "effect/Function"
 import * as AgentSession from "./AgentSession.js"
 import * as Defaults from "./internal/defaults.js"
 import * as Discovery from "./internal/discovery.js"
 import * as Launch from "./internal/launch.js"
+import * as Query from "./internal/query.js"
 import * as Message from "./schema/Message.js"
 import * as Options from "./schema/Options.js"
 import { CLIConnectionError, OptionsError, ResultError, type SdkError } from "./SdkError.js"
@@ -32,7 +33,7 @@ import { Transport, type TransportShape } from "./services/Transport.js"
  * @since 0.1.0
  * @category models
  */
-export type QueryPrompt<E = never, R = never> = string | Stream.Stream<AgentSession.Prompt, E, R>
+export type QueryPrompt<E = never, R = never> = Query.QueryPrompt<E, R>
 
 /**
  * Starts the transport for one session. `ClaudeAgent.layer` spawns the CLI; tests swap this.
@@ -200,46 +201,7 @@ export const make = (factory: TransportFactory, makeOptions: MakeOptions = {}): 
       }).pipe(Effect.provide(context))
     }).pipe(Effect.withSpan("ClaudeAgent.session"))
 
-  const query = <R = never, E = never, RP = never>(
-    prompt: QueryPrompt<E, RP>,
-    options?: Options.Options<R>
-  ): Stream.Stream<Message.Message, SdkError | E, R | RP> =>
-    Stream.unwrapScoped(Effect.gen(function*() {
-      if (typeof prompt !== "string" && !Predicate.hasProperty(prompt, Stream.StreamTypeId)) {
-        return yield* Effect.fail(
-          new OptionsError({ field: "prompt", detail: "expected a string or a Stream of prompts" })
-        )
-      }
-      const s = yield* session(options)
-      if (typeof prompt === "string") {
-        yield* s.send(prompt)
-        return s.receiveResponse.pipe(requireResult)
-      }
-      // One turn per prompt: the CLI merges prompts that arrive while a turn runs into that turn,
-      // so each prompt is written after the previous prompt's `result`. Once the input has ended,
-      // stdin stays open until the CLI is idle and no callback is running: callbacks of the last
-      // turn need stdin to answer.
-      const feed = prompt.pipe(
-        Stream.runForEachWhile((next) =>
-          Effect.gen(function*() {
-            const before = (yield* s.control.runState).results
-            // A failed write means the CLI is gone: the message stream reports why.
-            if (Either.isLeft(yield* Effect.either(s.send(next)))) return false
-            yield* s.control.awaitRunState((run) => run.results > before)
-            return true
-          })
-        ),
-        Effect.zipRight(s.control.awaitRunState(AgentSession.isIdle)),
-        Effect.zipRight(s.control.awaitNoneInFlight),
-        Effect.zipRight(s.endInput)
-      )
-      const feeding = yield* Effect.forkScoped(feed)
-      // The prompt stream's failure or defect ends the query with it (and the scope, the process);
-      // the run itself ends when the CLI's messages do.
-      return Stream.merge(s.messages, Stream.drain(Stream.fromEffect(Fiber.join(feeding))), { haltStrategy: "left" })
-    }))
-
-  return { session, query }
+  return { session, query: Query.fromSessions(session) }
 }
 
 // The official SDKs warn too: these settings decide before the callback is asked.
@@ -258,24 +220,6 @@ const warnShadowedCanUseTool = <R>(options: Options.Options<R>) => {
       : Effect.void
   ], { discard: true })
 }
-
-// Fails a single-prompt run whose CLI ended before the prompt's result.
-const requireResult = <E, R>(self: Stream.Stream<Message.Message, E, R>) =>
-  Stream.suspend(() => {
-    let sawResult = false
-    return self.pipe(
-      // Per chunk, not per message: this runs on every message of the run.
-      Stream.mapChunks((chunk) => {
-        if (!sawResult && Chunk.some(chunk, Message.isResult)) sawResult = true
-        return chunk
-      }),
-      Stream.concat(Stream.suspend(() =>
-        sawResult ? Stream.empty : Stream.fail(
-          new CLIConnectionError({ reason: "The Claude Code CLI ended its output before the result of the prompt" })
-        )
-      ))
-    )
-  })
 
 const processEnv = (): Record<string, string | undefined> => {
   const proc: unknown = Reflect.get(globalThis, "process")

@@ -323,6 +323,70 @@ export class OptionsError extends Schema.TaggedError<OptionsError>(
 }
 
 /**
+ * An `AgentPool` request could not even wait for a process: `maxPending` requests were already
+ * waiting. Retry later, or raise `maxPending` / `maxConcurrent`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { SdkError } from "effect-claude-agent"
+ *
+ * declare const run: Effect.Effect<void, SdkError.PoolFullError>
+ * run.pipe(Effect.catchTag("PoolFullError", (e) => Effect.logWarning(`${e.pending} already waiting`)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PoolFullError extends Schema.TaggedError<PoolFullError>(
+  "effect-claude-agent/PoolFullError"
+)("PoolFullError", {
+  /** How many requests were waiting (the pool's `maxPending`). */
+  pending: Schema.Number,
+  /** How many processes the pool runs at most. */
+  maxConcurrent: Schema.Number
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `The agent pool is full: ${this.maxConcurrent} processes are busy and ${this.pending} requests ` +
+      `are already waiting (maxPending). Retry later, or raise \`maxPending\` or \`maxConcurrent\`.`
+  }
+}
+
+/**
+ * An `AgentPool` request waited longer than `pendingTimeout` for a process.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { SdkError } from "effect-claude-agent"
+ *
+ * declare const run: Effect.Effect<void, SdkError.PoolTimeoutError>
+ * run.pipe(Effect.catchTag("PoolTimeoutError", (e) => Effect.logWarning(e.message)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PoolTimeoutError extends Schema.TaggedError<PoolTimeoutError>(
+  "effect-claude-agent/PoolTimeoutError"
+)("PoolTimeoutError", {
+  /** The wait that ran out, in milliseconds. */
+  timeoutMillis: Schema.Number,
+  maxConcurrent: Schema.Number
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `No agent process became free within ${this.timeoutMillis} ms (all ${this.maxConcurrent} busy). ` +
+      `Raise \`pendingTimeout\` or \`maxConcurrent\`.`
+  }
+}
+
+/**
  * A `result` message with `is_error: true`, turned into a failure by `ClaudeAgent.failOnErrorResult`.
  *
  * @example
@@ -384,6 +448,8 @@ export type SdkError =
   | ControlError
   | TimeoutException
   | OptionsError
+  | PoolFullError
+  | PoolTimeoutError
 
 /**
  * Whether a value is one of this library's errors.

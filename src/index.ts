@@ -12,6 +12,13 @@
 export * as ClaudeAgent from "./ClaudeAgent.js"
 
 /**
+ * Many agents within limits: bounded concurrency, a FIFO queue, warm spares, the `ClaudeAgent` API.
+ *
+ * @since 0.1.0
+ */
+export * as AgentPool from "./AgentPool.js"
+
+/**
  * A live session: `send`, `messages`, `receiveResponse`, `interrupt`, `setModel`, …
  *
  * @since 0.1.0
