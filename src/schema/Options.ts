@@ -201,11 +201,15 @@ const AnyFunction = Schema.declare(
   { identifier: "Function", description: "a function returning an Effect" }
 )
 
+// `timeout` is checked by the session's `McpBridge` (with the other server rules).
 const SdkServerShape = Schema.Struct({
   type: Schema.Literal("sdk"),
   name: NonEmptyString,
   version: Schema.String,
-  tools: Schema.Array(Schema.Unknown)
+  tools: Schema.Array(Schema.Unknown),
+  instructions: Schema.optional(Schema.String),
+  alwaysLoad: Schema.optional(Schema.Boolean),
+  timeout: Schema.optional(Schema.Unknown)
 })
 
 const HookMatcherShape = Schema.Struct({
