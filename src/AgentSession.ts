@@ -247,7 +247,8 @@ export const make: (
     const initReply = yield* control.start(Control.Initialize, {
       ...config.initialize,
       hooks: hooks.initializeHooks,
-      ...(mcp.serverNames.length === 0 ? {} : { sdkMcpServers: mcp.serverNames })
+      ...(mcp.serverNames.length === 0 ? {} : { sdkMcpServers: mcp.serverNames }),
+      ...(mcp.serverConfigs === undefined ? {} : { sdkMcpServerConfigs: mcp.serverConfigs })
     })
     const initializationResult = yield* Effect.cached(initReply)
     // A CLI that never answers `initialize` (a wrapper script, a login prompt) must not leave the

@@ -3,22 +3,25 @@
  *
  * `query` runs one prompt (or a stream of prompts) and streams the typed messages back;
  * `session` opens a long-lived conversation with control methods. Both spawn the real `claude`
- * CLI under `ClaudeAgent.layer`, or an in-memory fake CLI under `ClaudeAgent.layerTest`.
+ * CLI under `ClaudeAgent.layer`, or an in-memory fake CLI under `FakeCli.layerClaudeAgent`
+ * (`effect-claude-agent/testing`).
  *
  * @since 0.1.0
  */
 import { CommandExecutor, FileSystem, Path } from "@effect/platform"
-import { Context, Effect, Layer, Option, type Scope, Stream } from "effect"
+import { Context, Effect, Layer, Option, type Schema, type Scope, Stream } from "effect"
 import { dual } from "effect/Function"
 import * as AgentSession from "./AgentSession.js"
 import * as Defaults from "./internal/defaults.js"
 import * as Discovery from "./internal/discovery.js"
 import * as Launch from "./internal/launch.js"
 import * as Query from "./internal/query.js"
+import * as ResultErrors from "./internal/resultError.js"
 import * as Message from "./schema/Message.js"
 import * as Options from "./schema/Options.js"
-import { CLIConnectionError, OptionsError, ResultError, type SdkError } from "./SdkError.js"
+import { CLIConnectionError, OptionsError, ResultError, type SdkError, type StructuredOutputError } from "./SdkError.js"
 import type * as McpServer from "./McpServer.js"
+import * as Structured from "./Structured.js"
 import { ControlChannel, type ControlChannelConfig } from "./services/ControlChannel.js"
 import * as HookRegistry from "./services/HookRegistry.js"
 import * as McpBridge from "./services/McpBridge.js"
@@ -378,23 +381,7 @@ export const session = <R = never>(
 export const failOnErrorResult = <E, R>(
   self: Stream.Stream<Message.Message, E, R>
 ): Stream.Stream<Message.Message, E | ResultError, R> =>
-  Stream.mapEffect(self, (m) => {
-    if (!Message.isErrorResult(m)) return Effect.succeed(m)
-    const detail = "result" in m && typeof m.result === "string"
-      ? m.result
-      : "errors" in m && Array.isArray(m.errors)
-      ? m.errors.join("; ")
-      : m.subtype
-    return Effect.fail(
-      new ResultError({
-        subtype: m.subtype,
-        ...(typeof m.terminal_reason === "string" ? { terminalReason: m.terminal_reason } : {}),
-        ...(typeof m.api_error_status === "number" ? { apiErrorStatus: m.api_error_status } : {}),
-        detail,
-        raw: m
-      })
-    )
-  })
+  Stream.mapEffect(self, (m) => Message.isErrorResult(m) ? Effect.fail(ResultErrors.fromResult(m)) : Effect.succeed(m))
 
 /**
  * Collects a run into its final `result` message, failing if there was none.
@@ -419,6 +406,42 @@ export const lastResult = <E, R>(
       onNone: () => Effect.fail(new CLIConnectionError({ reason: "The run ended without a result message" })),
       onSome: Effect.succeed
     }))
+  )
+
+/**
+ * Runs one prompt with structured output and returns the output decoded by `schema`: the
+ * Schema's JSON Schema goes to the CLI (the option `outputSchema`), the model answers through
+ * the CLI's `StructuredOutput` tool, and the `result`'s `structured_output` is decoded to `A`.
+ *
+ * Fails with `StructuredOutputError` (the value and what is wrong with it) when the Schema does
+ * not decode the output, and with `ResultError` when the run failed: an API error, `maxTurns`
+ * reached, or `error_max_structured_output_retries` (the model kept answering with output the
+ * JSON Schema rejects; the CLI's `MAX_STRUCTURED_OUTPUT_RETRIES` bounds the attempts). For the
+ * rest of the `result` (cost, session id) or for several turns, use the option `outputSchema`
+ * with `query` or `session` and `Structured.decode` / `Structured.outputs`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { ClaudeAgent } from "effect-claude-agent"
+ *
+ * const Release = Schema.Struct({ version: Schema.String, date: Schema.Date })
+ * const program = ClaudeAgent.structured("When was the last release?", Release, { maxTurns: 5 }).pipe(
+ *   Effect.map((release) => release.date.getFullYear()) // `date` is a Date
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const structured = <A, I, R = never>(
+  prompt: string,
+  schema: Schema.Schema<A, I, never>,
+  options?: Omit<Options.Options<R>, "outputSchema" | "outputFormat">
+): Effect.Effect<A, SdkError | ResultError | StructuredOutputError, ClaudeAgent | R> =>
+  query(prompt, { ...options, outputSchema: schema }).pipe(
+    lastResult,
+    Effect.flatMap(Structured.decode(schema))
   )
 
 /**

@@ -434,6 +434,52 @@ export class ResultError extends Schema.TaggedError<ResultError>(
 }
 
 /**
+ * A `result`'s `structured_output` that the Schema given as `outputSchema` (or to
+ * `ClaudeAgent.structured` / `Structured.decode`) does not decode: the CLI checked the output
+ * against the JSON Schema, but the Schema asks more (a refinement, a transformation such as a date
+ * string that must parse, a field JSON Schema cannot express), or the `result` carries no
+ * structured output at all (`value` is then `undefined`).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { ClaudeAgent } from "effect-claude-agent"
+ *
+ * ClaudeAgent.structured("When is the launch?", Schema.Struct({ at: Schema.Date })).pipe(
+ *   Effect.catchTag("StructuredOutputError", (e) => Effect.logError(e.issue, e.value))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class StructuredOutputError extends Schema.TaggedError<StructuredOutputError>(
+  "effect-claude-agent/StructuredOutputError"
+)("StructuredOutputError", {
+  /** The `structured_output` as the CLI sent it (`undefined` when there was none). */
+  value: Schema.Unknown,
+  /** What is wrong, on one line, field by field: `at: Expected a valid Date, actual Invalid Date`. */
+  issue: Schema.String,
+  /** The session the `result` belongs to. */
+  sessionId: Schema.optional(Schema.String)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    if (this.value === undefined) return `The result has no structured output: ${this.issue}`
+    let shown: string
+    try {
+      shown = JSON.stringify(this.value) ?? String(this.value)
+    } catch {
+      shown = String(this.value)
+    }
+    if (shown.length > 500) shown = `${shown.slice(0, 499)}…`
+    return `The structured output does not match the schema: ${this.issue}. Value: ${shown}`
+  }
+}
+
+/**
  * Every error an `effect-claude-agent` operation can fail with.
  *
  * @since 0.1.0
@@ -465,4 +511,5 @@ export type SdkError =
  * @since 0.1.0
  * @category refinements
  */
-export const isSdkError = (u: unknown): u is SdkError | ResultError => Predicate.hasProperty(u, TypeId)
+export const isSdkError = (u: unknown): u is SdkError | ResultError | StructuredOutputError =>
+  Predicate.hasProperty(u, TypeId)

@@ -8,7 +8,8 @@
  *
  * @since 0.1.0
  */
-import { Effect, JSONSchema, ParseResult, Predicate, Schema, SchemaAST } from "effect"
+import { Effect, Either, ParseResult, Predicate, Schema } from "effect"
+import { objectJsonSchema } from "./internal/jsonSchema.js"
 
 /**
  * One block of a tool result, as MCP defines it (`text`, `image`, embedded `resource`).
@@ -140,6 +141,13 @@ export interface Tool<R = never> {
   /** The MCP annotations sent with the tool in `tools/list`, when given. */
   readonly annotations?: ToolAnnotations | undefined
   /**
+   * Offer the tool to the model up front instead of deferring it behind the CLI's tool search
+   * (`_meta["anthropic/alwaysLoad"]` in `tools/list`). Unset, the server's `alwaysLoad` applies.
+   */
+  readonly alwaysLoad?: boolean | undefined
+  /** Extra words the CLI's tool search matches this tool by (`_meta["anthropic/searchHint"]`). */
+  readonly searchHint?: string | undefined
+  /**
    * Decodes the raw arguments and runs the handler. `toolUseId` is the model's `tool_use` id when
    * the CLI sends it (`_meta["claudecode/toolUseId"]`).
    */
@@ -230,29 +238,6 @@ const describeFailure = (failure: unknown): string => {
   }
 }
 
-// `fromAST` rather than `make`: no `$schema` key (MCP does not want it), and
-// `topLevelReferenceStrategy: "skip"` inlines a top-level `$ref` (a `Schema.Class` would
-// otherwise be `{$ref: "#/$defs/Name"}`, which is not an object schema); shared definitions stay
-// in `$defs` next to it.
-const toInputSchema = (name: string, ast: SchemaAST.AST): JsonObjectSchema => {
-  // `Schema.Struct({})` means "any non-nullish value" to JSONSchema (`anyOf: [object, array]`);
-  // as tool parameters it means "no arguments".
-  const encoded = SchemaAST.encodedAST(ast)
-  if (SchemaAST.isTypeLiteral(encoded) && encoded.propertySignatures.length === 0 && encoded.indexSignatures.length === 0) {
-    return { type: "object", properties: {}, additionalProperties: false }
-  }
-  const definitions: Record<string, JSONSchema.JsonSchema7> = {}
-  const schema = JSONSchema.fromAST(ast, { definitions, topLevelReferenceStrategy: "skip" })
-  if (!("type" in schema) || schema.type !== "object") {
-    throw new Error(
-      `Tool "${name}": parameters must describe an object (a Schema.Struct), got JSON Schema ${JSON.stringify(schema)}`
-    )
-  }
-  return Object.keys(definitions).length === 0
-    ? { ...schema, type: "object" }
-    : { ...schema, type: "object", $defs: definitions }
-}
-
 /**
  * Defines a tool from a Schema and an Effect handler.
  *
@@ -264,6 +249,12 @@ const toInputSchema = (name: string, ast: SchemaAST.AST): JsonObjectSchema => {
  * `annotations` (MCP `ToolAnnotations`) are sent with the tool in `tools/list`. Give
  * `readOnlyHint: true` to a tool without side effects: the CLI then runs several calls of it from
  * one assistant message concurrently, where it otherwise runs them one after another.
+ *
+ * The CLI defers MCP tools behind its tool search: the model first sees only the tool's name and
+ * loads its schema with the `ToolSearch` tool. `alwaysLoad: true` puts the tool, with its schema,
+ * in every request instead (for a tool the model needs at once; it costs prompt tokens).
+ * `searchHint` gives the tool search extra words to find the tool by. Both travel in the tool's
+ * `_meta` (`anthropic/alwaysLoad`, `anthropic/searchHint`), as with the official SDK's `tool()`.
  *
  * Throws at definition time when `parameters` has no JSON Schema or it is not an object (for
  * example a `Schema.Union` at the top level): that tool could never be offered to the model.
@@ -277,6 +268,7 @@ const toInputSchema = (name: string, ast: SchemaAST.AST): JsonObjectSchema => {
  *   description: "Add two numbers",
  *   parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
  *   annotations: { readOnlyHint: true },
+ *   alwaysLoad: true,
  *   handler: ({ a, b }) => Effect.succeed(`sum=${a + b}`)
  * })
  * ```
@@ -290,15 +282,21 @@ export const make = <A, I extends { readonly [key: string]: unknown }, E, R>(
     readonly description: string
     readonly parameters: Schema.Schema<A, I, never>
     readonly annotations?: ToolAnnotations | undefined
+    readonly alwaysLoad?: boolean | undefined
+    readonly searchHint?: string | undefined
     readonly handler: (input: A, context: HandlerContext) => Effect.Effect<ToolResult | string, E, R>
   }
 ): Tool<R> => {
   const decode = Schema.decodeUnknown(options.parameters)
+  const inputSchema = objectJsonSchema(options.parameters.ast)
+  if (Either.isLeft(inputSchema)) throw new Error(`Tool "${name}": parameters ${inputSchema.left}`)
   return {
     name,
     description: options.description,
-    inputSchema: toInputSchema(name, options.parameters.ast),
+    inputSchema: inputSchema.right,
     annotations: options.annotations,
+    alwaysLoad: options.alwaysLoad,
+    searchHint: options.searchHint,
     call: (args, toolUseId) =>
       decode(args, { errors: "all", onExcessProperty: "ignore" }).pipe(
         Effect.matchEffect({

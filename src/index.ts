@@ -5,7 +5,7 @@
  */
 
 /**
- * Run agents: `query`, `session`, `layer`, `layerTest`, `failOnErrorResult`.
+ * Run agents: `query`, `session`, `structured`, `layer`, `make`, `failOnErrorResult`.
  *
  * @since 0.1.0
  */
@@ -122,3 +122,11 @@ export * as Tool from "./Tool.js"
  * @since 0.1.0
  */
 export * as McpServer from "./McpServer.js"
+
+/**
+ * Structured output typed by a Schema: `Structured.decode` for a `result`, `Structured.outputs`
+ * for a message stream (and `ClaudeAgent.structured` for one call).
+ *
+ * @since 0.1.0
+ */
+export * as Structured from "./Structured.js"

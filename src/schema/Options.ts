@@ -12,6 +12,7 @@
  */
 import { Duration, Effect, Either, Option, ParseResult, Predicate, Schema, SchemaAST } from "effect"
 import { positiveDurationProblem } from "../internal/duration.js"
+import { objectJsonSchema } from "../internal/jsonSchema.js"
 import { OptionsError } from "../SdkError.js"
 import type * as McpServer from "../McpServer.js"
 import type * as Permission from "../Permission.js"
@@ -201,11 +202,22 @@ const AnyFunction = Schema.declare(
   { identifier: "Function", description: "a function returning an Effect" }
 )
 
+// Any Schema without requirements: its JSON Schema goes to the CLI, its `Type` is what
+// `Structured.decode` returns. Whether it has an object JSON Schema is checked by `validate`.
+const OutputSchema = Schema.declare(
+  (u: unknown): u is Schema.Schema.AnyNoContext => Schema.isSchema(u),
+  { identifier: "Schema", description: "an Effect Schema" }
+)
+
+// `timeout` is checked by the session's `McpBridge` (with the other server rules).
 const SdkServerShape = Schema.Struct({
   type: Schema.Literal("sdk"),
   name: NonEmptyString,
   version: Schema.String,
-  tools: Schema.Array(Schema.Unknown)
+  tools: Schema.Array(Schema.Unknown),
+  instructions: Schema.optional(Schema.String),
+  alwaysLoad: Schema.optional(Schema.Boolean),
+  timeout: Schema.optional(Schema.Unknown)
 })
 
 const HookMatcherShape = Schema.Struct({
@@ -241,6 +253,8 @@ export const Options = Schema.Struct({
   // prompt and output
   systemPrompt: Schema.optional(SystemPrompt),
   outputFormat: Schema.optional(Schema.Struct({ type: Schema.Literal("json_schema"), schema: JsonObject })),
+  /** Structured output from an Effect Schema: its JSON Schema is sent as `outputFormat`'s is. */
+  outputSchema: Schema.optional(OutputSchema),
   includePartialMessages: Schema.optional(Schema.Boolean),
   agents: Schema.optional(Schema.Record({ key: NonEmptyString, value: AgentDefinition })),
   // tools and permissions
@@ -360,6 +374,16 @@ const crossFieldError = <R>(options: Options<R>): OptionsError | undefined => {
       detail: "cannot be combined with `thinking`, which would override it: use `thinking` alone " +
         "(`maxThinkingTokens` is deprecated)"
     })
+  }
+  if (options.outputSchema !== undefined) {
+    if (options.outputFormat !== undefined) {
+      return new OptionsError({
+        field: "outputSchema",
+        detail: "cannot be combined with `outputFormat`: both set the structured-output schema, give one"
+      })
+    }
+    const jsonSchema = objectJsonSchema(options.outputSchema.ast)
+    if (Either.isLeft(jsonSchema)) return new OptionsError({ field: "outputSchema", detail: jsonSchema.left })
   }
   if (options.canUseTool !== undefined && options.permissionPromptToolName !== undefined) {
     return new OptionsError({

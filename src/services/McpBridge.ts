@@ -16,8 +16,9 @@
  *
  * @since 0.1.0
  */
-import { Cause, Context, Effect, Either, Exit, Fiber, FiberMap, Layer, ParseResult, Predicate, Schema } from "effect"
+import { Cause, Context, Duration, Effect, Either, Exit, Fiber, FiberMap, Layer, ParseResult, Predicate, Schema } from "effect"
 import type { Scope } from "effect"
+import { decodePositiveDuration } from "../internal/duration.js"
 import type * as Control from "../schema/Control.js"
 import type * as McpServer from "../McpServer.js"
 import { OptionsError } from "../SdkError.js"
@@ -44,9 +45,37 @@ import type { InboundHandler } from "./ControlChannel.js"
 export interface McpBridgeShape {
   /** The SDK server names, sent in `initialize` as `sdkMcpServers`. */
   readonly serverNames: ReadonlyArray<string>
+  /**
+   * The CLI-side settings of the servers that have any (`timeout`, in milliseconds), by server
+   * name: sent in `initialize` as `sdkMcpServerConfigs`.
+   */
+  readonly serverConfigs?: Readonly<Record<string, SdkServerConfig>> | undefined
   /** The handler for the `mcp_message` control subtype. */
   readonly handleMessage: InboundHandler<typeof Control.McpMessage>
 }
+
+/**
+ * What the CLI keeps for an SDK server besides its name (the `sdkMcpServerConfigs` entry of
+ * `initialize`).
+ *
+ * @example
+ * ```ts
+ * import type { McpBridge } from "effect-claude-agent"
+ *
+ * const config: McpBridge.SdkServerConfig = { timeout: 30_000 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SdkServerConfig {
+  /** The per-call wall-clock limit in milliseconds (the CLI ignores values under 1000). */
+  readonly timeout?: number
+}
+
+// The CLI ignores a server timeout under one second (it falls back to MCP_TOOL_TIMEOUT): a
+// shorter one is refused rather than silently not applied.
+const MIN_TOOL_TIMEOUT_MS = 1000
 
 // The MCP revision answered when the client sends none; otherwise the client's is echoed, which is
 // what the CLI expects (it offers the revision it speaks).
@@ -140,6 +169,7 @@ const fiberKey = (server: string, id: string | number | null): string => `${serv
 interface ServerEntry<R> {
   readonly server: McpServer.McpServer<R>
   readonly tools: ReadonlyMap<string, Tool.Tool<R>>
+  readonly timeoutMs: number | undefined
 }
 
 const validate = <R>(
@@ -175,16 +205,57 @@ const validate = <R>(
       }
       tools.set(tool.name, tool)
     }
-    table.set(server.name, { server, tools })
+    let timeoutMs: number | undefined
+    if (server.timeout !== undefined) {
+      const field = `mcpServers.${server.name}.timeout`
+      const timeout = decodePositiveDuration(field, server.timeout, { allowInfinite: false })
+      if (Either.isLeft(timeout)) return Either.left(timeout.left)
+      timeoutMs = Math.round(Duration.toMillis(timeout.right))
+      if (timeoutMs < MIN_TOOL_TIMEOUT_MS) {
+        return Either.left(
+          new OptionsError({
+            field,
+            detail: `must be at least 1 second (the CLI ignores shorter tool-call timeouts); got ${
+              Duration.format(timeout.right)
+            }`
+          })
+        )
+      }
+    }
+    table.set(server.name, { server, tools, timeoutMs })
   }
   return Either.right(table)
+}
+
+// The tool's `_meta` in `tools/list`: what the CLI reads from `anthropic/*` keys.
+const toolMeta = <R>(server: McpServer.McpServer<R>, tool: Tool.Tool<R>): Record<string, unknown> | undefined => {
+  const alwaysLoad = tool.alwaysLoad ?? server.alwaysLoad
+  const meta: Record<string, unknown> = {
+    ...(alwaysLoad === undefined ? {} : { "anthropic/alwaysLoad": alwaysLoad }),
+    ...(tool.searchHint === undefined ? {} : { "anthropic/searchHint": tool.searchHint })
+  }
+  return Object.keys(meta).length === 0 ? undefined : meta
+}
+
+const toolEntry = <R>(server: McpServer.McpServer<R>, tool: Tool.Tool<R>) => {
+  const meta = toolMeta(server, tool)
+  return {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    // `annotations` matter to the CLI: `readOnlyHint: true` lets it run several calls of the tool
+    // from one assistant message concurrently.
+    ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
+    ...(meta === undefined ? {} : { _meta: meta })
+  }
 }
 
 /**
  * Builds a bridge serving the given in-process MCP servers. The services `R` the tools need are
  * captured here and provided to every tool call; tool calls run in fibers owned by the current
  * scope, so closing it interrupts whatever is still running. Fails with `OptionsError` on an empty
- * or duplicate server name, or an empty or duplicate tool name within a server.
+ * or duplicate server name, an empty or duplicate tool name within a server, or a server
+ * `timeout` that is not a finite duration of at least one second.
  *
  * @example
  * ```ts
@@ -267,25 +338,15 @@ export const make = <R>(
           return Effect.succeed(success(id, {
             protocolVersion: params._tag === "Some" ? params.value.protocolVersion : LATEST_PROTOCOL_VERSION,
             capabilities: { tools: {} },
-            serverInfo: { name: entry.server.name, version: entry.server.version }
+            serverInfo: { name: entry.server.name, version: entry.server.version },
+            ...(entry.server.instructions === undefined ? {} : { instructions: entry.server.instructions })
           }))
         }
         case "ping":
           return Effect.succeed(success(id, {}))
         case "tools/list":
           return Effect.succeed(success(id, {
-            // `annotations` matter to the CLI: `readOnlyHint: true` lets it run several calls of
-            // the tool from one assistant message concurrently.
-            tools: entry.server.tools.map((tool) =>
-              tool.annotations === undefined
-                ? { name: tool.name, description: tool.description, inputSchema: tool.inputSchema }
-                : {
-                  name: tool.name,
-                  description: tool.description,
-                  inputSchema: tool.inputSchema,
-                  annotations: tool.annotations
-                }
-            )
+            tools: entry.server.tools.map((tool) => toolEntry(entry.server, tool))
           }))
         case "tools/call":
           return callTool(entry, id, message.params)
@@ -332,7 +393,15 @@ export const make = <R>(
         return wrap(yield* request(entry, jsonRpc.id, jsonRpc))
       })
 
-    return { serverNames: Array.from(table.keys()), handleMessage }
+    const serverConfigs: Record<string, SdkServerConfig> = {}
+    for (const [name, entry] of table) {
+      if (entry.timeoutMs !== undefined) serverConfigs[name] = { timeout: entry.timeoutMs }
+    }
+    return {
+      serverNames: Array.from(table.keys()),
+      ...(Object.keys(serverConfigs).length === 0 ? {} : { serverConfigs }),
+      handleMessage
+    }
   })
 
 /**
