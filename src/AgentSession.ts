@@ -14,6 +14,7 @@ import * as Control from "./schema/Control.js"
 import * as Message from "./schema/Message.js"
 import * as Defaults from "./internal/defaults.js"
 import { runDetached } from "./internal/detached.js"
+import * as Turns from "./internal/turns.js"
 import type { CLIConnectionError, MessageParseError } from "./SdkError.js"
 import {
   ControlChannel,
@@ -251,6 +252,7 @@ export const make: (
       ...(mcp.serverConfigs === undefined ? {} : { sdkMcpServerConfigs: mcp.serverConfigs })
     })
     const initializationResult = yield* Effect.cached(initReply)
+    const turns = yield* Turns.track(control)
     // A CLI that never answers `initialize` (a wrapper script, a login prompt) must not leave the
     // message streams waiting forever: its failure ends them.
     const initFailed = yield* Deferred.make<never, RequestError>()
@@ -350,6 +352,7 @@ export const make: (
       send: Effect.fn("AgentSession.send")(function*(prompt: Prompt) {
         const frame = toUserFrame(prompt)
         yield* transport.send(frame)
+        yield* turns.started
         return frame.uuid
       }),
       messages,

@@ -9,7 +9,7 @@
  * @since 0.1.0
  */
 import { CommandExecutor, FileSystem, Path } from "@effect/platform"
-import { Context, Effect, Layer, Option, type Schema, type Scope, Stream } from "effect"
+import { Context, Effect, Layer, Metric, Option, type Schema, type Scope, Stream } from "effect"
 import { dual } from "effect/Function"
 import * as AgentSession from "./AgentSession.js"
 import * as Defaults from "./internal/defaults.js"
@@ -22,6 +22,7 @@ import * as Options from "./schema/Options.js"
 import { CLIConnectionError, OptionsError, ResultError, type SdkError, type StructuredOutputError } from "./SdkError.js"
 import type * as McpServer from "./McpServer.js"
 import * as Structured from "./Structured.js"
+import * as Telemetry from "./Telemetry.js"
 import { ControlChannel, type ControlChannelConfig } from "./services/ControlChannel.js"
 import * as HookRegistry from "./services/HookRegistry.js"
 import * as McpBridge from "./services/McpBridge.js"
@@ -173,7 +174,20 @@ export const make = (factory: TransportFactory, makeOptions: MakeOptions = {}): 
       }
       const stdioPermissions = Option.isSome(givenPermissions) || options.canUseTool !== undefined
       if (options.canUseTool !== undefined) yield* warnShadowedCanUseTool(options)
-      const launch = Launch.prepareLaunch(options, processEnv(), stdioPermissions)
+      // The session's span lives as long as the session: its turns and the CLI's requests are its
+      // children, and the CLI joins the trace through TRACEPARENT.
+      const span = yield* Effect.makeSpanScoped("ClaudeAgent.session", {
+        kind: "client",
+        attributes: { ...(options.model === undefined ? {} : { "claude.model": options.model }) }
+      })
+      yield* Metric.increment(Telemetry.sessionsStarted)
+      yield* Metric.increment(Telemetry.sessionsActive)
+      yield* Effect.addFinalizer(() => Metric.incrementBy(Telemetry.sessionsActive, -1))
+      const prepared = Launch.prepareLaunch(options, processEnv(), stdioPermissions)
+      const launch = prepared.env.TRACEPARENT !== undefined ? prepared : {
+        ...prepared,
+        env: { ...prepared.env, TRACEPARENT: `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}` }
+      }
 
       const hooks = Option.match(givenHooks, {
         onSome: (registry) => Layer.succeed(HookRegistry.HookRegistry, registry),
@@ -196,13 +210,15 @@ export const make = (factory: TransportFactory, makeOptions: MakeOptions = {}): 
         })),
         Layer.provideMerge(Layer.scoped(Transport, factory(launch, options)))
       )
-      const context = yield* Layer.build(services)
-      return yield* AgentSession.make({
-        initialize: launch.initialize,
-        sessionId: options.sessionId,
-        closeGracePeriod: options.closeGracePeriod
-      }).pipe(Effect.provide(context))
-    }).pipe(Effect.withSpan("ClaudeAgent.session"))
+      return yield* Effect.gen(function*() {
+        const context = yield* Layer.build(services)
+        return yield* AgentSession.make({
+          initialize: launch.initialize,
+          sessionId: options.sessionId,
+          closeGracePeriod: options.closeGracePeriod
+        }).pipe(Effect.provide(context))
+      }).pipe(Effect.withParentSpan(span))
+    })
 
   return { session, query: Query.fromSessions(session) }
 }

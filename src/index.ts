@@ -19,6 +19,13 @@ export * as ClaudeAgent from "./ClaudeAgent.js"
 export * as AgentPool from "./AgentPool.js"
 
 /**
+ * Telemetry: the metrics every session records (sessions, turns, tokens, cost, tool calls, callback latency).
+ *
+ * @since 0.1.0
+ */
+export * as Telemetry from "./Telemetry.js"
+
+/**
  * A live session: `send`, `messages`, `receiveResponse`, `interrupt`, `setModel`, …
  *
  * @since 0.1.0

@@ -14,13 +14,16 @@ import {
   Fiber,
   FiberMap,
   Mailbox,
+  Metric,
   Option,
   ParseResult,
   Predicate,
+  PubSub,
   Stream,
   SubscriptionRef
 } from "effect"
 import * as Control from "../schema/Control.js"
+import * as Telemetry from "../Telemetry.js"
 import { CLIConnectionError, ControlError, ProcessError, TimeoutException } from "../SdkError.js"
 import type {
   ControlChannelConfig,
@@ -145,6 +148,17 @@ export const make = (config: ControlChannelConfig) =>
     const terminal = yield* Deferred.make<void, StreamError>()
     const sessionId = yield* SubscriptionRef.make<string | undefined>(undefined)
     let lastResult: { readonly [key: string]: unknown } | undefined
+    const resultHub = yield* PubSub.unbounded<{ readonly [key: string]: unknown }>()
+    // Counters tagged by tool name, made once per name.
+    const toolCounters = new Map<string, Metric.Metric.Counter<number>>()
+    const countTool = (name: string) => {
+      let counter = toolCounters.get(name)
+      if (counter === undefined) {
+        counter = Telemetry.toolCalls.pipe(Metric.tagged("tool", name))
+        toolCounters.set(name, counter)
+      }
+      return Metric.increment(counter)
+    }
     // The run's state as the CLI reports it (`session_state_changed`), and whether the last
     // message was a `result`: together they tell a finished turn from one still running.
     const runState = yield* SubscriptionRef.make<RunState>({ state: undefined, afterResult: false, results: 0 })
@@ -174,6 +188,14 @@ export const make = (config: ControlChannelConfig) =>
       if (inbound === undefined) return answerError(requestId, `Unsupported control request subtype: ${subtype}`)
       const details = inboundDetails(request)
       const work = Effect.suspend(() => inbound.run(request, requestId)).pipe(
+        Effect.timed,
+        Effect.tap(([elapsed]) =>
+          Metric.update(
+            Telemetry.callbackDuration.pipe(Metric.tagged("subtype", subtype)),
+            Duration.toMillis(elapsed)
+          )
+        ),
+        Effect.map(([, answer]) => answer),
         Effect.exit,
         Effect.flatMap((exit) => {
           if (Exit.isSuccess(exit)) {
@@ -277,6 +299,8 @@ export const make = (config: ControlChannelConfig) =>
       let control: Array<Effect.Effect<void>> | undefined
       let newSessionId: string | undefined
       let runChanged = false
+      let results: Array<{ readonly [key: string]: unknown }> | undefined
+      let tools: Array<string> | undefined
       for (const { bytes, value: frame } of chunk) {
         if (!Predicate.isRecord(frame)) {
           out.push(frame)
@@ -291,9 +315,20 @@ export const make = (config: ControlChannelConfig) =>
         }
         if (type === "result") {
           lastResult = frame
+          ;(results ??= []).push(frame)
           currentRun = { ...currentRun, afterResult: true, results: currentRun.results + 1 }
           runChanged = true
         } else if (type === "assistant" || type === "stream_event") {
+          if (type === "assistant") {
+            const content = Predicate.isRecord(frame.message) ? frame.message.content : undefined
+            if (Array.isArray(content)) {
+              for (const block of content) {
+                if (Predicate.isRecord(block) && block.type === "tool_use" && typeof block.name === "string") {
+                  ;(tools ??= []).push(block.name)
+                }
+              }
+            }
+          }
           if (currentRun.afterResult) {
             currentRun = { ...currentRun, afterResult: false }
             runChanged = true
@@ -315,6 +350,8 @@ export const make = (config: ControlChannelConfig) =>
       if (runChanged) effects.push(SubscriptionRef.set(runState, currentRun))
       // Before the messages: whoever sees a message can already read its session id.
       if (newSessionId !== undefined) effects.push(SubscriptionRef.set(sessionId, newSessionId))
+      if (results !== undefined) effects.push(PubSub.publishAll(resultHub, results))
+      if (tools !== undefined) effects.push(Effect.forEach(tools, countTool, { discard: true }))
       if (out.length > 0) effects.push(messages.offerAll(out))
       if (queuedBytes >= bufferCap) effects.push(waitForSpace)
       return effects.length === 1 && effects[0] !== undefined
@@ -501,6 +538,7 @@ export const make = (config: ControlChannelConfig) =>
       }),
       closed: Deferred.await(terminal),
       runState: SubscriptionRef.get(runState),
+      results: Stream.fromPubSub(resultHub, { scoped: true }),
       awaitRunState: (predicate) =>
         runState.changes.pipe(
           Stream.filter(predicate),

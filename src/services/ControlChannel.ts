@@ -127,6 +127,11 @@ export interface ControlChannelShape {
   readonly runState: Effect.Effect<RunState>
   /** Completes when the run state satisfies `predicate` (checked now and on every change), or the reader ends. */
   readonly awaitRunState: (predicate: (state: RunState) => boolean) => Effect.Effect<void>
+  /**
+   * Every `result` frame from now on, raw, as the reader sees it (whether or not anyone consumes
+   * `messages`): for telemetry and supervision. Subscribed when this effect runs, in its scope.
+   */
+  readonly results: Effect.Effect<Stream.Stream<{ readonly [key: string]: unknown }>, never, Scope.Scope>
 }
 
 /**
