@@ -480,6 +480,51 @@ export class StructuredOutputError extends Schema.TaggedError<StructuredOutputEr
 }
 
 /**
+ * A session's transcript (or a sub-agent's) is not on disk where the `Sessions` functions looked:
+ * under `<config dir>/projects/<project>/<sessionId>.jsonl` for the project `dir` named (and its git
+ * worktrees), or in any project when no `dir` was given. Also raised for a transcript that holds no
+ * conversation (nothing to list or fork).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Sessions } from "effect-claude-agent"
+ *
+ * const program = Sessions.getSessionInfo("6f1c0c5e-3b1f-4d59-9a51-2f6d1f0e4a10").pipe(
+ *   Effect.map((info) => info.summary),
+ *   Effect.catchTag("SessionNotFoundError", (e) => Effect.succeed(`none: ${e.message}`))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionNotFoundError extends Schema.TaggedError<SessionNotFoundError>(
+  "effect-claude-agent/SessionNotFoundError"
+)("SessionNotFoundError", {
+  sessionId: Schema.String,
+  /** The sub-agent asked for, when it was a sub-agent's transcript that is missing. */
+  agentId: Schema.optional(Schema.String),
+  /** The project directory searched (`options.dir`); absent when every project was searched. */
+  dir: Schema.optional(Schema.String),
+  /** Why a transcript that exists does not count (e.g. it holds no messages). */
+  reason: Schema.optional(Schema.String)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    const what = this.agentId === undefined
+      ? `Session ${this.sessionId}`
+      : `Sub-agent ${this.agentId} of session ${this.sessionId}`
+    if (this.reason !== undefined) return `${what}: ${this.reason}`
+    return this.dir === undefined
+      ? `${what} not found in any project directory`
+      : `${what} not found in the project directory for ${this.dir}`
+  }
+}
+
+/**
  * Every error an `effect-claude-agent` operation can fail with.
  *
  * @since 0.1.0
@@ -511,5 +556,7 @@ export type SdkError =
  * @since 0.1.0
  * @category refinements
  */
-export const isSdkError = (u: unknown): u is SdkError | ResultError | StructuredOutputError =>
+export const isSdkError = (
+  u: unknown
+): u is SdkError | ResultError | StructuredOutputError | SessionNotFoundError =>
   Predicate.hasProperty(u, TypeId)

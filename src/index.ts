@@ -137,3 +137,11 @@ export * as McpServer from "./McpServer.js"
  * @since 0.1.0
  */
 export * as Structured from "./Structured.js"
+
+/**
+ * The CLI's session files: `listSessions`, `getSessionMessages`, `forkSession`, `renameSession`,
+ * `tagSession`, `archiveSession`, `deleteSession`, … on `@effect/platform`'s `FileSystem`.
+ *
+ * @since 0.1.0
+ */
+export * as Sessions from "./Sessions.js"
