@@ -481,3 +481,50 @@ export const withOption: {
   ...self,
   [key]: value
 }))
+
+/**
+ * A CLI started and initialized before the prompt is known (see `prewarm`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Prewarmed {
+  /** The session, already initialized: `initializationResult` answers at once. */
+  readonly session: AgentSession.AgentSession
+  /** Runs a prompt on the prewarmed session, like `query`, without paying the start-up. */
+  readonly query: <E = never, R = never>(
+    prompt: QueryPrompt<E, R>
+  ) => Stream.Stream<Message.Message, SdkError | E, R>
+}
+
+/**
+ * Starts a CLI and completes the `initialize` handshake now, before the prompt is known, so the
+ * first answer does not pay the start-up (the official SDKs' `startup()` / `prewarm()`). The
+ * process lives until the current scope closes. For many spares shared by many requests, use
+ * `AgentPool` with `warm`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { ClaudeAgent } from "effect-claude-agent"
+ *
+ * const program = Effect.scoped(Effect.gen(function* () {
+ *   const warm = yield* ClaudeAgent.prewarm({ model: "claude-sonnet-4-5" })
+ *   // … later, when the user has typed:
+ *   yield* warm.query("Summarise README.md").pipe(Stream.runDrain)
+ * }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const prewarm = <R = never>(
+  options?: Options.Options<R>
+): Effect.Effect<Prewarmed, SdkError, ClaudeAgent | Scope.Scope | R> =>
+  Effect.gen(function*() {
+    const opened = yield* session(options)
+    yield* opened.initializationResult
+    const run = Query.fromSessions(() => Effect.succeed(opened))
+    const prewarmed: Prewarmed = { session: opened, query: (prompt) => run(prompt) }
+    return prewarmed
+  }).pipe(Effect.withSpan("ClaudeAgent.prewarm"))
