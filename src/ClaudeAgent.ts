@@ -196,7 +196,8 @@ export const make = (factory: TransportFactory, makeOptions: MakeOptions = {}): 
       return yield* AgentSession.make({
         initialize: launch.initialize,
         sessionId: options.sessionId,
-        closeGracePeriod: options.closeGracePeriod
+        closeGracePeriod: options.closeGracePeriod,
+        onElicitation: options.onElicitation
       }).pipe(Effect.provide(context))
     }).pipe(Effect.withSpan("ClaudeAgent.session"))
 
