@@ -74,6 +74,13 @@ export interface RewindFilesOptions extends RequestOptions {
 /**
  * Options for `getContextUsage`.
  *
+ * @example
+ * ```ts
+ * import type { AgentSession } from "effect-claude-agent"
+ *
+ * const usage = (session: AgentSession.AgentSession) => session.getContextUsage({ detail: "summary" })
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */
@@ -87,6 +94,14 @@ export interface GetContextUsageOptions extends RequestOptions {
 
 /**
  * Options for `reloadPlugins`.
+ *
+ * @example
+ * ```ts
+ * import type { AgentSession } from "effect-claude-agent"
+ *
+ * const reload = (session: AgentSession.AgentSession) =>
+ *   session.reloadPlugins({ addPlugins: [{ type: "local", path: "/opt/plugins/review" }], refuseIfBusy: true })
+ * ```
  *
  * @since 0.1.0
  * @category models
@@ -107,6 +122,23 @@ export interface ReloadPluginsOptions extends RequestOptions {
  * What `setMcpServers` takes: server name → an external server's config (stdio, sse, http) or an
  * in-process server made with `McpServer.make` (listed under its own name). `R` is what the
  * in-process servers' tools need.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { type AgentSession, McpServer, Tool } from "effect-claude-agent"
+ *
+ * const calc = McpServer.make({
+ *   name: "calc",
+ *   tools: [Tool.make("add", {
+ *     description: "Add two numbers",
+ *     parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+ *     handler: ({ a, b }) => Effect.succeed(`${a + b}`)
+ *   })]
+ * })
+ * const servers: AgentSession.McpServers = { calc, docs: { type: "http", url: "https://example.com/mcp" } }
+ * const swap = (session: AgentSession.AgentSession) => session.setMcpServers(servers)
+ * ```
  *
  * @since 0.1.0
  * @category models
@@ -348,8 +380,9 @@ const refused = (subtype: string, error: OptionsError) =>
 /**
  * Makes a session from the services in context: the `Transport` (the CLI's process, or a fake),
  * the `ControlChannel` over it, and the `HookRegistry`, `McpBridge` and (when present)
- * `PermissionHandler` that answer the CLI's requests. It registers those handlers, writes
- * `initialize` (with the registry's hooks and the bridge's servers), and returns at once: the
+ * `PermissionHandler` that answer the CLI's requests. It registers those handlers (and one for
+ * `elicitation`: `config.onElicitation`, or a decline), writes `initialize` (with the registry's
+ * hooks and the bridge's servers), and returns at once: the
  * reply is awaited lazily by `initializationResult`, so the first prompt can follow `initialize`
  * without a round trip. `ClaudeAgent.session` builds these services as one layer graph per
  * session; replace any of them with a layer of your own.
@@ -565,7 +598,9 @@ export const make = <R = never>(
               inProcess.push(server)
               wire[name] = { type: "sdk", name }
             } else {
-              wire[name] = server
+              // The CLI 2.1.330 fails a stdio server set without `args` ("Spread syntax requires
+              // ...iterable not be null or undefined"); `--mcp-config` does not need them.
+              wire[name] = "command" in server && server.args === undefined ? { ...server, args: [] } : server
             }
           }
           // Served before the CLI hears of them: it connects to a new server at once.

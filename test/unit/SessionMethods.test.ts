@@ -187,13 +187,16 @@ describe("setMcpServers (fake CLI)", () => {
       const greeter = McpServer.make({ name: "greeter", tools: [greet] })
       const reply = yield* session.setMcpServers({
         greeter,
-        docs: { type: "http", url: "https://example.com/mcp" }
+        docs: { type: "http", url: "https://example.com/mcp" },
+        files: { command: "mcp-files" }
       }).pipe(Effect.provideService(Greeting, "Hello"))
-      expect(reply).toEqual({ added: ["greeter", "docs"], removed: [], errors: {} })
+      expect(reply).toEqual({ added: ["greeter", "docs", "files"], removed: [], errors: {} })
       const [set] = (yield* sentRequests(fake)).filter((r) => r.subtype === "mcp_set_servers")
+      // External configs go as given, except that a stdio server gets the `args` the CLI needs.
       expect(set?.servers).toEqual({
         greeter: { type: "sdk", name: "greeter" },
-        docs: { type: "http", url: "https://example.com/mcp" }
+        docs: { type: "http", url: "https://example.com/mcp" },
+        files: { command: "mcp-files", args: [] }
       })
       const listed = yield* mcpRequest(fake, "greeter", { jsonrpc: "2.0", id: 1, method: "tools/list" })
       expect(listed).toMatchObject({ response: { mcp_response: { result: { tools: [{ name: "greet" }] } } } })
