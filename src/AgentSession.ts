@@ -449,6 +449,8 @@ export const make = <R = never>(
     const initializationResult = yield* Effect.cached(initReply)
     // `system/commands_changed` replaces the commands of the `initialize` reply.
     let latestCommands: ReadonlyArray<Control.SlashCommand> | undefined
+    // One `setMcpServers` at a time: the bridge's set and the CLI's must be changed in the same order.
+    const serversLock = yield* Effect.makeSemaphore(1)
     // A CLI that never answers `initialize` (a wrapper script, a login prompt) must not leave the
     // message streams waiting forever: its failure ends them.
     const initFailed = yield* Deferred.make<never, RequestError>()
@@ -603,7 +605,8 @@ export const make = <R = never>(
               wire[name] = "command" in server && server.args === undefined ? { ...server, args: [] } : server
             }
           }
-          // Served before the CLI hears of them: it connects to a new server at once.
+          // Served before the CLI hears of them: it connects to a new server at once. (If the
+          // request then fails, the bridge keeps the new set: the CLI's state is unknown anyway.)
           const change = yield* mcp.setServers(inProcess).pipe(Effect.mapError((e) => refused(subtype, e)))
           const reply = yield* control.request(Control.McpSetServers, { servers: wire }, options)
           // The CLI keeps a server it already has and its tool list: a new definition under the
@@ -614,7 +617,7 @@ export const make = <R = never>(
             { discard: true }
           )
           return reply
-        }).pipe(Effect.withSpan("AgentSession.setMcpServers")),
+        }).pipe(serversLock.withPermits(1), Effect.withSpan("AgentSession.setMcpServers")),
       supportedCommands: Effect.suspend(() =>
         latestCommands !== undefined
           ? Effect.succeed(latestCommands)

@@ -123,12 +123,15 @@ describe("e2e: session methods on the real CLI", () => {
       const fixture = { command: launcher }
       const session = yield* ClaudeAgent.session({
         ...options,
-        mcpServers: { start: McpServer.make({ name: "start", tools: [arithmetic("add", (a, b) => a + b)] }) },
+        mcpServers: {
+          start: McpServer.make({ name: "start", tools: [arithmetic("add", (a, b) => a + b)] }),
+          kept: fixtureStdio
+        },
         allowedTools: ["mcp__calc__mul", "mcp__calc__sub"]
       }).pipe(Effect.provideService(Factor, 1))
 
-      // The set replaces the in-process server of the options; the new one is served with the
-      // services of this call.
+      // The set replaces the in-process server of the options (not its external one); the new
+      // one is served with the services of this call.
       const calc = McpServer.make({ name: "calc", tools: [arithmetic("mul", (a, b) => a * b)] })
       const added = yield* session.setMcpServers({ calc, fixture }).pipe(Effect.provideService(Factor, 10))
       expect(added).toEqual({ added: ["calc", "fixture"], removed: ["start"], errors: {} })
@@ -160,7 +163,7 @@ describe("e2e: session methods on the real CLI", () => {
 
       const removed = yield* session.setMcpServers({})
       expect(removed).toEqual({ added: [], removed: ["calc", "fixture"], errors: {} })
-      expect((yield* session.mcpServerStatus()).mcpServers).toEqual([])
+      expect((yield* session.mcpServerStatus()).mcpServers.map((s) => s.name)).toEqual(["kept"])
     }).pipe(Effect.provide(AgentLive)))
 
   it.scopedLive("an MCP server's elicitation reaches onElicitation; without a callback it is declined", () =>

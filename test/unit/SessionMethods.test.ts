@@ -275,6 +275,37 @@ describe("setMcpServers (fake CLI)", () => {
       expect(listed).toMatchObject({ response: { mcp_response: { result: { tools: [{ name: "greet" }] } } } })
     }))
 
+  it.scoped("concurrent calls are applied one at a time, in the same order in the bridge and the CLI", () =>
+    Effect.gen(function*() {
+      const release = yield* Deferred.make<void>()
+      let sets = 0
+      const { agent, cli } = yield* agentWithCli({
+        // The CLI holds its answer to the first set until the test releases it.
+        onControlRequest: (request) =>
+          request.subtype === "mcp_set_servers" && ++sets === 1
+            ? Effect.as(Deferred.await(release), Option.none())
+            : Effect.succeed(Option.none())
+      })
+      const session = yield* agent.session()
+      const fake = yield* cli
+      const first = yield* Effect.fork(session.setMcpServers({ a: McpServer.make({ name: "a", tools: [echo] }) }))
+      yield* fake.awaitSent(isControlRequest("mcp_set_servers"))
+      const second = yield* Effect.fork(session.setMcpServers({ b: McpServer.make({ name: "b", tools: [echo] }) }))
+      // The scheduler is cooperative: these yields let the second call run as far as it can.
+      yield* Effect.repeatN(Effect.yieldNow(), 50)
+      const setsSent = Effect.map(sentRequests(fake), (rs) => rs.filter((r) => r.subtype === "mcp_set_servers"))
+      expect((yield* setsSent).map((r) => r.servers)).toEqual([{ a: { type: "sdk", name: "a" } }])
+      const stillA = yield* mcpRequest(fake, "a", { jsonrpc: "2.0", id: 1, method: "tools/list" })
+      expect(stillA).toMatchObject({ response: { mcp_response: { result: { tools: [{ name: "echo" }] } } } })
+      yield* Deferred.succeed(release, undefined)
+      expect(yield* Fiber.join(first)).toEqual({ added: ["a"], removed: [], errors: {} })
+      expect(yield* Fiber.join(second)).toEqual({ added: ["b"], removed: ["a"], errors: {} })
+      expect((yield* setsSent).map((r) => r.servers)).toEqual([
+        { a: { type: "sdk", name: "a" } },
+        { b: { type: "sdk", name: "b" } }
+      ])
+    }))
+
   it.scoped("a bad server is refused before anything is sent or changed", () =>
     Effect.gen(function*() {
       const { agent, cli } = yield* agentWithCli()
