@@ -174,12 +174,8 @@ const fiberKey = (server: string, id: string | number | null): string => `${serv
 // than the first ones, so each entry carries the context it was registered with.
 interface ServerEntry {
   readonly server: McpServer.McpServer<unknown>
-  readonly tools: ReadonlyMap<string, ToolEntry>
-}
-
-interface ToolEntry {
-  readonly tool: Tool.Tool<unknown>
-  readonly call: (args: unknown, toolUseId: string | undefined) => Effect.Effect<Tool.ToolResult>
+  /** Each tool's `call`, with those services provided. */
+  readonly tools: ReadonlyMap<string, (args: unknown, toolUseId: string | undefined) => Effect.Effect<Tool.ToolResult>>
 }
 
 const validate = <R>(
@@ -199,7 +195,7 @@ const validate = <R>(
         })
       )
     }
-    const tools = new Map<string, ToolEntry>()
+    const tools = new Map<string, (args: unknown, toolUseId: string | undefined) => Effect.Effect<Tool.ToolResult>>()
     for (const tool of server.tools) {
       if (tool.name === "") {
         return Either.left(
@@ -214,10 +210,7 @@ const validate = <R>(
           })
         )
       }
-      tools.set(tool.name, {
-        tool,
-        call: (args, toolUseId) => tool.call(args, toolUseId).pipe(Effect.provide(context))
-      })
+      tools.set(tool.name, (args, toolUseId) => tool.call(args, toolUseId).pipe(Effect.provide(context)))
     }
     table.set(server.name, { server, tools })
   }
@@ -273,11 +266,11 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
           return failure(id, ErrorCode.InvalidParams, `Invalid tools/call params: ${formatParseError(decoded.left)}`)
         }
         const { name, arguments: args, _meta } = decoded.right
-        const tool = entry.tools.get(name)
+        const invoke = entry.tools.get(name)
         // Unknown tool: a protocol error (-32602), as the MCP spec's own example for tools/call
         // does, rather than a tool result. The CLI only calls tools it got from tools/list, so
         // this means a stale or confused client, not a model mistake the model could fix.
-        if (tool === undefined) {
+        if (invoke === undefined) {
           return failure(id, ErrorCode.InvalidParams, `Unknown tool: ${name} (server ${entry.server.name})`)
         }
         const key = fiberKey(entry.server.name, id)
@@ -286,7 +279,7 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
         }
         const call = Effect.acquireUseRelease(
           Effect.sync(() => inFlight.add(key)),
-          () => tool.call(args ?? {}, toolUseIdOf(_meta)),
+          () => invoke(args ?? {}, toolUseIdOf(_meta)),
           () => Effect.sync(() => inFlight.delete(key))
         )
         // The tool runs in its own fiber, registered under its JSON-RPC id, so that
