@@ -215,7 +215,8 @@ export const make = (factory: TransportFactory, makeOptions: MakeOptions = {}): 
         return yield* AgentSession.make({
           initialize: launch.initialize,
           sessionId: options.sessionId,
-          closeGracePeriod: options.closeGracePeriod
+          closeGracePeriod: options.closeGracePeriod,
+          onElicitation: options.onElicitation
         }).pipe(Effect.provide(context))
       }).pipe(Effect.withParentSpan(span))
     })

@@ -267,6 +267,7 @@ export const Options = Schema.Struct({
   permissionPromptToolName: Schema.optional(NonEmptyString),
   mcpServers: Schema.optional(Schema.Record({ key: NonEmptyString, value: Schema.Union(McpServerConfig, SdkServerShape) })),
   canUseTool: Schema.optional(AnyFunction),
+  onElicitation: Schema.optional(AnyFunction),
   hooks: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Array(HookMatcherShape) })),
   strictMcpConfig: Schema.optional(Schema.Boolean),
   // sessions
@@ -321,10 +322,15 @@ export const Options = Schema.Struct({
  * @category models
  */
 export interface Options<R = never>
-  extends Omit<Schema.Schema.Type<typeof Options>, "canUseTool" | "hooks" | "mcpServers">
+  extends Omit<Schema.Schema.Type<typeof Options>, "canUseTool" | "onElicitation" | "hooks" | "mcpServers">
 {
   /** Answers the CLI's permission prompts (launches the CLI with `--permission-prompt-tool=stdio`). */
   readonly canUseTool?: Permission.CanUseTool<unknown, R> | undefined
+  /**
+   * Answers an MCP server's request for user input (`accept` with content, `decline`, `cancel`).
+   * Without it, such requests are declined, as the official SDK does.
+   */
+  readonly onElicitation?: Control.OnElicitation<unknown, R> | undefined
   /** Hook callbacks by event. */
   readonly hooks?: Hook.Hooks<R> | undefined
   /** External MCP servers (`--mcp-config`) and in-process ones made with `McpServer.make`. */

@@ -1,7 +1,7 @@
 // Unit tests of the MCP bridge: `handleMessage` is called directly, as the control channel would
 // call it for an `mcp_message` control request (no transport, no CLI).
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Option, Schema, Scope, Stream } from "effect"
+import { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schema, Scope, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as McpServer from "../../src/McpServer.js"
 import { McpBridge, make as makeBridge } from "../../src/services/McpBridge.js"
@@ -90,12 +90,12 @@ describe("McpBridge", () => {
             id: 0,
             result: {
               protocolVersion: "2099-01-01",
-              capabilities: { tools: {} },
+              capabilities: { tools: { listChanged: true } },
               serverInfo: { name: "calc", version: "1.0.0" }
             }
           }
         })
-        expect(bridge.serverNames).toEqual(["calc"])
+        expect(yield* bridge.serverNames).toEqual(["calc"])
       })
     ))
 
@@ -237,9 +237,9 @@ describe("McpBridge", () => {
         McpServer.make({ name: "slow", timeout: "90 seconds", tools: [add] }),
         McpServer.make({ name: "calc", tools: [add] })
       ])
-      expect(bridge.serverConfigs).toEqual({ slow: { timeout: 90_000 } })
+      expect(yield* (bridge.serverConfigs ?? Effect.succeed(undefined))).toEqual({ slow: { timeout: 90_000 } })
       const none = yield* makeBridge([calc])
-      expect(none.serverConfigs).toBeUndefined()
+      expect(yield* (none.serverConfigs ?? Effect.succeed(undefined))).toEqual({})
     }))
 
   it.scoped("a server timeout under one second, infinite or malformed is an OptionsError naming the server", () =>
@@ -516,6 +516,59 @@ describe("McpBridge", () => {
     expect(McpServer.toolName("calc", "add")).toBe("mcp__calc__add")
     expect(McpServer.toolNames(calc)).toContain("mcp__calc__double")
   })
+})
+
+describe("McpBridge.setServers", () => {
+  class Prefix extends Context.Tag("test/Prefix")<Prefix, string>() {}
+  const shout = Tool.make("shout", {
+    description: "Shouts with the prefix in context",
+    parameters: Schema.Struct({ text: Schema.String }),
+    handler: ({ text }) => Effect.map(Prefix, (prefix) => Tool.text(`${prefix}${text.toUpperCase()}`))
+  })
+
+  it.scoped("reports what was added, removed and replaced, and serves the new set", () =>
+    Effect.gen(function*() {
+      const bridge = yield* makeBridge([calc])
+      const other = McpServer.make({ name: "other", tools: [add] })
+      const loud = McpServer.make({ name: "loud", tools: [shout] })
+      const first = yield* bridge.setServers([calc, other])
+      expect(first).toEqual({ added: ["other"], removed: [], replaced: [] })
+      // `loud` needs a service: the one in context at this call is what its tools get.
+      const second = yield* bridge.setServers([McpServer.make({ name: "calc", tools: [add] }), loud]).pipe(
+        Effect.provideService(Prefix, "> ")
+      )
+      expect(second).toEqual({ added: ["loud"], removed: ["other"], replaced: ["calc"] })
+      expect(yield* bridge.serverNames).toEqual(["calc", "loud"])
+      expect(yield* send(bridge, "loud", callMessage(1, "shout", { text: "hi" }))).toMatchObject({
+        mcp_response: { result: { content: [{ type: "text", text: "> HI" }] } }
+      })
+      expect(yield* send(bridge, "other", { jsonrpc: "2.0", id: 2, method: "tools/list" })).toMatchObject({
+        mcp_response: { error: { code: -32601 } }
+      })
+      const calcTools = yield* send(bridge, "calc", { jsonrpc: "2.0", id: 3, method: "tools/list" })
+      expect(calcTools).toMatchObject({ mcp_response: { result: { tools: [{ name: "add" }] } } })
+    }))
+
+  it.scoped("an invalid set changes nothing", () =>
+    Effect.gen(function*() {
+      const bridge = yield* makeBridge([calc])
+      const error = yield* bridge.setServers([McpServer.make({ name: "x", tools: [add, add] })]).pipe(Effect.flip)
+      expect(error.field).toBe("mcpServers.x.tools.add")
+      expect(yield* bridge.serverNames).toEqual(["calc"])
+    }))
+
+  it.scoped("layerEmpty starts with no server and accepts some later; empty refuses them", () =>
+    Effect.gen(function*() {
+      const bridge = Context.get(yield* Layer.build(McpBridge.layerEmpty), McpBridge)
+      expect(yield* bridge.serverNames).toEqual([])
+      expect(yield* bridge.setServers([calc])).toEqual({ added: ["calc"], removed: [], replaced: [] })
+      expect(yield* send(bridge, "calc", callMessage(1, "add", { a: 1, b: 2 }))).toMatchObject({
+        mcp_response: { result: { content: [{ type: "text", text: "sum=3" }] } }
+      })
+      expect(yield* McpBridge.empty.setServers([])).toEqual({ added: [], removed: [], replaced: [] })
+      const refused = yield* McpBridge.empty.setServers([calc]).pipe(Effect.flip)
+      expect(refused._tag).toBe("OptionsError")
+    }))
 })
 
 describe("SDK server settings in initialize (fake CLI)", () => {
