@@ -30,6 +30,7 @@ import {
   Scope,
   Stream
 } from "effect"
+import { identity } from "effect/Function"
 import type * as AgentSession from "./AgentSession.js"
 import * as ClaudeAgent from "./ClaudeAgent.js"
 import * as Query from "./internal/query.js"
@@ -82,6 +83,9 @@ export interface PoolConfig {
  * - `unfinished`: a use of a keyed session ended before its turn did (interrupted, failed, or
  *   stopped reading before the `result`), so the session cannot be handed to the next use as it is;
  * - `options-changed`: a use of the key gave other options; the session is resumed with them;
+ * - `resume-failed`: the CLI found no conversation to resume (its transcript is gone: another
+ *   machine, a cleaned `HOME`, a process killed before it wrote any): that turn ends with the
+ *   CLI's error `result`, and the key's next use starts a new conversation;
  * - `forgotten`: `forget(key)`;
  * - `pool-closed`: the pool's scope closed.
  *
@@ -102,6 +106,7 @@ export type EvictionReason =
   | "idle-expired"
   | "unfinished"
   | "options-changed"
+  | "resume-failed"
   | "forgotten"
   | "pool-closed"
 
@@ -184,6 +189,8 @@ export interface AgentPoolShape extends ClaudeAgent.ClaudeAgentShape {
    * session is opened; a use with other options (compared as data, callbacks by identity: build
    * them once) reopens it with them, resumed. The session must not be used after `use` ends, and
    * `use` should read each turn to its `result`: a use that ends mid-turn stops the process.
+   * The callbacks in `options` (tools, hooks, `canUseTool`) run with the services of the use that
+   * started the key's current process.
    */
   readonly withSession: <A, E, R, RO = never>(
     key: string,
@@ -345,7 +352,15 @@ interface Live {
   idleTimer: Deferred.Deferred<void> | undefined
   /** Completed once the pool has stopped the process. */
   readonly stopped: Deferred.Deferred<void>
+  /** The CLI found no conversation to resume (it answered a prompt with "No conversation found"). */
+  resumeFailed: boolean
 }
+
+// The CLI's answer to a prompt for a `resume` whose conversation it cannot find: an error result,
+// "No conversation found with session ID: <id>".
+const isNoConversation = (message: Message.Message): boolean =>
+  message.type === "result" && message.is_error && "errors" in message &&
+  (message.errors ?? []).some((error) => error.startsWith("No conversation found"))
 
 const defaultMaxConcurrent = (): number => {
   const os: unknown = Reflect.get(globalThis, "navigator")
@@ -460,7 +475,7 @@ export const make = (
         return Effect.gen(function*() {
           if (live.idleTimer !== undefined) yield* Deferred.succeed(live.idleTimer, undefined)
           const id = yield* live.session.control.lastSessionId
-          if (id !== undefined && reason !== "forgotten") entry.sessionId = id
+          if (id !== undefined && reason !== "forgotten" && reason !== "resume-failed") entry.sessionId = id
           yield* Scope.close(live.scope, Exit.void)
           yield* Deferred.succeed(live.stopped, undefined)
           yield* Deferred.succeed(stopping, undefined)
@@ -679,8 +694,9 @@ export const make = (
       }
     }
 
-    // Holds the entry (so it stays mapped) and its lock, until the current scope closes.
-    const holdKey = (key: string) =>
+    // Holds the entry (so it stays mapped) and its lock, until the current scope closes. A use
+    // waits for the lock at most `pendingTimeout`; `forget` as long as it takes.
+    const holdKey = <E>(key: string, wait: (take: Effect.Effect<number>) => Effect.Effect<number, E>) =>
       Effect.uninterruptibleMask((restore) =>
         Effect.gen(function*() {
           const entry = entryFor(key)
@@ -691,7 +707,7 @@ export const make = (
               dropIfUnused(entry)
             })
           )
-          yield* restore(withPendingTimeout(entry.lock.take(1)))
+          yield* restore(wait(entry.lock.take(1)))
           yield* Effect.addFinalizer(() => entry.lock.release(1))
           return entry
         })
@@ -730,7 +746,8 @@ export const make = (
           inUse: true,
           dead: false,
           idleTimer: undefined,
-          stopped: Deferred.unsafeMake(FiberId.none)
+          stopped: Deferred.unsafeMake(FiberId.none),
+          resumeFailed: false
         }
         entry.live = live
         active++
@@ -784,6 +801,11 @@ export const make = (
           if (entry.live !== live) return Effect.void
           if (id !== undefined) entry.sessionId = id
           live.inUse = false
+          if (live.resumeFailed) {
+            // Resuming again would fail again: the next use starts a new conversation.
+            entry.sessionId = undefined
+            return retire(entry, live, "resume-failed")
+          }
           if (live.dead) return retire(entry, live, "session-died")
           const finished = Exit.isSuccess(exit) && use.sent === use.read && run.results - use.resultsBefore === use.read
           if (!finished) return retire(entry, live, "unfinished")
@@ -816,7 +838,7 @@ export const make = (
     ): Effect.Effect<AgentSession.AgentSession, SdkError, Scope.Scope | R> =>
       Effect.gen(function*() {
         if (closed) return yield* Effect.fail(new CLIConnectionError({ reason: "The agent pool is closed" }))
-        const entry = yield* holdKey(key)
+        const entry = yield* holdKey(key, withPendingTimeout)
         const current = entry.live
         if (current !== undefined && (current.dead || !sameKeyedOptions(current.options, options))) {
           yield* retire(entry, current, current.dead ? "session-died" : "options-changed")
@@ -864,7 +886,11 @@ export const make = (
         messages.pipe(
           Stream.mapChunks((chunk) => {
             // Counted as they leave the session's queue: a result taken here is not the next use's.
-            for (const m of chunk) if (m.type === "result") use.read++
+            for (const m of chunk) {
+              if (m.type !== "result") continue
+              use.read++
+              if (isNoConversation(m)) live.resumeFailed = true
+            }
             return chunk
           }),
           Stream.interruptWhen(stopped)
@@ -900,8 +926,7 @@ export const make = (
       Effect.suspend(() => {
         if (!keyed.has(key)) return Effect.void
         return Effect.scoped(Effect.gen(function*() {
-          const entry = yield* holdKey(key).pipe(Effect.catchAll(() => Effect.succeed(undefined)))
-          if (entry === undefined) return
+          const entry = yield* holdKey(key, identity)
           if (entry.live !== undefined) yield* retire(entry, entry.live, "forgotten")
           entry.sessionId = undefined
         }))

@@ -7,6 +7,8 @@ import * as AgentPool from "../../src/AgentPool.js"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { claudePids } from "../support/processes.js"
 
 // The real subprocess factory, counting the CLI processes alive at once.
@@ -122,6 +124,25 @@ describe("e2e: AgentPool keyed sessions on the real claude CLI", () => {
       expect(claudePids(options.env?.HOME)).toHaveLength(1)
       yield* Scope.close(poolScope, Exit.void)
       expect(claudePids(options.env?.HOME)).toEqual([])
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("a conversation whose transcript is gone ends that turn with the CLI's error; the key's next use starts a new one", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([{ reply: ScriptedModel.text("noted"), times: Infinity }])
+      const options = yield* model.options()
+      const { agent } = yield* counting
+      // Stopped after each use: every turn after the first is a resume.
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1, idleTimeToLive: 0 })
+      const chat = (prompt: string) => pool.chat("alice", prompt, options).pipe(Stream.runCollect, Effect.map(Chunk.toArray))
+
+      yield* chat("My name is Ada.")
+      fs.rmSync(path.join(options.env.CLAUDE_CONFIG_DIR ?? "", "projects"), { recursive: true, force: true })
+      const failed = (yield* chat("What is my name?")).filter(Message.isResult)
+      expect(failed).toMatchObject([{ subtype: "error_during_execution", is_error: true }])
+      expect(JSON.stringify(failed)).toContain("No conversation found with session ID")
+      expect(resultText(Chunk.fromIterable(yield* chat("Hello again.")))).toEqual(["noted"])
+      // A new conversation: the lost turn is not in it.
+      expect(conversationText(requestFor(yield* model.mainRequests, "Hello again."))).not.toContain("Ada")
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scopedLive("a keyed session whose CLI is killed (idle, or mid-turn) is resumed with the earlier turns", () =>

@@ -1,7 +1,7 @@
 // Unit tests of the AgentPool over the in-memory fake CLI (a mock transport): each "process" is a
 // FakeCli whose life the test counts, and whose turns wait on gates the test opens.
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, Exit, Fiber, Layer, Queue, Scope, Stream, TestClock } from "effect"
+import { Chunk, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Scope, Stream, TestClock } from "effect"
 import * as AgentPool from "../../src/AgentPool.js"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
@@ -225,13 +225,22 @@ const keyedAgent = (gated: (prompt: string) => boolean = () => false) =>
     const counts = { live: 0, spawned: 0 }
     const launches: Array<{ readonly resume: string | undefined; readonly model: string | undefined }> = []
     const clis: Array<FakeCli.FakeCliHandle> = []
+    // When set, a CLI started with `resume` finds no conversation (its transcript is gone).
+    const transcripts = { lost: false }
     const agent = ClaudeAgent.make((_launch, options) =>
       Effect.gen(function*() {
+        const lost = transcripts.lost && options.resume !== undefined
         const { cli, transport } = yield* FakeCli.make({
           onUserMessage: (message, cli) =>
             Effect.gen(function*() {
               const prompt = FakeCli.userText(message)
               yield* Queue.offer(started, prompt)
+              if (lost) {
+                return yield* cli.emit(FakeCli.frames.result(`No conversation found with session ID: ${options.resume}`, {
+                  subtype: "error_during_execution",
+                  isError: true
+                }))
+              }
               if (prompt === "crash") return yield* cli.exit({ exitCode: 3 })
               if (!gated(prompt)) return yield* FakeCli.echoTurn(message, cli)
               // A gated turn starts at once and ends when the test opens the gate.
@@ -250,7 +259,7 @@ const keyedAgent = (gated: (prompt: string) => boolean = () => false) =>
       })
     )
     const release = (prompt: string) => Effect.flatMap(gate(prompt), (d) => Deferred.succeed(d, undefined))
-    return { agent, started, release, counts, launches, clis }
+    return { agent, started, release, counts, launches, clis, transcripts }
   })
 
 // The fake CLI's session id: the one a resumed session must be resumed on.
@@ -281,12 +290,13 @@ const keyedOnly = (events: ReadonlyArray<AgentPool.PoolEvent>) =>
 // Waits, yielding to the pool's fibers, until `done` holds (no clock involved).
 const eventually = (done: () => boolean) => Effect.repeat(Effect.yieldNow(), { until: done })
 
-// Waits until the pool's idle timer for a use that ended now is registered with the TestClock.
-const awaitIdleTimer = (ttlMillis: number) =>
+// Waits until a sleep of this length from now (the pool's idle timer, a pendingTimeout) is
+// registered with the TestClock.
+const awaitSleep = (millis: number) =>
   Effect.gen(function*() {
     const now = yield* TestClock.currentTimeMillis
     yield* Effect.repeat(Effect.zipLeft(TestClock.sleeps(), Effect.yieldNow()), {
-      until: (sleeps) => Chunk.some(sleeps, (at) => at === now + ttlMillis)
+      until: (sleeps) => Chunk.some(sleeps, (at) => at === now + millis)
     })
   })
 
@@ -328,6 +338,29 @@ describe("AgentPool keyed sessions (fake CLI)", () => {
       expect(yield* Fiber.join(first)).toEqual(["echo: first"])
       expect(yield* Fiber.join(second)).toEqual(["echo: second"])
       expect(counts.spawned).toBe(1)
+    }))
+
+  it.scoped("a use that waits for its key longer than pendingTimeout fails with PoolTimeoutError; forget waits as long as it takes", () =>
+    Effect.gen(function*() {
+      const { agent, launches, release, started } = yield* keyedAgent((p) => p === "long")
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, pendingTimeout: "5 seconds" })
+      const first = yield* Effect.fork(chatAnswer(pool, "a", "long"))
+      yield* Queue.take(started)
+      const second = yield* Effect.fork(chatAnswer(pool, "a", "second").pipe(Effect.flip))
+      yield* awaitSleep(5_000)
+      yield* TestClock.adjust("5 seconds")
+      expect(yield* Fiber.join(second)).toMatchObject({ _tag: "PoolTimeoutError", timeoutMillis: 5000 })
+      const forgetting = yield* Effect.fork(pool.forget("a"))
+      yield* Effect.repeat(Effect.zipLeft(Fiber.status(forgetting), Effect.yieldNow()), {
+        until: (status) => status._tag === "Suspended"
+      })
+      yield* TestClock.adjust("1 minute")
+      expect(yield* Fiber.poll(forgetting)).toEqual(Option.none())
+      yield* release("long")
+      expect(yield* Fiber.join(first)).toEqual(["echo: long"])
+      yield* Fiber.join(forgetting)
+      yield* chatAnswer(pool, "a", "new")
+      expect(launches.map((l) => l.resume)).toEqual([undefined, undefined])
     }))
 
   it.scoped("idle sessions hold slots; the least recently used is evicted for a request and resumed at its next use", () =>
@@ -377,10 +410,10 @@ describe("AgentPool keyed sessions (fake CLI)", () => {
       const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, idleTimeToLive: "1 minute" })
       const events = yield* recordEvents(pool)
       yield* chatAnswer(pool, "a", "one")
-      yield* awaitIdleTimer(60_000)
+      yield* awaitSleep(60_000)
       yield* TestClock.adjust("40 seconds")
       yield* chatAnswer(pool, "a", "two")
-      yield* awaitIdleTimer(60_000)
+      yield* awaitSleep(60_000)
       yield* TestClock.adjust("40 seconds")
       // 80 s since the first use, 40 s since the last: still open.
       expect(yield* pool.stats).toMatchObject({ idle: 1 })
@@ -474,6 +507,24 @@ describe("AgentPool keyed sessions (fake CLI)", () => {
       yield* chatAnswer(pool, "a", "two", { model: "m1" })
       yield* chatAnswer(pool, "a", "three", { model: "m2" })
       expect(launches).toEqual([{ resume: undefined, model: "m1" }, { resume: FAKE_SESSION_ID, model: "m2" }])
+    }))
+
+  it.scoped("a conversation that cannot be resumed ends that turn with the CLI's error; the key's next use starts a new one", () =>
+    Effect.gen(function*() {
+      const { agent, launches, transcripts } = yield* keyedAgent()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1, idleTimeToLive: 0 })
+      const events = yield* recordEvents(pool)
+      yield* chatAnswer(pool, "a", "one")
+      transcripts.lost = true
+      expect(yield* chatAnswer(pool, "a", "two")).toEqual(["error_during_execution"])
+      expect(yield* chatAnswer(pool, "a", "three")).toEqual(["echo: three"])
+      expect(launches.map((l) => l.resume)).toEqual([undefined, FAKE_SESSION_ID, undefined])
+      expect(keyedOnly(events)).toEqual([
+        "Evicted idle-expired a",
+        "Resumed a",
+        "Evicted resume-failed a",
+        "Evicted idle-expired a"
+      ])
     }))
 
   it.scoped("forget ends the conversation: the key's next use starts a new one", () =>
