@@ -408,10 +408,13 @@ export const make = (config: ControlChannelConfig) =>
       Effect.forkScoped
     )
 
-    // Requests still waiting when the session's scope closes must not hang their callers.
-    yield* Effect.addFinalizer(() =>
-      failAllPending(new CLIConnectionError({ reason: "The session was closed" }))
-    )
+    // Requests still waiting when the session's scope closes must not hang their callers, and
+    // neither must a consumer still reading messages (the reader is interrupted with the scope, so
+    // the end of the CLI's output may never be seen). Both are no-ops once the reader has finished.
+    yield* Effect.addFinalizer(() => {
+      const closed = new CLIConnectionError({ reason: "The session was closed" })
+      return failAllPending(closed).pipe(Effect.zipRight(messages.fail(closed)))
+    })
 
     // ---- outbound requests --------------------------------------------------------------------
 

@@ -55,7 +55,7 @@ export const fromSessions = (open: OpenSession) =>
   }))
 
 // Fails a single-prompt run whose CLI ended before the prompt's result.
-const requireResult = <E, R>(self: Stream.Stream<Message.Message, E, R>) =>
+export const requireResult = <E, R>(self: Stream.Stream<Message.Message, E, R>) =>
   Stream.suspend(() => {
     let sawResult = false
     return self.pipe(

@@ -1,6 +1,6 @@
 // Unit tests of sessions and queries over the in-memory fake CLI (a mock transport, no process).
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Duration, Effect, Fiber, Logger, LogLevel, Option, Ref, Stream } from "effect"
+import { Chunk, Deferred, Duration, Effect, Exit, Fiber, Logger, LogLevel, Option, Ref, Scope, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
@@ -446,5 +446,20 @@ describe("user message ids and rewinding (fake CLI)", () => {
         expect(dry.filesChanged).toEqual(["/w/a.txt"])
         expect(yield* Ref.get(rewinds)).toEqual([true, true, false, true])
       }).pipe(Effect.provide(layer))
+    }))
+})
+
+describe("closing a session under a reader (fake CLI)", () => {
+  it.effect("a consumer still reading messages when the session's scope closes ends with a typed error, never a hang", () =>
+    Effect.gen(function*() {
+      // A CLI that ignores the end of its input: only the stop sequence ends it.
+      const layer = FakeCli.layerClaudeAgent({ onInputEnd: () => Effect.never })
+      const scope = yield* Scope.make()
+      const session = yield* ClaudeAgent.session().pipe(Scope.extend(scope), Effect.provide(layer))
+      const reading = yield* session.messages.pipe(Stream.runDrain, Effect.flip, Effect.fork)
+      yield* Scope.close(scope, Exit.void)
+      const error = yield* Fiber.join(reading)
+      // The stop sequence's SIGTERM ends the fake CLI (ProcessError), or the channel closes first.
+      expect(["ProcessError", "CLIConnectionError"]).toContain(error._tag)
     }))
 })
