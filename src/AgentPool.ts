@@ -16,6 +16,7 @@
  */
 import type { CommandExecutor, FileSystem, Path } from "@effect/platform"
 import {
+  Clock,
   Context,
   Deferred,
   Duration,
@@ -25,6 +26,7 @@ import {
   FiberRef,
   Layer,
   Mailbox,
+  Metric,
   Option,
   PubSub,
   Scope,
@@ -34,6 +36,7 @@ import { identity } from "effect/Function"
 import type * as AgentSession from "./AgentSession.js"
 import * as ClaudeAgent from "./ClaudeAgent.js"
 import * as Query from "./internal/query.js"
+import * as Telemetry from "./Telemetry.js"
 import type * as Message from "./schema/Message.js"
 import type * as Options from "./schema/Options.js"
 import { CLIConnectionError, PoolFullError, PoolTimeoutError, type SdkError } from "./SdkError.js"
@@ -595,8 +598,16 @@ export const make = (
         if (at === -1) waiters.push(waiter)
         else waiters.splice(at, 0, waiter)
         yield* publish({ _tag: "Queued", pending: waiters.length })
+        yield* Metric.set(Telemetry.poolPending, waiters.length)
+        const queuedAt = yield* Clock.currentTimeMillis
+        // The wait's length and the queue's depth go to the pool metrics, whatever ends the wait.
+        const measured = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.zipRight(
+            Metric.update(Telemetry.poolWait, now - queuedAt),
+            Effect.suspend(() => Metric.set(Telemetry.poolPending, waiters.length))
+          ))
         yield* restore(withPendingTimeout(Deferred.await(waiter.granted))).pipe(Effect.onExit((exit) =>
-          Exit.isSuccess(exit) ? Effect.void : Effect.suspend(() => {
+          (Exit.isSuccess(exit) ? Effect.void : Effect.suspend(() => {
             const index = waiters.indexOf(waiter)
             if (index !== -1) {
               waiters.splice(index, 1)
@@ -606,7 +617,7 @@ export const make = (
             return Deferred.isDone(waiter.granted).pipe(
               Effect.flatMap((granted) => (granted ? releaseSlot : Effect.void))
             )
-          })
+          })).pipe(Effect.zipRight(measured))
         ))
       })
 

@@ -173,3 +173,40 @@ export const callbackDuration = Metric.histogram(
   MetricBoundaries.exponential({ start: 0.1, factor: 2, count: 20 }),
   "Time to answer the CLI's control requests, in milliseconds"
 )
+
+/**
+ * Requests waiting for an `AgentPool` process now (the queue's depth).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Telemetry } from "effect-claude-agent"
+ *
+ * const depth = Effect.map(Metric.value(Telemetry.poolPending), (state) => state.value)
+ * ```
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const poolPending = Metric.gauge("claude_agent_pool_pending", { description: "Requests waiting for a process" })
+
+/**
+ * How long `AgentPool` requests waited in the queue for a process, in milliseconds (granted,
+ * timed out or given up alike). Requests served at once do not wait and are not counted.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Telemetry } from "effect-claude-agent"
+ *
+ * const waits = Effect.map(Metric.value(Telemetry.poolWait), (state) => state.count)
+ * ```
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const poolWait = Metric.histogram(
+  "claude_agent_pool_wait_ms",
+  MetricBoundaries.exponential({ start: 1, factor: 2, count: 20 }),
+  "Time requests waited for a pool process, in milliseconds"
+)

@@ -1,10 +1,11 @@
 // Unit tests of the AgentPool over the in-memory fake CLI (a mock transport): each "process" is a
 // FakeCli whose life the test counts, and whose turns wait on gates the test opens.
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Scope, Stream, TestClock } from "effect"
+import { Chunk, Deferred, Effect, Exit, Fiber, Layer, Metric, Option, Queue, Scope, Stream, TestClock } from "effect"
 import * as AgentPool from "../../src/AgentPool.js"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
+import * as Telemetry from "../../src/Telemetry.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
 
 // A ClaudeAgent whose fake CLIs count how many are alive, report each prompt as its turn starts,
@@ -109,13 +110,20 @@ describe("AgentPool (fake CLI)", () => {
     Effect.gen(function*() {
       const { agent, release, started } = yield* gatedAgent()
       const pool = yield* AgentPool.make(agent, { maxConcurrent: 1, pendingTimeout: "5 seconds" })
+      const waitsBefore = (yield* Metric.value(Telemetry.poolWait)).count
       const first = yield* Effect.fork(answer(pool, "a"))
       yield* Queue.take(started)
       const waiting = yield* Effect.fork(answer(pool, "b").pipe(Effect.flip))
       yield* settle(pool, (s) => s.pending === 1)
+      expect((yield* Metric.value(Telemetry.poolPending)).value).toBe(1)
       yield* TestClock.adjust("5 seconds")
       expect(yield* Fiber.join(waiting)).toMatchObject({ _tag: "PoolTimeoutError", timeoutMillis: 5000 })
       expect((yield* pool.stats).pending).toBe(0)
+      // The wait is in the pool metrics: one more wait of 5 s, and the queue is empty again.
+      const waits = yield* Metric.value(Telemetry.poolWait)
+      expect(waits.count - waitsBefore).toBe(1)
+      expect(waits.max).toBeGreaterThanOrEqual(5000)
+      expect((yield* Metric.value(Telemetry.poolPending)).value).toBe(0)
       yield* release("a")
       expect(yield* Fiber.join(first)).toEqual(["echo: a"])
     }))
