@@ -162,6 +162,8 @@ export interface SessionConfig {
   readonly sessionId?: string | undefined
   /** How long closing waits for running callbacks before closing stdin. Default 5 s. */
   readonly closeGracePeriod?: Duration.DurationInput | undefined
+  /** Sends every user message with `client_composed: true` (`options.verbatimPrompts`). */
+  readonly verbatimPrompts?: boolean | undefined
 }
 
 const isUserFrame = (prompt: Prompt): prompt is Message.UserMessageInput =>
@@ -169,9 +171,9 @@ const isUserFrame = (prompt: Prompt): prompt is Message.UserMessageInput =>
 
 // Every user message carries a uuid: it is the id `rewindFiles` takes, and `interrupt` reports
 // queued messages by it. (With one, the CLI also reports `command_lifecycle` messages.)
-const toUserFrame = (prompt: Prompt): Message.UserMessageInput & { readonly uuid: string } => {
-  if (!isUserFrame(prompt)) return { ...Message.userMessage(prompt), uuid: crypto.randomUUID() }
-  return { ...prompt, uuid: prompt.uuid ?? crypto.randomUUID() }
+const toUserFrame = (prompt: Prompt, verbatim: boolean): Message.UserMessageInput & { readonly uuid: string } => {
+  const frame = isUserFrame(prompt) ? prompt : Message.userMessage(prompt)
+  return { ...frame, uuid: frame.uuid ?? crypto.randomUUID(), ...(verbatim ? { client_composed: true } : {}) }
 }
 
 /**
@@ -347,7 +349,7 @@ export const make: (
 
     const session: AgentSession = {
       send: Effect.fn("AgentSession.send")(function*(prompt: Prompt) {
-        const frame = toUserFrame(prompt)
+        const frame = toUserFrame(prompt, config.verbatimPrompts === true)
         yield* transport.send(frame)
         return frame.uuid
       }),

@@ -142,7 +142,13 @@ export const UserMessageInput = Schema.Struct({
   parent_tool_use_id: Schema.NullOr(Schema.String),
   session_id: Schema.String,
   /** With a `uuid` the CLI reports `command_lifecycle` messages for this message. */
-  uuid: OptionalString
+  uuid: OptionalString,
+  /**
+   * `true`: the text is delivered as written, without `@file` expansion or slash-command
+   * dispatch (for text the end user did not type). The `verbatimPrompts` option sets it on every
+   * message.
+   */
+  client_composed: Schema.optional(Schema.Boolean)
 })
 
 /**
@@ -160,6 +166,7 @@ export interface UserMessageInput extends Schema.Schema.Type<typeof UserMessageI
  * Message.userMessage("What is 2 + 2?")
  * // { type: "user", message: { role: "user", content: [{ type: "text", text: "What is 2 + 2?" }] }, parent_tool_use_id: null, session_id: "" }
  * Message.userMessage([{ type: "text", text: "hi" }], { uuid: "7b0c…" })
+ * Message.userMessage("/compact is just text here", { clientComposed: true })
  * ```
  *
  * @since 0.1.0
@@ -167,18 +174,26 @@ export interface UserMessageInput extends Schema.Schema.Type<typeof UserMessageI
  */
 export const userMessage = (
   content: string | ReadonlyArray<ContentBlock.ContentBlockParam>,
-  options: { readonly uuid?: string | undefined; readonly parentToolUseId?: string | undefined } = {}
+  options: {
+    readonly uuid?: string | undefined
+    readonly parentToolUseId?: string | undefined
+    readonly clientComposed?: boolean | undefined
+  } = {}
 ): UserMessageInput => {
-  const base = {
-    type: "user" as const,
+  const base: UserMessageInput = {
+    type: "user",
     message: {
-      role: "user" as const,
-      content: typeof content === "string" ? [{ type: "text" as const, text: content }] : content
+      role: "user",
+      content: typeof content === "string" ? [{ type: "text", text: content }] : content
     },
     parent_tool_use_id: options.parentToolUseId ?? null,
     session_id: ""
   }
-  return options.uuid === undefined ? base : { ...base, uuid: options.uuid }
+  return {
+    ...base,
+    ...(options.uuid === undefined ? {} : { uuid: options.uuid }),
+    ...(options.clientComposed === undefined ? {} : { client_composed: options.clientComposed })
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
