@@ -545,6 +545,12 @@ const crossFieldError = <R>(options: Options<R>): OptionsError | undefined => {
       detail: "needs `resume`: it names a message of the session being resumed (`continue` is not enough)"
     })
   }
+  if (options.resumeDropsTurn !== undefined && options.resumeSessionAt === undefined) {
+    return new OptionsError({
+      field: "resumeDropsTurn",
+      detail: "needs `resumeSessionAt`: it names the turn that truncation drops (the CLI refuses it alone)"
+    })
+  }
   if (options.forkSession === true && resuming === undefined) {
     return new OptionsError({
       field: "forkSession",
@@ -561,8 +567,8 @@ const crossFieldError = <R>(options: Options<R>): OptionsError | undefined => {
   if (options.canUseTool !== undefined && options.permissionPrompts === "none") {
     return new OptionsError({
       field: "permissionPrompts",
-      detail: "`\"none\"` cannot be combined with `canUseTool`, which would never be called: " +
-        "with \"none\" nothing is asked, and what would prompt is denied"
+      detail: "\"none\" cannot be combined with `canUseTool`, which would never be called: " +
+        "nothing is asked, and what would prompt is denied"
     })
   }
   if (options.canUseTool !== undefined && options.permissionPromptToolName !== undefined) {

@@ -204,6 +204,13 @@ describe("session and thinking contradictions", () => {
     expect(ruleError({ continue: true, resumeSessionAt: "msg-1" }).field).toBe("resumeSessionAt")
   })
 
+  it("resumeDropsTurn needs resumeSessionAt (the CLI refuses it alone)", () => {
+    const error = ruleError({ resume: "abc", resumeDropsTurn: uuid })
+    expect(error.field).toBe("resumeDropsTurn")
+    expect(error.detail).toContain("`resumeSessionAt`")
+    expect(validated({ resume: "abc", resumeSessionAt: "m", resumeDropsTurn: uuid }).resumeDropsTurn).toBe(uuid)
+  })
+
   it("forkSession needs resume or continue (alone the CLI ignores it)", () => {
     const error = ruleError({ forkSession: true })
     expect(error.field).toBe("forkSession")
