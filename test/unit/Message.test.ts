@@ -282,6 +282,8 @@ describe("Message.decode", () => {
       session_id: ""
     })
     expect(Message.userMessage("x", { uuid: "u-1" }).uuid).toBe("u-1")
+    expect(Message.userMessage("x", { clientComposed: true }).client_composed).toBe(true)
+    expect(Message.userMessage("x")).not.toHaveProperty("client_composed")
     const delta = decodeOk({
       type: "stream_event",
       event: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "He" } },
