@@ -6,7 +6,7 @@
 // configuration (system prompt, agents, output schema) travels in `initialize`, as the official
 // SDKs do, keeping argv short and free of quoting issues.
 import type * as Control from "../schema/Control.js"
-import type { Options } from "../schema/Options.js"
+import type { Options, Thinking } from "../schema/Options.js"
 
 /** What a transport needs to start the CLI for one session. */
 export interface Launch {
@@ -58,6 +58,13 @@ const mcpServersInInitialize = <R>(options: Options<R>): boolean =>
 const pluginsInInitialize = <R>(options: Options<R>): boolean =>
   options.pluginDelivery === "initialize" && (options.plugins ?? []).length > 0
 
+// The deprecated `maxThinkingTokens` as a `thinking` setting: `0` means disabled, as in the
+// official SDK (CLI 2.1.330 reads `--max-thinking-tokens=0` the same way).
+const thinkingOf = <R>(options: Options<R>): Thinking | undefined => {
+  if (options.thinking !== undefined || options.maxThinkingTokens === undefined) return options.thinking
+  return options.maxThinkingTokens === 0 ? { type: "disabled" } : { type: "enabled", budgetTokens: options.maxThinkingTokens }
+}
+
 /**
  * `stdioPermissions`: the session answers `can_use_tool` (a `canUseTool` option, or a
  * `PermissionHandler` provided by the caller).
@@ -74,14 +81,8 @@ export const buildArgs = <R>(options: Options<R>, stdioPermissions = options.can
     if (values !== undefined) args.push(flag(name, values.join(",")))
   }
 
-  // As in the official SDK: `enabled` without a budget is adaptive, and the deprecated
-  // `maxThinkingTokens: 0` means disabled.
-  const thinking = options.thinking ??
-    (options.maxThinkingTokens === undefined
-      ? undefined
-      : options.maxThinkingTokens === 0
-      ? { type: "disabled" as const }
-      : { type: "enabled" as const, budgetTokens: options.maxThinkingTokens })
+  // As in the official SDK, `enabled` without a budget is adaptive.
+  const thinking = thinkingOf(options)
   if (thinking !== undefined) {
     if (thinking.type === "enabled" && thinking.budgetTokens !== undefined) {
       push("max-thinking-tokens", thinking.budgetTokens)
