@@ -215,6 +215,48 @@ describe("e2e: the official SDK's options on the real claude CLI", () => {
       yield* ClaudeAgent.query("hi", { ...base, debugFile: file }).pipe(Stream.runDrain)
       expect(fs.statSync(file).size).toBeGreaterThan(0)
     }).pipe(Effect.provide(AgentLive)))
+})
+
+describe("e2e: message variants the real CLI emits decode to their typed schemas", () => {
+  it.scopedLive("a subagent's life: background_tasks_changed, task_started, task_updated, task_notification", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([
+        { match: (req) => ScriptedModel.lastUserText(req).includes("SUBTASK"), reply: ScriptedModel.text("sub result") },
+        {
+          match: (req) => ScriptedModel.toolResultCount(req) === 0,
+          reply: ScriptedModel.toolUse(
+            "Agent",
+            { description: "Check things", prompt: "SUBTASK: check", subagent_type: "general-purpose" },
+            { id: "toolu_agent" }
+          )
+        },
+        { reply: ScriptedModel.text("all done"), times: Infinity }
+      ])
+      const session = yield* ClaudeAgent.session(yield* model.options())
+      yield* session.send("delegate")
+      // Up to the subagent's end, which may come after the turn's result.
+      const messages = Chunk.toArray(
+        yield* session.messages.pipe(
+          Stream.takeUntil((m) => m.type === "system" && m.subtype === "task_notification"),
+          Stream.runCollect
+        )
+      )
+      expect(messages.filter(Message.isUnknown)).toEqual([])
+      const started = messages.find((m): m is Message.SystemTaskStarted => m.type === "system" && m.subtype === "task_started")
+      expect(started).toMatchObject({ tool_use_id: "toolu_agent", description: "Check things", task_type: "local_agent" })
+      const updated = messages.find((m): m is Message.SystemTaskUpdated => m.type === "system" && m.subtype === "task_updated")
+      expect(updated?.task_id).toBe(started?.task_id)
+      expect(updated?.patch.status).toBe("completed")
+      const done = messages.find((m): m is Message.SystemTaskNotification =>
+        m.type === "system" && m.subtype === "task_notification"
+      )
+      expect(done).toMatchObject({ task_id: started?.task_id, status: "completed", summary: "sub result" })
+      expect(done?.output_file).toMatch(/\.output$/)
+      const live = messages.filter((m): m is Message.SystemBackgroundTasksChanged =>
+        m.type === "system" && m.subtype === "background_tasks_changed"
+      )
+      expect(live[0]?.tasks.map((t) => [t.task_id, t.task_type])).toEqual([[started?.task_id, "local_agent"]])
+    }).pipe(Effect.provide(AgentLive)))
 
   it.scopedLive("/clear arrives as typed conversation_reset and background_tasks_changed messages", () =>
     Effect.gen(function*() {
