@@ -39,8 +39,9 @@ const flag = (name: string, value: string | number): string => `--${name}=${valu
 const flagPair = (name: string, value: string): ReadonlyArray<string> =>
   value.length > 1 && value.startsWith("-") ? [flag(name, value)] : [`--${name}`, value]
 
-/** `allowedTools` with the `skills` option's `Skill` rules added (once each). */
-export const allowedToolsOf = <R>(options: Options<R>): ReadonlyArray<string> | undefined => {
+// `allowedTools` with the `skills` option's `Skill` rules added (once each), as the official SDK
+// does: the skills are then usable without a permission prompt.
+const allowedToolsOf = <R>(options: Options<R>): ReadonlyArray<string> | undefined => {
   const skills = options.skills
   if (skills === undefined) return options.allowedTools
   const rules = skills === "all" ? ["Skill"] : skills.map((name) => `Skill(${name})`)
