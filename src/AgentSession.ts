@@ -329,6 +329,8 @@ export interface SessionConfig<R = never> {
   readonly closeGracePeriod?: Duration.DurationInput | undefined
   /** Answers MCP servers' requests for user input; without it they are declined. */
   readonly onElicitation?: Control.OnElicitation<unknown, R> | undefined
+  /** Sends every user message with `client_composed: true` (`options.verbatimPrompts`). */
+  readonly verbatimPrompts?: boolean | undefined
 }
 
 const isUserFrame = (prompt: Prompt): prompt is Message.UserMessageInput =>
@@ -336,9 +338,9 @@ const isUserFrame = (prompt: Prompt): prompt is Message.UserMessageInput =>
 
 // Every user message carries a uuid: it is the id `rewindFiles` takes, and `interrupt` reports
 // queued messages by it. (With one, the CLI also reports `command_lifecycle` messages.)
-const toUserFrame = (prompt: Prompt): Message.UserMessageInput & { readonly uuid: string } => {
-  if (!isUserFrame(prompt)) return { ...Message.userMessage(prompt), uuid: crypto.randomUUID() }
-  return { ...prompt, uuid: prompt.uuid ?? crypto.randomUUID() }
+const toUserFrame = (prompt: Prompt, verbatim: boolean): Message.UserMessageInput & { readonly uuid: string } => {
+  const frame = isUserFrame(prompt) ? prompt : Message.userMessage(prompt)
+  return { ...frame, uuid: frame.uuid ?? crypto.randomUUID(), ...(verbatim ? { client_composed: true } : {}) }
 }
 
 /**
@@ -557,7 +559,7 @@ export const make = <R = never>(
 
     const session: AgentSession = {
       send: Effect.fn("AgentSession.send")(function*(prompt: Prompt) {
-        const frame = toUserFrame(prompt)
+        const frame = toUserFrame(prompt, config.verbatimPrompts === true)
         yield* transport.send(frame)
         yield* turns.started
         return frame.uuid

@@ -216,7 +216,8 @@ export const make = (factory: TransportFactory, makeOptions: MakeOptions = {}): 
           initialize: launch.initialize,
           sessionId: options.sessionId,
           closeGracePeriod: options.closeGracePeriod,
-          onElicitation: options.onElicitation
+          onElicitation: options.onElicitation,
+          verbatimPrompts: options.verbatimPrompts
         }).pipe(Effect.provide(context))
       }).pipe(Effect.withParentSpan(span))
     })
@@ -285,11 +286,13 @@ export const subprocessFactory: Effect.Effect<
     const context = Context.pick(CommandExecutor.CommandExecutor, FileSystem.FileSystem, Path.Path)(all)
     return (launch, options) =>
       Effect.gen(function*() {
-        const command = yield* Discovery.findCli(options.pathToClaudeCodeExecutable, launch.env)
-        yield* Discovery.checkVersion(command, launch.env)
+        const cli = yield* Discovery.findCli(options.pathToClaudeCodeExecutable, launch.env)
+        // A JavaScript CLI runs under `executable` (node by default), like the official SDK does.
+        const { args, command } = Discovery.invocation(cli, options.executable, options.executableArgs)
+        yield* Discovery.checkVersion(command, launch.env, args)
         return yield* Transport.makeSubprocess({
           command,
-          args: launch.args,
+          args: [...args, ...launch.args],
           env: launch.env,
           cwd: launch.cwd,
           maxBufferSize: options.maxBufferSize ?? Defaults.maxBufferSize,

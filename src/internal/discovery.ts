@@ -112,6 +112,33 @@ export const findCli = Effect.fn("ClaudeAgent.findCli")(function*(
   return yield* new CLINotFoundError({ searched: list, reason: "no claude executable in any searched location" })
 })
 
+/** How the CLI is started: the command, and the arguments before the CLI's own. */
+export interface Invocation {
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+}
+
+const scriptExtensions = [".js", ".mjs", ".ts", ".tsx", ".jsx"]
+
+/** A CLI given as a JavaScript (or TypeScript) file runs under a runtime; any other is executed itself. */
+export const isScript = (cli: string): boolean => scriptExtensions.some((extension) => cli.endsWith(extension))
+
+/** The runtime for a script CLI when `executable` is not given: the one running this code (Bun or Node). */
+export const defaultRuntime = (): "bun" | "node" => Reflect.get(globalThis, "Bun") === undefined ? "node" : "bun"
+
+/**
+ * The official SDK's rule: a script CLI runs as `executable executableArgs… cli`; any other CLI
+ * runs itself, with `executableArgs` first. The CLI's own arguments follow either way.
+ */
+export const invocation = (
+  cli: string,
+  executable: "bun" | "deno" | "node" | undefined,
+  executableArgs: ReadonlyArray<string> = []
+): Invocation =>
+  isScript(cli)
+    ? { command: executable ?? defaultRuntime(), args: [...executableArgs, cli] }
+    : { command: cli, args: executableArgs }
+
 const versionCache = new Map<string, Option.Option<string>>()
 
 /** `a < b` for dotted versions. */
@@ -129,32 +156,37 @@ export const versionLessThan = (a: string, b: string): boolean => {
 /**
  * Runs `claude -v` once per path (cached; 2 s limit) and warns when the CLI is older than
  * `minimumVersion`. Never fails: a CLI that cannot report its version may still work, and if
- * it cannot start at all the spawn reports that properly.
+ * it cannot start at all the spawn reports that properly. `args` go before `-v` (a runtime and a
+ * script CLI, see `invocation`).
  */
 export const checkVersion = Effect.fn("ClaudeAgent.checkVersion")(function*(
   command: string,
-  env: Readonly<Record<string, string | undefined>>
+  env: Readonly<Record<string, string | undefined>>,
+  args: ReadonlyArray<string> = []
 ) {
   if (env[skipVersionCheckEnv] !== undefined) return Option.none<string>()
-  const cached = versionCache.get(command)
+  const key = [command, ...args].join("\u0000")
+  const cached = versionCache.get(key)
   if (cached !== undefined) return cached
-  const output = yield* Command.make(command, "-v").pipe(
+  const output = yield* Command.make(command, ...args, "-v").pipe(
     Command.string,
     Effect.timeout(Duration.seconds(2)),
     Effect.option
   )
+  const label = [command, ...args].join(" ")
   const version = Option.flatMap(output, (text) => Option.fromNullable(/(\d+\.\d+\.\d+)/.exec(text)?.[1]))
-  versionCache.set(command, version)
+  versionCache.set(key, version)
   if (Option.isNone(version)) {
-    yield* Effect.logDebug(`effect-claude-agent: could not read the version of ${command}`)
+    yield* Effect.logDebug(`effect-claude-agent: could not read the version of ${label}`)
   } else if (versionLessThan(version.value, minimumVersion)) {
     yield* Effect.logWarning(
-      `effect-claude-agent: Claude Code ${version.value} at ${command} is older than ${minimumVersion}, ` +
+      `effect-claude-agent: Claude Code ${version.value} at ${label} is older than ${minimumVersion}, ` +
         `the oldest version this SDK supports; update it with \`npm install @anthropic-ai/claude-code@latest\``
     )
   }
   return version
 }) satisfies (
   command: string,
-  env: Readonly<Record<string, string | undefined>>
+  env: Readonly<Record<string, string | undefined>>,
+  args?: ReadonlyArray<string>
 ) => Effect.Effect<Option.Option<string>, never, CommandExecutor.CommandExecutor>

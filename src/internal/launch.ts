@@ -1,11 +1,13 @@
 // Options → the CLI's argv, environment and `initialize` request.
 //
 // Values go on argv as one `--flag=value` item each, so a value can never be read as another
-// flag. Large or structured configuration (system prompt, agents, output schema) travels in
-// `initialize`, as the official SDKs do, keeping argv short and free of quoting issues.
+// flag. The exceptions are the official SDK's two-item flags (`--managed-settings` and
+// `extraArgs`), which keep `--flag value` unless the value starts with `-`. Large or structured
+// configuration (system prompt, agents, output schema) travels in `initialize`, as the official
+// SDKs do, keeping argv short and free of quoting issues.
 import { Either } from "effect"
 import type * as Control from "../schema/Control.js"
-import type { Options } from "../schema/Options.js"
+import type { Options, Thinking } from "../schema/Options.js"
 import { objectJsonSchema } from "./jsonSchema.js"
 
 /** What a transport needs to start the CLI for one session. */
@@ -34,6 +36,38 @@ export const clientApp = "effect-claude-agent/0.1.0"
 
 const flag = (name: string, value: string | number): string => `--${name}=${value}`
 
+// The official SDK's form for free-form flags: `--flag value`, but `--flag=value` when the value
+// starts with `-`, so that it cannot be read as a flag of its own.
+const flagPair = (name: string, value: string): ReadonlyArray<string> =>
+  value.length > 1 && value.startsWith("-") ? [flag(name, value)] : [`--${name}`, value]
+
+// `allowedTools` with the `skills` option's `Skill` rules added (once each), as the official SDK
+// does: the skills are then usable without a permission prompt.
+const allowedToolsOf = <R>(options: Options<R>): ReadonlyArray<string> | undefined => {
+  const skills = options.skills
+  if (skills === undefined) return options.allowedTools
+  const rules = skills === "all" ? ["Skill"] : skills.map((name) => `Skill(${name})`)
+  const allowed = options.allowedTools ?? []
+  return [...allowed, ...rules.filter((rule) => !allowed.includes(rule))]
+}
+
+/** The external (stdio, sse, http) MCP servers; in-process ones are announced in `initialize`. */
+const externalServers = <R>(options: Options<R>) =>
+  Object.fromEntries(Object.entries(options.mcpServers ?? {}).filter(([, server]) => server.type !== "sdk"))
+
+const mcpServersInInitialize = <R>(options: Options<R>): boolean =>
+  options.mcpServersDelivery === "initialize" && Object.keys(externalServers(options)).length > 0
+
+const pluginsInInitialize = <R>(options: Options<R>): boolean =>
+  options.pluginDelivery === "initialize" && (options.plugins ?? []).length > 0
+
+// The deprecated `maxThinkingTokens` as a `thinking` setting: `0` means disabled, as in the
+// official SDK (CLI 2.1.330 reads `--max-thinking-tokens=0` the same way).
+const thinkingOf = <R>(options: Options<R>): Thinking | undefined => {
+  if (options.thinking !== undefined || options.maxThinkingTokens === undefined) return options.thinking
+  return options.maxThinkingTokens === 0 ? { type: "disabled" } : { type: "enabled", budgetTokens: options.maxThinkingTokens }
+}
+
 /**
  * `stdioPermissions`: the session answers `can_use_tool` (a `canUseTool` option, or a
  * `PermissionHandler` provided by the caller).
@@ -50,50 +84,71 @@ export const buildArgs = <R>(options: Options<R>, stdioPermissions = options.can
     if (values !== undefined) args.push(flag(name, values.join(",")))
   }
 
-  const thinking = options.thinking
+  // As in the official SDK, `enabled` without a budget is adaptive.
+  const thinking = thinkingOf(options)
   if (thinking !== undefined) {
-    if (thinking.type === "enabled") {
+    if (thinking.type === "enabled" && thinking.budgetTokens !== undefined) {
       push("max-thinking-tokens", thinking.budgetTokens)
     } else {
       push("thinking", thinking.type === "disabled" ? "disabled" : "adaptive")
     }
-  } else {
-    push("max-thinking-tokens", options.maxThinkingTokens)
+    if (thinking.type !== "disabled") push("thinking-display", thinking.display)
   }
   push("effort", options.effort)
   push("max-turns", options.maxTurns)
   push("max-budget-usd", options.maxBudgetUsd)
+  push("task-budget", options.taskBudget?.total)
   push("model", options.model)
+  push("agent", options.agent)
   push("fallback-model", options.fallbackModel)
   pushList("betas", options.betas)
   const jsonSchema = outputJsonSchema(options)
   if (jsonSchema !== undefined) push("json-schema", JSON.stringify(jsonSchema))
+  // `--debug-file` implies debug mode.
+  if (options.debugFile !== undefined) push("debug-file", options.debugFile)
+  else pushSwitch("debug", options.debug)
   push("permission-prompt-tool", stdioPermissions ? "stdio" : options.permissionPromptToolName)
-  pushList("allowedTools", options.allowedTools)
+  push("permission-prompts", options.permissionPrompts)
+  pushList("allowedTools", allowedToolsOf(options))
   pushList("disallowedTools", options.disallowedTools)
   if (options.tools !== undefined) {
     push("tools", "type" in options.tools ? "default" : options.tools.join(","))
   }
   // In-process (sdk) servers are announced in `initialize` only; the CLI reaches them over
-  // `mcp_message`. Only external servers go to `--mcp-config`.
-  const external = Object.entries(options.mcpServers ?? {}).filter(([, server]) => server.type !== "sdk")
-  if (external.length > 0) push("mcp-config", JSON.stringify({ mcpServers: Object.fromEntries(external) }))
+  // `mcp_message`. Only external servers go to `--mcp-config`, unless they go in `initialize`.
+  const external = externalServers(options)
+  if (Object.keys(external).length > 0 && !mcpServersInInitialize(options)) {
+    push("mcp-config", JSON.stringify({ mcpServers: external }))
+  }
   pushSwitch("strict-mcp-config", options.strictMcpConfig)
   pushList("setting-sources", options.settingSources)
   push("permission-mode", options.permissionMode)
+  pushSwitch("allow-dangerously-skip-permissions", options.allowDangerouslySkipPermissions)
+  pushSwitch("include-hook-events", options.includeHookEvents)
   pushSwitch("include-partial-messages", options.includePartialMessages)
+  push("project-config-root", options.projectConfigRoot)
   for (const dir of options.additionalDirectories ?? []) push("add-dir", dir)
-  for (const plugin of options.plugins ?? []) push("plugin-dir", plugin.path)
+  // The CLI then reads `initialize` before it starts, so what it carries applies from the start.
+  if (mcpServersInInitialize(options) || pluginsInInitialize(options)) args.push("--await-initialize")
+  if (!pluginsInInitialize(options)) {
+    for (const plugin of options.plugins ?? []) {
+      push(plugin.skipMcpDiscovery === true ? "plugin-dir-no-mcp" : "plugin-dir", plugin.path)
+    }
+  }
   push("resume", options.resume)
   pushSwitch("continue", options.continue)
   pushSwitch("fork-session", options.forkSession)
   push("session-id", options.sessionId)
   push("resume-session-at", options.resumeSessionAt)
+  push("resume-drops-turn", options.resumeDropsTurn)
   if (options.persistSession === false) args.push("--no-session-persistence")
+  if (options.managedSettings !== undefined) {
+    args.push(...flagPair("managed-settings", JSON.stringify(options.managedSettings)))
+  }
   const settings = settingsArg(options)
   if (settings !== undefined) push("settings", settings)
   for (const [name, value] of Object.entries(options.extraArgs ?? {})) {
-    args.push(value === null ? `--${name}` : flag(name, value))
+    args.push(...(value === null ? [`--${name}`] : flagPair(name, value)))
   }
   return args
 }
@@ -119,6 +174,8 @@ export const buildEnv = <R>(
   // The CLI then reports `session_state_changed`, which tells when a run is really idle.
   merged.CLAUDE_CODE_SDK_READS_SESSION_STATE = "1"
   if (options.enableFileCheckpointing === true) merged.CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING = "true"
+  const previewFormat = options.toolConfig?.askUserQuestion?.previewFormat
+  if (previewFormat !== undefined) merged.CLAUDE_CODE_QUESTION_PREVIEW_FORMAT = previewFormat
   const env: Record<string, string> = {}
   for (const [key, value] of Object.entries(merged)) {
     if (value !== undefined) env[key] = value
@@ -126,21 +183,47 @@ export const buildEnv = <R>(
   return env
 }
 
-export const buildInitialize = <R>(options: Options<R>): Control.InitializePayload => {
+const isBlocks = (prompt: NonNullable<Options["systemPrompt"]>): prompt is ReadonlyArray<string> => Array.isArray(prompt)
+
+const promptBlocks = (prompt: string | ReadonlyArray<string>): ReadonlyArray<string> =>
+  typeof prompt === "string" ? [prompt] : prompt
+
+const systemPromptFields = <R>(options: Options<R>): Control.InitializePayload => {
   const systemPrompt = options.systemPrompt
-  const prompt = systemPrompt === undefined
-    ? { systemPrompt: [""] }
-    : typeof systemPrompt === "string"
-    ? { systemPrompt: [systemPrompt] }
-    : systemPrompt.append !== undefined
-    ? { appendSystemPrompt: systemPrompt.append }
-    : {}
+  // Omitted: an empty prompt, not Claude Code's (as the official SDKs send it).
+  if (systemPrompt === undefined) return { systemPrompt: [""] }
+  if (typeof systemPrompt === "string" || isBlocks(systemPrompt)) return { systemPrompt: promptBlocks(systemPrompt) }
+  if (systemPrompt.type === "custom") {
+    return { systemPrompt: promptBlocks(systemPrompt.prompt), systemPromptSnapshot: systemPrompt.snapshot }
+  }
+  // The preset is the CLI's own prompt: no `systemPrompt` field at all.
   return {
-    ...prompt,
-    ...(options.agents === undefined ? {} : { agents: options.agents }),
-    ...withJsonSchema(outputJsonSchema(options))
+    appendSystemPrompt: systemPrompt.append,
+    excludeDynamicSections: systemPrompt.excludeDynamicSections,
+    systemPromptSnapshot: systemPrompt.snapshot
   }
 }
+
+const withoutUndefined = (fields: Control.InitializePayload): Control.InitializePayload =>
+  Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined))
+
+export const buildInitialize = <R>(options: Options<R>): Control.InitializePayload =>
+  withoutUndefined({
+    ...systemPromptFields(options),
+    planModeInstructions: options.planModeInstructions,
+    toolAliases: options.toolAliases,
+    agents: options.agents,
+    title: options.title,
+    // `"all"` is only the `Skill` rule in `--allowedTools`.
+    skills: options.skills === "all" ? undefined : options.skills,
+    promptSuggestions: options.promptSuggestions,
+    agentProgressSummaries: options.agentProgressSummaries,
+    forwardSubagentText: options.forwardSubagentText,
+    perTaskStopAffordance: options.perTaskStopAffordance,
+    plugins: pluginsInInitialize(options) ? options.plugins : undefined,
+    mcpServers: mcpServersInInitialize(options) ? externalServers(options) : undefined,
+    jsonSchema: outputJsonSchema(options)
+  })
 
 // Structured output: the raw `outputFormat` schema, or the JSON Schema of `outputSchema` (the
 // same derivation as a tool's `inputSchema`; validation has already refused a non-object one).
@@ -151,9 +234,6 @@ const outputJsonSchema = <R>(options: Options<R>): unknown =>
     : options.outputSchema !== undefined
     ? Either.getOrUndefined(objectJsonSchema(options.outputSchema.ast))
     : undefined
-
-const withJsonSchema = (jsonSchema: unknown): { readonly jsonSchema?: unknown } =>
-  jsonSchema === undefined ? {} : { jsonSchema }
 
 /** Everything a transport needs to start the CLI for these (validated) options. */
 export const prepareLaunch = <R>(

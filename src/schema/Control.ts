@@ -960,7 +960,21 @@ export const InitializePayload = Schema.Struct({
   sdkMcpServers: Schema.optional(Schema.Array(Schema.String)),
   systemPrompt: Schema.optional(Schema.Array(Schema.String)),
   appendSystemPrompt: Schema.optional(Schema.String),
+  excludeDynamicSections: Schema.optional(Schema.Boolean),
+  systemPromptSnapshot: Schema.optional(Schema.Boolean),
+  planModeInstructions: Schema.optional(Schema.String),
+  toolAliases: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
   agents: Schema.optional(RawObject),
+  title: Schema.optional(Schema.String),
+  skills: Schema.optional(Schema.Array(Schema.String)),
+  promptSuggestions: Schema.optional(Schema.Boolean),
+  agentProgressSummaries: Schema.optional(Schema.Boolean),
+  forwardSubagentText: Schema.optional(Schema.Boolean),
+  perTaskStopAffordance: Schema.optional(Schema.Boolean),
+  /** With `--await-initialize`: plugins to load instead of `--plugin-dir` flags. */
+  plugins: Schema.optional(Schema.Array(RawObject)),
+  /** With `--await-initialize`: stdio/sse/http MCP servers instead of `--mcp-config`. */
+  mcpServers: Schema.optional(RawObject),
   jsonSchema: Schema.optional(Schema.Unknown)
 }, RawObject)
 

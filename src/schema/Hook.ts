@@ -471,7 +471,8 @@ export const PreModelSwitchInput = Schema.Struct({
   hook_event_name: Schema.Literal("PreModelSwitch"),
   from_model: Schema.String,
   to_model: Schema.String,
-  requested_model: Schema.String,
+  /** What was asked for: an alias such as `"opus"`, a full model id, or `null` for the default model. */
+  requested_model: Schema.NullOr(Schema.String),
   source: Schema.String,
   context_tokens: Schema.Number,
   prompt_cache_warm: Schema.Boolean,
@@ -503,7 +504,8 @@ export const PostModelSwitchInput = Schema.Struct({
   hook_event_name: Schema.Literal("PostModelSwitch"),
   from_model: Schema.String,
   to_model: Schema.String,
-  requested_model: Schema.String,
+  /** What was asked for: an alias such as `"opus"`, a full model id, or `null` for the default model. */
+  requested_model: Schema.NullOr(Schema.String),
   source: Schema.String,
   context_tokens: Schema.Number,
   prompt_cache_warm: Schema.Boolean,

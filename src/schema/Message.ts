@@ -9,6 +9,9 @@
  * not know becomes `UnknownMessage` carrying the raw object; a known one that breaks its schema is
  * a `MessageParseError` with the raw value.
  *
+ * Open-ended enumerations (`status`, `level`, `outcome`, `trigger`, …) are typed as strings, with
+ * the known values in the docs: a value added by a newer CLI must not end the stream.
+ *
  * @since 0.1.0
  */
 import { Either, Predicate, Schema } from "effect"
@@ -16,6 +19,7 @@ import * as Guard from "../internal/guard.js"
 import { RawObject } from "../internal/schemas.js"
 import { MessageParseError } from "../SdkError.js"
 import * as ContentBlock from "./ContentBlock.js"
+import * as Control from "./Control.js"
 
 const OptionalString = Schema.optional(Schema.String)
 const OptionalNullableString = Schema.optional(Schema.NullOr(Schema.String))
@@ -142,7 +146,13 @@ export const UserMessageInput = Schema.Struct({
   parent_tool_use_id: Schema.NullOr(Schema.String),
   session_id: Schema.String,
   /** With a `uuid` the CLI reports `command_lifecycle` messages for this message. */
-  uuid: OptionalString
+  uuid: OptionalString,
+  /**
+   * `true`: the text is delivered as written, without `@file` expansion or slash-command
+   * dispatch (for text the end user did not type). The `verbatimPrompts` option sets it on every
+   * message.
+   */
+  client_composed: Schema.optional(Schema.Boolean)
 })
 
 /**
@@ -160,6 +170,7 @@ export interface UserMessageInput extends Schema.Schema.Type<typeof UserMessageI
  * Message.userMessage("What is 2 + 2?")
  * // { type: "user", message: { role: "user", content: [{ type: "text", text: "What is 2 + 2?" }] }, parent_tool_use_id: null, session_id: "" }
  * Message.userMessage([{ type: "text", text: "hi" }], { uuid: "7b0c…" })
+ * Message.userMessage("/compact is just text here", { clientComposed: true })
  * ```
  *
  * @since 0.1.0
@@ -167,18 +178,26 @@ export interface UserMessageInput extends Schema.Schema.Type<typeof UserMessageI
  */
 export const userMessage = (
   content: string | ReadonlyArray<ContentBlock.ContentBlockParam>,
-  options: { readonly uuid?: string | undefined; readonly parentToolUseId?: string | undefined } = {}
+  options: {
+    readonly uuid?: string | undefined
+    readonly parentToolUseId?: string | undefined
+    readonly clientComposed?: boolean | undefined
+  } = {}
 ): UserMessageInput => {
-  const base = {
-    type: "user" as const,
+  const base: UserMessageInput = {
+    type: "user",
     message: {
-      role: "user" as const,
-      content: typeof content === "string" ? [{ type: "text" as const, text: content }] : content
+      role: "user",
+      content: typeof content === "string" ? [{ type: "text", text: content }] : content
     },
     parent_tool_use_id: options.parentToolUseId ?? null,
     session_id: ""
   }
-  return options.uuid === undefined ? base : { ...base, uuid: options.uuid }
+  return {
+    ...base,
+    ...(options.uuid === undefined ? {} : { uuid: options.uuid }),
+    ...(options.clientComposed === undefined ? {} : { client_composed: options.clientComposed })
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -481,9 +500,773 @@ export const SystemThinkingTokens = Schema.Struct({
  */
 export interface SystemThinkingTokens extends Schema.Schema.Type<typeof SystemThinkingTokens> {}
 
+// Events carry `session_id` like every system message, but it is not required of them: an event
+// that came without one must not end the stream.
+const eventFields = {
+  type: Schema.Literal("system"),
+  session_id: OptionalString,
+  uuid: OptionalString
+}
+
 /**
- * System messages this version knows by name but does not model field by field (hook and task
- * progress, notifications, title changes, …). Their fields are on the object as the CLI sent them.
+ * `system/informational`: a line for the transcript, such as a hook failure. `level` is `info`,
+ * `notice`, `suggestion` or `warning`; `prevent_continuation: true` means the run stops after it.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const isWarning = (m: Message.SystemInformational) => m.level === "warning"
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemInformational = Schema.Struct({
+  ...eventFields,
+  subtype: Schema.Literal("informational"),
+  content: Schema.String,
+  level: Schema.String,
+  tool_use_id: OptionalString,
+  prevent_continuation: Schema.optional(Schema.Boolean),
+  /** A feature tag (`hook_callback_failed`, …); unknown tags are to be ignored. */
+  tag: OptionalString
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemInformational extends Schema.Schema.Type<typeof SystemInformational> {}
+
+/**
+ * `system/commands_changed`: the slash commands available now (replaces the previous list).
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const names = (m: Message.SystemCommandsChanged) => m.commands.map((c) => `/${c.name}`)
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemCommandsChanged = Schema.Struct({
+  ...eventFields,
+  subtype: Schema.Literal("commands_changed"),
+  commands: Schema.Array(Control.SlashCommand)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemCommandsChanged extends Schema.Schema.Type<typeof SystemCommandsChanged> {}
+
+/**
+ * `system/session_title_changed`: the session got a title (generated, or set by `title` or a
+ * rename).
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const title = (m: Message.SystemSessionTitleChanged) => m.title
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemSessionTitleChanged = Schema.Struct({
+  ...eventFields,
+  subtype: Schema.Literal("session_title_changed"),
+  title: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemSessionTitleChanged extends Schema.Schema.Type<typeof SystemSessionTitleChanged> {}
+
+const hookFields = {
+  ...eventFields,
+  hook_id: Schema.String,
+  hook_name: Schema.String,
+  /** The hook event: `PreToolUse`, `SessionStart`, … */
+  hook_event: Schema.String
+}
+
+/**
+ * `system/hook_started`: a hook (a settings command hook or a callback) began. Sent for every
+ * event with `includeHookEvents`, and always for `SessionStart` and `Setup`.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const line = (m: Message.SystemHookStarted) => `${m.hook_event}: ${m.hook_name}`
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemHookStarted = Schema.Struct({
+  ...hookFields,
+  subtype: Schema.Literal("hook_started")
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemHookStarted extends Schema.Schema.Type<typeof SystemHookStarted> {}
+
+/**
+ * `system/hook_progress`: output a running hook produced so far.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const out = (m: Message.SystemHookProgress) => m.stdout
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemHookProgress = Schema.Struct({
+  ...hookFields,
+  subtype: Schema.Literal("hook_progress"),
+  stdout: Schema.String,
+  stderr: Schema.String,
+  output: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemHookProgress extends Schema.Schema.Type<typeof SystemHookProgress> {}
+
+/**
+ * `system/hook_response`: a hook finished. `outcome` is `success`, `error` or `cancelled`;
+ * `exit_code` is a command hook's.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const failed = (m: Message.SystemHookResponse) => m.outcome !== "success"
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemHookResponse = Schema.Struct({
+  ...hookFields,
+  subtype: Schema.Literal("hook_response"),
+  output: Schema.String,
+  stdout: Schema.String,
+  stderr: Schema.String,
+  exit_code: OptionalNumber,
+  outcome: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemHookResponse extends Schema.Schema.Type<typeof SystemHookResponse> {}
+
+/**
+ * A task's token, tool-call and time counts.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const usage: Message.TaskUsage = { total_tokens: 1200, tool_uses: 3, duration_ms: 4500 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TaskUsage = Schema.Struct({
+  total_tokens: Schema.Number,
+  tool_uses: Schema.Number,
+  duration_ms: Schema.Number
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface TaskUsage extends Schema.Schema.Type<typeof TaskUsage> {}
+
+// Fields every `task_*` event has. `run_id` names one run of the task (a resumed task keeps its
+// `task_id` and gets a new `run_id`).
+const taskFields = {
+  ...eventFields,
+  task_id: Schema.String,
+  run_id: OptionalString
+}
+
+/**
+ * `system/task_started`: a subagent, background shell, workflow or other task began.
+ * `task_type` is `local_agent`, `local_bash`, `local_workflow`, `mcp_task`, …; `skip_transcript`
+ * and `ambient` tasks are housekeeping, not activity.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const line = (m: Message.SystemTaskStarted) => `${m.subagent_type ?? m.task_type ?? "task"}: ${m.description}`
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemTaskStarted = Schema.Struct({
+  ...taskFields,
+  subtype: Schema.Literal("task_started"),
+  tool_use_id: OptionalString,
+  description: Schema.String,
+  subagent_type: OptionalString,
+  is_backgrounded: Schema.optional(Schema.Boolean),
+  spawn_depth: OptionalNumber,
+  parent_task_id: OptionalString,
+  task_type: OptionalString,
+  workflow_name: OptionalString,
+  prompt: OptionalString,
+  skip_transcript: Schema.optional(Schema.Boolean),
+  ambient: Schema.optional(Schema.Boolean)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemTaskStarted extends Schema.Schema.Type<typeof SystemTaskStarted> {}
+
+/**
+ * `system/task_progress`: a running task's counts so far. `summary` is a one-line status (a
+ * subagent's needs the `agentProgressSummaries` option).
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const line = (m: Message.SystemTaskProgress) => `${m.description}: ${m.usage.tool_uses} tool calls`
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemTaskProgress = Schema.Struct({
+  ...taskFields,
+  subtype: Schema.Literal("task_progress"),
+  tool_use_id: OptionalString,
+  description: Schema.String,
+  subagent_type: OptionalString,
+  usage: TaskUsage,
+  last_tool_name: OptionalString,
+  summary: OptionalString
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemTaskProgress extends Schema.Schema.Type<typeof SystemTaskProgress> {}
+
+/**
+ * `system/task_updated`: the fields of a task that changed, to merge into your copy. `status`
+ * is `pending`, `running`, `completed`, `failed`, `killed` or `paused`.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const status = (m: Message.SystemTaskUpdated) => m.patch.status
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemTaskUpdated = Schema.Struct({
+  ...taskFields,
+  subtype: Schema.Literal("task_updated"),
+  patch: Schema.Struct({
+    status: OptionalString,
+    description: OptionalString,
+    end_time: OptionalNumber,
+    total_paused_ms: OptionalNumber,
+    error: OptionalString,
+    is_backgrounded: Schema.optional(Schema.Boolean)
+  })
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemTaskUpdated extends Schema.Schema.Type<typeof SystemTaskUpdated> {}
+
+/**
+ * A file an MCP tool returned by reference (an MCP `resource_link`).
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const link: Message.ResourceLink = { uri: "file:///tmp/report.pdf", name: "report.pdf", mimeType: "application/pdf" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ResourceLink = Schema.Struct({
+  uri: Schema.String,
+  name: Schema.String,
+  title: OptionalString,
+  description: OptionalString,
+  mimeType: OptionalString,
+  size: OptionalNumber,
+  annotations: Schema.optional(RawObject)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResourceLink extends Schema.Schema.Type<typeof ResourceLink> {}
+
+/**
+ * `system/task_notification`: a task ended. `status` is `completed`, `failed` or `stopped`
+ * (`reason: "worker_restart"` when a restart orphaned it); `output_file` holds its output.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const line = (m: Message.SystemTaskNotification) => `${m.status}: ${m.summary}`
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemTaskNotification = Schema.Struct({
+  ...taskFields,
+  subtype: Schema.Literal("task_notification"),
+  tool_use_id: OptionalString,
+  status: Schema.String,
+  reason: OptionalString,
+  output_file: Schema.String,
+  summary: Schema.String,
+  usage: Schema.optional(TaskUsage),
+  /** A backgrounded MCP task's `resource_link` results. */
+  resource_links: Schema.optional(Schema.Array(ResourceLink)),
+  skip_transcript: Schema.optional(Schema.Boolean),
+  ambient: Schema.optional(Schema.Boolean)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemTaskNotification extends Schema.Schema.Type<typeof SystemTaskNotification> {}
+
+/**
+ * `system/background_tasks_changed`: every live background task after a change. Replace your
+ * set with `tasks`; do not merge.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const running = (m: Message.SystemBackgroundTasksChanged) => m.tasks.filter((t) => t.ambient !== true).length
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemBackgroundTasksChanged = Schema.Struct({
+  ...eventFields,
+  subtype: Schema.Literal("background_tasks_changed"),
+  tasks: Schema.Array(Schema.Struct({
+    task_id: Schema.String,
+    run_id: OptionalString,
+    task_type: Schema.String,
+    subagent_type: OptionalString,
+    description: Schema.String,
+    parent_task_id: OptionalString,
+    ambient: Schema.optional(Schema.Boolean)
+  }))
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemBackgroundTasksChanged extends Schema.Schema.Type<typeof SystemBackgroundTasksChanged> {}
+
+/**
+ * `system/files_persisted`: files uploaded for the session (`file_id`s), and those that failed.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const ids = (m: Message.SystemFilesPersisted) => m.files.map((f) => f.file_id)
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemFilesPersisted = Schema.Struct({
+  ...eventFields,
+  subtype: Schema.Literal("files_persisted"),
+  files: Schema.Array(Schema.Struct({ filename: Schema.String, file_id: Schema.String })),
+  failed: Schema.Array(Schema.Struct({ filename: Schema.String, error: Schema.String })),
+  processed_at: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemFilesPersisted extends Schema.Schema.Type<typeof SystemFilesPersisted> {}
+
+/**
+ * `system/local_command_output`: the output of a local slash command (`/cost`, `/context`, …).
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const text = (m: Message.SystemLocalCommandOutput) => m.content
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemLocalCommandOutput = Schema.Struct({
+  ...eventFields,
+  subtype: Schema.Literal("local_command_output"),
+  content: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemLocalCommandOutput extends Schema.Schema.Type<typeof SystemLocalCommandOutput> {}
+
+/**
+ * `system/elicitation_complete`: an MCP server's URL elicitation finished.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const id = (m: Message.SystemElicitationComplete) => `${m.mcp_server_name}/${m.elicitation_id}`
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemElicitationComplete = Schema.Struct({
+  ...eventFields,
+  subtype: Schema.Literal("elicitation_complete"),
+  mcp_server_name: Schema.String,
+  elicitation_id: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemElicitationComplete extends Schema.Schema.Type<typeof SystemElicitationComplete> {}
+
+/**
+ * `system/notification`: a notice for the user. `priority` is `low`, `medium`, `high` or
+ * `immediate`; `key` identifies it (a newer one with the same key replaces it).
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const text = (m: Message.SystemNotification) => m.text
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemNotification = Schema.Struct({
+  ...eventFields,
+  subtype: Schema.Literal("notification"),
+  key: Schema.String,
+  text: Schema.String,
+  priority: Schema.String,
+  color: OptionalString,
+  timeout_ms: OptionalNumber
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemNotification extends Schema.Schema.Type<typeof SystemNotification> {}
+
+/**
+ * `system/memory_recall`: memories brought into the conversation. `mode` is `select` (whole
+ * files) or `synthesize` (a written summary); each memory's `scope` is `personal`, `team` or
+ * `organization`.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const paths = (m: Message.SystemMemoryRecall) => m.memories.map((memory) => memory.path)
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemMemoryRecall = Schema.Struct({
+  ...eventFields,
+  subtype: Schema.Literal("memory_recall"),
+  mode: Schema.String,
+  memories: Schema.Array(Schema.Struct({ path: Schema.String, scope: Schema.String, content: OptionalString }))
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemMemoryRecall extends Schema.Schema.Type<typeof SystemMemoryRecall> {}
+
+/**
+ * `system/plugin_install`: progress of a plugin installation (`started`, `installed`, `failed`,
+ * `completed`). `error` is untrusted text.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const failed = (m: Message.SystemPluginInstall) => m.status === "failed"
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemPluginInstall = Schema.Struct({
+  ...eventFields,
+  subtype: Schema.Literal("plugin_install"),
+  status: Schema.String,
+  name: OptionalString,
+  error: OptionalString
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemPluginInstall extends Schema.Schema.Type<typeof SystemPluginInstall> {}
+
+/**
+ * `system/mirror_error`: writing the transcript to a session store failed (the official SDK
+ * generates it for its `sessionStore`; typed here so that recorded streams decode).
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const line = (m: Message.SystemMirrorError) => `${m.key.sessionId}: ${m.error}`
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemMirrorError = Schema.Struct({
+  ...eventFields,
+  subtype: Schema.Literal("mirror_error"),
+  error: Schema.String,
+  key: Schema.Struct({ projectKey: Schema.String, sessionId: Schema.String, subpath: OptionalString })
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemMirrorError extends Schema.Schema.Type<typeof SystemMirrorError> {}
+
+/**
+ * `system/control_request_progress`: progress of a control request the host sent that calls the
+ * model (`status`: `started`, then `api_retry` with the retry counters, like `api_retry`).
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const retrying = (m: Message.SystemControlRequestProgress) => m.status === "api_retry"
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemControlRequestProgress = Schema.Struct({
+  ...eventFields,
+  subtype: Schema.Literal("control_request_progress"),
+  /** The `request_id` of the control request in flight. */
+  request_id: Schema.String,
+  status: Schema.String,
+  attempt: OptionalNumber,
+  max_retries: OptionalNumber,
+  retry_delay_ms: OptionalNumber,
+  error_status: Schema.optional(Schema.NullOr(Schema.Number))
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemControlRequestProgress extends Schema.Schema.Type<typeof SystemControlRequestProgress> {}
+
+const refusalFields = {
+  original_model: Schema.String,
+  /** The API request that was refused, when known. */
+  request_id: Schema.NullOr(Schema.String),
+  /** The refusal category (`cyber`, `bio`, …, an open set), or `null` when none was given. */
+  api_refusal_category: OptionalNullableString,
+  /** The API's explanation: prose for display, not for parsing. */
+  api_refusal_explanation: OptionalNullableString,
+  /**
+   * The user message the refused request answered (the rewind target for an edit-and-retry), or
+   * `null` when the turn was not written by a person.
+   */
+  refused_user_message_uuid: OptionalNullableString,
+  /** A human-readable banner. */
+  content: Schema.String
+}
+
+/**
+ * `system/model_refusal_fallback`: the model refused, and the CLI switched to `fallback_model`.
+ *
+ * **It retracts messages you have already received.** `retracted_message_uuids` lists the
+ * `uuid`s of the refused partial answer (assistant messages, one per content block) and of any
+ * tool results discarded with it. Remove those messages from whatever you keep or show (a
+ * transcript, a UI, a log of the answer) as soon as this arrives; uuids you do not have are to be
+ * ignored, so removal can be repeated safely. The answer then continues from `fallback_model`
+ * (`direction: "retry"`). With `scope: "session"` (or no `scope`) the session's model is now the
+ * fallback; with `scope: "local"` only a subagent or side request fell back.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Ref, Stream } from "effect"
+ * import { ClaudeAgent, Message } from "effect-claude-agent"
+ *
+ * // Keep a transcript that honours retractions.
+ * const transcript = Effect.gen(function* () {
+ *   const kept = yield* Ref.make<ReadonlyArray<Message.Message>>([])
+ *   yield* ClaudeAgent.query("hi").pipe(
+ *     Stream.runForEach((m) => {
+ *       if (m.type === "system" && m.subtype === "model_refusal_fallback") {
+ *         const gone = new Set(m.retracted_message_uuids ?? [])
+ *         return Ref.update(kept, (all) => all.filter((k) => !("uuid" in k && k.uuid !== undefined && gone.has(k.uuid))))
+ *       }
+ *       return Ref.update(kept, (all) => [...all, m])
+ *     })
+ *   )
+ *   return yield* Ref.get(kept)
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemModelRefusalFallback = Schema.Struct({
+  ...eventFields,
+  subtype: Schema.Literal("model_refusal_fallback"),
+  /** `refusal`. */
+  trigger: Schema.String,
+  /** `retry` (`revert` and `sticky` are deprecated). */
+  direction: Schema.String,
+  /** `session`: the session's model is now `fallback_model`; `local`: only one side request fell back. */
+  scope: OptionalString,
+  fallback_model: Schema.String,
+  /** The messages this fallback withdrew: remove them from what you keep or show. */
+  retracted_message_uuids: Schema.optional(Schema.Array(Schema.String)),
+  ...refusalFields
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemModelRefusalFallback extends Schema.Schema.Type<typeof SystemModelRefusalFallback> {}
+
+/**
+ * `system/model_refusal_no_fallback`: the model refused and there was no fallback model; the turn
+ * ends with the refusal.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const why = (m: Message.SystemModelRefusalNoFallback) => m.api_refusal_category ?? "unspecified"
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemModelRefusalNoFallback = Schema.Struct({
+  ...eventFields,
+  subtype: Schema.Literal("model_refusal_no_fallback"),
+  ...refusalFields
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemModelRefusalNoFallback extends Schema.Schema.Type<typeof SystemModelRefusalNoFallback> {}
+
+/**
+ * `system/worker_shutting_down`: the CLI process is about to exit (`reason`: `host_exit`, …).
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const why = (m: Message.SystemWorkerShuttingDown) => m.reason
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemWorkerShuttingDown = Schema.Struct({
+  ...eventFields,
+  subtype: Schema.Literal("worker_shutting_down"),
+  reason: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemWorkerShuttingDown extends Schema.Schema.Type<typeof SystemWorkerShuttingDown> {}
+
+/**
+ * `system/session_writes_lost`: the disk was full (`error_code`: `ENOSPC`, `EDQUOT`, …) and
+ * writes were lost: `transcript` lines (resuming the sessions in `transcript_session_ids` may
+ * miss part of the conversation) and/or `global_config`.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const unsafeToResume = (m: Message.SystemSessionWritesLost) => m.transcript_session_ids ?? []
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemSessionWritesLost = Schema.Struct({
+  ...eventFields,
+  subtype: Schema.Literal("session_writes_lost"),
+  error_code: Schema.String,
+  lost: Schema.Array(Schema.String),
+  transcript_session_ids: Schema.optional(Schema.Array(Schema.String))
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemSessionWritesLost extends Schema.Schema.Type<typeof SystemSessionWritesLost> {}
+
+/**
+ * The `system` messages that report events (hooks, tasks, notifications, refusals, …), as
+ * opposed to the session's state (`init`, `status`, …). Each has its own schema.
  *
  * @example
  * ```ts
@@ -494,36 +1277,37 @@ export interface SystemThinkingTokens extends Schema.Schema.Type<typeof SystemTh
  * @since 0.1.0
  * @category schemas
  */
-export const SystemEvent = Schema.Struct({
-  type: Schema.Literal("system"),
-  subtype: Schema.Literal(
-    "informational",
-    "commands_changed",
-    "session_title_changed",
-    "hook_started",
-    "hook_progress",
-    "hook_response",
-    "task_started",
-    "task_progress",
-    "task_notification",
-    "task_updated",
-    "files_persisted",
-    "local_command_output",
-    "elicitation_complete",
-    "notification",
-    "memory_recall",
-    "plugin_install",
-    "mirror_error"
-  ),
-  session_id: OptionalString,
-  uuid: OptionalString
-})
+export const SystemEvent = Schema.Union(
+  SystemInformational,
+  SystemCommandsChanged,
+  SystemSessionTitleChanged,
+  SystemHookStarted,
+  SystemHookProgress,
+  SystemHookResponse,
+  SystemTaskStarted,
+  SystemTaskProgress,
+  SystemTaskUpdated,
+  SystemTaskNotification,
+  SystemBackgroundTasksChanged,
+  SystemFilesPersisted,
+  SystemLocalCommandOutput,
+  SystemElicitationComplete,
+  SystemNotification,
+  SystemMemoryRecall,
+  SystemPluginInstall,
+  SystemMirrorError,
+  SystemControlRequestProgress,
+  SystemModelRefusalFallback,
+  SystemModelRefusalNoFallback,
+  SystemWorkerShuttingDown,
+  SystemSessionWritesLost
+)
 
 /**
  * @since 0.1.0
  * @category models
  */
-export interface SystemEvent extends Schema.Schema.Type<typeof SystemEvent> {}
+export type SystemEvent = Schema.Schema.Type<typeof SystemEvent>
 
 /**
  * Every modelled `system` message.
@@ -545,7 +1329,7 @@ export const SystemMessage = Schema.Union(
   SystemSessionStateChanged,
   SystemPermissionDenied,
   SystemThinkingTokens,
-  SystemEvent
+  ...SystemEvent.members
 )
 
 /**
@@ -769,6 +1553,70 @@ export const AuthStatus = Schema.Struct({
 export interface AuthStatus extends Schema.Schema.Type<typeof AuthStatus> {}
 
 /**
+ * `conversation_reset`: the conversation was discarded and a new one began (`/clear`, leaving
+ * plan mode with a cleared context, …). Clear what you show of the conversation on every one,
+ * whatever `trigger` says (`clear`, `plan_mode_exit`, `fresh_session`, `onboarding`, or absent).
+ * With `trigger: "clear"`, `user_message_uuid` is the `/clear` message's uuid.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const next = (m: Message.ConversationReset) => m.new_conversation_id
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ConversationReset = Schema.Struct({
+  type: Schema.Literal("conversation_reset"),
+  new_conversation_id: Schema.String,
+  trigger: OptionalString,
+  user_message_uuid: OptionalString,
+  /** When it happened (ISO 8601, UTC), for display. */
+  timestamp: OptionalString,
+  session_id: OptionalString,
+  uuid: OptionalString
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ConversationReset extends Schema.Schema.Type<typeof ConversationReset> {}
+
+/**
+ * `active_goal`: the goal the session works towards (set with `/goal` or the goal tool), or
+ * `value: null` once there is none. `iterations` counts the turns spent on it.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const goal = (m: Message.ActiveGoal) => m.value?.condition ?? "(no goal)"
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ActiveGoal = Schema.Struct({
+  type: Schema.Literal("active_goal"),
+  value: Schema.NullOr(Schema.Struct({
+    condition: Schema.String,
+    iterations: Schema.Number,
+    set_at: Schema.Number,
+    tokens_at_start: Schema.Number,
+    last_reason: OptionalString
+  })),
+  session_id: OptionalString,
+  uuid: OptionalString
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ActiveGoal extends Schema.Schema.Type<typeof ActiveGoal> {}
+
+/**
  * A message whose `type` (or, for `system` and `result`, `subtype`) this version does not know,
  * delivered with the CLI's object unchanged in `raw`.
  *
@@ -804,7 +1652,9 @@ const knownMessages = [
   ToolUseSummary,
   PromptSuggestion,
   CommandLifecycle,
-  AuthStatus
+  AuthStatus,
+  ConversationReset,
+  ActiveGoal
 ] as const
 
 /**

@@ -62,16 +62,51 @@ const positiveDuration = (allowInfinite: boolean) =>
 const Deadline = positiveDuration(true)
 const FiniteDuration = positiveDuration(false)
 
+// The CLI ignores a per-server tool-call timeout below one second (MCP_TOOL_TIMEOUT or its
+// default applies instead), so a smaller one is refused rather than silently dropped.
+const McpToolTimeout = Schema.Number.pipe(Schema.filter((n) => Number.isFinite(n) && n >= 1000, {
+  description: "a tool-call timeout in milliseconds, at least 1000 (the CLI ignores smaller values)"
+}))
+
+/**
+ * The permission policy a host declares for one tool of a remote (sse, http) MCP server.
+ * `always_ask` asks `canUseTool` before each call even where a rule allows it, `always_deny`
+ * refuses every call; `org_max_permission` is an organisation's ceiling.
+ *
+ * @example
+ * ```ts
+ * import { Options } from "effect-claude-agent"
+ * const policy: Options.McpServerToolPolicy = { name: "delete_file", permission_policy: "always_ask" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const McpServerToolPolicy = Schema.Struct({
+  name: NonEmptyString,
+  permission_policy: Schema.optional(Schema.Literal("always_allow", "always_ask", "always_deny")),
+  org_max_permission: Schema.optional(Schema.Literal("allow", "ask", "blocked"))
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type McpServerToolPolicy = Schema.Schema.Type<typeof McpServerToolPolicy>
+
 /**
  * An MCP server the CLI runs itself (stdio) or connects to (sse, http). Passed to the CLI as
- * `--mcp-config`.
+ * `--mcp-config` (or in `initialize` with `mcpServersDelivery: "initialize"`). `timeout` is the
+ * per-call limit in milliseconds (at least 1000); `alwaysLoad: true` keeps the server's tools in
+ * every prompt instead of behind tool search (and makes start-up wait for the server, up to 5 s);
+ * a remote server's `tools` declares per-tool permission policies.
  *
  * @example
  * ```ts
  * import { Options } from "effect-claude-agent"
  * const servers: Record<string, Options.McpServerConfig> = {
- *   files: { type: "stdio", command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "."] },
- *   docs: { type: "http", url: "https://example.com/mcp" }
+ *   files: { type: "stdio", command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "."], timeout: 30_000 },
+ *   docs: { type: "http", url: "https://example.com/mcp", alwaysLoad: true, tools: [{ name: "purge", permission_policy: "always_deny" }] }
  * }
  * ```
  *
@@ -83,12 +118,17 @@ export const McpServerConfig = Schema.Union(
     type: Schema.optional(Schema.Literal("stdio")),
     command: NonEmptyString,
     args: Schema.optional(Strings),
-    env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+    env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+    timeout: Schema.optional(McpToolTimeout),
+    alwaysLoad: Schema.optional(Schema.Boolean)
   }),
   Schema.Struct({
     type: Schema.Literal("sse", "http"),
     url: NonEmptyString,
-    headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+    headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+    tools: Schema.optional(Schema.Array(McpServerToolPolicy)),
+    timeout: Schema.optional(McpToolTimeout),
+    alwaysLoad: Schema.optional(Schema.Boolean)
   })
 )
 
@@ -120,7 +160,20 @@ export const AgentDefinition = Schema.Struct({
   tools: Schema.optional(Strings),
   disallowedTools: Schema.optional(Strings),
   model: Schema.optional(Schema.String),
-  maxTurns: Schema.optional(Schema.Int.pipe(Schema.positive()))
+  maxTurns: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  /** Server names, or `{ name: config }` records of servers only this agent uses. */
+  mcpServers: Schema.optional(Schema.Array(Schema.Union(Schema.String, JsonObject))),
+  skills: Schema.optional(Strings),
+  initialPrompt: Schema.optional(Schema.String),
+  autoCompactWindow: Schema.optional(Schema.Number),
+  background: Schema.optional(Schema.Boolean),
+  omitClaudeMd: Schema.optional(Schema.Boolean),
+  memory: Schema.optional(Schema.Literal("user", "project", "local")),
+  effort: Schema.optional(Schema.Union(Schema.Literal("low", "medium", "high", "xhigh", "max"), Schema.Number)),
+  permissionMode: Schema.optional(Control.PermissionMode),
+  criticalSystemReminder_EXPERIMENTAL: Schema.optional(Schema.String),
+  observer: Schema.optional(Schema.String),
+  observerMessage: Schema.optional(Schema.String)
 }, JsonObject)
 
 /**
@@ -130,14 +183,44 @@ export const AgentDefinition = Schema.Struct({
 export type AgentDefinition = Schema.Schema.Type<typeof AgentDefinition>
 
 /**
- * The system prompt: a string replaces Claude Code's; the preset keeps it, optionally with text
- * appended. Omitted, the prompt is empty, as with the official SDKs.
+ * The marker that splits an array system prompt into a static prefix, cacheable across sessions,
+ * and a session-specific suffix. Put it in the array as an element of its own.
+ *
+ * @example
+ * ```ts
+ * import { Options } from "effect-claude-agent"
+ * const prompt: Options.SystemPrompt = ["You review pull requests.", Options.SYSTEM_PROMPT_DYNAMIC_BOUNDARY, "Repository: acme/api"]
+ * ```
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const SYSTEM_PROMPT_DYNAMIC_BOUNDARY = "__SYSTEM_PROMPT_DYNAMIC_BOUNDARY__"
+
+/**
+ * The system prompt, sent in `initialize`:
+ * - a string, an array of strings (blocks, optionally split by `SYSTEM_PROMPT_DYNAMIC_BOUNDARY`)
+ *   or `{ type: "custom", prompt }`: your prompt replaces Claude Code's;
+ * - `{ type: "preset", preset: "claude_code" }`: Claude Code's prompt, with `append`ed text;
+ *   `excludeDynamicSections: true` moves the per-user parts (working directory, memory, git
+ *   status) into the first user message, so the prompt itself is identical across users and caches.
+ *
+ * `snapshot` (custom and preset) says whether the CLI records the rendered prompt once per
+ * conversation and reuses it, also on resume (`true`, the CLI's default), or renders it afresh
+ * for every request (`false`). Omitted, the prompt is empty, as with the official SDKs.
  *
  * @example
  * ```ts
  * import { Options } from "effect-claude-agent"
  * const own: Options.SystemPrompt = "You are a terse assistant."
- * const claudeCode: Options.SystemPrompt = { type: "preset", preset: "claude_code", append: "Answer in French." }
+ * const blocks: Options.SystemPrompt = ["You are a terse assistant.", "Answer in French."]
+ * const custom: Options.SystemPrompt = { type: "custom", prompt: "You are a release bot.", snapshot: false }
+ * const claudeCode: Options.SystemPrompt = {
+ *   type: "preset",
+ *   preset: "claude_code",
+ *   append: "Answer in French.",
+ *   excludeDynamicSections: true
+ * }
  * ```
  *
  * @since 0.1.0
@@ -145,10 +228,18 @@ export type AgentDefinition = Schema.Schema.Type<typeof AgentDefinition>
  */
 export const SystemPrompt = Schema.Union(
   Schema.String,
+  Strings,
+  Schema.Struct({
+    type: Schema.Literal("custom"),
+    prompt: Schema.Union(Schema.String, Strings),
+    snapshot: Schema.optional(Schema.Boolean)
+  }),
   Schema.Struct({
     type: Schema.Literal("preset"),
     preset: Schema.Literal("claude_code"),
-    append: Schema.optional(Schema.String)
+    append: Schema.optional(Schema.String),
+    excludeDynamicSections: Schema.optional(Schema.Boolean),
+    snapshot: Schema.optional(Schema.Boolean)
   })
 )
 
@@ -158,29 +249,28 @@ export const SystemPrompt = Schema.Union(
  */
 export type SystemPrompt = Schema.Schema.Type<typeof SystemPrompt>
 
+const ThinkingDisplay = Schema.Literal("summarized", "omitted")
+
 /**
- * Extended thinking: `adaptive` (the model decides), `enabled` with a token budget (required), or
- * `disabled`.
+ * Extended thinking: `adaptive` (the model decides), `enabled` with a token budget, or
+ * `disabled`. As in the official SDK, `enabled` without `budgetTokens` runs as `adaptive`.
+ * `display` says how thinking blocks are returned: `summarized` or `omitted` (`--thinking-display`).
  *
  * @example
  * ```ts
  * import { Options } from "effect-claude-agent"
- * const thinking: Options.Thinking = { type: "enabled", budgetTokens: 4000 }
+ * const thinking: Options.Thinking = { type: "enabled", budgetTokens: 4000, display: "summarized" }
  * ```
  *
  * @since 0.1.0
  * @category schemas
  */
 export const Thinking = Schema.Union(
-  Schema.Struct({ type: Schema.Literal("adaptive") }),
+  Schema.Struct({ type: Schema.Literal("adaptive"), display: Schema.optional(ThinkingDisplay) }),
   Schema.Struct({
     type: Schema.Literal("enabled"),
-    // The official SDK quietly turns a budget-less `enabled` into adaptive thinking; here it is an
-    // error, so that what is asked for is what runs.
-    budgetTokens: Schema.propertySignature(Schema.Int.pipe(Schema.positive())).annotations({
-      missingMessage: () =>
-        "is missing: `thinking.type: \"enabled\"` needs a token budget (use `{ type: \"adaptive\" }` to let the model decide)"
-    })
+    budgetTokens: Schema.optional(Schema.Int.pipe(Schema.positive())),
+    display: Schema.optional(ThinkingDisplay)
   }),
   Schema.Struct({ type: Schema.Literal("disabled") })
 )
@@ -209,7 +299,8 @@ const OutputSchema = Schema.declare(
   { identifier: "Schema", description: "an Effect Schema" }
 )
 
-// `timeout` is checked by the session's `McpBridge` (with the other server rules).
+// What `McpServer.make` returns (`timeout` is checked by the session's `McpBridge`); further keys
+// it may carry are its own, not typos of the caller.
 const SdkServerShape = Schema.Struct({
   type: Schema.Literal("sdk"),
   name: NonEmptyString,
@@ -218,7 +309,65 @@ const SdkServerShape = Schema.Struct({
   instructions: Schema.optional(Schema.String),
   alwaysLoad: Schema.optional(Schema.Boolean),
   timeout: Schema.optional(Schema.Unknown)
+}, JsonObject)
+
+// The names the Skill tool can match: `Skill(name)` rules are comma-joined on argv and the tool
+// trims names, so parentheses, commas, control characters and outer whitespace cannot work.
+const SkillName = Schema.String.pipe(Schema.filter(
+  (name) => name.length > 0 && name === name.trim() && !/[(),\u0000-\u001f\u007f-\u009f]/.test(name),
+  { description: "a skill name (no parentheses, commas, control characters or surrounding spaces)" }
+))
+
+/**
+ * Per-tool settings for built-in tools. `askUserQuestion.previewFormat`: what the
+ * `AskUserQuestion` tool's option previews contain, `markdown` (the default) or `html` (for web
+ * hosts). Sent as the environment variable `CLAUDE_CODE_QUESTION_PREVIEW_FORMAT`.
+ *
+ * @example
+ * ```ts
+ * import { Options } from "effect-claude-agent"
+ * const toolConfig: Options.ToolConfig = { askUserQuestion: { previewFormat: "html" } }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ToolConfig = Schema.Struct({
+  askUserQuestion: Schema.optional(Schema.Struct({ previewFormat: Schema.optional(Schema.Literal("markdown", "html")) }))
 })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ToolConfig = Schema.Schema.Type<typeof ToolConfig>
+
+/**
+ * A local plugin directory. `skipMcpDiscovery: true` loads its skills, hooks, agents and
+ * commands but not its MCP servers (`--plugin-dir-no-mcp`), for hosts that run those themselves.
+ *
+ * @example
+ * ```ts
+ * import { Options } from "effect-claude-agent"
+ * const plugin: Options.PluginConfig = { type: "local", path: "./plugins/review", skipMcpDiscovery: true }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const PluginConfig = Schema.Struct({
+  type: Schema.Literal("local"),
+  path: NonEmptyString,
+  skipMcpDiscovery: Schema.optional(Schema.Boolean)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type PluginConfig = Schema.Schema.Type<typeof PluginConfig>
+
+const Delivery = Schema.Literal("argv", "initialize")
 
 const HookMatcherShape = Schema.Struct({
   matcher: Schema.optional(Schema.String),
@@ -246,46 +395,86 @@ export const Options = Schema.Struct({
   fallbackModel: Schema.optional(NonEmptyString),
   maxTurns: Schema.optional(Schema.Int.pipe(Schema.positive())),
   maxBudgetUsd: Schema.optional(Schema.Number.pipe(Schema.positive())),
+  /** API-side token budget the model paces itself against (`--task-budget`). */
+  taskBudget: Schema.optional(Schema.Struct({ total: Schema.Int.pipe(Schema.positive()) })),
   thinking: Schema.optional(Thinking),
+  /** Deprecated: use `thinking`. `0` disables thinking, another value is a budget. */
   maxThinkingTokens: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
   effort: Schema.optional(Schema.Literal("low", "medium", "high", "xhigh", "max")),
   betas: Schema.optional(Strings),
   // prompt and output
   systemPrompt: Schema.optional(SystemPrompt),
+  /** Replaces the workflow part of the plan-mode instructions (`initialize`). */
+  planModeInstructions: Schema.optional(Schema.String),
   outputFormat: Schema.optional(Schema.Struct({ type: Schema.Literal("json_schema"), schema: JsonObject })),
   /** Structured output from an Effect Schema: its JSON Schema is sent as `outputFormat`'s is. */
   outputSchema: Schema.optional(OutputSchema),
   includePartialMessages: Schema.optional(Schema.Boolean),
+  /** A `prompt_suggestion` message after each turn's `result`, from the second turn on (`initialize`). */
+  promptSuggestions: Schema.optional(Schema.Boolean),
+  /** Subagents' text and thinking as messages with `parent_tool_use_id`, not only their tool calls (`initialize`). */
+  forwardSubagentText: Schema.optional(Schema.Boolean),
+  /** Every user message is sent with `client_composed: true`: no `@file` expansion, no slash commands. */
+  verbatimPrompts: Schema.optional(Schema.Boolean),
+  /** The session's title instead of one generated from the first prompt (`initialize`; not on resume). */
+  title: Schema.optional(NonEmptyString),
   agents: Schema.optional(Schema.Record({ key: NonEmptyString, value: AgentDefinition })),
+  /** The agent (from `agents` or settings) that runs the main thread (`--agent`). */
+  agent: Schema.optional(NonEmptyString),
+  /** Periodic model-written summaries of running subagents, in `task_progress.summary` (`initialize`). */
+  agentProgressSummaries: Schema.optional(Schema.Boolean),
   // tools and permissions
   allowedTools: Schema.optional(Strings),
   disallowedTools: Schema.optional(Strings),
   tools: Schema.optional(
     Schema.Union(Strings, Schema.Struct({ type: Schema.Literal("preset"), preset: Schema.Literal("claude_code") }))
   ),
+  /** `"all"` or the skills to enable: added to `allowedTools` as `Skill` / `Skill(name)`, a list also in `initialize`. */
+  skills: Schema.optional(Schema.Union(Schema.Literal("all"), Schema.Array(SkillName))),
+  /** Tool names the model emits, redirected to other tools, one hop (`initialize`). */
+  toolAliases: Schema.optional(Schema.Record({ key: NonEmptyString, value: NonEmptyString })),
+  toolConfig: Schema.optional(ToolConfig),
   permissionMode: Schema.optional(Control.PermissionMode),
+  /** Allows `permissionMode: "bypassPermissions"` now or later (`--allow-dangerously-skip-permissions`). */
+  allowDangerouslySkipPermissions: Schema.optional(Schema.Boolean),
   permissionPromptToolName: Schema.optional(NonEmptyString),
+  /** `"none"`: nobody answers permission prompts; what would prompt is denied (`--permission-prompts`). */
+  permissionPrompts: Schema.optional(Schema.Literal("host", "none")),
   mcpServers: Schema.optional(Schema.Record({ key: NonEmptyString, value: Schema.Union(McpServerConfig, SdkServerShape) })),
+  /** How stdio/sse/http servers reach the CLI: `--mcp-config` (default) or `initialize`, off the command line. */
+  mcpServersDelivery: Schema.optional(Delivery),
   canUseTool: Schema.optional(AnyFunction),
   onElicitation: Schema.optional(AnyFunction),
   hooks: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Array(HookMatcherShape) })),
+  /** `hook_started` / `hook_progress` / `hook_response` messages for every hook (`--include-hook-events`). */
+  includeHookEvents: Schema.optional(Schema.Boolean),
   strictMcpConfig: Schema.optional(Schema.Boolean),
+  /** Declares a per-task stop control (`stopTask`): an interrupt then spares background tasks (`initialize`). */
+  perTaskStopAffordance: Schema.optional(Schema.Boolean),
   // sessions
   resume: Schema.optional(NonEmptyString),
   continue: Schema.optional(Schema.Boolean),
   forkSession: Schema.optional(Schema.Boolean),
   sessionId: Schema.optional(Schema.UUID),
   resumeSessionAt: Schema.optional(NonEmptyString),
+  /** With `resumeSessionAt`: the prompt uuid of the turn the truncation drops, checked by the CLI (`--resume-drops-turn`). */
+  resumeDropsTurn: Schema.optional(NonEmptyString),
   persistSession: Schema.optional(Schema.Boolean),
   enableFileCheckpointing: Schema.optional(Schema.Boolean),
   // process and environment
   cwd: Schema.optional(NonEmptyString),
   env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.UndefinedOr(Schema.String) })),
   additionalDirectories: Schema.optional(Schema.Array(NonEmptyString)),
+  /** The checkout that project settings, `.mcp.json` and `.claude/` come from when `cwd` is a worktree of it. */
+  projectConfigRoot: Schema.optional(NonEmptyString),
   settingSources: Schema.optional(Schema.Array(Schema.Literal("user", "project", "local"))),
   settings: Schema.optional(Schema.Union(NonEmptyString, JsonObject)),
+  /** Policy-tier settings, restrictive only (`--managed-settings`). */
+  managedSettings: Schema.optional(JsonObject),
   sandbox: Schema.optional(JsonObject),
-  plugins: Schema.optional(Schema.Array(Schema.Struct({ type: Schema.Literal("local"), path: NonEmptyString }))),
+  plugins: Schema.optional(Schema.Array(PluginConfig)),
+  /** How `plugins` reach the CLI: `--plugin-dir` flags (default) or `initialize`. */
+  pluginDelivery: Schema.optional(Delivery),
   extraArgs: Schema.optional(Schema.Record({
     key: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9-]*$/, {
       message: () => "an extra argument's name is a flag name without dashes, like \"debug\" or \"max-tokens\""
@@ -293,6 +482,14 @@ export const Options = Schema.Struct({
     value: Schema.NullOr(Schema.String)
   })),
   pathToClaudeCodeExecutable: Schema.optional(NonEmptyString),
+  /** The runtime for a CLI given as a JavaScript file (default `node`, `bun` under Bun). */
+  executable: Schema.optional(Schema.Literal("bun", "deno", "node")),
+  /** Arguments placed before the CLI's own: the runtime's, for a JavaScript CLI. */
+  executableArgs: Schema.optional(Strings),
+  /** CLI debug logging (`--debug`). */
+  debug: Schema.optional(Schema.Boolean),
+  /** CLI debug log file; implies `debug` (`--debug-file`). */
+  debugFile: Schema.optional(NonEmptyString),
   stderr: Schema.optional(StderrCallback),
   // this SDK's own settings
   maxBufferSize: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1024))),
@@ -368,6 +565,12 @@ const crossFieldError = <R>(options: Options<R>): OptionsError | undefined => {
       detail: "needs `resume`: it names a message of the session being resumed (`continue` is not enough)"
     })
   }
+  if (options.resumeDropsTurn !== undefined && options.resumeSessionAt === undefined) {
+    return new OptionsError({
+      field: "resumeDropsTurn",
+      detail: "needs `resumeSessionAt`: it names the turn that truncation drops (the CLI refuses it alone)"
+    })
+  }
   if (options.forkSession === true && resuming === undefined) {
     return new OptionsError({
       field: "forkSession",
@@ -390,6 +593,13 @@ const crossFieldError = <R>(options: Options<R>): OptionsError | undefined => {
     }
     const jsonSchema = objectJsonSchema(options.outputSchema.ast)
     if (Either.isLeft(jsonSchema)) return new OptionsError({ field: "outputSchema", detail: jsonSchema.left })
+  }
+  if (options.canUseTool !== undefined && options.permissionPrompts === "none") {
+    return new OptionsError({
+      field: "permissionPrompts",
+      detail: "\"none\" cannot be combined with `canUseTool`, which would never be called: " +
+        "nothing is asked, and what would prompt is denied"
+    })
   }
   if (options.canUseTool !== undefined && options.permissionPromptToolName !== undefined) {
     return new OptionsError({

@@ -38,6 +38,28 @@ describe("ClaudeAgent.query (fake CLI)", () => {
       expect(FakeCli.userText(sent[1] ?? {})).toBe("hi")
     }))
 
+  it.effect("verbatimPrompts marks every user message client_composed; without it nothing is added", () =>
+    Effect.gen(function*() {
+      const userFrames = (options: { readonly verbatimPrompts?: boolean }) =>
+        Effect.gen(function*() {
+          const seen = yield* Deferred.make<ReadonlyArray<{ readonly [k: string]: unknown }>>()
+          const layer = FakeCli.layerClaudeAgent({
+            onInputEnd: (cli) =>
+              Effect.gen(function*() {
+                yield* Deferred.succeed(seen, yield* cli.sent)
+                yield* cli.exit({ exitCode: 0 })
+              })
+          })
+          yield* ClaudeAgent.query(Stream.make("one", "/two"), options).pipe(Stream.runDrain, Effect.provide(layer))
+          return (yield* Deferred.await(seen)).filter((frame) => frame.type === "user")
+        })
+      const verbatim = yield* userFrames({ verbatimPrompts: true })
+      expect(verbatim.map((frame) => frame.client_composed)).toEqual([true, true])
+      const plain = yield* userFrames({})
+      expect(plain).toHaveLength(2)
+      expect(plain.some((frame) => "client_composed" in frame)).toBe(false)
+    }))
+
   it.effect("a stream of prompts runs one turn each and ends when input ends", () =>
     Effect.gen(function*() {
       const messages = yield* ClaudeAgent.query(Stream.make("one", "two")).pipe(Stream.runCollect)

@@ -100,7 +100,8 @@ const samples: { readonly [K in Hook.HookEvent]: { readonly hook_event_name: K }
   PreCompact: { ...base, hook_event_name: "PreCompact", trigger: "manual", custom_instructions: null },
   PostCompact: { ...base, hook_event_name: "PostCompact", trigger: "auto", compact_summary: "summary" },
   PreModelSwitch: { ...base, hook_event_name: "PreModelSwitch", ...modelSwitch },
-  PostModelSwitch: { ...base, hook_event_name: "PostModelSwitch", ...modelSwitch, source: "resume" },
+  // `requested_model` is null when the default model was asked for.
+  PostModelSwitch: { ...base, hook_event_name: "PostModelSwitch", ...modelSwitch, source: "resume", requested_model: null },
   PermissionRequest: {
     ...base,
     hook_event_name: "PermissionRequest",
@@ -269,6 +270,18 @@ describe("Hook.decodeInput", () => {
     expect(decoded.right.tool_name).toBe("Bash")
     expect(decoded.right.duration_ms).toBe(35)
     expect(decoded.right.effort?.level).toBe("medium")
+  })
+
+  it("requested_model of a model switch is a name or null (the default model)", () => {
+    for (const requested of ["opus", null]) {
+      for (const event of ["PreModelSwitch", "PostModelSwitch"] as const) {
+        const decoded = Hook.decodeInput({ ...base, hook_event_name: event, ...modelSwitch, requested_model: requested })
+        if (Either.isLeft(decoded)) throw new Error(decoded.left.message)
+        expect("requested_model" in decoded.right ? decoded.right.requested_model : "absent").toBe(requested)
+      }
+    }
+    expect(Either.isLeft(Hook.decodeInput({ ...base, hook_event_name: "PreModelSwitch", ...modelSwitch, requested_model: 1 })))
+      .toBe(true)
   })
 
   it("delivers an unknown event raw", () => {

@@ -5,6 +5,7 @@ import { Either } from "effect"
 import * as fs from "node:fs"
 import * as ContentBlock from "../../src/schema/ContentBlock.js"
 import * as Message from "../../src/schema/Message.js"
+import { messageSamples } from "../support/messageSamples.js"
 
 const recorded: Array<Record<string, unknown>> = fs
   .readFileSync(new URL("../fixtures/cli-2.1.330-stdout.jsonl", import.meta.url), "utf8")
@@ -74,8 +75,6 @@ describe("Message.decode", () => {
       [{ type: "tool_use_summary", summary: "ran ls", preceding_tool_use_ids: ["t"], ...base }, "tool_use_summary"],
       [{ type: "prompt_suggestion", suggestion: "run the tests", ...base }, "prompt_suggestion"],
       [{ type: "auth_status", isAuthenticating: false, output: [], ...base }, "auth_status"],
-      [{ type: "system", subtype: "hook_started", hook_id: "h", hook_name: "x", hook_event: "Stop", ...base }, "system/hook_started"],
-      [{ type: "system", subtype: "task_notification", task_id: "t", status: "completed", ...base }, "system/task_notification"],
       [{
         type: "result",
         subtype: "error_max_budget_usd",
@@ -95,6 +94,74 @@ describe("Message.decode", () => {
       }, "result/error_max_structured_output_retries"]
     ]
     for (const [raw, expected] of cases) expect(label(decodeOk(raw))).toBe(expected)
+  })
+
+  it("types every variant the official SDK declares, none left as UnknownMessage", () => {
+    const labels = new Set<string>()
+    for (const [expected, raw] of messageSamples) {
+      const m = decodeOk(raw)
+      expect(label(m)).toBe(expected)
+      expect(m).toBe(raw)
+      labels.add(expected)
+    }
+    // The 7 variants once decoded as unknown, and the 16 once typed by name only.
+    for (
+      const name of [
+        "system/model_refusal_fallback",
+        "system/model_refusal_no_fallback",
+        "system/background_tasks_changed",
+        "system/worker_shutting_down",
+        "system/session_writes_lost",
+        "system/control_request_progress",
+        "conversation_reset",
+        "active_goal",
+        "system/local_command_output",
+        "system/hook_started",
+        "system/hook_progress",
+        "system/hook_response",
+        "system/plugin_install",
+        "system/task_started",
+        "system/task_progress",
+        "system/task_updated",
+        "system/task_notification",
+        "system/commands_changed",
+        "system/notification",
+        "system/files_persisted",
+        "system/memory_recall",
+        "system/elicitation_complete",
+        "system/mirror_error",
+        "system/informational"
+      ]
+    ) expect(labels).toContain(name)
+  })
+
+  it("types their fields: a field of the wrong type is a MessageParseError naming it", () => {
+    const [, fallback] = messageSamples.find(([name]) => name === "system/model_refusal_fallback") ?? []
+    const m = decodeOk(fallback)
+    expect(m.type === "system" && m.subtype === "model_refusal_fallback" ? m.retracted_message_uuids : []).toEqual(["a-1", "a-2"])
+    const broken = [
+      [{ ...fallback, retracted_message_uuids: "a-1" }, "retracted_message_uuids"],
+      [{ type: "system", subtype: "task_progress", task_id: "t", description: "d", usage: { total_tokens: "1" }, session_id: "s" }, "usage"],
+      [{ type: "system", subtype: "hook_response", hook_id: "h", hook_name: "n", hook_event: "Stop", outcome: "success" }, "output"],
+      [{ type: "conversation_reset", trigger: "clear" }, "new_conversation_id"],
+      [{ type: "active_goal", value: { condition: "x" } }, "iterations"],
+      [{ type: "system", subtype: "session_writes_lost", error_code: "ENOSPC", lost: "transcript" }, "lost"]
+    ] as const
+    for (const [raw, field] of broken) {
+      const result = Message.decode(raw)
+      expect(Either.isLeft(result) ? result.left.detail : "decoded").toContain(field)
+    }
+  })
+
+  it("open-ended values (status, level, outcome, …) a newer CLI may add still decode", () => {
+    for (
+      const raw of [
+        { type: "system", subtype: "task_notification", task_id: "t", status: "abandoned", output_file: "f", summary: "s" },
+        { type: "system", subtype: "informational", content: "c", level: "critical" },
+        { type: "system", subtype: "control_request_progress", request_id: "r", status: "queued" },
+        { type: "conversation_reset", new_conversation_id: "c", trigger: "rewind" }
+      ]
+    ) expect(Message.isUnknown(decodeOk(raw))).toBe(false)
   })
 
   it("decodes every content block type", () => {
@@ -215,6 +282,8 @@ describe("Message.decode", () => {
       session_id: ""
     })
     expect(Message.userMessage("x", { uuid: "u-1" }).uuid).toBe("u-1")
+    expect(Message.userMessage("x", { clientComposed: true }).client_composed).toBe(true)
+    expect(Message.userMessage("x")).not.toHaveProperty("client_composed")
     const delta = decodeOk({
       type: "stream_event",
       event: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "He" } },

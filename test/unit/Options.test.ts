@@ -100,7 +100,7 @@ describe("Options.validate messages", () => {
     expect(optionsError({ thinking: { type: "on" } }).detail).toBe(
       `expected one of "adaptive", "enabled", "disabled"; got "on"`
     )
-    expect(optionsError({ systemPrompt: 5 }).detail).toBe("expected a string or an object; got 5")
+    expect(optionsError({ systemPrompt: 5 }).detail).toBe("expected a string, an array or an object; got 5")
   })
 
   it("an unknown key suggests the nearest known one in a short message", () => {
@@ -117,7 +117,7 @@ describe("Options.validate messages", () => {
     expect(nested.detail).toBe("unknown key; did you mean `timeout`?")
     // A small struct lists its keys when nothing is near.
     expect(optionsError({ mcpServers: { x: { command: "node", url: "u" } } }).detail).toBe(
-      "unknown key; expected one of type, command, args, env"
+      "unknown key; expected one of type, command, args, env, timeout, alwaysLoad"
     )
     expect(ruleError({ hooks: { PreTooluse: [] } } as never).detail).toBe("unknown hook event; did you mean `PreToolUse`?")
   })
@@ -204,6 +204,13 @@ describe("session and thinking contradictions", () => {
     expect(ruleError({ continue: true, resumeSessionAt: "msg-1" }).field).toBe("resumeSessionAt")
   })
 
+  it("resumeDropsTurn needs resumeSessionAt (the CLI refuses it alone)", () => {
+    const error = ruleError({ resume: "abc", resumeDropsTurn: uuid })
+    expect(error.field).toBe("resumeDropsTurn")
+    expect(error.detail).toContain("`resumeSessionAt`")
+    expect(validated({ resume: "abc", resumeSessionAt: "m", resumeDropsTurn: uuid }).resumeDropsTurn).toBe(uuid)
+  })
+
   it("forkSession needs resume or continue (alone the CLI ignores it)", () => {
     const error = ruleError({ forkSession: true })
     expect(error.field).toBe("forkSession")
@@ -220,11 +227,27 @@ describe("session and thinking contradictions", () => {
     expect(Launch.buildArgs(validated({ maxThinkingTokens: 1000 }))).toContain("--max-thinking-tokens=1000")
   })
 
-  it("thinking enabled needs budgetTokens (the CLI would think adaptively instead)", () => {
-    const error = optionsError({ thinking: { type: "enabled" } })
-    expect(error.field).toBe("thinking.budgetTokens")
-    expect(error.detail).toContain(`\`thinking.type: "enabled"\``)
-    expect(error.detail).toContain("adaptive")
+  it("thinking enabled without budgetTokens is adaptive thinking, as in the official SDK", () => {
+    expect(Launch.buildArgs(validated({ thinking: { type: "enabled" } })).slice(5)).toEqual(["--thinking=adaptive"])
+    expect(optionsError({ thinking: { type: "enabled", budgetTokens: 0 } }).field).toBe("thinking.budgetTokens")
+  })
+
+  it("maxThinkingTokens: 0 means thinking disabled, as in the official SDK", () => {
+    expect(Launch.buildArgs(validated({ maxThinkingTokens: 0 })).slice(5)).toEqual(["--thinking=disabled"])
+    expect(Launch.buildArgs(validated({ maxThinkingTokens: 3000 })).slice(5)).toEqual(["--max-thinking-tokens=3000"])
+  })
+
+  it("thinking.display goes to --thinking-display, except with thinking disabled", () => {
+    expect(Launch.buildArgs(validated({ thinking: { type: "adaptive", display: "summarized" } })).slice(5)).toEqual([
+      "--thinking=adaptive",
+      "--thinking-display=summarized"
+    ])
+    expect(Launch.buildArgs(validated({ thinking: { type: "enabled", budgetTokens: 2000, display: "omitted" } })).slice(5))
+      .toEqual(["--max-thinking-tokens=2000", "--thinking-display=omitted"])
+    expect(optionsError({ thinking: { type: "disabled", display: "omitted" } }).field).toBe("thinking.display")
+    expect(optionsError({ thinking: { type: "adaptive", display: "full" } }).detail).toBe(
+      `expected one of "summarized", "omitted"; got "full"`
+    )
   })
 })
 
@@ -286,8 +309,18 @@ describe("options → argv", () => {
       "--resume-session-at=msg-1",
       "--no-session-persistence",
       "--debug",
-      "--debug-file=/tmp/d.txt"
+      "--debug-file",
+      "/tmp/d.txt"
     ])
+  })
+
+  it("extraArgs keep the official `--flag value` form, and `--flag=value` when the value starts with a dash", () => {
+    const args = Launch.buildArgs(validated({ extraArgs: { verbose: null, "max-tokens": "5", filter: "-hooks" } })).slice(5)
+    expect(args).toEqual(["--verbose", "--max-tokens", "5", "--filter=-hooks"])
+    // A lone "-" (stdin, by convention) and an empty value stay separate items too.
+    const edge = Launch.buildArgs(validated({ extraArgs: { x: "", y: "-" } })).slice(5)
+    expect(edge).toEqual(["--x", "", "--y", "-"])
+    expect(optionsError({ extraArgs: { "": null } }).field).toContain("extraArgs")
   })
 
   it("a value that looks like a flag stays a value", () => {
@@ -405,6 +438,254 @@ describe("CLI discovery", () => {
       expect(Discovery.versionLessThan("2.1.330", Discovery.minimumVersion)).toBe(false)
       const skipped = yield* Discovery.checkVersion(path.join(dir, "other"), { CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK: "1" })
       expect(skipped._tag).toBe("None")
+      fs.rmSync(dir, { recursive: true })
+    }).pipe(Effect.provide(NodeContext.layer)))
+})
+
+describe("the official SDK's options", () => {
+  const uuid = "123e4567-e89b-12d3-a456-426614174000"
+
+  it("accepts the shapes the official SDK accepts (README: Options)", () => {
+    validated({
+      mcpServers: {
+        a: { command: "node", timeout: 5000 },
+        b: { type: "http", url: "http://x", alwaysLoad: true, timeout: 2000 },
+        c: { type: "sse", url: "http://y", tools: [{ name: "t", permission_policy: "always_ask", org_max_permission: "ask" }] },
+        d: { type: "stdio", command: "n", alwaysLoad: false }
+      },
+      systemPrompt: ["a", Options.SYSTEM_PROMPT_DYNAMIC_BOUNDARY, "b"],
+      thinking: { type: "adaptive", display: "omitted" },
+      plugins: [{ type: "local", path: "/p", skipMcpDiscovery: true }],
+      title: "T",
+      agents: {
+        r: {
+          description: "d",
+          prompt: "p",
+          mcpServers: ["calc", { web: { type: "http", url: "http://z" } }],
+          skills: ["pdf"],
+          initialPrompt: "start",
+          background: true,
+          memory: "project",
+          effort: "high",
+          permissionMode: "plan",
+          omitClaudeMd: true,
+          autoCompactWindow: 100_000
+        }
+      }
+    })
+    validated({ systemPrompt: { type: "custom", prompt: ["x", "y"], snapshot: true } })
+    validated({ systemPrompt: { type: "preset", preset: "claude_code", excludeDynamicSections: true, snapshot: false } })
+    validated({ skills: "all" })
+    validated({ thinking: { type: "enabled" } })
+    validated({ thinking: { type: "adaptive" }, maxThinkingTokens: undefined })
+    validated({ maxThinkingTokens: 0 })
+    validated({
+      agent: "reviewer",
+      allowDangerouslySkipPermissions: true,
+      debug: true,
+      debugFile: "/tmp/d.log",
+      includeHookEvents: true,
+      managedSettings: { permissions: { deny: ["WebFetch"] } },
+      permissionPrompts: "none",
+      projectConfigRoot: "/repo",
+      resume: "s",
+      resumeSessionAt: "m",
+      resumeDropsTurn: uuid,
+      taskBudget: { total: 100_000 },
+      toolConfig: { askUserQuestion: { previewFormat: "html" } },
+      skills: ["pdf", "plugin:skill"],
+      promptSuggestions: true,
+      agentProgressSummaries: true,
+      forwardSubagentText: true,
+      planModeInstructions: "Plan in three steps.",
+      toolAliases: { Bash: "mcp__box__bash" },
+      perTaskStopAffordance: true,
+      mcpServersDelivery: "initialize",
+      pluginDelivery: "argv",
+      executable: "node",
+      executableArgs: ["--no-warnings"],
+      verbatimPrompts: true
+    })
+  })
+
+  it("rejects bad values of the new fields, naming them", () => {
+    expect(optionsError({ mcpServers: { a: { command: "n", timeout: 500 } } })).toMatchObject({
+      field: "mcpServers.a.timeout",
+      detail: "expected a tool-call timeout in milliseconds, at least 1000 (the CLI ignores smaller values); got 500"
+    })
+    expect(optionsError({ mcpServers: { a: { command: "n", tools: [] } } }).field).toBe("mcpServers.a.tools")
+    expect(optionsError({ mcpServers: { a: { type: "http", url: "u", tools: [{ name: "t", permission_policy: "yes" }] } } }).field)
+      .toBe("mcpServers.a.tools.0.permission_policy")
+    expect(optionsError({ skills: "some" }).detail).toBe(`expected "all" or an array; got "some"`)
+    for (const name of ["", " pdf", "a,b", "Skill(x)", "a\nb"]) {
+      expect(optionsError({ skills: [name] }).field).toBe("skills.0")
+    }
+    expect(optionsError({ executable: "python" }).detail).toBe(`expected one of "bun", "deno", "node"; got "python"`)
+    expect(optionsError({ permissionPrompts: "never" }).field).toBe("permissionPrompts")
+    expect(optionsError({ taskBudget: { total: 1.5 } }).field).toBe("taskBudget.total")
+    expect(optionsError({ toolConfig: { askUserQuestion: { previewFormat: "pdf" } } }).field).toBe(
+      "toolConfig.askUserQuestion.previewFormat"
+    )
+    expect(optionsError({ mcpServersDelivery: "stdin" }).field).toBe("mcpServersDelivery")
+    expect(optionsError({ plugins: [{ type: "local", path: "/p", skipMcp: true }] }).detail).toBe(
+      "unknown key; did you mean `skipMcpDiscovery`?"
+    )
+    expect(optionsError({ systemPrompt: { type: "custom" } }).field).toBe("systemPrompt.prompt")
+    expect(optionsError({ systemPrompt: ["a", 1] }).field).toBe("systemPrompt.1")
+  })
+
+  it("permissionPrompts \"none\" with canUseTool is an error: the callback would never be called", () => {
+    const error = ruleError({ canUseTool: () => Effect.succeed(Permission.allow()), permissionPrompts: "none" })
+    expect(error.field).toBe("permissionPrompts")
+    expect(error.detail).toContain("never be called")
+    expect(validated({ canUseTool: () => Effect.succeed(Permission.allow()), permissionPrompts: "host" }).permissionPrompts)
+      .toBe("host")
+  })
+
+  it("maps the official argv options to their flags, in the official order", () => {
+    const args = Launch.buildArgs(validated({
+      agent: "reviewer",
+      allowDangerouslySkipPermissions: true,
+      permissionMode: "bypassPermissions",
+      debug: true,
+      includeHookEvents: true,
+      managedSettings: { permissions: { deny: ["WebFetch"] } },
+      permissionPrompts: "none",
+      projectConfigRoot: "/repo",
+      resume: "sess",
+      resumeSessionAt: "msg",
+      resumeDropsTurn: uuid,
+      taskBudget: { total: 5000 },
+      model: "m",
+      additionalDirectories: ["/extra"],
+      plugins: [{ type: "local", path: "/p1" }, { type: "local", path: "/p2", skipMcpDiscovery: true }]
+    })).slice(5)
+    expect(args).toEqual([
+      "--task-budget=5000",
+      "--model=m",
+      "--agent=reviewer",
+      "--debug",
+      "--permission-prompts=none",
+      "--permission-mode=bypassPermissions",
+      "--allow-dangerously-skip-permissions",
+      "--include-hook-events",
+      "--project-config-root=/repo",
+      "--add-dir=/extra",
+      "--plugin-dir=/p1",
+      "--plugin-dir-no-mcp=/p2",
+      "--resume=sess",
+      "--resume-session-at=msg",
+      `--resume-drops-turn=${uuid}`,
+      "--managed-settings",
+      JSON.stringify({ permissions: { deny: ["WebFetch"] } })
+    ])
+    // `debugFile` implies debug mode: only the file flag is sent.
+    const file = Launch.buildArgs(validated({ debug: true, debugFile: "/tmp/debug.log" })).slice(5)
+    expect(file).toEqual(["--debug-file=/tmp/debug.log"])
+  })
+
+  it("skills add Skill rules to allowedTools (once each); a list also goes to initialize", () => {
+    const list = validated({ allowedTools: ["Read", "Skill(pdf)"], skills: ["pdf", "docx"] })
+    expect(Launch.buildArgs(list)).toContain("--allowedTools=Read,Skill(pdf),Skill(docx)")
+    expect(Launch.buildInitialize(list).skills).toEqual(["pdf", "docx"])
+    const all = validated({ skills: "all" })
+    expect(Launch.buildArgs(all)).toContain("--allowedTools=Skill")
+    expect(Launch.buildInitialize(all)).not.toHaveProperty("skills")
+    expect(Launch.buildArgs(validated({ skills: [] }))).toContain("--allowedTools=")
+  })
+
+  it("mcpServersDelivery \"initialize\" moves external servers from --mcp-config to initialize, with --await-initialize", () => {
+    const calc = McpServer.make({ name: "calc", version: "1.0.0", tools: [] })
+    const fs = { command: "node", args: ["s.js"], env: { TOKEN: "secret" } }
+    const options = validated({ mcpServers: { calc, fs }, mcpServersDelivery: "initialize" })
+    const args = Launch.buildArgs(options)
+    expect(args.some((arg) => arg.includes("secret"))).toBe(false)
+    expect(args).toContain("--await-initialize")
+    expect(Launch.buildInitialize(options).mcpServers).toEqual({ fs })
+    // Nothing external: nothing changes.
+    const sdkOnly = validated({ mcpServers: { calc }, mcpServersDelivery: "initialize" })
+    expect(Launch.buildArgs(sdkOnly)).not.toContain("--await-initialize")
+    expect(Launch.buildInitialize(sdkOnly)).not.toHaveProperty("mcpServers")
+    const argv = validated({ mcpServers: { fs }, mcpServersDelivery: "argv" })
+    expect(Launch.buildArgs(argv)).toContain(`--mcp-config=${JSON.stringify({ mcpServers: { fs } })}`)
+    expect(Launch.buildInitialize(argv)).not.toHaveProperty("mcpServers")
+  })
+
+  it("pluginDelivery \"initialize\" sends the plugin list in initialize instead of --plugin-dir flags", () => {
+    const plugins = [{ type: "local", path: "/p1" }, { type: "local", path: "/p2", skipMcpDiscovery: true }] as const
+    const options = validated({ plugins, pluginDelivery: "initialize" })
+    const args = Launch.buildArgs(options).slice(5)
+    expect(args).toEqual(["--await-initialize"])
+    expect(Launch.buildInitialize(options).plugins).toEqual(plugins)
+  })
+
+  it("toolConfig's preview format goes to the environment", () => {
+    const env = Launch.buildEnv(validated({ toolConfig: { askUserQuestion: { previewFormat: "html" } } }), {})
+    expect(env.CLAUDE_CODE_QUESTION_PREVIEW_FORMAT).toBe("html")
+    expect(Launch.buildEnv(validated({ toolConfig: {} }), {})).not.toHaveProperty("CLAUDE_CODE_QUESTION_PREVIEW_FORMAT")
+  })
+
+  it("sends the initialize-only options in initialize, and nothing for those not given", () => {
+    const init = Launch.buildInitialize(validated({
+      title: "Release notes",
+      promptSuggestions: true,
+      agentProgressSummaries: true,
+      forwardSubagentText: false,
+      planModeInstructions: "Plan in three steps.",
+      toolAliases: { Bash: "mcp__box__bash" },
+      perTaskStopAffordance: true
+    }))
+    expect(init).toEqual({
+      systemPrompt: [""],
+      title: "Release notes",
+      promptSuggestions: true,
+      agentProgressSummaries: true,
+      forwardSubagentText: false,
+      planModeInstructions: "Plan in three steps.",
+      toolAliases: { Bash: "mcp__box__bash" },
+      perTaskStopAffordance: true
+    })
+    // None of them is on argv.
+    expect(Launch.buildArgs(validated({ title: "x", promptSuggestions: true, toolAliases: { A: "B" } })).slice(5)).toEqual([])
+  })
+
+  it("maps every system prompt form to the initialize fields the official SDK sends", () => {
+    const init = (systemPrompt: Options.SystemPrompt) => Launch.buildInitialize(validated({ systemPrompt }))
+    expect(init(["a", Options.SYSTEM_PROMPT_DYNAMIC_BOUNDARY, "b"])).toEqual({
+      systemPrompt: ["a", "__SYSTEM_PROMPT_DYNAMIC_BOUNDARY__", "b"]
+    })
+    expect(init({ type: "custom", prompt: "own" })).toEqual({ systemPrompt: ["own"] })
+    expect(init({ type: "custom", prompt: ["x", "y"], snapshot: false })).toEqual({
+      systemPrompt: ["x", "y"],
+      systemPromptSnapshot: false
+    })
+    expect(init({ type: "preset", preset: "claude_code" })).toEqual({})
+    expect(init({ type: "preset", preset: "claude_code", append: "more", excludeDynamicSections: true, snapshot: true }))
+      .toEqual({ appendSystemPrompt: "more", excludeDynamicSections: true, systemPromptSnapshot: true })
+  })
+})
+
+describe("executable and executableArgs", () => {
+  it("a JavaScript CLI runs under the runtime (node by default), with executableArgs before it", () => {
+    expect(Discovery.invocation("/x/cli.js", undefined)).toEqual({ command: "node", args: ["/x/cli.js"] })
+    expect(Discovery.invocation("/x/cli.mjs", "bun", ["--smol"])).toEqual({ command: "bun", args: ["--smol", "/x/cli.mjs"] })
+    for (const file of ["a.ts", "a.tsx", "a.jsx"]) expect(Discovery.isScript(file)).toBe(true)
+  })
+
+  it("a native CLI runs itself; executableArgs still come first, as in the official SDK", () => {
+    expect(Discovery.invocation("/bin/claude", "node", ["--flag"])).toEqual({ command: "/bin/claude", args: ["--flag"] })
+    expect(Discovery.invocation("/bin/claude.exe", undefined)).toEqual({ command: "/bin/claude.exe", args: [] })
+  })
+
+  it.effect("the version check runs the same way (runtime, script, -v)", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eca-runtime-"))
+      // Not executable and without a shebang: it only runs under a runtime.
+      const script = path.join(dir, "cli.mjs")
+      fs.writeFileSync(script, `console.log("2.9.1 (Claude Code) " + process.execArgv.join(" "))\n`, { mode: 0o644 })
+      const { args, command } = Discovery.invocation(script, "node", ["--no-warnings"])
+      const version = yield* Discovery.checkVersion(command, {}, args)
+      expect(version._tag === "Some" ? version.value : undefined).toBe("2.9.1")
       fs.rmSync(dir, { recursive: true })
     }).pipe(Effect.provide(NodeContext.layer)))
 })

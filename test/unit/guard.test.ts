@@ -10,6 +10,7 @@ import * as ContentBlock from "../../src/schema/ContentBlock.js"
 import * as Control from "../../src/schema/Control.js"
 import * as Hook from "../../src/schema/Hook.js"
 import * as Message from "../../src/schema/Message.js"
+import { messageSamples } from "../support/messageSamples.js"
 
 const recorded: Array<unknown> = fs
   .readFileSync(new URL("../fixtures/cli-2.1.330-stdout.jsonl", import.meta.url), "utf8")
@@ -73,6 +74,8 @@ const samples: ReadonlyArray<readonly [string, Schema.Schema.Any, ReadonlyArray<
     { ...hookBase, hook_event_name: "MessageDisplay", turn_id: "t", message_id: "m", index: 0, final: true, delta: "d" },
     { hook_event_name: "Unknown", raw: { hook_event_name: "Later" } }
   ]],
+  ["Message (variants the recordings lack)", Message.Message, messageSamples.map(([, raw]) => raw)],
+  ["SystemEvent", Message.SystemEvent, messageSamples.filter(([name]) => name.startsWith("system/")).map(([, raw]) => raw)],
   ["HookOutput", Hook.HookOutput, [
     { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "no" } },
     { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", updatedInput: { command: "ls" } } },
