@@ -8,13 +8,16 @@
  *
  * @since 0.1.0
  */
-import { Chunk, Clock, Deferred, Duration, Effect, Option, type Scope, Stream } from "effect"
+import { Chunk, Clock, Deferred, Duration, Effect, Option, Predicate, Schema, type Scope, Stream } from "effect"
+import type * as McpServer from "./McpServer.js"
 import type * as ContentBlock from "./schema/ContentBlock.js"
 import * as Control from "./schema/Control.js"
 import * as Message from "./schema/Message.js"
+import * as Options from "./schema/Options.js"
 import * as Defaults from "./internal/defaults.js"
 import { runDetached } from "./internal/detached.js"
-import type { CLIConnectionError, MessageParseError } from "./SdkError.js"
+import * as Turns from "./internal/turns.js"
+import { type CLIConnectionError, ControlError, type MessageParseError, type OptionsError } from "./SdkError.js"
 import {
   ControlChannel,
   type ControlChannelShape,
@@ -70,14 +73,95 @@ export interface RewindFilesOptions extends RequestOptions {
 }
 
 /**
+ * Options for `getContextUsage`.
+ *
+ * @example
+ * ```ts
+ * import type { AgentSession } from "effect-claude-agent"
+ *
+ * const usage = (session: AgentSession.AgentSession) => session.getContextUsage({ detail: "summary" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface GetContextUsageOptions extends RequestOptions {
+  /**
+   * `"full"` (the CLI's default) counts each category with the API's token-count endpoint;
+   * `"summary"` estimates from the last response's usage, with no API call.
+   */
+  readonly detail?: "summary" | "full" | undefined
+}
+
+/**
+ * Options for `reloadPlugins`.
+ *
+ * @example
+ * ```ts
+ * import type { AgentSession } from "effect-claude-agent"
+ *
+ * const reload = (session: AgentSession.AgentSession) =>
+ *   session.reloadPlugins({ addPlugins: [{ type: "local", path: "/opt/plugins/review" }], refuseIfBusy: true })
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReloadPluginsOptions extends RequestOptions {
+  /**
+   * Apply nothing if the reload would change the tool list under the conversation's prompt
+   * cache: the reply then has `held: true` and `cache_impact`. Ask again without it to apply.
+   */
+  readonly holdOnCacheImpact?: boolean | undefined
+  /** Plugins to load as well, as if they had been in the `plugins` option (absolute paths). */
+  readonly addPlugins?: ReadonlyArray<Control.PluginConfig> | undefined
+  /** Reload nothing while the session is busy: fails with `ControlError` `reload_plugins_busy`. */
+  readonly refuseIfBusy?: boolean | undefined
+}
+
+/**
+ * What `setMcpServers` takes: server name → an external server's config (stdio, sse, http) or an
+ * in-process server made with `McpServer.make` (listed under its own name). `R` is what the
+ * in-process servers' tools need.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { type AgentSession, McpServer, Tool } from "effect-claude-agent"
+ *
+ * const calc = McpServer.make({
+ *   name: "calc",
+ *   tools: [Tool.make("add", {
+ *     description: "Add two numbers",
+ *     parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+ *     handler: ({ a, b }) => Effect.succeed(`${a + b}`)
+ *   })]
+ * })
+ * const servers: AgentSession.McpServers = { calc, docs: { type: "http", url: "https://example.com/mcp" } }
+ * const swap = (session: AgentSession.AgentSession) => session.setMcpServers(servers)
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type McpServers<R = never> = {
+  readonly [name: string]: Options.McpServerConfig | McpServer.McpServer<R>
+}
+
+/**
  * A live session. Every method is safe to call from any fiber.
  *
  * @since 0.1.0
  * @category models
  */
 export interface AgentSession {
-  /** Writes one user message. The first may be sent before `system/init`: the CLI emits that per turn. */
-  readonly send: (prompt: Prompt) => Effect.Effect<void, CLIConnectionError>
+  /**
+   * Writes one user message and returns its uuid (the prompt's own, when a full frame carries
+   * one; generated otherwise): the id `rewindFiles` takes and `interrupt` reports. The first
+   * message may be sent before `system/init`: the CLI emits that per turn. Messages sent while a
+   * turn runs are queued by the CLI (and may be merged into the running turn).
+   */
+  readonly send: (prompt: Prompt) => Effect.Effect<string, CLIConnectionError>
   /**
    * Every message from the CLI, decoded, until the CLI exits. A single stream shared with
    * `receiveResponse`: run one consumer at a time.
@@ -97,15 +181,102 @@ export interface AgentSession {
     model: string | undefined,
     options?: RequestOptions
   ) => Effect.Effect<Control.SetModelResponse, RequestError>
-  /** Sets the thinking budget; `null` removes the limit. */
-  readonly setMaxThinkingTokens: (tokens: number | null, options?: RequestOptions) => Effect.Effect<void, RequestError>
+  /**
+   * Sets the thinking budget; `null` resets it to the session's default. `display` replaces how
+   * thinking is shown for the rest of the session (`null` clears that override; omitted: kept).
+   */
+  readonly setMaxThinkingTokens: (
+    tokens: number | null,
+    display?: Control.ThinkingDisplay | null,
+    options?: RequestOptions
+  ) => Effect.Effect<void, RequestError>
   /** The status of every MCP server. */
   readonly mcpServerStatus: (options?: RequestOptions) => Effect.Effect<Control.McpStatusResponse, RequestError>
-  /** How the context window is used, by category. */
-  readonly getContextUsage: (options?: RequestOptions) => Effect.Effect<Control.ContextUsageResponse, RequestError>
+  /** How the context window is used, by category (`detail: "summary"` makes no API call). */
+  readonly getContextUsage: (
+    options?: GetContextUsageOptions
+  ) => Effect.Effect<Control.ContextUsageResponse, RequestError>
   /**
-   * Restores files changed since the given user message (needs `enableFileCheckpointing`). The CLI
-   * reports "cannot rewind" as data (`canRewind: false` with `error`), not as a failure.
+   * Replaces the session's dynamic MCP servers: external ones (stdio, sse, http) and in-process
+   * ones (`McpServer.make`, served by the session's `McpBridge` from this call on, their tools
+   * getting the services `R` of the caller). The set replaces the servers of earlier calls and
+   * every in-process server, those of the `mcpServers` option included; external servers of the
+   * `mcpServers` option stay unless a call named them. An in-process server given again under its
+   * name with a new definition is swapped, and the CLI lists its tools again. Returns the CLI's
+   * report (`added`, `removed`, and `errors` for servers that failed to connect). A bad server
+   * (a missing `command`, duplicate tool names, …) is refused before anything is sent or changed:
+   * `ControlError` with `errorCode: "invalid_request"`.
+   */
+  readonly setMcpServers: <R = never>(
+    servers: McpServers<R>,
+    options?: RequestOptions
+  ) => Effect.Effect<Control.McpSetServersResponse, RequestError, R>
+  /**
+   * The slash commands and skills: from the `initialize` reply, or the latest
+   * `system/commands_changed` among the messages read so far.
+   */
+  readonly supportedCommands: Effect.Effect<ReadonlyArray<Control.SlashCommand>, RequestError>
+  /** The models the CLI offers (from the `initialize` reply; no request is sent). */
+  readonly supportedModels: Effect.Effect<ReadonlyArray<Control.ModelInfo>, RequestError>
+  /** The subagents the CLI offers (from the `initialize` reply; no request is sent). */
+  readonly supportedAgents: Effect.Effect<ReadonlyArray<Control.AgentInfo>, RequestError>
+  /** The account the CLI runs as (from the `initialize` reply; no request is sent). */
+  readonly accountInfo: Effect.Effect<Control.AccountInfo, RequestError>
+  /**
+   * Sends `initialize` again, with the same fields as the first (and the in-process servers
+   * served now), and returns the CLI's fresh reply; `initializationResult` keeps the first. The
+   * CLI registers the hooks again, and resolves a hook callback it was still waiting for itself.
+   */
+  readonly reinitialize: (options?: RequestOptions) => Effect.Effect<Control.InitializeResponse, RequestError>
+  /**
+   * Reads a `ui://` resource (an MCP Apps widget) from an MCP server the CLI connected to itself
+   * (not an in-process one). The content is the server's: render it sandboxed.
+   */
+  readonly readMcpResource: (
+    serverName: string,
+    uri: string,
+    options?: RequestOptions
+  ) => Effect.Effect<Control.McpReadResourceResponse, RequestError>
+  /**
+   * Merges settings into the session's flag layer (the `settings` option, mid-session): top-level
+   * keys replace earlier ones, `null` clears a key; an invalid value fails the whole call.
+   */
+  readonly applyFlagSettings: (
+    settings: { readonly [key: string]: unknown },
+    options?: RequestOptions
+  ) => Effect.Effect<void, RequestError>
+  /**
+   * Writes settings into a settings file through the CLI and applies them: `outputStyle` in
+   * `localSettings`, `effortLevel` in `userSettings` (the CLI refuses other keys, and sources the
+   * session's `settingSources` exclude).
+   */
+  readonly updateSettings: (
+    source: Control.SettingsFileSource,
+    settings: { readonly [key: string]: string },
+    options?: RequestOptions
+  ) => Effect.Effect<void, RequestError>
+  /** Reloads plugins from disk; the reply lists the session's commands, agents, plugins and MCP servers. */
+  readonly reloadPlugins: (options?: ReloadPluginsOptions) => Effect.Effect<Control.ReloadPluginsResponse, RequestError>
+  /**
+   * Moves running foreground tasks (Bash commands, subagents) to the background, or only the one a
+   * tool use started. `false` only when `toolUseId` matched no foreground task.
+   */
+  readonly backgroundTasks: (toolUseId?: string, options?: RequestOptions) => Effect.Effect<boolean, RequestError>
+  /**
+   * Pins an MCP server's permission mode (`"default"`: ask for every action; `"auto"`: the
+   * classifier decides), or clears it with `null`. It only tightens. The reply's `warning` says
+   * when no server of that name is known (the override applies once one connects).
+   */
+  readonly setMcpPermissionModeOverride: (
+    serverName: string,
+    mode: "default" | "auto" | null,
+    options?: RequestOptions
+  ) => Effect.Effect<Control.SetMcpPermissionModeOverrideResponse, RequestError>
+  /**
+   * Restores files changed since the given user message (its uuid, as `send` returned it; needs
+   * `enableFileCheckpointing`). "Cannot rewind" is always data (`canRewind: false` with `error`),
+   * never a failure: a dry run is asked first, and the files are restored only when it says they
+   * can be. With `dryRun`, only the dry run's report.
    */
   readonly rewindFiles: (
     userMessageId: string,
@@ -141,11 +312,12 @@ export interface AgentSession {
 
 /**
  * What `make` needs beyond the session's services. `ClaudeAgent.session` derives it from `Options`.
+ * `R` is what `onElicitation` needs.
  *
  * @since 0.1.0
  * @category models
  */
-export interface SessionConfig {
+export interface SessionConfig<R = never> {
   /**
    * The `initialize` fields from the options (system prompt, agents, JSON schema). `hooks` and
    * `sdkMcpServers` are added from the session's `HookRegistry` and `McpBridge`.
@@ -155,13 +327,19 @@ export interface SessionConfig {
   readonly sessionId?: string | undefined
   /** How long closing waits for running callbacks before closing stdin. Default 5 s. */
   readonly closeGracePeriod?: Duration.DurationInput | undefined
+  /** Answers MCP servers' requests for user input; without it they are declined. */
+  readonly onElicitation?: Control.OnElicitation<unknown, R> | undefined
 }
 
 const isUserFrame = (prompt: Prompt): prompt is Message.UserMessageInput =>
   typeof prompt === "object" && "type" in prompt && prompt.type === "user"
 
-const toUserFrame = (prompt: Prompt): Message.UserMessageInput =>
-  isUserFrame(prompt) ? prompt : Message.userMessage(prompt)
+// Every user message carries a uuid: it is the id `rewindFiles` takes, and `interrupt` reports
+// queued messages by it. (With one, the CLI also reports `command_lifecycle` messages.)
+const toUserFrame = (prompt: Prompt): Message.UserMessageInput & { readonly uuid: string } => {
+  if (!isUserFrame(prompt)) return { ...Message.userMessage(prompt), uuid: crypto.randomUUID() }
+  return { ...prompt, uuid: prompt.uuid ?? crypto.randomUUID() }
+}
 
 /**
  * Whether a run state is idle: the CLI reported `idle`, or never reported a state (older CLIs,
@@ -182,11 +360,30 @@ export const isIdle = (run: RunState): boolean => run.state === undefined || run
 const isResultFrame = (frame: unknown): boolean =>
   typeof frame === "object" && frame !== null && "type" in frame && frame.type === "result"
 
+const CommandsChanged = Schema.Struct({ commands: Schema.Array(Control.SlashCommand) })
+const decodeCommandsChanged = Schema.decodeUnknownOption(CommandsChanged)
+
+// The commands of a `system/commands_changed` frame (the CLI sends one after `reload_skills`).
+const changedCommands = (frame: unknown): Option.Option<ReadonlyArray<Control.SlashCommand>> =>
+  Predicate.isRecord(frame) && frame.type === "system" && frame.subtype === "commands_changed"
+    ? Option.map(decodeCommandsChanged(frame), (changed) => changed.commands)
+    : Option.none()
+
+// What the official SDKs answer an elicitation nobody handles.
+const declined: Control.ElicitationResult = { action: "decline" }
+
+const listChanged = { jsonrpc: "2.0", method: "notifications/tools/list_changed" }
+
+// A request refused before it was written: no request id was used.
+const refused = (subtype: string, error: OptionsError) =>
+  new ControlError({ subtype, requestId: "not sent", error: error.message, errorCode: "invalid_request" })
+
 /**
  * Makes a session from the services in context: the `Transport` (the CLI's process, or a fake),
  * the `ControlChannel` over it, and the `HookRegistry`, `McpBridge` and (when present)
- * `PermissionHandler` that answer the CLI's requests. It registers those handlers, writes
- * `initialize` (with the registry's hooks and the bridge's servers), and returns at once: the
+ * `PermissionHandler` that answer the CLI's requests. It registers those handlers (and one for
+ * `elicitation`: `config.onElicitation`, or a decline), writes `initialize` (with the registry's
+ * hooks and the bridge's servers), and returns at once: the
  * reply is awaited lazily by `initializationResult`, so the first prompt can follow `initialize`
  * without a round trip. `ClaudeAgent.session` builds these services as one layer graph per
  * session; replace any of them with a layer of your own.
@@ -211,34 +408,56 @@ const isResultFrame = (frame: unknown): boolean =>
  * @since 0.1.0
  * @category constructors
  */
-export const make: (
-  config?: SessionConfig
-) => Effect.Effect<
+export const make = <R = never>(
+  config: SessionConfig<R> = {}
+): Effect.Effect<
   AgentSession,
   RequestError,
-  Transport | ControlChannel | HookRegistry | McpBridge | Scope.Scope
-> = Effect
-  .fn("AgentSession.make")(function*(config: SessionConfig = {}) {
+  Transport | ControlChannel | HookRegistry | McpBridge | Scope.Scope | R
+> =>
+  Effect.gen(function*() {
     const transport = yield* Transport
     const control = yield* ControlChannel
     const hooks = yield* HookRegistry
     const mcp = yield* McpBridge
     const permissions = yield* Effect.serviceOption(PermissionHandler)
+    const callbackContext = yield* Effect.context<R>()
 
     // Before `initialize` is written: the CLI may call back before it answers. Without callbacks,
-    // hook and MCP requests still get (error) answers, never silence.
+    // hook and MCP requests still get (error) answers, never silence, and an elicitation is
+    // declined as the official SDKs do.
     yield* control.handle(Control.HookCallback, hooks.handleCallback)
     yield* control.handle(Control.McpMessage, mcp.handleMessage)
     if (Option.isSome(permissions)) yield* control.handle(Control.CanUseTool, permissions.value.canUseTool)
+    const onElicitation = config.onElicitation
+    yield* control.handle(
+      Control.Elicitation,
+      onElicitation === undefined
+        ? () => Effect.succeed(declined)
+        : (request, requestId) => onElicitation(request, requestId).pipe(Effect.provide(callbackContext))
+    )
+
+    // The same fields every time, with the in-process servers served at the time.
+    const initializePayload = Effect.zipWith(
+      mcp.serverNames,
+      mcp.serverConfigs ?? Effect.succeed({}),
+      (names, configs): Control.InitializePayload => ({
+        ...config.initialize,
+        hooks: hooks.initializeHooks,
+        ...(names.length === 0 ? {} : { sdkMcpServers: names }),
+        ...(Object.keys(configs).length === 0 ? {} : { sdkMcpServerConfigs: configs })
+      })
+    )
 
     // On the wire before any user message, but its reply is awaited only by `initializationResult`:
     // the first prompt does not wait for a round trip.
-    const initReply = yield* control.start(Control.Initialize, {
-      ...config.initialize,
-      hooks: hooks.initializeHooks,
-      ...(mcp.serverNames.length === 0 ? {} : { sdkMcpServers: mcp.serverNames })
-    })
+    const initReply = yield* control.start(Control.Initialize, yield* initializePayload)
     const initializationResult = yield* Effect.cached(initReply)
+    // `system/commands_changed` replaces the commands of the `initialize` reply.
+    let latestCommands: ReadonlyArray<Control.SlashCommand> | undefined
+    // One `setMcpServers` at a time: the bridge's set and the CLI's must be changed in the same order.
+    const serversLock = yield* Effect.makeSemaphore(1)
+    const turns = yield* Turns.track(control)
     // A CLI that never answers `initialize` (a wrapper script, a login prompt) must not leave the
     // message streams waiting forever: its failure ends them.
     const initFailed = yield* Deferred.make<never, RequestError>()
@@ -280,6 +499,8 @@ export const make: (
             break
           }
           out.push(decoded.right)
+          const commands = changedCommands(frames[i])
+          if (Option.isSome(commands)) latestCommands = commands.value
           if (isResultFrame(frames[i]) && i + 1 < frames.length) {
             leftover = frames.slice(i + 1)
             break
@@ -336,7 +557,10 @@ export const make: (
 
     const session: AgentSession = {
       send: Effect.fn("AgentSession.send")(function*(prompt: Prompt) {
-        yield* transport.send(toUserFrame(prompt))
+        const frame = toUserFrame(prompt)
+        yield* transport.send(frame)
+        yield* turns.started
+        return frame.uuid
       }),
       messages,
       receiveResponse,
@@ -353,23 +577,106 @@ export const make: (
       setModel: Effect.fn("AgentSession.setModel")(function*(model, options) {
         return yield* control.request(Control.SetModel, model === undefined ? {} : { model }, options)
       }),
-      setMaxThinkingTokens: Effect.fn("AgentSession.setMaxThinkingTokens")(function*(tokens, options) {
-        yield* control.request(Control.SetMaxThinkingTokens, { max_thinking_tokens: tokens }, options)
+      setMaxThinkingTokens: Effect.fn("AgentSession.setMaxThinkingTokens")(function*(tokens, display, options) {
+        yield* control.request(
+          Control.SetMaxThinkingTokens,
+          display === undefined
+            ? { max_thinking_tokens: tokens }
+            : { max_thinking_tokens: tokens, thinking_display: display },
+          options
+        )
       }),
       mcpServerStatus: Effect.fn("AgentSession.mcpServerStatus")(function*(options) {
         return yield* control.request(Control.McpStatus, {}, options)
       }),
       getContextUsage: Effect.fn("AgentSession.getContextUsage")(function*(options) {
-        return yield* control.request(Control.GetContextUsage, {}, options)
-      }),
-      rewindFiles: Effect.fn("AgentSession.rewindFiles")(function*(userMessageId, options) {
         return yield* control.request(
-          Control.RewindFiles,
-          options?.dryRun === true
-            ? { user_message_id: userMessageId, dry_run: true }
-            : { user_message_id: userMessageId },
+          Control.GetContextUsage,
+          options?.detail === undefined ? {} : { detail: options.detail },
           options
         )
+      }),
+      setMcpServers: <R2>(servers: McpServers<R2>, options?: RequestOptions) =>
+        Effect.gen(function*() {
+          const subtype = Control.McpSetServers.subtype
+          // The same checks as the `mcpServers` option, before anything is sent or changed.
+          yield* Options.validate({ mcpServers: servers }).pipe(Effect.mapError((e) => refused(subtype, e)))
+          const inProcess: Array<McpServer.McpServer<R2>> = []
+          const wire: Record<string, { readonly [key: string]: unknown }> = {}
+          for (const [name, server] of Object.entries(servers)) {
+            if (server.type === "sdk") {
+              inProcess.push(server)
+              wire[name] = { type: "sdk", name }
+            } else {
+              // The CLI 2.1.330 fails a stdio server set without `args` ("Spread syntax requires
+              // ...iterable not be null or undefined"); `--mcp-config` does not need them.
+              wire[name] = "command" in server && server.args === undefined ? { ...server, args: [] } : server
+            }
+          }
+          // Served before the CLI hears of them: it connects to a new server at once. (If the
+          // request then fails, the bridge keeps the new set: the CLI's state is unknown anyway.)
+          const change = yield* mcp.setServers(inProcess).pipe(Effect.mapError((e) => refused(subtype, e)))
+          const reply = yield* control.request(Control.McpSetServers, { servers: wire }, options)
+          // The CLI keeps a server it already has and its tool list: a new definition under the
+          // same name needs it to list the tools again.
+          yield* Effect.forEach(
+            change.replaced.filter((name) => !reply.added.includes(name)),
+            (name) => control.request(Control.McpServerMessage, { server_name: name, message: listChanged }, options),
+            { discard: true }
+          )
+          return reply
+        }).pipe(serversLock.withPermits(1), Effect.withSpan("AgentSession.setMcpServers")),
+      supportedCommands: Effect.suspend(() =>
+        latestCommands !== undefined
+          ? Effect.succeed(latestCommands)
+          : Effect.map(initializationResult, (init) => latestCommands ?? init.commands)
+      ),
+      supportedModels: Effect.map(initializationResult, (init) => init.models),
+      supportedAgents: Effect.map(initializationResult, (init) => init.agents ?? []),
+      accountInfo: Effect.map(initializationResult, (init) => init.account ?? {}),
+      reinitialize: Effect.fn("AgentSession.reinitialize")(function*(options) {
+        return yield* control.request(Control.Initialize, yield* initializePayload, options)
+      }),
+      readMcpResource: Effect.fn("AgentSession.readMcpResource")(function*(serverName, uri, options) {
+        return yield* control.request(Control.McpReadResource, { serverName, uri }, options)
+      }),
+      applyFlagSettings: Effect.fn("AgentSession.applyFlagSettings")(function*(settings, options) {
+        yield* control.request(Control.ApplyFlagSettings, { settings }, options)
+      }),
+      updateSettings: Effect.fn("AgentSession.updateSettings")(function*(source, settings, options) {
+        yield* control.request(Control.UpdateSettings, { source, settings }, options)
+      }),
+      reloadPlugins: Effect.fn("AgentSession.reloadPlugins")(function*(options) {
+        return yield* control.request(Control.ReloadPlugins, {
+          ...(options?.holdOnCacheImpact === undefined ? {} : { hold_on_cache_impact: options.holdOnCacheImpact }),
+          ...(options?.addPlugins === undefined ? {} : { add_plugins: options.addPlugins }),
+          ...(options?.refuseIfBusy === undefined ? {} : { refuse_if_busy: options.refuseIfBusy })
+        }, options)
+      }),
+      backgroundTasks: Effect.fn("AgentSession.backgroundTasks")(function*(toolUseId, options) {
+        const reply = yield* control.request(
+          Control.BackgroundTasks,
+          toolUseId === undefined ? {} : { tool_use_id: toolUseId },
+          options
+        )
+        // The CLI says `false` only when a given tool use matched nothing; otherwise it sends nothing.
+        return reply.backgrounded ?? true
+      }),
+      setMcpPermissionModeOverride: Effect.fn("AgentSession.setMcpPermissionModeOverride")(
+        function*(serverName, mode, options) {
+          return yield* control.request(Control.SetMcpPermissionModeOverride, { serverName, mode }, options)
+        }
+      ),
+      rewindFiles: Effect.fn("AgentSession.rewindFiles")(function*(userMessageId, options) {
+        // The CLI answers "cannot rewind" as data to a dry run but as an error to the real call:
+        // asking the dry run first makes it data in both cases.
+        const check = yield* control.request(
+          Control.RewindFiles,
+          { user_message_id: userMessageId, dry_run: true },
+          options
+        )
+        if (options?.dryRun === true || !check.canRewind) return check
+        return yield* control.request(Control.RewindFiles, { user_message_id: userMessageId }, options)
       }),
       stopTask: Effect.fn("AgentSession.stopTask")(function*(taskId, options) {
         yield* control.request(Control.StopTask, { task_id: taskId }, options)
@@ -388,4 +695,4 @@ export const make: (
       control
     }
     return session
-  })
+  }).pipe(Effect.withSpan("AgentSession.make"))

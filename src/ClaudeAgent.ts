@@ -3,21 +3,26 @@
  *
  * `query` runs one prompt (or a stream of prompts) and streams the typed messages back;
  * `session` opens a long-lived conversation with control methods. Both spawn the real `claude`
- * CLI under `ClaudeAgent.layer`, or an in-memory fake CLI under `ClaudeAgent.layerTest`.
+ * CLI under `ClaudeAgent.layer`, or an in-memory fake CLI under `FakeCli.layerClaudeAgent`
+ * (`effect-claude-agent/testing`).
  *
  * @since 0.1.0
  */
 import { CommandExecutor, FileSystem, Path } from "@effect/platform"
-import { Chunk, Context, Effect, Either, Fiber, Layer, Option, Predicate, type Scope, Stream } from "effect"
+import { Context, Effect, Layer, Metric, Option, type Schema, type Scope, Stream } from "effect"
 import { dual } from "effect/Function"
 import * as AgentSession from "./AgentSession.js"
 import * as Defaults from "./internal/defaults.js"
 import * as Discovery from "./internal/discovery.js"
 import * as Launch from "./internal/launch.js"
+import * as Query from "./internal/query.js"
+import * as ResultErrors from "./internal/resultError.js"
 import * as Message from "./schema/Message.js"
 import * as Options from "./schema/Options.js"
-import { CLIConnectionError, OptionsError, ResultError, type SdkError } from "./SdkError.js"
+import { CLIConnectionError, OptionsError, ResultError, type SdkError, type StructuredOutputError } from "./SdkError.js"
 import type * as McpServer from "./McpServer.js"
+import * as Structured from "./Structured.js"
+import * as Telemetry from "./Telemetry.js"
 import { ControlChannel, type ControlChannelConfig } from "./services/ControlChannel.js"
 import * as HookRegistry from "./services/HookRegistry.js"
 import * as McpBridge from "./services/McpBridge.js"
@@ -32,7 +37,7 @@ import { Transport, type TransportShape } from "./services/Transport.js"
  * @since 0.1.0
  * @category models
  */
-export type QueryPrompt<E = never, R = never> = string | Stream.Stream<AgentSession.Prompt, E, R>
+export type QueryPrompt<E = never, R = never> = Query.QueryPrompt<E, R>
 
 /**
  * Starts the transport for one session. `ClaudeAgent.layer` spawns the CLI; tests swap this.
@@ -169,7 +174,20 @@ export const make = (factory: TransportFactory, makeOptions: MakeOptions = {}): 
       }
       const stdioPermissions = Option.isSome(givenPermissions) || options.canUseTool !== undefined
       if (options.canUseTool !== undefined) yield* warnShadowedCanUseTool(options)
-      const launch = Launch.prepareLaunch(options, processEnv(), stdioPermissions)
+      // The session's span lives as long as the session: its turns and the CLI's requests are its
+      // children, and the CLI joins the trace through TRACEPARENT.
+      const span = yield* Effect.makeSpanScoped("ClaudeAgent.session", {
+        kind: "client",
+        attributes: { ...(options.model === undefined ? {} : { "claude.model": options.model }) }
+      })
+      yield* Metric.increment(Telemetry.sessionsStarted)
+      yield* Metric.increment(Telemetry.sessionsActive)
+      yield* Effect.addFinalizer(() => Metric.incrementBy(Telemetry.sessionsActive, -1))
+      const prepared = Launch.prepareLaunch(options, processEnv(), stdioPermissions)
+      const launch = prepared.env.TRACEPARENT !== undefined ? prepared : {
+        ...prepared,
+        env: { ...prepared.env, TRACEPARENT: `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}` }
+      }
 
       const hooks = Option.match(givenHooks, {
         onSome: (registry) => Layer.succeed(HookRegistry.HookRegistry, registry),
@@ -188,58 +206,22 @@ export const make = (factory: TransportFactory, makeOptions: MakeOptions = {}): 
       const services = Layer.mergeAll(hooks, mcp, permissions).pipe(
         Layer.provideMerge(controlChannel({
           controlTimeout: options.controlTimeout,
-          messageBufferSize: options.messageBufferSize
+          messageBufferBytes: options.messageBufferBytes
         })),
         Layer.provideMerge(Layer.scoped(Transport, factory(launch, options)))
       )
-      const context = yield* Layer.build(services)
-      return yield* AgentSession.make({
-        initialize: launch.initialize,
-        sessionId: options.sessionId,
-        closeGracePeriod: options.closeGracePeriod
-      }).pipe(Effect.provide(context))
-    }).pipe(Effect.withSpan("ClaudeAgent.session"))
+      return yield* Effect.gen(function*() {
+        const context = yield* Layer.build(services)
+        return yield* AgentSession.make({
+          initialize: launch.initialize,
+          sessionId: options.sessionId,
+          closeGracePeriod: options.closeGracePeriod,
+          onElicitation: options.onElicitation
+        }).pipe(Effect.provide(context))
+      }).pipe(Effect.withParentSpan(span))
+    })
 
-  const query = <R = never, E = never, RP = never>(
-    prompt: QueryPrompt<E, RP>,
-    options?: Options.Options<R>
-  ): Stream.Stream<Message.Message, SdkError | E, R | RP> =>
-    Stream.unwrapScoped(Effect.gen(function*() {
-      if (typeof prompt !== "string" && !Predicate.hasProperty(prompt, Stream.StreamTypeId)) {
-        return yield* Effect.fail(
-          new OptionsError({ field: "prompt", detail: "expected a string or a Stream of prompts" })
-        )
-      }
-      const s = yield* session(options)
-      if (typeof prompt === "string") {
-        yield* s.send(prompt)
-        return s.receiveResponse.pipe(requireResult)
-      }
-      // One turn per prompt: the CLI merges prompts that arrive while a turn runs into that turn,
-      // so each prompt is written after the previous prompt's `result`. Once the input has ended,
-      // stdin stays open until the CLI is idle and no callback is running: callbacks of the last
-      // turn need stdin to answer.
-      const feed = prompt.pipe(
-        Stream.runForEachWhile((next) =>
-          Effect.gen(function*() {
-            const before = (yield* s.control.runState).results
-            // A failed write means the CLI is gone: the message stream reports why.
-            if (Either.isLeft(yield* Effect.either(s.send(next)))) return false
-            yield* s.control.awaitRunState((run) => run.results > before)
-            return true
-          })
-        ),
-        Effect.zipRight(s.control.awaitRunState(AgentSession.isIdle)),
-        Effect.zipRight(s.control.awaitNoneInFlight),
-        Effect.zipRight(s.endInput)
-      )
-      const feeding = yield* Effect.forkScoped(feed)
-      // The prompt stream's failure or defect ends the query with it (and the scope, the process);
-      // the run itself ends when the CLI's messages do.
-      return Stream.merge(s.messages, Stream.drain(Stream.fromEffect(Fiber.join(feeding))), { haltStrategy: "left" })
-    }))
-
-  return { session, query }
+  return { session, query: Query.fromSessions(session) }
 }
 
 // The official SDKs warn too: these settings decide before the callback is asked.
@@ -258,24 +240,6 @@ const warnShadowedCanUseTool = <R>(options: Options.Options<R>) => {
       : Effect.void
   ], { discard: true })
 }
-
-// Fails a single-prompt run whose CLI ended before the prompt's result.
-const requireResult = <E, R>(self: Stream.Stream<Message.Message, E, R>) =>
-  Stream.suspend(() => {
-    let sawResult = false
-    return self.pipe(
-      // Per chunk, not per message: this runs on every message of the run.
-      Stream.mapChunks((chunk) => {
-        if (!sawResult && Chunk.some(chunk, Message.isResult)) sawResult = true
-        return chunk
-      }),
-      Stream.concat(Stream.suspend(() =>
-        sawResult ? Stream.empty : Stream.fail(
-          new CLIConnectionError({ reason: "The Claude Code CLI ended its output before the result of the prompt" })
-        )
-      ))
-    )
-  })
 
 const processEnv = (): Record<string, string | undefined> => {
   const proc: unknown = Reflect.get(globalThis, "process")
@@ -434,23 +398,7 @@ export const session = <R = never>(
 export const failOnErrorResult = <E, R>(
   self: Stream.Stream<Message.Message, E, R>
 ): Stream.Stream<Message.Message, E | ResultError, R> =>
-  Stream.mapEffect(self, (m) => {
-    if (!Message.isErrorResult(m)) return Effect.succeed(m)
-    const detail = "result" in m && typeof m.result === "string"
-      ? m.result
-      : "errors" in m && Array.isArray(m.errors)
-      ? m.errors.join("; ")
-      : m.subtype
-    return Effect.fail(
-      new ResultError({
-        subtype: m.subtype,
-        ...(typeof m.terminal_reason === "string" ? { terminalReason: m.terminal_reason } : {}),
-        ...(typeof m.api_error_status === "number" ? { apiErrorStatus: m.api_error_status } : {}),
-        detail,
-        raw: m
-      })
-    )
-  })
+  Stream.mapEffect(self, (m) => Message.isErrorResult(m) ? Effect.fail(ResultErrors.fromResult(m)) : Effect.succeed(m))
 
 /**
  * Collects a run into its final `result` message, failing if there was none.
@@ -478,6 +426,42 @@ export const lastResult = <E, R>(
   )
 
 /**
+ * Runs one prompt with structured output and returns the output decoded by `schema`: the
+ * Schema's JSON Schema goes to the CLI (the option `outputSchema`), the model answers through
+ * the CLI's `StructuredOutput` tool, and the `result`'s `structured_output` is decoded to `A`.
+ *
+ * Fails with `StructuredOutputError` (the value and what is wrong with it) when the Schema does
+ * not decode the output, and with `ResultError` when the run failed: an API error, `maxTurns`
+ * reached, or `error_max_structured_output_retries` (the model kept answering with output the
+ * JSON Schema rejects; the CLI's `MAX_STRUCTURED_OUTPUT_RETRIES` bounds the attempts). For the
+ * rest of the `result` (cost, session id) or for several turns, use the option `outputSchema`
+ * with `query` or `session` and `Structured.decode` / `Structured.outputs`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { ClaudeAgent } from "effect-claude-agent"
+ *
+ * const Release = Schema.Struct({ version: Schema.String, date: Schema.Date })
+ * const program = ClaudeAgent.structured("When was the last release?", Release, { maxTurns: 5 }).pipe(
+ *   Effect.map((release) => release.date.getFullYear()) // `date` is a Date
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const structured = <A, I, R = never>(
+  prompt: string,
+  schema: Schema.Schema<A, I, never>,
+  options?: Omit<Options.Options<R>, "outputSchema" | "outputFormat">
+): Effect.Effect<A, SdkError | ResultError | StructuredOutputError, ClaudeAgent | R> =>
+  query(prompt, { ...options, outputSchema: schema }).pipe(
+    lastResult,
+    Effect.flatMap(Structured.decode(schema))
+  )
+
+/**
  * Sets one option on an options object (data-first or data-last), for building options in pipelines.
  *
  * @example
@@ -498,3 +482,50 @@ export const withOption: {
   ...self,
   [key]: value
 }))
+
+/**
+ * A CLI started and initialized before the prompt is known (see `prewarm`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Prewarmed {
+  /** The session, already initialized: `initializationResult` answers at once. */
+  readonly session: AgentSession.AgentSession
+  /** Runs a prompt on the prewarmed session, like `query`, without paying the start-up. */
+  readonly query: <E = never, R = never>(
+    prompt: QueryPrompt<E, R>
+  ) => Stream.Stream<Message.Message, SdkError | E, R>
+}
+
+/**
+ * Starts a CLI and completes the `initialize` handshake now, before the prompt is known, so the
+ * first answer does not pay the start-up (the official SDKs' `startup()` / `prewarm()`). The
+ * process lives until the current scope closes. For many spares shared by many requests, use
+ * `AgentPool` with `warm`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { ClaudeAgent } from "effect-claude-agent"
+ *
+ * const program = Effect.scoped(Effect.gen(function* () {
+ *   const warm = yield* ClaudeAgent.prewarm({ model: "claude-sonnet-4-5" })
+ *   // … later, when the user has typed:
+ *   yield* warm.query("Summarise README.md").pipe(Stream.runDrain)
+ * }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const prewarm = <R = never>(
+  options?: Options.Options<R>
+): Effect.Effect<Prewarmed, SdkError, ClaudeAgent | Scope.Scope | R> =>
+  Effect.gen(function*() {
+    const opened = yield* session(options)
+    yield* opened.initializationResult
+    const run = Query.fromSessions(() => Effect.succeed(opened))
+    const prewarmed: Prewarmed = { session: opened, query: (prompt) => run(prompt) }
+    return prewarmed
+  }).pipe(Effect.withSpan("ClaudeAgent.prewarm"))

@@ -190,7 +190,14 @@ export interface HookMatcher<R = never> {
   readonly hooks: ReadonlyArray<HookCallback<unknown, R>>
   /** How long the CLI waits for these callbacks; sent to the CLI in seconds. */
   readonly timeout?: Duration.DurationInput | undefined
-  /** What the CLI does when a callback fails: go on as if it answered `{}` (`continue`) or block the action. */
+  /**
+   * What the CLI does when a callback fails, dies or answers an invalid output. `"continue"` (the
+   * CLI's default, also when omitted) goes on as if the callback answered `{}`: a failing
+   * `PreToolUse` guard lets the tool run. `"block"` blocks the guarded action instead: the tool
+   * does not run and the model gets an error result ("… blocking because onFailure is \"block\"").
+   * Give `"block"` to every hook that enforces a policy. The CLI ignores it for `Stop`,
+   * `SubagentStop`, `TaskCompleted` and `TeammateIdle`.
+   */
   readonly onFailure?: "continue" | "block" | undefined
 }
 

@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import type { Duration } from "effect"
 import type * as Tool from "./Tool.js"
 
 /**
@@ -35,11 +36,30 @@ export interface McpServer<R = never> {
   /** Reported as `serverInfo.version` in the MCP handshake. */
   readonly version: string
   readonly tools: ReadonlyArray<Tool.Tool<R>>
+  /** Reported as `instructions` in the MCP handshake: the CLI adds them to the model's context. */
+  readonly instructions?: string | undefined
+  /** The default `alwaysLoad` of its tools (a tool's own `alwaysLoad` wins). */
+  readonly alwaysLoad?: boolean | undefined
+  /** How long the CLI lets one tool call run before failing it (sent in `initialize`). */
+  readonly timeout?: Duration.DurationInput | undefined
 }
 
 /**
- * Builds an in-process MCP server. Pure: names are checked (non-empty, unique) when the session
- * starts, which fails with `OptionsError`. `version` defaults to `"1.0.0"`.
+ * Builds an in-process MCP server. Pure: names are checked (non-empty, unique) and `timeout`
+ * validated when the session starts, which fails with `OptionsError`. `version` defaults to
+ * `"1.0.0"`.
+ *
+ * The extras are those of the official SDK's `createSdkMcpServer`:
+ * - `instructions`: sent as `instructions` in the MCP `initialize` result; the CLI puts them in
+ *   the model's context (under "# MCP Server Instructions", "## <name>"), so the model reads them
+ *   before using the tools.
+ * - `alwaysLoad`: the default of every tool's `alwaysLoad` (see `Tool.make`): `true` offers all
+ *   the server's tools up front instead of deferring them behind the CLI's tool search; a tool's
+ *   own `alwaysLoad: false` keeps that tool deferred.
+ * - `timeout`: a wall-clock limit per tool call that the CLI enforces (sent in `initialize` as
+ *   `sdkMcpServerConfigs.<name>.timeout`, in milliseconds); the CLI then fails the call for the
+ *   model and cancels it (`notifications/cancelled`), which interrupts the handler's fiber. At
+ *   least one second (the CLI ignores shorter ones); unset, the CLI's `MCP_TOOL_TIMEOUT` applies.
  *
  * @example
  * ```ts
@@ -48,6 +68,9 @@ export interface McpServer<R = never> {
  *
  * const calc = McpServer.make({
  *   name: "calc",
+ *   instructions: "Use calc for all arithmetic; never compute in your head.",
+ *   alwaysLoad: true,
+ *   timeout: "30 seconds",
  *   tools: [Tool.make("add", {
  *     description: "Add two numbers",
  *     parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
@@ -67,6 +90,9 @@ export function make<const Tools extends ReadonlyArray<Tool.Tool<unknown>>>(opti
   readonly name: string
   readonly version?: string | undefined
   readonly tools: Tools
+  readonly instructions?: string | undefined
+  readonly alwaysLoad?: boolean | undefined
+  readonly timeout?: Duration.DurationInput | undefined
 }): McpServer<Tool.Context<Tools[number]>>
 // An overload rather than `<R>(… tools: ReadonlyArray<Tool<R>>)`: from tools needing different
 // services TypeScript would pick one service and reject the rest; inferring the tuple and
@@ -75,8 +101,19 @@ export function make(options: {
   readonly name: string
   readonly version?: string | undefined
   readonly tools: ReadonlyArray<Tool.Tool<unknown>>
+  readonly instructions?: string | undefined
+  readonly alwaysLoad?: boolean | undefined
+  readonly timeout?: Duration.DurationInput | undefined
 }): McpServer<unknown> {
-  return { type: "sdk", name: options.name, version: options.version ?? "1.0.0", tools: options.tools }
+  return {
+    type: "sdk",
+    name: options.name,
+    version: options.version ?? "1.0.0",
+    tools: options.tools,
+    instructions: options.instructions,
+    alwaysLoad: options.alwaysLoad,
+    timeout: options.timeout
+  }
 }
 
 /**

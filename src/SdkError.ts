@@ -323,6 +323,70 @@ export class OptionsError extends Schema.TaggedError<OptionsError>(
 }
 
 /**
+ * An `AgentPool` request could not even wait for a process: `maxPending` requests were already
+ * waiting. Retry later, or raise `maxPending` / `maxConcurrent`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { SdkError } from "effect-claude-agent"
+ *
+ * declare const run: Effect.Effect<void, SdkError.PoolFullError>
+ * run.pipe(Effect.catchTag("PoolFullError", (e) => Effect.logWarning(`${e.pending} already waiting`)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PoolFullError extends Schema.TaggedError<PoolFullError>(
+  "effect-claude-agent/PoolFullError"
+)("PoolFullError", {
+  /** How many requests were waiting (the pool's `maxPending`). */
+  pending: Schema.Number,
+  /** How many processes the pool runs at most. */
+  maxConcurrent: Schema.Number
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `The agent pool is full: ${this.maxConcurrent} processes are busy and ${this.pending} requests ` +
+      `are already waiting (maxPending). Retry later, or raise \`maxPending\` or \`maxConcurrent\`.`
+  }
+}
+
+/**
+ * An `AgentPool` request waited longer than `pendingTimeout` for a process.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { SdkError } from "effect-claude-agent"
+ *
+ * declare const run: Effect.Effect<void, SdkError.PoolTimeoutError>
+ * run.pipe(Effect.catchTag("PoolTimeoutError", (e) => Effect.logWarning(e.message)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PoolTimeoutError extends Schema.TaggedError<PoolTimeoutError>(
+  "effect-claude-agent/PoolTimeoutError"
+)("PoolTimeoutError", {
+  /** The wait that ran out, in milliseconds. */
+  timeoutMillis: Schema.Number,
+  maxConcurrent: Schema.Number
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `No agent process became free within ${this.timeoutMillis} ms (all ${this.maxConcurrent} busy). ` +
+      `Raise \`pendingTimeout\` or \`maxConcurrent\`.`
+  }
+}
+
+/**
  * A `result` message with `is_error: true`, turned into a failure by `ClaudeAgent.failOnErrorResult`.
  *
  * @example
@@ -370,6 +434,97 @@ export class ResultError extends Schema.TaggedError<ResultError>(
 }
 
 /**
+ * A `result`'s `structured_output` that the Schema given as `outputSchema` (or to
+ * `ClaudeAgent.structured` / `Structured.decode`) does not decode: the CLI checked the output
+ * against the JSON Schema, but the Schema asks more (a refinement, a transformation such as a date
+ * string that must parse, a field JSON Schema cannot express), or the `result` carries no
+ * structured output at all (`value` is then `undefined`).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { ClaudeAgent } from "effect-claude-agent"
+ *
+ * ClaudeAgent.structured("When is the launch?", Schema.Struct({ at: Schema.Date })).pipe(
+ *   Effect.catchTag("StructuredOutputError", (e) => Effect.logError(e.issue, e.value))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class StructuredOutputError extends Schema.TaggedError<StructuredOutputError>(
+  "effect-claude-agent/StructuredOutputError"
+)("StructuredOutputError", {
+  /** The `structured_output` as the CLI sent it (`undefined` when there was none). */
+  value: Schema.Unknown,
+  /** What is wrong, on one line, field by field: `at: Expected a valid Date, actual Invalid Date`. */
+  issue: Schema.String,
+  /** The session the `result` belongs to. */
+  sessionId: Schema.optional(Schema.String)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    if (this.value === undefined) return `The result has no structured output: ${this.issue}`
+    let shown: string
+    try {
+      shown = JSON.stringify(this.value) ?? String(this.value)
+    } catch {
+      shown = String(this.value)
+    }
+    if (shown.length > 500) shown = `${shown.slice(0, 499)}…`
+    return `The structured output does not match the schema: ${this.issue}. Value: ${shown}`
+  }
+}
+
+/**
+ * A session's transcript (or a sub-agent's) is not on disk where the `Sessions` functions looked:
+ * under `<config dir>/projects/<project>/<sessionId>.jsonl` for the project `dir` named (and its git
+ * worktrees), or in any project when no `dir` was given. Also raised for a transcript that holds no
+ * conversation (nothing to list or fork).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Sessions } from "effect-claude-agent"
+ *
+ * const program = Sessions.getSessionInfo("6f1c0c5e-3b1f-4d59-9a51-2f6d1f0e4a10").pipe(
+ *   Effect.map((info) => info.summary),
+ *   Effect.catchTag("SessionNotFoundError", (e) => Effect.succeed(`none: ${e.message}`))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionNotFoundError extends Schema.TaggedError<SessionNotFoundError>(
+  "effect-claude-agent/SessionNotFoundError"
+)("SessionNotFoundError", {
+  sessionId: Schema.String,
+  /** The sub-agent asked for, when it was a sub-agent's transcript that is missing. */
+  agentId: Schema.optional(Schema.String),
+  /** The project directory searched (`options.dir`); absent when every project was searched. */
+  dir: Schema.optional(Schema.String),
+  /** Why a transcript that exists does not count (e.g. it holds no messages). */
+  reason: Schema.optional(Schema.String)
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    const what = this.agentId === undefined
+      ? `Session ${this.sessionId}`
+      : `Sub-agent ${this.agentId} of session ${this.sessionId}`
+    if (this.reason !== undefined) return `${what}: ${this.reason}`
+    return this.dir === undefined
+      ? `${what} not found in any project directory`
+      : `${what} not found in the project directory for ${this.dir}`
+  }
+}
+
+/**
  * Every error an `effect-claude-agent` operation can fail with.
  *
  * @since 0.1.0
@@ -384,6 +539,8 @@ export type SdkError =
   | ControlError
   | TimeoutException
   | OptionsError
+  | PoolFullError
+  | PoolTimeoutError
 
 /**
  * Whether a value is one of this library's errors.
@@ -399,4 +556,7 @@ export type SdkError =
  * @since 0.1.0
  * @category refinements
  */
-export const isSdkError = (u: unknown): u is SdkError | ResultError => Predicate.hasProperty(u, TypeId)
+export const isSdkError = (
+  u: unknown
+): u is SdkError | ResultError | StructuredOutputError | SessionNotFoundError =>
+  Predicate.hasProperty(u, TypeId)

@@ -8,7 +8,8 @@
  *
  * @since 0.1.0
  */
-import { Effect, JSONSchema, ParseResult, Predicate, Schema, SchemaAST } from "effect"
+import { Effect, Either, ParseResult, Predicate, Schema } from "effect"
+import { objectJsonSchema } from "./internal/jsonSchema.js"
 
 /**
  * One block of a tool result, as MCP defines it (`text`, `image`, embedded `resource`).
@@ -73,6 +74,46 @@ export interface JsonObjectSchema {
 }
 
 /**
+ * The MCP tool annotations (`ToolAnnotations` of the MCP specification): hints about what a tool
+ * does, sent with it in `tools/list`. They are hints for the client, not guarantees, and all are
+ * optional.
+ *
+ * The CLI acts on `readOnlyHint`: a tool marked `readOnlyHint: true` is "concurrency safe", so
+ * several calls of it in one assistant message run at the same time (up to
+ * `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`, default 10); without it they run one after another.
+ * The other hints describe the tool to the client (the CLI's `mcp_status` lists a tool's
+ * annotations); `readOnlyHint` is the one that changes how the CLI calls an SDK tool.
+ *
+ * @example
+ * ```ts
+ * import { Tool } from "effect-claude-agent"
+ *
+ * const lookup: Tool.ToolAnnotations = { title: "Look up a city", readOnlyHint: true, openWorldHint: true }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ToolAnnotations = Schema.Struct({
+  /** A human-readable name for the tool. */
+  title: Schema.optional(Schema.String),
+  /** The tool does not change its environment: the CLI may run several calls of it concurrently. */
+  readOnlyHint: Schema.optional(Schema.Boolean),
+  /** The tool may destroy or overwrite data (meaningful when `readOnlyHint` is false). */
+  destructiveHint: Schema.optional(Schema.Boolean),
+  /** Calling the tool again with the same arguments has no further effect. */
+  idempotentHint: Schema.optional(Schema.Boolean),
+  /** The tool reaches outside a closed world (the web, other systems). */
+  openWorldHint: Schema.optional(Schema.Boolean)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolAnnotations extends Schema.Schema.Type<typeof ToolAnnotations> {}
+
+/**
  * A tool ready to be served: its wire description and a `call` that never fails (failures are
  * already tool results with `isError: true`). `R` is what the handler needs from the environment.
  *
@@ -97,6 +138,15 @@ export interface Tool<R = never> {
   readonly description: string
   /** The JSON Schema of the arguments, without `$schema`. */
   readonly inputSchema: JsonObjectSchema
+  /** The MCP annotations sent with the tool in `tools/list`, when given. */
+  readonly annotations?: ToolAnnotations | undefined
+  /**
+   * Offer the tool to the model up front instead of deferring it behind the CLI's tool search
+   * (`_meta["anthropic/alwaysLoad"]` in `tools/list`). Unset, the server's `alwaysLoad` applies.
+   */
+  readonly alwaysLoad?: boolean | undefined
+  /** Extra words the CLI's tool search matches this tool by (`_meta["anthropic/searchHint"]`). */
+  readonly searchHint?: string | undefined
   /**
    * Decodes the raw arguments and runs the handler. `toolUseId` is the model's `tool_use` id when
    * the CLI sends it (`_meta["claudecode/toolUseId"]`).
@@ -188,29 +238,6 @@ const describeFailure = (failure: unknown): string => {
   }
 }
 
-// `fromAST` rather than `make`: no `$schema` key (MCP does not want it), and
-// `topLevelReferenceStrategy: "skip"` inlines a top-level `$ref` (a `Schema.Class` would
-// otherwise be `{$ref: "#/$defs/Name"}`, which is not an object schema); shared definitions stay
-// in `$defs` next to it.
-const toInputSchema = (name: string, ast: SchemaAST.AST): JsonObjectSchema => {
-  // `Schema.Struct({})` means "any non-nullish value" to JSONSchema (`anyOf: [object, array]`);
-  // as tool parameters it means "no arguments".
-  const encoded = SchemaAST.encodedAST(ast)
-  if (SchemaAST.isTypeLiteral(encoded) && encoded.propertySignatures.length === 0 && encoded.indexSignatures.length === 0) {
-    return { type: "object", properties: {}, additionalProperties: false }
-  }
-  const definitions: Record<string, JSONSchema.JsonSchema7> = {}
-  const schema = JSONSchema.fromAST(ast, { definitions, topLevelReferenceStrategy: "skip" })
-  if (!("type" in schema) || schema.type !== "object") {
-    throw new Error(
-      `Tool "${name}": parameters must describe an object (a Schema.Struct), got JSON Schema ${JSON.stringify(schema)}`
-    )
-  }
-  return Object.keys(definitions).length === 0
-    ? { ...schema, type: "object" }
-    : { ...schema, type: "object", $defs: definitions }
-}
-
 /**
  * Defines a tool from a Schema and an Effect handler.
  *
@@ -218,6 +245,16 @@ const toInputSchema = (name: string, ast: SchemaAST.AST): JsonObjectSchema => {
  * model as an error result naming the bad field, without running the handler. A handler failure
  * `E` becomes an error result with `E`'s `message` (or its JSON). A string result is wrapped with
  * `text`. Defects are not caught: the bridge answers them with JSON-RPC error -32603.
+ *
+ * `annotations` (MCP `ToolAnnotations`) are sent with the tool in `tools/list`. Give
+ * `readOnlyHint: true` to a tool without side effects: the CLI then runs several calls of it from
+ * one assistant message concurrently, where it otherwise runs them one after another.
+ *
+ * The CLI defers MCP tools behind its tool search: the model first sees only the tool's name and
+ * loads its schema with the `ToolSearch` tool. `alwaysLoad: true` puts the tool, with its schema,
+ * in every request instead (for a tool the model needs at once; it costs prompt tokens).
+ * `searchHint` gives the tool search extra words to find the tool by. Both travel in the tool's
+ * `_meta` (`anthropic/alwaysLoad`, `anthropic/searchHint`), as with the official SDK's `tool()`.
  *
  * Throws at definition time when `parameters` has no JSON Schema or it is not an object (for
  * example a `Schema.Union` at the top level): that tool could never be offered to the model.
@@ -230,6 +267,8 @@ const toInputSchema = (name: string, ast: SchemaAST.AST): JsonObjectSchema => {
  * const add = Tool.make("add", {
  *   description: "Add two numbers",
  *   parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+ *   annotations: { readOnlyHint: true },
+ *   alwaysLoad: true,
  *   handler: ({ a, b }) => Effect.succeed(`sum=${a + b}`)
  * })
  * ```
@@ -242,14 +281,22 @@ export const make = <A, I extends { readonly [key: string]: unknown }, E, R>(
   options: {
     readonly description: string
     readonly parameters: Schema.Schema<A, I, never>
+    readonly annotations?: ToolAnnotations | undefined
+    readonly alwaysLoad?: boolean | undefined
+    readonly searchHint?: string | undefined
     readonly handler: (input: A, context: HandlerContext) => Effect.Effect<ToolResult | string, E, R>
   }
 ): Tool<R> => {
   const decode = Schema.decodeUnknown(options.parameters)
+  const inputSchema = objectJsonSchema(options.parameters.ast)
+  if (Either.isLeft(inputSchema)) throw new Error(`Tool "${name}": parameters ${inputSchema.left}`)
   return {
     name,
     description: options.description,
-    inputSchema: toInputSchema(name, options.parameters.ast),
+    inputSchema: inputSchema.right,
+    annotations: options.annotations,
+    alwaysLoad: options.alwaysLoad,
+    searchHint: options.searchHint,
     call: (args, toolUseId) =>
       decode(args, { errors: "all", onExcessProperty: "ignore" }).pipe(
         Effect.matchEffect({

@@ -5,11 +5,25 @@
  */
 
 /**
- * Run agents: `query`, `session`, `layer`, `layerTest`, `failOnErrorResult`.
+ * Run agents: `query`, `session`, `structured`, `layer`, `make`, `failOnErrorResult`.
  *
  * @since 0.1.0
  */
 export * as ClaudeAgent from "./ClaudeAgent.js"
+
+/**
+ * Many agents within limits: bounded concurrency, a FIFO queue, warm spares, the `ClaudeAgent` API.
+ *
+ * @since 0.1.0
+ */
+export * as AgentPool from "./AgentPool.js"
+
+/**
+ * Telemetry: the metrics every session records (sessions, turns, tokens, cost, tool calls, callback latency).
+ *
+ * @since 0.1.0
+ */
+export * as Telemetry from "./Telemetry.js"
 
 /**
  * A live session: `send`, `messages`, `receiveResponse`, `interrupt`, `setModel`, …
@@ -115,3 +129,19 @@ export * as Tool from "./Tool.js"
  * @since 0.1.0
  */
 export * as McpServer from "./McpServer.js"
+
+/**
+ * Structured output typed by a Schema: `Structured.decode` for a `result`, `Structured.outputs`
+ * for a message stream (and `ClaudeAgent.structured` for one call).
+ *
+ * @since 0.1.0
+ */
+export * as Structured from "./Structured.js"
+
+/**
+ * The CLI's session files: `listSessions`, `getSessionMessages`, `forkSession`, `renameSession`,
+ * `tagSession`, `archiveSession`, `deleteSession`, … on `@effect/platform`'s `FileSystem`.
+ *
+ * @since 0.1.0
+ */
+export * as Sessions from "./Sessions.js"

@@ -14,13 +14,16 @@ import {
   Fiber,
   FiberMap,
   Mailbox,
+  Metric,
   Option,
   ParseResult,
   Predicate,
+  PubSub,
   Stream,
   SubscriptionRef
 } from "effect"
 import * as Control from "../schema/Control.js"
+import * as Telemetry from "../Telemetry.js"
 import { CLIConnectionError, ControlError, ProcessError, TimeoutException } from "../SdkError.js"
 import type {
   ControlChannelConfig,
@@ -30,10 +33,11 @@ import type {
   RunState,
   StreamError
 } from "../services/ControlChannel.js"
-import { Transport } from "../services/Transport.js"
+import { type Frame, Transport } from "../services/Transport.js"
 import * as Defaults from "./defaults.js"
 import { positiveDurationProblem } from "./duration.js"
 import * as Guard from "./guard.js"
+import * as Issues from "./issues.js"
 
 /** How long to wait for the exit status once stdout has closed. */
 const EXIT_WAIT = Duration.seconds(10)
@@ -65,7 +69,7 @@ const oneLine = (text: string): string => {
   return first.length > MAX_WARNING ? `${first.slice(0, MAX_WARNING - 1)}…` : first
 }
 
-const formatIssue = (issue: ParseResult.ParseIssue): string => ParseResult.TreeFormatter.formatIssueSync(issue)
+const formatIssue = (issue: ParseResult.ParseIssue): string => Issues.describe(issue)
 
 const isControlResponse = Guard.compile(Control.ControlResponse)
 const isControlRequest = Guard.compile(Control.ControlRequest)
@@ -107,12 +111,54 @@ export const make = (config: ControlChannelConfig) =>
     const handlers = new Map<string, Inbound>()
     const running = yield* FiberMap.make<string>()
     const inFlightRef = yield* SubscriptionRef.make(0)
-    const messages = yield* Mailbox.make<unknown, StreamError>({
-      capacity: config.messageBufferSize ?? Defaults.messageBufferSize
+    // Unbounded as a queue, bounded by bytes here: below the cap the reader never waits for the
+    // consumer, so control traffic keeps flowing while messages pile up.
+    const messages = yield* Mailbox.make<unknown, StreamError>()
+    const bufferCap = config.messageBufferBytes ?? Defaults.messageBufferBytes
+    // The sizes of the queued messages, in queue order (a FIFO from `sizesHead`).
+    let sizes: Array<number> = []
+    let sizesHead = 0
+    let queuedBytes = 0
+    let space: Deferred.Deferred<void> | undefined
+    let warnedFull = false
+    const release = (count: number) => {
+      for (let i = 0; i < count; i++) queuedBytes -= sizes[sizesHead++] ?? 0
+      if (sizesHead > 4096 && sizesHead * 2 > sizes.length) {
+        sizes = sizes.slice(sizesHead)
+        sizesHead = 0
+      }
+      if (space !== undefined && queuedBytes < bufferCap) {
+        Deferred.unsafeDone(space, Exit.void)
+        space = undefined
+      }
+    }
+    const waitForSpace = Effect.suspend(() => {
+      if (queuedBytes < bufferCap) return Effect.void
+      const warn = warnedFull ? Effect.void : Effect.logWarning(
+        `effect-claude-agent: ${queuedBytes} bytes of messages are waiting for the consumer ` +
+          `(messageBufferBytes ${bufferCap}): reading from the CLI now waits for it, and so do the ` +
+          `CLI's hook, permission and tool requests. Consume messages faster or raise messageBufferBytes.`
+      )
+      warnedFull = true
+      return Effect.flatMap(Deferred.make<void>(), (deferred) => {
+        space = deferred
+        return Effect.zipRight(warn, Deferred.await(deferred))
+      })
     })
     const terminal = yield* Deferred.make<void, StreamError>()
     const sessionId = yield* SubscriptionRef.make<string | undefined>(undefined)
     let lastResult: { readonly [key: string]: unknown } | undefined
+    const resultHub = yield* PubSub.unbounded<{ readonly [key: string]: unknown }>()
+    // Counters tagged by tool name, made once per name.
+    const toolCounters = new Map<string, Metric.Metric.Counter<number>>()
+    const countTool = (name: string) => {
+      let counter = toolCounters.get(name)
+      if (counter === undefined) {
+        counter = Telemetry.toolCalls.pipe(Metric.tagged("tool", name))
+        toolCounters.set(name, counter)
+      }
+      return Metric.increment(counter)
+    }
     // The run's state as the CLI reports it (`session_state_changed`), and whether the last
     // message was a `result`: together they tell a finished turn from one still running.
     const runState = yield* SubscriptionRef.make<RunState>({ state: undefined, afterResult: false, results: 0 })
@@ -142,6 +188,14 @@ export const make = (config: ControlChannelConfig) =>
       if (inbound === undefined) return answerError(requestId, `Unsupported control request subtype: ${subtype}`)
       const details = inboundDetails(request)
       const work = Effect.suspend(() => inbound.run(request, requestId)).pipe(
+        Effect.timed,
+        Effect.tap(([elapsed]) =>
+          Metric.update(
+            Telemetry.callbackDuration.pipe(Metric.tagged("subtype", subtype)),
+            Duration.toMillis(elapsed)
+          )
+        ),
+        Effect.map(([, answer]) => answer),
         Effect.exit,
         Effect.flatMap((exit) => {
           if (Exit.isSuccess(exit)) {
@@ -240,14 +294,18 @@ export const make = (config: ControlChannelConfig) =>
     // on before the chunk's messages are queued, so a slow consumer never delays a reply.
     let currentSessionId: string | undefined
     let currentRun: RunState = { state: undefined, afterResult: false, results: 0 }
-    const routeChunk = (chunk: Chunk.Chunk<unknown>): Effect.Effect<void> => {
+    const routeChunk = (chunk: Chunk.Chunk<Frame>): Effect.Effect<void> => {
       const out: Array<unknown> = []
       let control: Array<Effect.Effect<void>> | undefined
       let newSessionId: string | undefined
       let runChanged = false
-      for (const frame of chunk) {
+      let results: Array<{ readonly [key: string]: unknown }> | undefined
+      let tools: Array<string> | undefined
+      for (const { bytes, value: frame } of chunk) {
         if (!Predicate.isRecord(frame)) {
           out.push(frame)
+          sizes.push(bytes)
+          queuedBytes += bytes
           continue
         }
         const type = frame.type
@@ -257,9 +315,20 @@ export const make = (config: ControlChannelConfig) =>
         }
         if (type === "result") {
           lastResult = frame
+          ;(results ??= []).push(frame)
           currentRun = { ...currentRun, afterResult: true, results: currentRun.results + 1 }
           runChanged = true
         } else if (type === "assistant" || type === "stream_event") {
+          if (type === "assistant") {
+            const content = Predicate.isRecord(frame.message) ? frame.message.content : undefined
+            if (Array.isArray(content)) {
+              for (const block of content) {
+                if (Predicate.isRecord(block) && block.type === "tool_use" && typeof block.name === "string") {
+                  ;(tools ??= []).push(block.name)
+                }
+              }
+            }
+          }
           if (currentRun.afterResult) {
             currentRun = { ...currentRun, afterResult: false }
             runChanged = true
@@ -274,12 +343,17 @@ export const make = (config: ControlChannelConfig) =>
           newSessionId = id
         }
         out.push(frame)
+        sizes.push(bytes)
+        queuedBytes += bytes
       }
       const effects: Array<Effect.Effect<unknown>> = control ?? []
       if (runChanged) effects.push(SubscriptionRef.set(runState, currentRun))
       // Before the messages: whoever sees a message can already read its session id.
       if (newSessionId !== undefined) effects.push(SubscriptionRef.set(sessionId, newSessionId))
+      if (results !== undefined) effects.push(PubSub.publishAll(resultHub, results))
+      if (tools !== undefined) effects.push(Effect.forEach(tools, countTool, { discard: true }))
       if (out.length > 0) effects.push(messages.offerAll(out))
+      if (queuedBytes >= bufferCap) effects.push(waitForSpace)
       return effects.length === 1 && effects[0] !== undefined
         ? Effect.asVoid(effects[0])
         : Effect.all(effects, { discard: true })
@@ -334,10 +408,13 @@ export const make = (config: ControlChannelConfig) =>
       Effect.forkScoped
     )
 
-    // Requests still waiting when the session's scope closes must not hang their callers.
-    yield* Effect.addFinalizer(() =>
-      failAllPending(new CLIConnectionError({ reason: "The session was closed" }))
-    )
+    // Requests still waiting when the session's scope closes must not hang their callers, and
+    // neither must a consumer still reading messages (the reader is interrupted with the scope, so
+    // the end of the CLI's output may never be seen). Both are no-ops once the reader has finished.
+    yield* Effect.addFinalizer(() => {
+      const closed = new CLIConnectionError({ reason: "The session was closed" })
+      return failAllPending(closed).pipe(Effect.zipRight(messages.fail(closed)))
+    })
 
     // ---- outbound requests --------------------------------------------------------------------
 
@@ -435,7 +512,10 @@ export const make = (config: ControlChannelConfig) =>
             }
           })
         ),
-      messages: Mailbox.toStream(messages),
+      messages: Mailbox.toStream(messages).pipe(Stream.mapChunks((taken) => {
+        release(taken.length)
+        return taken
+      })),
       inFlight: SubscriptionRef.get(inFlightRef),
       awaitNoneInFlight: inFlightRef.changes.pipe(
         Stream.filter((n) => n === 0),
@@ -461,6 +541,7 @@ export const make = (config: ControlChannelConfig) =>
       }),
       closed: Deferred.await(terminal),
       runState: SubscriptionRef.get(runState),
+      results: Stream.fromPubSub(resultHub, { scoped: true }),
       awaitRunState: (predicate) =>
         runState.changes.pipe(
           Stream.filter(predicate),

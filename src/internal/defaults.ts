@@ -13,5 +13,5 @@ export const closeGracePeriod: Duration.Duration = Duration.seconds(5)
 /** How much of the CLI's stderr is kept for `ProcessError`, in bytes. */
 export const stderrTailBytes = 2048
 
-/** Messages queued for a slow consumer before the reader waits (`messageBufferSize`). */
-export const messageBufferSize = 4096
+/** Bytes of messages queued for a slow consumer before the reader waits (`messageBufferBytes`). */
+export const messageBufferBytes = 64 * 1024 * 1024

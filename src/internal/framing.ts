@@ -10,6 +10,7 @@
  */
 import { Chunk, Effect, Stream } from "effect"
 import { CLIJSONDecodeError } from "../SdkError.js"
+import type { Frame } from "../services/Transport.js"
 
 const NEWLINE = 0x0a
 const CR = 0x0d
@@ -190,21 +191,22 @@ export const parseLine = (line: string): ParsedLine | CLIJSONDecodeError => {
 }
 
 /**
- * Bytes → parsed JSON frames. Noise lines are logged at debug level and skipped.
+ * Bytes → parsed JSON frames with their line sizes. Noise lines are logged at debug level and skipped.
  *
  * @internal
  */
 export const frames = (maxBytes: number) =>
-<E, R>(self: Stream.Stream<Uint8Array, E, R>): Stream.Stream<unknown, E | CLIJSONDecodeError, R> =>
+<E, R>(self: Stream.Stream<Uint8Array, E, R>): Stream.Stream<Frame, E | CLIJSONDecodeError, R> =>
   self.pipe(
     splitLines(maxBytes),
     Stream.mapChunksEffect((lines) => {
-      const out: Array<unknown> = []
+      const out: Array<Frame> = []
       let noise: Array<string> | undefined
       for (const line of lines) {
         const parsed = parseLine(line)
         if (parsed instanceof CLIJSONDecodeError) return Effect.fail(parsed)
-        if (parsed._tag === "Frame") out.push(parsed.frame)
+        // The line's length stands for its size: what is buffered is bounded by it, not billed.
+        if (parsed._tag === "Frame") out.push({ value: parsed.frame, bytes: line.length + 1 })
         else if (parsed.line.length > 0) (noise ??= []).push(parsed.line)
       }
       const result = Effect.succeed(Chunk.unsafeFromArray(out))

@@ -6,6 +6,7 @@
 // that answer exactly what `Schema.is` answers for the node kinds messages use. Anything else
 // (declarations, template literals, unusual index signatures, …) falls back to `Schema.is` for
 // that node, so the result never differs — the unit tests check the two agree.
+import * as Issues from "./issues.js"
 import { Either, Option, ParseResult, Schema, SchemaAST } from "effect"
 
 type Check = (u: unknown) => boolean
@@ -186,7 +187,7 @@ export const member = <S extends Schema.Schema.AnyNoContext>(schema: S): Member<
     validate,
     explain: (u) => {
       const result = validate(u)
-      return Either.isLeft(result) ? ParseResult.TreeFormatter.formatErrorSync(result.left) : "invalid"
+      return Either.isLeft(result) ? Issues.describe(result.left) : "invalid"
     }
   }
 }

@@ -3,8 +3,10 @@
 // Values go on argv as one `--flag=value` item each, so a value can never be read as another
 // flag. Large or structured configuration (system prompt, agents, output schema) travels in
 // `initialize`, as the official SDKs do, keeping argv short and free of quoting issues.
+import { Either } from "effect"
 import type * as Control from "../schema/Control.js"
 import type { Options } from "../schema/Options.js"
+import { objectJsonSchema } from "./jsonSchema.js"
 
 /** What a transport needs to start the CLI for one session. */
 export interface Launch {
@@ -64,7 +66,8 @@ export const buildArgs = <R>(options: Options<R>, stdioPermissions = options.can
   push("model", options.model)
   push("fallback-model", options.fallbackModel)
   pushList("betas", options.betas)
-  if (options.outputFormat !== undefined) push("json-schema", JSON.stringify(options.outputFormat.schema))
+  const jsonSchema = outputJsonSchema(options)
+  if (jsonSchema !== undefined) push("json-schema", JSON.stringify(jsonSchema))
   push("permission-prompt-tool", stdioPermissions ? "stdio" : options.permissionPromptToolName)
   pushList("allowedTools", options.allowedTools)
   pushList("disallowedTools", options.disallowedTools)
@@ -135,9 +138,22 @@ export const buildInitialize = <R>(options: Options<R>): Control.InitializePaylo
   return {
     ...prompt,
     ...(options.agents === undefined ? {} : { agents: options.agents }),
-    ...(options.outputFormat === undefined ? {} : { jsonSchema: options.outputFormat.schema })
+    ...withJsonSchema(outputJsonSchema(options))
   }
 }
+
+// Structured output: the raw `outputFormat` schema, or the JSON Schema of `outputSchema` (the
+// same derivation as a tool's `inputSchema`; validation has already refused a non-object one).
+// It goes both on argv and in `initialize`, as the official SDK sends it.
+const outputJsonSchema = <R>(options: Options<R>): unknown =>
+  options.outputFormat !== undefined
+    ? options.outputFormat.schema
+    : options.outputSchema !== undefined
+    ? Either.getOrUndefined(objectJsonSchema(options.outputSchema.ast))
+    : undefined
+
+const withJsonSchema = (jsonSchema: unknown): { readonly jsonSchema?: unknown } =>
+  jsonSchema === undefined ? {} : { jsonSchema }
 
 /** Everything a transport needs to start the CLI for these (validated) options. */
 export const prepareLaunch = <R>(

@@ -11,6 +11,7 @@
 import { Deferred, Effect, Mailbox, type Option, PubSub, type Scope, Stream } from "effect"
 import { CLIConnectionError } from "../SdkError.js"
 import type { ExitStatus, ReadError, TransportShape } from "../services/Transport.js"
+import * as Defaults from "./defaults.js"
 import * as Framing from "./framing.js"
 
 /**
@@ -49,7 +50,6 @@ export interface MemoryTransport {
   readonly exited: Effect.Effect<boolean>
 }
 
-const STDERR_TAIL = 2048
 
 /**
  * Builds the transport in the current scope. Closing the scope ends a CLI that is still running
@@ -119,7 +119,7 @@ export const make = (options: Options): Effect.Effect<MemoryTransport, never, Sc
       writeFrame: (frame) => Effect.suspend(() => writeLine(Framing.encodeFrame(frame).slice(0, -1))),
       writeStderr: (line) =>
         Effect.suspend(() => {
-          stderrTail = (stderrTail === undefined ? line : `${stderrTail}\n${line}`).slice(-STDERR_TAIL)
+          stderrTail = (stderrTail === undefined ? line : `${stderrTail}\n${line}`).slice(-Defaults.stderrTailBytes)
           return PubSub.publish(stderrHub, line)
         }).pipe(Effect.asVoid),
       exit,

@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Predicate, Schema } from "effect"
+import { type Effect, Predicate, Schema } from "effect"
 import { RawObject } from "../internal/schemas.js"
 
 
@@ -152,12 +152,14 @@ export const PermissionMode = Schema.Literal("default", "acceptEdits", "bypassPe
 export type PermissionMode = Schema.Schema.Type<typeof PermissionMode>
 
 /**
- * A slash command the CLI offers (from the `initialize` reply).
+ * A slash command or skill the CLI offers (from the `initialize` reply, `system/commands_changed`
+ * and `reload_plugins`). The CLI 2.1.330 sends `argumentHint` (often `""`) and `builtin` on every
+ * command, `aliases` on some.
  *
  * @example
  * ```ts
  * import { Control } from "effect-claude-agent"
- * const label = (c: Control.SlashCommand) => `/${c.name} ${c.argumentHint ?? ""}`
+ * const label = (c: Control.SlashCommand) => `/${[c.name, ...(c.aliases ?? [])].join(", /")} ${c.argumentHint ?? ""}`
  * ```
  *
  * @since 0.1.0
@@ -166,7 +168,11 @@ export type PermissionMode = Schema.Schema.Type<typeof PermissionMode>
 export const SlashCommand = Schema.Struct({
   name: Schema.String,
   description: Schema.String,
-  argumentHint: Schema.optional(Schema.String)
+  argumentHint: Schema.optional(Schema.String),
+  /** Other names the command answers to (`/review` for `/code-review`). */
+  aliases: Schema.optional(Schema.Array(Schema.String)),
+  /** Whether it ships with Claude Code (rather than coming from a plugin or the user's files). */
+  builtin: Schema.optional(Schema.Boolean)
 })
 
 /**
@@ -176,12 +182,15 @@ export const SlashCommand = Schema.Struct({
 export interface SlashCommand extends Schema.Schema.Type<typeof SlashCommand> {}
 
 /**
- * A model the CLI offers (from the `initialize` reply).
+ * A model the CLI offers (from the `initialize` reply). `value` is what `setModel` takes;
+ * `resolvedModel` the model id it stands for (`"default"` → `"claude-opus-5-5"` on 2.1.330). The
+ * `supports*` fields say what `effort`, `thinking` and the fast and auto modes can do with it.
  *
  * @example
  * ```ts
  * import { Control } from "effect-claude-agent"
- * const label = (m: Control.ModelInfo) => `${m.displayName} (${m.value})`
+ * const label = (m: Control.ModelInfo) => `${m.displayName} (${m.resolvedModel ?? m.value})`
+ * const canThinkAdaptively = (m: Control.ModelInfo) => m.supportsAdaptiveThinking === true
  * ```
  *
  * @since 0.1.0
@@ -191,7 +200,15 @@ export const ModelInfo = Schema.Struct({
   value: Schema.String,
   displayName: Schema.String,
   description: Schema.String,
-  resolvedModel: Schema.optional(Schema.String)
+  resolvedModel: Schema.optional(Schema.String),
+  supportsEffort: Schema.optional(Schema.Boolean),
+  /** `low`, `medium`, `high`, `xhigh`, `max` on 2.1.330; strings, so a new level does not break decoding. */
+  supportedEffortLevels: Schema.optional(Schema.Array(Schema.String)),
+  supportsAdaptiveThinking: Schema.optional(Schema.Boolean),
+  supportsFastMode: Schema.optional(Schema.Boolean),
+  supportsAutoMode: Schema.optional(Schema.Boolean),
+  /** Whether thinking can be turned off for this model. */
+  supportsThinkingOff: Schema.optional(Schema.Boolean)
 })
 
 /**
@@ -199,6 +216,64 @@ export const ModelInfo = Schema.Struct({
  * @category replies
  */
 export interface ModelInfo extends Schema.Schema.Type<typeof ModelInfo> {}
+
+/**
+ * A subagent the CLI offers (from the `initialize` reply and `reload_plugins`).
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const label = (a: Control.AgentInfo) => `${a.name}${a.model === undefined ? "" : ` (${a.model})`}`
+ * ```
+ *
+ * @since 0.1.0
+ * @category replies
+ */
+export const AgentInfo = Schema.Struct({
+  name: Schema.String,
+  description: Schema.optional(Schema.String),
+  /** An alias or model id, or `"inherit"`; absent: the default subagent model. */
+  model: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category replies
+ */
+export interface AgentInfo extends Schema.Schema.Type<typeof AgentInfo> {}
+
+/**
+ * The account the CLI runs as (the `initialize` reply's `account`). With an API key, the CLI
+ * 2.1.330 sends `{ tokenSource: "none", apiKeySource: "ANTHROPIC_API_KEY", apiProvider:
+ * "firstParty" }`; `email`, `organization` and `subscriptionType` come with a claude.ai login.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const who = (a: Control.AccountInfo) => a.email ?? a.apiKeySource ?? "unknown"
+ * ```
+ *
+ * @since 0.1.0
+ * @category replies
+ */
+export const AccountInfo = Schema.Struct({
+  email: Schema.optional(Schema.String),
+  organization: Schema.optional(Schema.String),
+  subscriptionType: Schema.optional(Schema.String),
+  tokenSource: Schema.optional(Schema.String),
+  apiKeySource: Schema.optional(Schema.String),
+  /**
+   * The API backend: `firstParty`, `bedrock`, `vertex`, `foundry`, `anthropicAws`,
+   * `anthropicGoogleCloud`, `mantle` or `gateway` (a string: the set grows).
+   */
+  apiProvider: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category replies
+ */
+export interface AccountInfo extends Schema.Schema.Type<typeof AccountInfo> {}
 
 /**
  * The `initialize` reply: commands, agents, models, account, output styles, and the CLI's `pid`.
@@ -220,11 +295,11 @@ export interface ModelInfo extends Schema.Schema.Type<typeof ModelInfo> {}
  */
 export const InitializeResponse = Schema.Struct({
   commands: Schema.Array(SlashCommand),
-  agents: Schema.optional(Schema.Array(Schema.Struct({ name: Schema.String, description: Schema.optional(Schema.String) }))),
+  agents: Schema.optional(Schema.Array(AgentInfo)),
   output_style: Schema.optional(Schema.String),
   available_output_styles: Schema.optional(Schema.Array(Schema.String)),
   models: Schema.Array(ModelInfo),
-  account: Schema.optional(RawObject),
+  account: Schema.optional(AccountInfo),
   /** The CLI's process id, as the CLI reports it. */
   pid: Schema.optional(Schema.Number),
   claude_code_version: Schema.optional(Schema.String),
@@ -347,21 +422,62 @@ export const McpStatusResponse = Schema.Struct({ mcpServers: Schema.Array(McpSer
 export interface McpStatusResponse extends Schema.Schema.Type<typeof McpStatusResponse> {}
 
 /**
- * The `get_context_usage` reply: tokens by category and the window size.
+ * One row of the `get_context_usage` reply. Match a row on `id` (stable: `system_prompt`,
+ * `system_tools`, `mcp_tools`, `memory_files`, `skills`, `messages`, `autocompact_buffer`,
+ * `free_space`, …) and classify it on `kind` (`used`, `free`, `buffer`, `deferred`), never on the
+ * English `name`. Strings, so values a later CLI adds do not break decoding.
  *
  * @example
  * ```ts
  * import { Control } from "effect-claude-agent"
- * const percent = (r: Control.ContextUsageResponse) => (100 * r.totalTokens) / r.maxTokens
+ * const used = (rows: ReadonlyArray<Control.ContextUsageCategory>) =>
+ *   rows.filter((row) => row.kind === "used").reduce((sum, row) => sum + row.tokens, 0)
+ * ```
+ *
+ * @since 0.1.0
+ * @category replies
+ */
+export const ContextUsageCategory = Schema.Struct({
+  id: Schema.optional(Schema.String),
+  name: Schema.String,
+  tokens: Schema.Number,
+  color: Schema.optional(Schema.String),
+  kind: Schema.optional(Schema.String),
+  isDeferred: Schema.optional(Schema.Boolean)
+})
+
+/**
+ * @since 0.1.0
+ * @category replies
+ */
+export interface ContextUsageCategory extends Schema.Schema.Type<typeof ContextUsageCategory> {}
+
+/**
+ * The `get_context_usage` reply: tokens by category, the window size and the model. The CLI
+ * 2.1.330 also sends `gridRows` (the `/context` picture), `memoryFiles`, `mcpTools`, `agents`,
+ * `skills`, `slashCommands`, `messageBreakdown`, `apiUsage`, …: every field is kept on the decoded
+ * value; the Schema names the ones below.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const percent = (r: Control.ContextUsageResponse) => r.percentage ?? (100 * r.totalTokens) / r.maxTokens
  * ```
  *
  * @since 0.1.0
  * @category replies
  */
 export const ContextUsageResponse = Schema.Struct({
-  categories: Schema.Array(Schema.Struct({ name: Schema.String, tokens: Schema.Number })),
+  categories: Schema.Array(ContextUsageCategory),
   totalTokens: Schema.Number,
-  maxTokens: Schema.Number
+  maxTokens: Schema.Number,
+  rawMaxTokens: Schema.optional(Schema.Number),
+  percentage: Schema.optional(Schema.Number),
+  model: Schema.optional(Schema.String),
+  autoCompactThreshold: Schema.optional(Schema.Number),
+  isAutoCompactEnabled: Schema.optional(Schema.Boolean),
+  memoryFiles: Schema.optional(Schema.Array(Schema.Struct({ path: Schema.String, type: Schema.String, tokens: Schema.Number }))),
+  mcpTools: Schema.optional(Schema.Array(Schema.Struct({ name: Schema.String, serverName: Schema.String, tokens: Schema.Number })))
 })
 
 /**
@@ -395,6 +511,277 @@ export const RewindFilesResponse = Schema.Struct({
  * @category replies
  */
 export interface RewindFilesResponse extends Schema.Schema.Type<typeof RewindFilesResponse> {}
+
+/**
+ * The `mcp_set_servers` reply: the servers the CLI added and removed, and those that failed to
+ * connect (name → error).
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const failed = (r: Control.McpSetServersResponse) => Object.keys(r.errors)
+ * ```
+ *
+ * @since 0.1.0
+ * @category replies
+ */
+export const McpSetServersResponse = Schema.Struct({
+  added: Schema.Array(Schema.String),
+  removed: Schema.Array(Schema.String),
+  errors: Schema.Record({ key: Schema.String, value: Schema.String })
+})
+
+/**
+ * @since 0.1.0
+ * @category replies
+ */
+export interface McpSetServersResponse extends Schema.Schema.Type<typeof McpSetServersResponse> {}
+
+/**
+ * One item of an MCP `resources/read` result: `text`, or `blob` (base64) for binary content.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const html = (c: Control.McpResourceContents) => (c.mimeType?.startsWith("text/html") ? c.text : undefined)
+ * ```
+ *
+ * @since 0.1.0
+ * @category replies
+ */
+export const McpResourceContents = Schema.Struct({
+  uri: Schema.String,
+  mimeType: Schema.optional(Schema.String),
+  text: Schema.optional(Schema.String),
+  blob: Schema.optional(Schema.String),
+  _meta: Schema.optional(RawObject)
+})
+
+/**
+ * @since 0.1.0
+ * @category replies
+ */
+export interface McpResourceContents extends Schema.Schema.Type<typeof McpResourceContents> {}
+
+/**
+ * The `mcp_read_resource` reply: the server's `resources/read` result. The content is the server's
+ * (untrusted HTML, for MCP Apps widgets): render it sandboxed.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const texts = (r: Control.McpReadResourceResponse) => r.contents.flatMap((c) => (c.text === undefined ? [] : [c.text]))
+ * ```
+ *
+ * @since 0.1.0
+ * @category replies
+ */
+export const McpReadResourceResponse = Schema.Struct({ contents: Schema.Array(McpResourceContents) })
+
+/**
+ * @since 0.1.0
+ * @category replies
+ */
+export interface McpReadResourceResponse extends Schema.Schema.Type<typeof McpReadResourceResponse> {}
+
+/**
+ * A plugin as `plugins` and `reload_plugins` take it: a local directory. With `skipMcpDiscovery`
+ * its skills, hooks, agents and commands load but not its MCP servers.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const plugin: Control.PluginConfig = { type: "local", path: "/opt/plugins/review" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const PluginConfig = Schema.Struct({
+  type: Schema.Literal("local"),
+  path: Schema.String,
+  skipMcpDiscovery: Schema.optional(Schema.Boolean)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface PluginConfig extends Schema.Schema.Type<typeof PluginConfig> {}
+
+/**
+ * The `reload_plugins` reply: the session's commands, agents, plugins and MCP servers after the
+ * reload, and how many plugins failed to load. With `hold_on_cache_impact`, `held: true` and
+ * `cache_impact` when nothing was applied.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const names = (r: Control.ReloadPluginsResponse) => r.plugins.map((p) => p.name)
+ * ```
+ *
+ * @since 0.1.0
+ * @category replies
+ */
+export const ReloadPluginsResponse = Schema.Struct({
+  commands: Schema.Array(SlashCommand),
+  agents: Schema.Array(AgentInfo),
+  plugins: Schema.Array(Schema.Struct({
+    name: Schema.String,
+    path: Schema.String,
+    source: Schema.optional(Schema.String),
+    version: Schema.optional(Schema.String)
+  })),
+  mcpServers: Schema.Array(McpServerStatus),
+  error_count: Schema.Number,
+  held: Schema.optional(Schema.Boolean),
+  cache_impact: Schema.optional(Schema.Struct({
+    mcp_servers_added: Schema.Array(Schema.String),
+    mcp_servers_removed: Schema.Array(Schema.String),
+    lsp_tool_change: Schema.NullOr(Schema.String)
+  }))
+})
+
+/**
+ * @since 0.1.0
+ * @category replies
+ */
+export interface ReloadPluginsResponse extends Schema.Schema.Type<typeof ReloadPluginsResponse> {}
+
+/**
+ * The `background_tasks` reply. The CLI 2.1.330 sends `backgrounded: false` when a `tool_use_id`
+ * matched no foreground task, and an empty reply otherwise.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const reply: Control.BackgroundTasksResponse = { backgrounded: false }
+ * ```
+ *
+ * @since 0.1.0
+ * @category replies
+ */
+export const BackgroundTasksResponse = Schema.Struct({ backgrounded: Schema.optional(Schema.Boolean) })
+
+/**
+ * @since 0.1.0
+ * @category replies
+ */
+export interface BackgroundTasksResponse extends Schema.Schema.Type<typeof BackgroundTasksResponse> {}
+
+/**
+ * The `set_mcp_permission_mode_override` reply: a `warning` when no MCP server of that name is
+ * known (the override is stored anyway, and applies once such a server connects).
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const typo = (r: Control.SetMcpPermissionModeOverrideResponse) => r.warning !== undefined
+ * ```
+ *
+ * @since 0.1.0
+ * @category replies
+ */
+export const SetMcpPermissionModeOverrideResponse = Schema.Struct({ warning: Schema.optional(Schema.String) })
+
+/**
+ * @since 0.1.0
+ * @category replies
+ */
+export interface SetMcpPermissionModeOverrideResponse
+  extends Schema.Schema.Type<typeof SetMcpPermissionModeOverrideResponse>
+{}
+
+/**
+ * How thinking is shown for the rest of the session (`setMaxThinkingTokens`' `display`):
+ * `summarized`, `omitted`, or `highlights` (one-line titles; honoured by the API only for
+ * Anthropic-hosted remote sessions).
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const display: Control.ThinkingDisplay = "omitted"
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ThinkingDisplay = Schema.Literal("summarized", "omitted", "highlights")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ThinkingDisplay = Schema.Schema.Type<typeof ThinkingDisplay>
+
+/**
+ * What an MCP server asks the user for (the `elicitation` request the CLI forwards): a form
+ * (`mode: "form"`, the fields described by `requested_schema`, listed in `property_order`) or a
+ * URL to open (`mode: "url"`, with `elicitation_id` to correlate the later
+ * `system/elicitation_complete`). Wire names; the official SDK's `serverName`, `requestedSchema`,
+ * `elicitationId`, `displayName` are `mcp_server_name`, `requested_schema`, `elicitation_id`,
+ * `display_name` here. Fields this version does not name are kept.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const request: Control.ElicitationRequest = {
+ *   mcp_server_name: "github",
+ *   message: "Which repository?",
+ *   mode: "form",
+ *   requested_schema: { type: "object", properties: { repo: { type: "string" } } }
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category CLI → host
+ */
+export const ElicitationRequest = Schema.Struct({
+  mcp_server_name: Schema.String,
+  message: Schema.String,
+  mode: Schema.optional(Schema.Literal("form", "url")),
+  url: Schema.optional(Schema.String),
+  elicitation_id: Schema.optional(Schema.String),
+  requested_schema: Schema.optional(RawObject),
+  property_order: Schema.optional(Schema.Array(Schema.String)),
+  title: Schema.optional(Schema.String),
+  display_name: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String)
+}, RawObject)
+
+/**
+ * @since 0.1.0
+ * @category CLI → host
+ */
+export interface ElicitationRequest extends Schema.Schema.Type<typeof ElicitationRequest> {}
+
+/**
+ * The answer to an elicitation (MCP's `ElicitResult`): `accept` with the form's `content`,
+ * `decline`, or `cancel`. The CLI passes it to the MCP server.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const answer: Control.ElicitationResult = { action: "accept", content: { repo: "effect-ts/effect" } }
+ * ```
+ *
+ * @since 0.1.0
+ * @category CLI → host
+ */
+export const ElicitationResult = Schema.Struct({
+  action: Schema.Literal("accept", "decline", "cancel"),
+  content: Schema.optional(Schema.Record({
+    key: Schema.String,
+    value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.String))
+  })),
+  _meta: Schema.optional(RawObject)
+})
+
+/**
+ * @since 0.1.0
+ * @category CLI → host
+ */
+export interface ElicitationResult extends Schema.Schema.Type<typeof ElicitationResult> {}
 
 // ---- descriptors --------------------------------------------------------------------------------
 
@@ -651,20 +1038,28 @@ export const SetModel = request("set_model", {
 })
 
 /**
- * `set_max_thinking_tokens`: `null` removes the limit; a negative or fractional budget is refused
- * before it is sent. The reply carries no payload.
+ * `set_max_thinking_tokens`: `null` resets the budget to the session's default; a negative or
+ * fractional budget is refused before it is sent. `thinking_display` replaces how thinking is
+ * shown for the rest of the session (`null` clears that override; absent: unchanged). The reply
+ * carries no payload.
  *
  * @example
  * ```ts
  * import { Control } from "effect-claude-agent"
- * const payload: Control.Request.Payload<typeof Control.SetMaxThinkingTokens> = { max_thinking_tokens: 8000 }
+ * const payload: Control.Request.Payload<typeof Control.SetMaxThinkingTokens> = {
+ *   max_thinking_tokens: 8000,
+ *   thinking_display: "omitted"
+ * }
  * ```
  *
  * @since 0.1.0
  * @category host → CLI
  */
 export const SetMaxThinkingTokens = request("set_max_thinking_tokens", {
-  payload: Schema.Struct({ max_thinking_tokens: Schema.NullOr(Schema.NonNegativeInt) })
+  payload: Schema.Struct({
+    max_thinking_tokens: Schema.NullOr(Schema.NonNegativeInt),
+    thinking_display: Schema.optional(Schema.NullOr(ThinkingDisplay))
+  })
 })
 
 /**
@@ -682,18 +1077,23 @@ export const SetMaxThinkingTokens = request("set_max_thinking_tokens", {
 export const McpStatus = request("mcp_status", { success: McpStatusResponse })
 
 /**
- * `get_context_usage`.
+ * `get_context_usage`. `detail: "full"` (the CLI's default) counts each category with the API's
+ * token-count endpoint (about 28 `count_tokens` calls on 2.1.330); `"summary"` answers from the
+ * last response's usage and local estimates, with no API call.
  *
  * @example
  * ```ts
  * import { Control } from "effect-claude-agent"
- * const subtype = Control.GetContextUsage.subtype // "get_context_usage"
+ * const payload: Control.Request.Payload<typeof Control.GetContextUsage> = { detail: "summary" }
  * ```
  *
  * @since 0.1.0
  * @category host → CLI
  */
-export const GetContextUsage = request("get_context_usage", { success: ContextUsageResponse })
+export const GetContextUsage = request("get_context_usage", {
+  payload: Schema.Struct({ detail: Schema.optional(Schema.Literal("summary", "full")) }),
+  success: ContextUsageResponse
+})
 
 /**
  * `rewind_files`.
@@ -753,6 +1153,192 @@ export const McpReconnect = request("mcp_reconnect", { payload: Schema.Struct({ 
  * @category host → CLI
  */
 export const McpToggle = request("mcp_toggle", { payload: Schema.Struct({ serverName: Schema.String, enabled: Schema.Boolean }) })
+
+/**
+ * `mcp_set_servers`: replaces the session's dynamic MCP servers with `servers` (name → config).
+ * Process servers (stdio, sse, http) are sent as configured; an in-process server as
+ * `{ type: "sdk", name }`, which the CLI then reaches over `mcp_message`. The set replaces the
+ * servers added by earlier calls and every in-process server, those of `initialize` included;
+ * servers from `--mcp-config`, settings files and plugins stay unless a call named them.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const payload: Control.Request.Payload<typeof Control.McpSetServers> = {
+ *   servers: { docs: { type: "http", url: "https://example.com/mcp" }, calc: { type: "sdk", name: "calc" } }
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category host → CLI
+ */
+export const McpSetServers = request("mcp_set_servers", {
+  payload: Schema.Struct({ servers: Schema.Record({ key: Schema.String, value: RawObject }) }),
+  success: McpSetServersResponse
+})
+
+/**
+ * `mcp_message` from the host: delivers a JSON-RPC message of an in-process server to the CLI
+ * (e.g. `notifications/tools/list_changed`, after which the CLI lists the server's tools again).
+ * The CLI acknowledges it with an empty reply. The CLI's own `mcp_message` requests are
+ * `McpMessage`.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const payload: Control.Request.Payload<typeof Control.McpServerMessage> = {
+ *   server_name: "calc",
+ *   message: { jsonrpc: "2.0", method: "notifications/tools/list_changed" }
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category host → CLI
+ */
+export const McpServerMessage = request("mcp_message", {
+  payload: Schema.Struct({ server_name: Schema.String, message: RawObject })
+})
+
+/**
+ * `mcp_read_resource`: reads a `ui://` resource (an MCP Apps widget) from an MCP server the CLI
+ * itself connected to. In-process servers are refused (read them directly), and so are other URI
+ * schemes.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const payload: Control.Request.Payload<typeof Control.McpReadResource> = { serverName: "charts", uri: "ui://chart/bar" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category host → CLI
+ */
+export const McpReadResource = request("mcp_read_resource", {
+  payload: Schema.Struct({ serverName: Schema.String, uri: Schema.String }),
+  success: McpReadResourceResponse
+})
+
+/**
+ * `set_mcp_permission_mode_override`: pins a per-server permission mode, `"default"` (ask for every
+ * action) or `"auto"` (the auto-mode classifier decides); `null` clears it. It only tightens: it
+ * applies when the session's mode would allow without asking.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const payload: Control.Request.Payload<typeof Control.SetMcpPermissionModeOverride> = { serverName: "github", mode: "default" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category host → CLI
+ */
+export const SetMcpPermissionModeOverride = request("set_mcp_permission_mode_override", {
+  payload: Schema.Struct({ serverName: Schema.String, mode: Schema.NullOr(Schema.Literal("default", "auto")) }),
+  success: SetMcpPermissionModeOverrideResponse
+})
+
+/**
+ * `apply_flag_settings`: merges settings into the session's flag layer (the `settings` option,
+ * mid-session). Top-level keys replace earlier ones; `null` clears a key. An invalid value makes
+ * the CLI refuse the whole request. The reply carries no payload.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const payload: Control.Request.Payload<typeof Control.ApplyFlagSettings> = { settings: { effortLevel: "low" } }
+ * ```
+ *
+ * @since 0.1.0
+ * @category host → CLI
+ */
+export const ApplyFlagSettings = request("apply_flag_settings", { payload: Schema.Struct({ settings: RawObject }) })
+
+/**
+ * Which settings file `update_settings` writes.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const source: Control.SettingsFileSource = "localSettings"
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SettingsFileSource = Schema.Literal("localSettings", "userSettings")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SettingsFileSource = Schema.Schema.Type<typeof SettingsFileSource>
+
+/**
+ * `update_settings`: writes keys into a settings file through the CLI's own writer and applies
+ * them. The CLI allows `outputStyle` in `localSettings` and `effortLevel` in `userSettings`,
+ * string values only, and refuses a source the session's `settingSources` exclude. The reply
+ * carries no payload.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const payload: Control.Request.Payload<typeof Control.UpdateSettings> = {
+ *   source: "localSettings",
+ *   settings: { outputStyle: "Explanatory" }
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category host → CLI
+ */
+export const UpdateSettings = request("update_settings", {
+  payload: Schema.Struct({
+    source: SettingsFileSource,
+    settings: Schema.Record({ key: Schema.String, value: Schema.String })
+  })
+})
+
+/**
+ * `reload_plugins`: reloads plugins from disk (and loads `add_plugins`). With
+ * `hold_on_cache_impact`, nothing is applied if it would change the tool list under the prompt
+ * cache (`held: true`); with `refuse_if_busy`, a busy session gets an error with `error_code`
+ * `reload_plugins_busy`.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const payload: Control.Request.Payload<typeof Control.ReloadPlugins> = { refuse_if_busy: true }
+ * ```
+ *
+ * @since 0.1.0
+ * @category host → CLI
+ */
+export const ReloadPlugins = request("reload_plugins", {
+  payload: Schema.Struct({
+    hold_on_cache_impact: Schema.optional(Schema.Boolean),
+    add_plugins: Schema.optional(Schema.Array(PluginConfig)),
+    refuse_if_busy: Schema.optional(Schema.Boolean)
+  }),
+  success: ReloadPluginsResponse
+})
+
+/**
+ * `background_tasks`: moves running foreground tasks (Bash commands, subagents) to the
+ * background, like Ctrl+B in the terminal; with `tool_use_id`, only the task that tool use started.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const payload: Control.Request.Payload<typeof Control.BackgroundTasks> = { tool_use_id: "toolu_01" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category host → CLI
+ */
+export const BackgroundTasks = request("background_tasks", {
+  payload: Schema.Struct({ tool_use_id: Schema.optional(Schema.String) }),
+  success: BackgroundTasksResponse
+})
 
 // ---- CLI → host ---------------------------------------------------------------------------------
 
@@ -814,3 +1400,47 @@ export const McpMessage = request("mcp_message", {
   payload: Schema.Struct({ server_name: Schema.String, message: Schema.Unknown }, RawObject),
   success: Schema.Struct({ mcp_response: Schema.Unknown })
 })
+
+/**
+ * `elicitation`: an MCP server asks the user for input (a form, or a URL to open). Answered by the
+ * `onElicitation` option; without it, declined (`{ action: "decline" }`), as the official SDK
+ * does.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Control, ControlChannel } from "effect-claude-agent"
+ *
+ * const declineAll: ControlChannel.InboundHandler<typeof Control.Elicitation> = () =>
+ *   Effect.succeed({ action: "decline" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category CLI → host
+ */
+export const Elicitation = request("elicitation", { payload: ElicitationRequest, success: ElicitationResult })
+
+/**
+ * An `onElicitation` callback: answers an MCP server's request for user input with an
+ * `ElicitationResult`. It gets the request (wire names) and the control request's id. A failure
+ * or defect answers the CLI with an error; if the CLI withdraws the request, the fiber is
+ * interrupted and nothing is answered.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { Control } from "effect-claude-agent"
+ *
+ * const onElicitation: Control.OnElicitation = (request) =>
+ *   Effect.succeed(
+ *     request.mode === "url" ? { action: "decline" } : { action: "accept", content: { name: "Ada" } }
+ *   )
+ * ```
+ *
+ * @since 0.1.0
+ * @category CLI → host
+ */
+export type OnElicitation<E = unknown, R = never> = (
+  request: ElicitationRequest,
+  requestId: string
+) => Effect.Effect<ElicitationResult, E, R>

@@ -236,6 +236,11 @@ export interface UserPromptExpansionInput extends Schema.Schema.Type<typeof User
 /**
  * `SessionStart` hook input: a session starts (`source`: `startup`, `resume`, `clear`, `compact`, `fork`).
  *
+ * In stream-json mode (claude 2.1.330) an SDK callback for this event is not called when the CLI
+ * starts a session, new or resumed: `startup` and `resume` never reach the SDK. It is called when
+ * the conversation restarts inside a running session: after `/clear` (`source: "clear"`) and
+ * `/compact` (`source: "compact"`).
+ *
  * @example
  * ```ts
  * import { Hook } from "effect-claude-agent"
@@ -265,6 +270,10 @@ export interface SessionStartInput extends Schema.Schema.Type<typeof SessionStar
 
 /**
  * `SessionEnd` hook input: a session ends.
+ *
+ * In stream-json mode (claude 2.1.330) an SDK callback for this event is not called when the
+ * session closes: the CLI sends no `hook_callback` after stdin ends. It is called for `/clear`
+ * (`reason: "clear"`), which ends the conversation and starts a new one in the same process.
  *
  * @example
  * ```ts

@@ -12,6 +12,7 @@
  */
 import { Duration, Effect, Either, Option, ParseResult, Predicate, Schema, SchemaAST } from "effect"
 import { positiveDurationProblem } from "../internal/duration.js"
+import { objectJsonSchema } from "../internal/jsonSchema.js"
 import { OptionsError } from "../SdkError.js"
 import type * as McpServer from "../McpServer.js"
 import type * as Permission from "../Permission.js"
@@ -201,11 +202,22 @@ const AnyFunction = Schema.declare(
   { identifier: "Function", description: "a function returning an Effect" }
 )
 
+// Any Schema without requirements: its JSON Schema goes to the CLI, its `Type` is what
+// `Structured.decode` returns. Whether it has an object JSON Schema is checked by `validate`.
+const OutputSchema = Schema.declare(
+  (u: unknown): u is Schema.Schema.AnyNoContext => Schema.isSchema(u),
+  { identifier: "Schema", description: "an Effect Schema" }
+)
+
+// `timeout` is checked by the session's `McpBridge` (with the other server rules).
 const SdkServerShape = Schema.Struct({
   type: Schema.Literal("sdk"),
   name: NonEmptyString,
   version: Schema.String,
-  tools: Schema.Array(Schema.Unknown)
+  tools: Schema.Array(Schema.Unknown),
+  instructions: Schema.optional(Schema.String),
+  alwaysLoad: Schema.optional(Schema.Boolean),
+  timeout: Schema.optional(Schema.Unknown)
 })
 
 const HookMatcherShape = Schema.Struct({
@@ -241,6 +253,8 @@ export const Options = Schema.Struct({
   // prompt and output
   systemPrompt: Schema.optional(SystemPrompt),
   outputFormat: Schema.optional(Schema.Struct({ type: Schema.Literal("json_schema"), schema: JsonObject })),
+  /** Structured output from an Effect Schema: its JSON Schema is sent as `outputFormat`'s is. */
+  outputSchema: Schema.optional(OutputSchema),
   includePartialMessages: Schema.optional(Schema.Boolean),
   agents: Schema.optional(Schema.Record({ key: NonEmptyString, value: AgentDefinition })),
   // tools and permissions
@@ -253,6 +267,7 @@ export const Options = Schema.Struct({
   permissionPromptToolName: Schema.optional(NonEmptyString),
   mcpServers: Schema.optional(Schema.Record({ key: NonEmptyString, value: Schema.Union(McpServerConfig, SdkServerShape) })),
   canUseTool: Schema.optional(AnyFunction),
+  onElicitation: Schema.optional(AnyFunction),
   hooks: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Array(HookMatcherShape) })),
   strictMcpConfig: Schema.optional(Schema.Boolean),
   // sessions
@@ -281,7 +296,7 @@ export const Options = Schema.Struct({
   stderr: Schema.optional(StderrCallback),
   // this SDK's own settings
   maxBufferSize: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1024))),
-  messageBufferSize: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(16))),
+  messageBufferBytes: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(64 * 1024))),
   controlTimeout: Schema.optional(Deadline),
   closeGracePeriod: Schema.optional(FiniteDuration)
 })
@@ -307,10 +322,15 @@ export const Options = Schema.Struct({
  * @category models
  */
 export interface Options<R = never>
-  extends Omit<Schema.Schema.Type<typeof Options>, "canUseTool" | "hooks" | "mcpServers">
+  extends Omit<Schema.Schema.Type<typeof Options>, "canUseTool" | "onElicitation" | "hooks" | "mcpServers">
 {
   /** Answers the CLI's permission prompts (launches the CLI with `--permission-prompt-tool=stdio`). */
   readonly canUseTool?: Permission.CanUseTool<unknown, R> | undefined
+  /**
+   * Answers an MCP server's request for user input (`accept` with content, `decline`, `cancel`).
+   * Without it, such requests are declined, as the official SDK does.
+   */
+  readonly onElicitation?: Control.OnElicitation<unknown, R> | undefined
   /** Hook callbacks by event. */
   readonly hooks?: Hook.Hooks<R> | undefined
   /** External MCP servers (`--mcp-config`) and in-process ones made with `McpServer.make`. */
@@ -360,6 +380,16 @@ const crossFieldError = <R>(options: Options<R>): OptionsError | undefined => {
       detail: "cannot be combined with `thinking`, which would override it: use `thinking` alone " +
         "(`maxThinkingTokens` is deprecated)"
     })
+  }
+  if (options.outputSchema !== undefined) {
+    if (options.outputFormat !== undefined) {
+      return new OptionsError({
+        field: "outputSchema",
+        detail: "cannot be combined with `outputFormat`: both set the structured-output schema, give one"
+      })
+    }
+    const jsonSchema = objectJsonSchema(options.outputSchema.ast)
+    if (Either.isLeft(jsonSchema)) return new OptionsError({ field: "outputSchema", detail: jsonSchema.left })
   }
   if (options.canUseTool !== undefined && options.permissionPromptToolName !== undefined) {
     return new OptionsError({

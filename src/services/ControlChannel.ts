@@ -127,6 +127,11 @@ export interface ControlChannelShape {
   readonly runState: Effect.Effect<RunState>
   /** Completes when the run state satisfies `predicate` (checked now and on every change), or the reader ends. */
   readonly awaitRunState: (predicate: (state: RunState) => boolean) => Effect.Effect<void>
+  /**
+   * Every `result` frame from now on, raw, as the reader sees it (whether or not anyone consumes
+   * `messages`): for telemetry and supervision. Subscribed when this effect runs, in its scope.
+   */
+  readonly results: Effect.Effect<Stream.Stream<{ readonly [key: string]: unknown }>, never, Scope.Scope>
 }
 
 /**
@@ -153,8 +158,14 @@ export interface RunState {
 export interface ControlChannelConfig {
   /** Default deadline for outbound requests. Default 60 seconds. */
   readonly controlTimeout?: Duration.DurationInput | undefined
-  /** How many non-control frames may wait for the consumer before the reader pauses. Default 4096. */
-  readonly messageBufferSize?: number | undefined
+  /**
+   * How many bytes of messages (as the CLI wrote them) may wait for the consumer before the
+   * reader pauses. Below that, a consumer that is behind never delays control traffic: the reader
+   * keeps reading, answering hooks, permission prompts and tool calls. At the cap it waits for the
+   * consumer (logging a warning once), which also holds back control frames: they share one pipe.
+   * Default 64 MiB.
+   */
+  readonly messageBufferBytes?: number | undefined
 }
 
 /**

@@ -12,9 +12,10 @@
  *
  * @since 0.1.0
  */
-import { Context, Data, Duration, Effect, Either, Layer, ParseResult, Predicate } from "effect"
+import { Context, Data, Duration, Effect, Either, Layer, Predicate } from "effect"
 import * as Hook from "../Hook.js"
 import type * as Control from "../schema/Control.js"
+import * as Issues from "../internal/issues.js"
 import type { InboundHandler } from "./ControlChannel.js"
 
 /**
@@ -143,23 +144,6 @@ export class HookCallbackError extends Data.TaggedError("HookCallbackError")<{
   }
 }
 
-// The first line of the parser's report: which field is wrong, not the whole union printed.
-const firstIssue = (error: ParseResult.ParseError): string => {
-  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
-  const first = issues[0]
-  if (first === undefined) return "invalid"
-  const path = first.path.length > 0 ? `${first.path.join(".")}: ` : ""
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : ""
-  return `${path}${first.message}${more}`.slice(0, 300)
-}
-
-// A parser tree report without the printed type on its first line: `["tool_use_id"] Expected string, actual 1`.
-const compactTree = (report: string): string => {
-  const lines = report.split("\n")
-  const steps = lines.slice(1).map((line) => line.replace(/^[\s│├└─]+/u, "").trim()).filter((line) => line.length > 0)
-  return (steps.length > 0 ? steps.join(" ") : report).slice(0, 300)
-}
-
 const describe = (e: unknown): string =>
   Predicate.hasProperty(e, "message") && typeof e.message === "string" ? e.message : String(e)
 
@@ -211,13 +195,13 @@ export const make = <R>(hooks: Hook.Hooks<R>): Effect.Effect<HookRegistryShape, 
         const fail = (detail: string) =>
           Effect.fail(new HookCallbackError({ event: registered.event, callbackId: id, detail }))
         const decoded = Hook.decodeInput(request.input)
-        if (Either.isLeft(decoded)) return fail(`invalid input: ${compactTree(decoded.left.detail)}`)
+        if (Either.isLeft(decoded)) return fail(`invalid input: ${decoded.left.detail}`)
         return registered.callback(decoded.right, request.tool_use_id).pipe(
           Effect.catchAllDefect((defect) => fail(`died: ${describe(defect)}`)),
           Effect.catchAll((e) => (e instanceof HookCallbackError ? Effect.fail(e) : fail(`failed: ${describe(e)}`))),
           Effect.flatMap((output) => {
             const encoded = Hook.encodeOutput(output)
-            if (Either.isLeft(encoded)) return fail(`returned an invalid output: ${firstIssue(encoded.left)}`)
+            if (Either.isLeft(encoded)) return fail(`returned an invalid output: ${Issues.describe(encoded.left)}`)
             const wire = encoded.right
             return Predicate.isRecord(wire) ? Effect.succeed(wire) : fail("returned an output that is not an object")
           }),

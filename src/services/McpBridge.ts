@@ -16,8 +16,9 @@
  *
  * @since 0.1.0
  */
-import { Cause, Context, Effect, Either, Exit, Fiber, FiberMap, Layer, ParseResult, Predicate, Schema } from "effect"
+import { Cause, Context, Duration, Effect, Either, Exit, Fiber, FiberMap, Layer, ParseResult, Predicate, Ref, Schema } from "effect"
 import type { Scope } from "effect"
+import { decodePositiveDuration } from "../internal/duration.js"
 import type * as Control from "../schema/Control.js"
 import type * as McpServer from "../McpServer.js"
 import { OptionsError } from "../SdkError.js"
@@ -42,10 +43,48 @@ import type { InboundHandler } from "./ControlChannel.js"
  * @category models
  */
 export interface McpBridgeShape {
-  /** The SDK server names, sent in `initialize` as `sdkMcpServers`. */
-  readonly serverNames: ReadonlyArray<string>
+  /** The names of the servers served now, sent in `initialize` as `sdkMcpServers`. */
+  readonly serverNames: Effect.Effect<ReadonlyArray<string>>
+  /**
+   * The CLI-side settings of the servers served now that have any (`timeout`, in milliseconds),
+   * by server name: sent in `initialize` as `sdkMcpServerConfigs`. Optional for bridges of your own.
+   */
+  readonly serverConfigs?: Effect.Effect<Readonly<Record<string, SdkServerConfig>>> | undefined
   /** The handler for the `mcp_message` control subtype. */
   readonly handleMessage: InboundHandler<typeof Control.McpMessage>
+  /**
+   * Replaces the servers served (`AgentSession.setMcpServers` calls it before it tells the CLI):
+   * servers not in `servers` are no longer served and their running tool calls are interrupted;
+   * the others are served from now on, their tools getting the services `R` of the caller. Fails
+   * with `OptionsError` on an empty or duplicate server name, or an empty or duplicate tool name
+   * within a server; nothing changes then.
+   */
+  readonly setServers: <R = never>(
+    servers: ReadonlyArray<McpServer.McpServer<R>>
+  ) => Effect.Effect<SetServersResult, OptionsError, R>
+}
+
+/**
+ * What `setServers` changed, by server name.
+ *
+ * @example
+ * ```ts
+ * import { McpBridge } from "effect-claude-agent"
+ *
+ * const summary = (r: McpBridge.SetServersResult) => `+${r.added.length} -${r.removed.length} ~${r.replaced.length}`
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SetServersResult {
+  readonly added: ReadonlyArray<string>
+  readonly removed: ReadonlyArray<string>
+  /**
+   * Kept under the same name with a different definition (another `McpServer` value): the CLI
+   * still has the old tool list and should be told to list the tools again.
+   */
+  readonly replaced: ReadonlyArray<string>
 }
 
 // The MCP revision answered when the client sends none; otherwise the client's is echoed, which is
@@ -137,15 +176,66 @@ const toolUseIdOf = (meta: unknown): string | undefined =>
 // A NUL cannot occur in a server name the CLI routes by, and JSON keeps 1 and "1" apart.
 const fiberKey = (server: string, id: string | number | null): string => `${server}\u0000${JSON.stringify(id)}`
 
-interface ServerEntry<R> {
-  readonly server: McpServer.McpServer<R>
-  readonly tools: ReadonlyMap<string, Tool.Tool<R>>
+/**
+ * What the CLI keeps for an SDK server besides its name (the `sdkMcpServerConfigs` entry of
+ * `initialize`).
+ *
+ * @example
+ * ```ts
+ * import type { McpBridge } from "effect-claude-agent"
+ *
+ * const config: McpBridge.SdkServerConfig = { timeout: 30_000 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SdkServerConfig {
+  /** The per-call wall-clock limit in milliseconds (the CLI ignores values under 1000). */
+  readonly timeout?: number
+}
+
+// The CLI ignores a server timeout under one second (it falls back to MCP_TOOL_TIMEOUT): a
+// shorter one is refused rather than silently not applied.
+const MIN_TOOL_TIMEOUT_MS = 1000
+
+// The tool's `_meta` in `tools/list`: what the CLI reads from `anthropic/*` keys.
+const toolMeta = (server: McpServer.McpServer<unknown>, tool: Tool.Tool<unknown>): Record<string, unknown> | undefined => {
+  const alwaysLoad = tool.alwaysLoad ?? server.alwaysLoad
+  const meta: Record<string, unknown> = {
+    ...(alwaysLoad === undefined ? {} : { "anthropic/alwaysLoad": alwaysLoad }),
+    ...(tool.searchHint === undefined ? {} : { "anthropic/searchHint": tool.searchHint })
+  }
+  return Object.keys(meta).length === 0 ? undefined : meta
+}
+
+const toolEntry = (server: McpServer.McpServer<unknown>, tool: Tool.Tool<unknown>) => {
+  const meta = toolMeta(server, tool)
+  return {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    // `annotations` matter to the CLI: `readOnlyHint: true` lets it run several calls of the tool
+    // from one assistant message concurrently.
+    ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
+    ...(meta === undefined ? {} : { _meta: meta })
+  }
+}
+
+// A served server with the services its tools need: servers added later may need other services
+// than the first ones, so each entry carries the context it was registered with.
+interface ServerEntry {
+  readonly server: McpServer.McpServer<unknown>
+  /** Each tool's `call`, with those services provided. */
+  readonly tools: ReadonlyMap<string, (args: unknown, toolUseId: string | undefined) => Effect.Effect<Tool.ToolResult>>
+  readonly timeoutMs: number | undefined
 }
 
 const validate = <R>(
-  servers: ReadonlyArray<McpServer.McpServer<R>>
-): Either.Either<ReadonlyMap<string, ServerEntry<R>>, OptionsError> => {
-  const table = new Map<string, ServerEntry<R>>()
+  servers: ReadonlyArray<McpServer.McpServer<R>>,
+  context: Context.Context<R>
+): Either.Either<ReadonlyMap<string, ServerEntry>, OptionsError> => {
+  const table = new Map<string, ServerEntry>()
   for (const server of servers) {
     if (server.name === "") {
       return Either.left(new OptionsError({ field: "mcpServers", detail: "an SDK MCP server has an empty name" }))
@@ -158,7 +248,7 @@ const validate = <R>(
         })
       )
     }
-    const tools = new Map<string, Tool.Tool<R>>()
+    const tools = new Map<string, (args: unknown, toolUseId: string | undefined) => Effect.Effect<Tool.ToolResult>>()
     for (const tool of server.tools) {
       if (tool.name === "") {
         return Either.left(
@@ -173,18 +263,36 @@ const validate = <R>(
           })
         )
       }
-      tools.set(tool.name, tool)
+      tools.set(tool.name, (args, toolUseId) => tool.call(args, toolUseId).pipe(Effect.provide(context)))
     }
-    table.set(server.name, { server, tools })
+    let timeoutMs: number | undefined
+    if (server.timeout !== undefined) {
+      const field = `mcpServers.${server.name}.timeout`
+      const timeout = decodePositiveDuration(field, server.timeout, { allowInfinite: false })
+      if (Either.isLeft(timeout)) return Either.left(timeout.left)
+      timeoutMs = Math.round(Duration.toMillis(timeout.right))
+      if (timeoutMs < MIN_TOOL_TIMEOUT_MS) {
+        return Either.left(
+          new OptionsError({
+            field,
+            detail: `must be at least 1 second (the CLI ignores shorter tool-call timeouts); got ${
+              Duration.format(timeout.right)
+            }`
+          })
+        )
+      }
+    }
+    table.set(server.name, { server, tools, timeoutMs })
   }
   return Either.right(table)
 }
 
 /**
- * Builds a bridge serving the given in-process MCP servers. The services `R` the tools need are
- * captured here and provided to every tool call; tool calls run in fibers owned by the current
- * scope, so closing it interrupts whatever is still running. Fails with `OptionsError` on an empty
- * or duplicate server name, or an empty or duplicate tool name within a server.
+ * Builds a bridge serving the given in-process MCP servers, and those `setServers` puts in their
+ * place later. The services `R` the tools need are captured here and provided to every tool call;
+ * tool calls run in fibers owned by the current scope, so closing it interrupts whatever is still
+ * running. Fails with `OptionsError` on an empty or duplicate server name, or an empty or
+ * duplicate tool name within a server.
  *
  * @example
  * ```ts
@@ -201,7 +309,7 @@ const validate = <R>(
  * })
  * const program = Effect.scoped(Effect.gen(function*() {
  *   const bridge = yield* McpBridge.make([calc])
- *   return bridge.serverNames // ["calc"]
+ *   return yield* bridge.serverNames // ["calc"]
  * }))
  * ```
  *
@@ -211,30 +319,39 @@ const validate = <R>(
 export const make = <R>(
   servers: ReadonlyArray<McpServer.McpServer<R>>
 ): Effect.Effect<McpBridgeShape, OptionsError, R | Scope.Scope> =>
-  Effect.gen(function*() {
-    const table = yield* validate(servers)
-    const context = yield* Effect.context<R>()
-    const running = yield* FiberMap.make<string, Tool.ToolResult>()
+  Effect.flatMap(Effect.context<R>(), (context) =>
+    Effect.flatMap(validate(servers, context), makeServing))
 
-    const callTool = (entry: ServerEntry<R>, id: JsonRpcId, params: unknown) =>
+const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<McpBridgeShape, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const table = yield* Ref.make(initial)
+    const running = yield* FiberMap.make<string, Tool.ToolResult>()
+    // The keys of the calls running now, to find those of a server that is removed.
+    const inFlight = new Set<string>()
+
+    const callTool = (entry: ServerEntry, id: JsonRpcId, params: unknown) =>
       Effect.gen(function*() {
         const decoded = Schema.decodeUnknownEither(CallToolParams)(params)
         if (Either.isLeft(decoded)) {
           return failure(id, ErrorCode.InvalidParams, `Invalid tools/call params: ${formatParseError(decoded.left)}`)
         }
         const { name, arguments: args, _meta } = decoded.right
-        const tool = entry.tools.get(name)
+        const invoke = entry.tools.get(name)
         // Unknown tool: a protocol error (-32602), as the MCP spec's own example for tools/call
         // does, rather than a tool result. The CLI only calls tools it got from tools/list, so
         // this means a stale or confused client, not a model mistake the model could fix.
-        if (tool === undefined) {
+        if (invoke === undefined) {
           return failure(id, ErrorCode.InvalidParams, `Unknown tool: ${name} (server ${entry.server.name})`)
         }
         const key = fiberKey(entry.server.name, id)
         if (yield* FiberMap.has(running, key)) {
           return failure(id, ErrorCode.InvalidRequest, `request id ${JSON.stringify(id)} is already in use`)
         }
-        const call = tool.call(args ?? {}, toolUseIdOf(_meta)).pipe(Effect.provide(context))
+        const call = Effect.acquireUseRelease(
+          Effect.sync(() => inFlight.add(key)),
+          () => invoke(args ?? {}, toolUseIdOf(_meta)),
+          () => Effect.sync(() => inFlight.delete(key))
+        )
         // The tool runs in its own fiber, registered under its JSON-RPC id, so that
         // `notifications/cancelled` can find and interrupt it. If this handler is interrupted
         // instead (the CLI's `control_cancel_request`), the tool fiber goes with it; the mask
@@ -260,25 +377,24 @@ export const make = <R>(
         return failure(id, ErrorCode.InternalError, `Internal error in tool ${name}: ${message}`)
       })
 
-    const request = (entry: ServerEntry<R>, id: JsonRpcId, message: JsonRpcMessage) => {
+    const request = (entry: ServerEntry, id: JsonRpcId, message: JsonRpcMessage) => {
       switch (message.method) {
         case "initialize": {
           const params = Schema.decodeUnknownOption(InitializeParams)(message.params)
           return Effect.succeed(success(id, {
             protocolVersion: params._tag === "Some" ? params.value.protocolVersion : LATEST_PROTOCOL_VERSION,
-            capabilities: { tools: {} },
-            serverInfo: { name: entry.server.name, version: entry.server.version }
+            // `listChanged`: a server given again under its name with new tools is announced
+            // with `notifications/tools/list_changed` (`AgentSession.setMcpServers`).
+            capabilities: { tools: { listChanged: true } },
+            serverInfo: { name: entry.server.name, version: entry.server.version },
+            ...(entry.server.instructions === undefined ? {} : { instructions: entry.server.instructions })
           }))
         }
         case "ping":
           return Effect.succeed(success(id, {}))
         case "tools/list":
           return Effect.succeed(success(id, {
-            tools: entry.server.tools.map((tool) => ({
-              name: tool.name,
-              description: tool.description,
-              inputSchema: tool.inputSchema
-            }))
+            tools: entry.server.tools.map((tool) => toolEntry(entry.server, tool))
           }))
         case "tools/call":
           return callTool(entry, id, message.params)
@@ -287,7 +403,7 @@ export const make = <R>(
       }
     }
 
-    const notification = (entry: ServerEntry<R>, message: JsonRpcMessage): Effect.Effect<void> => {
+    const notification = (entry: ServerEntry, message: JsonRpcMessage): Effect.Effect<void> => {
       switch (message.method) {
         case "notifications/cancelled": {
           const params = Schema.decodeUnknownEither(CancelledParams)(message.params)
@@ -307,7 +423,7 @@ export const make = <R>(
 
     const handleMessage: InboundHandler<typeof Control.McpMessage> = ({ message, server_name }) =>
       Effect.gen(function*() {
-        const entry = table.get(server_name)
+        const entry = (yield* Ref.get(table)).get(server_name)
         if (entry === undefined) return unknownServer(message, server_name)
         const decoded = Schema.decodeUnknownEither(JsonRpcMessage)(message)
         if (Either.isLeft(decoded)) {
@@ -325,7 +441,39 @@ export const make = <R>(
         return wrap(yield* request(entry, jsonRpc.id, jsonRpc))
       })
 
-    return { serverNames: Array.from(table.keys()), handleMessage }
+    const setServers = <R2>(next: ReadonlyArray<McpServer.McpServer<R2>>) =>
+      Effect.gen(function*() {
+        const nextTable = yield* validate(next, yield* Effect.context<R2>())
+        const result = yield* Ref.modify(table, (current): readonly [SetServersResult, ReadonlyMap<string, ServerEntry>] => {
+          const added: Array<string> = []
+          const replaced: Array<string> = []
+          for (const [name, entry] of nextTable) {
+            const previous = current.get(name)
+            if (previous === undefined) added.push(name)
+            else if (previous.server !== entry.server) replaced.push(name)
+          }
+          const removed = Array.from(current.keys()).filter((name) => !nextTable.has(name))
+          return [{ added, removed, replaced }, nextTable]
+        })
+        // A removed server's calls cannot be answered any more: the CLI has let go of the server.
+        const gone = new Set(result.removed)
+        const keys = Array.from(inFlight).filter((key) => gone.has(key.slice(0, key.indexOf("\u0000"))))
+        yield* Effect.forEach(keys, (key) => FiberMap.remove(running, key), { discard: true })
+        return result
+      })
+
+    return {
+      serverNames: Effect.map(Ref.get(table), (current) => Array.from(current.keys())),
+      serverConfigs: Effect.map(Ref.get(table), (current) => {
+        const configs: Record<string, SdkServerConfig> = {}
+        for (const [name, entry] of current) {
+          if (entry.timeoutMs !== undefined) configs[name] = { timeout: entry.timeoutMs }
+        }
+        return configs
+      }),
+      handleMessage,
+      setServers
+    }
   })
 
 /**
@@ -336,7 +484,7 @@ export const make = <R>(
  * import { Effect } from "effect"
  * import { McpBridge } from "effect-claude-agent"
  *
- * const names = Effect.map(McpBridge.McpBridge, (bridge) => bridge.serverNames)
+ * const names = Effect.flatMap(McpBridge.McpBridge, (bridge) => bridge.serverNames)
  * ```
  *
  * @since 0.1.0
@@ -344,23 +492,37 @@ export const make = <R>(
  */
 export class McpBridge extends Context.Tag("effect-claude-agent/McpBridge")<McpBridge, McpBridgeShape>() {
   /**
-   * A bridge with no servers: every `mcp_message` gets JSON-RPC error `-32601` naming the server.
+   * A fixed bridge with no servers: every `mcp_message` gets JSON-RPC error `-32601` naming the
+   * server, and `setServers` refuses any server (`OptionsError`). A session's default bridge is
+   * `layerEmpty`, which starts empty and accepts servers later.
    *
    * @example
    * ```ts
    * import { McpBridge } from "effect-claude-agent"
-   * const names = McpBridge.McpBridge.empty.serverNames // []
+   * const names = McpBridge.McpBridge.empty.serverNames // Effect of []
    * ```
    *
    * @since 0.1.0
    */
   static readonly empty: McpBridgeShape = {
-    serverNames: [],
-    handleMessage: (request) => Effect.succeed(unknownServer(request.message, request.server_name))
+    serverNames: Effect.succeed([]),
+    handleMessage: (request) => Effect.succeed(unknownServer(request.message, request.server_name)),
+    setServers: (servers) =>
+      servers.length === 0
+        ? Effect.succeed({ added: [], removed: [], replaced: [] })
+        : Effect.fail(
+          new OptionsError({
+            field: "mcpServers",
+            detail: "the session's McpBridge serves no in-process servers (McpBridge.empty); " +
+              "use McpBridge.layerEmpty to add some later"
+          })
+        )
   }
 
   /**
-   * The empty bridge as a layer.
+   * A bridge that serves no server at first and the servers `setServers` gives it later (tool
+   * calls are interrupted when the layer's scope closes). The bridge of a session opened without
+   * in-process servers.
    *
    * @example
    * ```ts
@@ -370,7 +532,7 @@ export class McpBridge extends Context.Tag("effect-claude-agent/McpBridge")<McpB
    *
    * @since 0.1.0
    */
-  static readonly layerEmpty: Layer.Layer<McpBridge> = Layer.succeed(McpBridge, McpBridge.empty)
+  static readonly layerEmpty: Layer.Layer<McpBridge> = Layer.scoped(McpBridge, makeServing(new Map()))
 
   /**
    * A bridge serving the given servers as a layer; tool calls are interrupted when the layer's

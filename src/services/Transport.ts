@@ -23,6 +23,25 @@ import * as internal from "../internal/subprocessTransport.js"
 export type ReadError = CLIJSONDecodeError | CLIConnectionError
 
 /**
+ * One JSON value from the CLI's stdout, with the size of the line it came in (for bounding what
+ * is buffered by bytes).
+ *
+ * @example
+ * ```ts
+ * import type { Transport } from "effect-claude-agent"
+ * const frame: Transport.Frame = { value: { type: "keep_alive" }, bytes: 20 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Frame {
+  readonly value: unknown
+  /** The length of the line, newline included. */
+  readonly bytes: number
+}
+
+/**
  * How the CLI process ended.
  *
  * @since 0.1.0
@@ -48,10 +67,10 @@ export interface TransportShape {
    */
   readonly send: (frame: unknown) => Effect.Effect<void, CLIConnectionError>
   /**
-   * Every JSON value the CLI writes to stdout, in order. Single consumer: run it once.
+   * Every JSON value the CLI writes to stdout, in order, with its line's size. Single consumer: run it once.
    * Ends when stdout ends; fails with `CLIJSONDecodeError` on a line that is too long or not JSON.
    */
-  readonly frames: Stream.Stream<unknown, ReadError>
+  readonly frames: Stream.Stream<Frame, ReadError>
   /** Closes stdin after every frame already sent is written (the CLI's end of input). */
   readonly endInput: Effect.Effect<void>
   /**
@@ -106,7 +125,7 @@ export interface SubprocessConfig {
  *   const transport = yield* Transport.Transport
  *   yield* transport.send({ type: "user", message: { role: "user", content: "hi" }, parent_tool_use_id: null, session_id: "" })
  *   yield* transport.endInput
- *   yield* Stream.runForEach(transport.frames, (frame) => Effect.log(frame))
+ *   yield* Stream.runForEach(transport.frames, (frame) => Effect.log(frame.value))
  * })
  * ```
  *

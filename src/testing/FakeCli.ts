@@ -11,6 +11,7 @@
  */
 import { Context, Deferred, Effect, FiberSet, Layer, Option, Predicate, Queue, Ref, type Scope } from "effect"
 import * as ClaudeAgent from "../ClaudeAgent.js"
+import * as Defaults from "../internal/defaults.js"
 import * as MemoryTransport from "../internal/memoryTransport.js"
 import { Transport, type TransportShape } from "../services/Transport.js"
 
@@ -243,19 +244,38 @@ export const echoTurn = (message: JsonObject, cli: FakeCliHandle): Effect.Effect
   )
 }
 
+// What the default answers remember: the MCP servers the SDK has set (`mcp_set_servers`
+// replaces the `initialize` request's `sdkMcpServers` and its own earlier set, as the CLI does).
+interface DefaultState {
+  mcpServers: ReadonlyArray<string>
+}
+
+const stringsOf = (value: unknown): ReadonlyArray<string> =>
+  Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : []
+
 const defaultAnswer = (
   request: { readonly subtype: string; readonly [key: string]: unknown },
-  pid: number
+  pid: number,
+  state: DefaultState
 ): unknown => {
   switch (request.subtype) {
     case "initialize":
+      state.mcpServers = stringsOf(request.sdkMcpServers)
       return {
-        commands: [],
-        agents: [],
+        commands: [{ name: "compact", description: "Clear conversation history but keep a summary", argumentHint: "", builtin: true }],
+        agents: [{ name: "general-purpose", description: "General-purpose agent" }],
         output_style: "default",
         available_output_styles: ["default"],
-        models: [{ value: "default", resolvedModel: "claude-fake-1", displayName: "Default", description: "fake" }],
-        account: {},
+        models: [{
+          value: "default",
+          resolvedModel: "claude-fake-1",
+          displayName: "Default",
+          description: "fake",
+          supportsEffort: true,
+          supportedEffortLevels: ["low", "medium", "high"],
+          supportsAdaptiveThinking: true
+        }],
+        account: { tokenSource: "none", apiKeySource: "ANTHROPIC_API_KEY", apiProvider: "firstParty" },
         pid,
         claude_code_version: "2.1.330",
         current_permission_mode: "default",
@@ -270,16 +290,63 @@ const defaultAnswer = (
     case "mcp_status":
       return { mcpServers: [] }
     case "get_context_usage":
-      return { categories: [], totalTokens: 0, maxTokens: 200000 }
+      return {
+        categories: [{ id: "free_space", name: "Free space", tokens: 200000, color: "promptBorder", kind: "free" }],
+        totalTokens: 0,
+        maxTokens: 200000,
+        rawMaxTokens: 200000,
+        percentage: 0,
+        model: "claude-fake-1",
+        memoryFiles: [],
+        mcpTools: [],
+        agents: [],
+        isAutoCompactEnabled: true,
+        apiUsage: null
+      }
     case "rewind_files":
       return { canRewind: false, error: "File rewinding is not enabled." }
     case "stop_task":
       return {}
     case "set_max_thinking_tokens":
     case "mcp_toggle":
+    case "apply_flag_settings":
+    case "mcp_message":
       return undefined
     case "mcp_reconnect":
       return controlFailure("SDK servers should be handled in print.ts")
+    case "mcp_set_servers": {
+      const next = Predicate.isRecord(request.servers) ? Object.keys(request.servers) : []
+      const previous = state.mcpServers
+      state.mcpServers = next
+      return {
+        added: next.filter((name) => !previous.includes(name)),
+        removed: previous.filter((name) => !next.includes(name)),
+        errors: {}
+      }
+    }
+    case "mcp_read_resource":
+      // The CLI checks the scheme first; the fake has no server of its own to read from.
+      return typeof request.uri === "string" && request.uri.startsWith("ui://")
+        ? controlFailure(`Server not found: ${String(request.serverName)}`)
+        : controlFailure("mcp_read_resource: uri must use the ui:// scheme")
+    case "set_mcp_permission_mode_override":
+      return {
+        warning: request.mode === null
+          ? `MCP server '${String(request.serverName)}' is not known; its stored override was cleared.`
+          : `MCP server '${String(request.serverName)}' is not yet known; override stored but will not apply until a server with that exact name connects.`
+      }
+    case "update_settings": {
+      // The CLI's allowlist per file (a session whose `settingSources` exclude the file is refused too).
+      const allowed = request.source === "localSettings" ? "outputStyle" : "effortLevel"
+      const keys = Predicate.isRecord(request.settings) ? Object.keys(request.settings) : []
+      const refused = keys.filter((key) => key !== allowed)
+      return refused.length > 0 ? controlFailure(`update_settings keys not allowed: ${refused.join(", ")}`) : {}
+    }
+    case "reload_plugins":
+      return { commands: [], agents: [], plugins: [], mcpServers: [], error_count: 0 }
+    case "background_tasks":
+      // No foreground task runs in the fake: the CLI sends an empty reply, or `false` for a given tool use.
+      return typeof request.tool_use_id === "string" ? { backgrounded: false } : {}
     default:
       return controlFailure(`Unsupported control request subtype: ${request.subtype}`, "unsupported_request")
   }
@@ -335,6 +402,7 @@ export const make = (
     let lastResultWasError = false
     let requestCounter = 0
     const pid = behaviour.pid ?? 4242
+    const defaults: DefaultState = { mcpServers: [] }
 
     const memory = yield* MemoryTransport.make({
       onSend: (frame) => (Predicate.isRecord(frame) ? receive(frame) : Effect.void),
@@ -342,7 +410,7 @@ export const make = (
         Effect.zipRight(Deferred.succeed(inputEnded, undefined)),
         Effect.asVoid
       ),
-      maxBufferSize: 1024 * 1024,
+      maxBufferSize: Defaults.maxBufferSize,
       pid: Option.some(pid)
     })
 
@@ -365,7 +433,7 @@ export const make = (
         const custom = behaviour.onControlRequest !== undefined
           ? yield* behaviour.onControlRequest(request, cli)
           : Option.none()
-        const answer = Option.isSome(custom) ? custom.value : defaultAnswer(request, pid)
+        const answer = Option.isSome(custom) ? custom.value : defaultAnswer(request, pid, defaults)
         if (isControlFailure(answer)) {
           yield* emit({
             type: "control_response",

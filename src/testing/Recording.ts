@@ -28,6 +28,7 @@ import {
 } from "effect"
 import * as ClaudeAgent from "../ClaudeAgent.js"
 import { runDetached } from "../internal/detached.js"
+import * as Defaults from "../internal/defaults.js"
 import * as Framing from "../internal/framing.js"
 import * as MemoryTransport from "../internal/memoryTransport.js"
 import { CLIConnectionError } from "../SdkError.js"
@@ -270,7 +271,7 @@ export const recordTransport = (
             )
           )
         ),
-      frames: transport.frames.pipe(Stream.tap((frame) => record((t) => ({ t, dir: "out", frame })))),
+      frames: transport.frames.pipe(Stream.tap((frame) => record((t) => ({ t, dir: "out", frame: frame.value })))),
       terminate: transport.terminate,
       endInput: sendLock.withPermits(1)(
         Effect.suspend(() => {
@@ -294,7 +295,6 @@ export const recordTransport = (
     }
   })
 
-const DEFAULT_MAX_BUFFER = 1024 * 1024
 
 
 // `rec.jsonl`, `rec-2.jsonl`, `rec-3.jsonl`, …
@@ -504,14 +504,29 @@ export const replayTransport = (
     const fibers = yield* FiberSet.make()
     const start = yield* Clock.currentTimeMillis
     const pace = options.pace === true
-    // Recorded SDK control request id → the id the live code used.
+    // Recorded id → the id the live code used: control request ids, and user message uuids (the
+    // CLI echoes those in `command_lifecycle`, `still_queued`, …, and the code sends them back in
+    // `rewind_files`).
     const ids = new Map<string, string>()
+    const relabel = (u: unknown): unknown => {
+      if (ids.size === 0) return u
+      if (typeof u === "string") return ids.get(u) ?? u
+      if (Array.isArray(u)) return u.map(relabel)
+      return Predicate.isRecord(u) ? relabelObject(u) : u
+    }
+    const relabelObject = (o: { readonly [key: string]: unknown }): { readonly [key: string]: unknown } => {
+      if (ids.size === 0) return o
+      const out: Record<string, unknown> = {}
+      for (const [key, value] of Object.entries(o)) out[key] = relabel(value)
+      return out
+    }
+
     let failure: CLIConnectionError | undefined
 
     const cli = yield* MemoryTransport.make({
       onSend: (frame) => send(frame),
       onEndInput: Effect.suspend(() => endInput),
-      maxBufferSize: options.maxBufferSize ?? DEFAULT_MAX_BUFFER,
+      maxBufferSize: options.maxBufferSize ?? Defaults.maxBufferSize,
       pid: Option.none()
     })
 
@@ -525,14 +540,8 @@ export const replayTransport = (
     // The index of the recorded input the code must produce next.
     let expectAt = nextInput(0)
 
-    const liveOut = (frame: unknown): unknown => {
-      if (!Predicate.isRecord(frame) || frame.type !== "control_response" || !Predicate.isRecord(frame.response)) {
-        return frame
-      }
-      const recordedId = frame.response.request_id
-      const live = typeof recordedId === "string" ? ids.get(recordedId) : undefined
-      return live === undefined ? frame : { ...frame, response: { ...frame.response, request_id: live } }
-    }
+    // Recorded answers carry the live ids.
+    const liveOut = relabel
 
     const play = (entry: Entry): Effect.Effect<void> =>
       Effect.suspend(() => {
@@ -571,13 +580,22 @@ export const replayTransport = (
         return cli.crash(error, { exitCode: 1, signal: undefined }).pipe(Effect.zipRight(Effect.fail(error)))
       })
 
-    // The recorded frame as it should look live: SDK request ids become the ones in use.
+    // The recorded frame as it should look live: request ids and user message uuids become the
+    // ones in use.
     const normalise = (
-      expected: unknown,
+      recorded: unknown,
       actual: unknown
     ): { readonly frame: unknown; readonly bind?: readonly [string, string] } => {
-      if (!Predicate.isRecord(expected) || !Predicate.isRecord(actual)) return { frame: expected }
-      const recordedId = expected.request_id
+      if (!Predicate.isRecord(recorded) || !Predicate.isRecord(actual)) return { frame: relabel(recorded) }
+      const expected = relabelObject(recorded)
+      if (recorded.type === "user" && actual.type === "user" && typeof actual.uuid === "string") {
+        // A recording made before every user message carried a uuid has none to map.
+        const frame = { ...expected, uuid: actual.uuid }
+        return typeof recorded.uuid === "string" && !ids.has(recorded.uuid)
+          ? { frame, bind: [recorded.uuid, actual.uuid] }
+          : { frame }
+      }
+      const recordedId = recorded.request_id
       if (typeof recordedId !== "string") return { frame: expected }
       const known = ids.get(recordedId)
       if (expected.type === "control_request" && actual.type === "control_request") {

@@ -22,7 +22,7 @@ describe("e2e: subprocess Transport", () => {
       const transport = yield* Transport.makeSubprocess(config())
       const n = 64
       const payload = "x".repeat(200 * 1024) + "\u2028é€😀"
-      const received = yield* Effect.fork(transport.frames.pipe(Stream.take(n), Stream.runCollect))
+      const received = yield* Effect.fork(transport.frames.pipe(Stream.map((f) => f.value), Stream.take(n), Stream.runCollect))
       yield* Effect.forEach(
         Array.from({ length: n }, (_, i) => i),
         (i) => transport.send({ type: "probe", id: i, payload }),
@@ -51,7 +51,7 @@ describe("e2e: subprocess Transport", () => {
         }
       })
       yield* transport.send({ type: "ping" })
-      const [frame] = Chunk.toArray(yield* transport.frames.pipe(Stream.take(1), Stream.runCollect))
+      const [frame] = Chunk.toArray(yield* transport.frames.pipe(Stream.map((f) => f.value), Stream.take(1), Stream.runCollect))
       expect(frame).toEqual({ type: "ping" })
       yield* Deferred.await(floodDone)
       expect(lines.length).toBe(8 * 1024 + 1)
@@ -83,7 +83,7 @@ describe("e2e: subprocess Transport", () => {
       }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture)))
       // The child answers on stdout only after its whole stderr flood was read.
       yield* transport.send({ type: "probe" })
-      const echoed = yield* transport.frames.pipe(Stream.take(1), Stream.runCollect)
+      const echoed = yield* transport.frames.pipe(Stream.map((f) => f.value), Stream.take(1), Stream.runCollect)
       expect(Chunk.size(echoed)).toBe(1)
       expect(calls).toBeGreaterThan(1000)
       expect(warnings).toHaveLength(1)

@@ -1,6 +1,6 @@
 // Unit tests of sessions and queries over the in-memory fake CLI (a mock transport, no process).
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Duration, Effect, Fiber, Option, Stream } from "effect"
+import { Chunk, Deferred, Duration, Effect, Exit, Fiber, Logger, LogLevel, Option, Ref, Scope, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
@@ -332,5 +332,134 @@ describe("session method arguments are checked before anything is sent (fake CLI
         typeof f.request === "object" && f.request !== null && "subtype" in f.request ? f.request.subtype : undefined
       )
       expect(subtypes).toEqual(["initialize"])
+    }))
+})
+
+describe("callback failures are logged once, in one short line naming the field (fake CLI)", () => {
+  const captureLogs = () => {
+    const warnings: Array<string> = []
+    const debug: Array<string> = []
+    const logger = Logger.make(({ logLevel, message }) => {
+      const text = [message].flat().map(String).join(" ")
+      if (logLevel._tag === "Warning") warnings.push(text)
+      if (logLevel._tag === "Debug") debug.push(text)
+    })
+    return { warnings, debug, layer: Logger.replace(Logger.defaultLogger, logger) }
+  }
+
+  it.effect("a hook returning an invalid output, and a canUseTool returning an invalid result", () =>
+    Effect.gen(function*() {
+      const logs = captureLogs()
+      const invalidOutput: unknown = JSON.parse("{\"decision\":\"nonsense\"}")
+      const invalidResult: unknown = JSON.parse("{\"behavior\":\"maybe\"}")
+      const answers = yield* Deferred.make<ReadonlyArray<FakeCli.JsonObject>>()
+      const layer = FakeCli.layerClaudeAgent({
+        onUserMessage: (_message, cli) =>
+          Effect.all([
+            cli.request({
+              subtype: "hook_callback",
+              callback_id: "hook_0",
+              input: { hook_event_name: "Stop", session_id: "s", transcript_path: "/t", cwd: "/", stop_hook_active: false }
+            }),
+            cli.request({ subtype: "can_use_tool", tool_name: "Bash", input: { command: "ls" } })
+          ]).pipe(Effect.flatMap((all) => Deferred.succeed(answers, all)))
+      })
+      yield* Effect.scoped(Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session({
+          hooks: { Stop: [{ hooks: [() => Effect.succeed(Object.assign({}, invalidOutput))] }] },
+          canUseTool: () => Effect.succeed(Object.assign({ behavior: "allow" as const }, invalidResult))
+        })
+        yield* session.send("go")
+        const [hook, permission] = yield* Deferred.await(answers)
+        expect(hook).toMatchObject({ subtype: "error" })
+        expect(permission).toMatchObject({ subtype: "error" })
+      })).pipe(Effect.provide(layer), Effect.provide(logs.layer), Logger.withMinimumLogLevel(LogLevel.Debug))
+      expect(logs.warnings).toHaveLength(2)
+      const [hookWarning, permissionWarning] = logs.warnings
+      expect(hookWarning).toContain("hook_callback failed")
+      expect(hookWarning).toContain("Stop hook callback hook_0")
+      expect(hookWarning).toContain("decision")
+      expect(permissionWarning).toContain("can_use_tool failed")
+      expect(permissionWarning).toContain("behavior")
+      for (const line of logs.warnings) {
+        expect(line.length).toBeLessThanOrEqual(500)
+        expect(line).not.toContain("\n")
+      }
+      // The details are at debug level.
+      expect(logs.debug.filter((line) => line.includes("failure in full"))).toHaveLength(2)
+    }))
+})
+
+describe("user message ids and rewinding (fake CLI)", () => {
+  it.scoped("send returns the uuid it wrote; a full frame keeps its own", () =>
+    Effect.gen(function*() {
+      const written = yield* Deferred.make<ReadonlyArray<FakeCli.JsonObject>>()
+      const layer = FakeCli.layerClaudeAgent({
+        onInputEnd: (cli) =>
+          Effect.flatMap(cli.sent, (all) => Deferred.succeed(written, all)).pipe(Effect.zipRight(cli.exit()))
+      })
+      const ids = yield* Effect.scoped(Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session()
+        const generated = yield* session.send("hello")
+        yield* session.receiveResponse.pipe(Stream.runDrain)
+        const own = yield* session.send(Message.userMessage("again", { uuid: "0b6f2a53-8d7e-4b1c-9a2e-5f3c1d7e9a10" }))
+        yield* session.receiveResponse.pipe(Stream.runDrain)
+        return [generated, own]
+      })).pipe(Effect.provide(layer))
+      expect(ids[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      expect(ids[1]).toBe("0b6f2a53-8d7e-4b1c-9a2e-5f3c1d7e9a10")
+      const users = (yield* Deferred.await(written)).filter((f) => f.type === "user").map((f) => f.uuid)
+      expect(users).toEqual(ids)
+    }))
+
+  it.scoped("rewindFiles: 'cannot rewind' is data with and without dryRun; the files are restored only after a dry run says they can be", () =>
+    Effect.gen(function*() {
+      const rewinds = yield* Ref.make<ReadonlyArray<unknown>>([])
+      const canRewind = yield* Ref.make(false)
+      const layer = FakeCli.layerClaudeAgent({
+        onControlRequest: (request) =>
+          request.subtype !== "rewind_files"
+            ? Effect.succeed(Option.none())
+            : Ref.update(rewinds, (all) => [...all, request.dry_run ?? false]).pipe(
+              Effect.zipRight(Ref.get(canRewind)),
+              Effect.map((can) =>
+                Option.some(
+                  can
+                    ? request.dry_run === true ? { canRewind: true, filesChanged: ["/w/a.txt"] } : { canRewind: true }
+                    : request.dry_run === true
+                    ? { canRewind: false, error: "File rewinding is not enabled." }
+                    : FakeCli.controlFailure("File rewinding is not enabled.")
+                )
+              )
+            )
+      })
+      yield* Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session()
+        const refused = yield* session.rewindFiles("4f1c0000-0000-4000-8000-000000000000")
+        expect(refused).toEqual({ canRewind: false, error: "File rewinding is not enabled." })
+        expect(yield* Ref.get(rewinds)).toEqual([true])
+        yield* Ref.set(canRewind, true)
+        const done = yield* session.rewindFiles("4f1c0000-0000-4000-8000-000000000000")
+        expect(done.canRewind).toBe(true)
+        expect(yield* Ref.get(rewinds)).toEqual([true, true, false])
+        const dry = yield* session.rewindFiles("4f1c0000-0000-4000-8000-000000000000", { dryRun: true })
+        expect(dry.filesChanged).toEqual(["/w/a.txt"])
+        expect(yield* Ref.get(rewinds)).toEqual([true, true, false, true])
+      }).pipe(Effect.provide(layer))
+    }))
+})
+
+describe("closing a session under a reader (fake CLI)", () => {
+  it.effect("a consumer still reading messages when the session's scope closes ends with a typed error, never a hang", () =>
+    Effect.gen(function*() {
+      // A CLI that ignores the end of its input: only the stop sequence ends it.
+      const layer = FakeCli.layerClaudeAgent({ onInputEnd: () => Effect.never })
+      const scope = yield* Scope.make()
+      const session = yield* ClaudeAgent.session().pipe(Scope.extend(scope), Effect.provide(layer))
+      const reading = yield* session.messages.pipe(Stream.runDrain, Effect.flip, Effect.fork)
+      yield* Scope.close(scope, Exit.void)
+      const error = yield* Fiber.join(reading)
+      // The stop sequence's SIGTERM ends the fake CLI (ProcessError), or the channel closes first.
+      expect(["ProcessError", "CLIConnectionError"]).toContain(error._tag)
     }))
 })

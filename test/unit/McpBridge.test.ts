@@ -1,10 +1,12 @@
 // Unit tests of the MCP bridge: `handleMessage` is called directly, as the control channel would
 // call it for an `mcp_message` control request (no transport, no CLI).
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Context, Deferred, Effect, Exit, Fiber, Schema, Scope } from "effect"
+import { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schema, Scope, Stream } from "effect"
+import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as McpServer from "../../src/McpServer.js"
 import { McpBridge, make as makeBridge } from "../../src/services/McpBridge.js"
 import type { McpBridgeShape } from "../../src/services/McpBridge.js"
+import * as FakeCli from "../../src/testing/FakeCli.js"
 import * as Tool from "../../src/Tool.js"
 
 const mcpMessage = (server: string, message: unknown) => ({ subtype: "mcp_message", server_name: server, message })
@@ -88,12 +90,12 @@ describe("McpBridge", () => {
             id: 0,
             result: {
               protocolVersion: "2099-01-01",
-              capabilities: { tools: {} },
+              capabilities: { tools: { listChanged: true } },
               serverInfo: { name: "calc", version: "1.0.0" }
             }
           }
         })
-        expect(bridge.serverNames).toEqual(["calc"])
+        expect(yield* bridge.serverNames).toEqual(["calc"])
       })
     ))
 
@@ -145,6 +147,111 @@ describe("McpBridge", () => {
         expect(tools[1]?.inputSchema).toMatchObject({ properties: { n: { type: "string" } } })
       })
     ))
+
+  it.scoped("lists a tool's MCP annotations when it has them, and no annotations key otherwise", () =>
+    Effect.gen(function*() {
+      const lookup = Tool.make("lookup", {
+        description: "Looks a city up",
+        parameters: Schema.Struct({ city: Schema.String }),
+        annotations: {
+          title: "City lookup",
+          readOnlyHint: true,
+          destructiveHint: false,
+          idempotentHint: true,
+          openWorldHint: true
+        },
+        handler: ({ city }) => Effect.succeed(city)
+      })
+      expect(lookup.annotations).toEqual({
+        title: "City lookup",
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: true
+      })
+      const bridge = yield* makeBridge([McpServer.make({ name: "geo", tools: [lookup, add] })])
+      const reply = yield* send(bridge, "geo", { jsonrpc: "2.0", id: 1, method: "tools/list" })
+      const tools = (yield* Schema.decodeUnknown(
+        Schema.Struct({
+          mcp_response: Schema.Struct({
+            result: Schema.Struct({ tools: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })) })
+          })
+        })
+      )(reply)).mcp_response.result.tools
+      expect(tools[0]).toMatchObject({
+        name: "lookup",
+        annotations: {
+          title: "City lookup",
+          readOnlyHint: true,
+          destructiveHint: false,
+          idempotentHint: true,
+          openWorldHint: true
+        }
+      })
+      expect(tools[1]?.name).toBe("add")
+      expect(tools[1]).not.toHaveProperty("annotations")
+    }))
+
+  it.scoped("server extras: instructions in initialize, alwaysLoad and searchHint in the tools' _meta", () =>
+    Effect.gen(function*() {
+      const tool = (name: string, extras: { readonly alwaysLoad?: boolean; readonly searchHint?: string }) =>
+        Tool.make(name, { description: name, parameters: Schema.Struct({}), handler: () => Effect.succeed(""), ...extras })
+      const docs = McpServer.make({
+        name: "docs",
+        instructions: "Search before you read.",
+        alwaysLoad: true,
+        tools: [
+          tool("search", { searchHint: "find lookup grep" }),
+          tool("read", { alwaysLoad: false }),
+          tool("plain", {})
+        ]
+      })
+      const bridge = yield* makeBridge([docs, McpServer.make({ name: "bare", tools: [tool("x", {})] })])
+      const init = yield* send(bridge, "docs", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "1" } })
+      expect(init).toMatchObject({ mcp_response: { result: { instructions: "Search before you read." } } })
+      const bareInit = yield* send(bridge, "bare", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "1" } })
+      expect(bareInit).not.toHaveProperty("mcp_response.result.instructions")
+
+      const listOf = (server: string) =>
+        send(bridge, server, { jsonrpc: "2.0", id: 1, method: "tools/list" }).pipe(
+          Effect.flatMap(Schema.decodeUnknown(Schema.Struct({
+            mcp_response: Schema.Struct({
+              result: Schema.Struct({ tools: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })) })
+            })
+          }))),
+          Effect.map((reply) => reply.mcp_response.result.tools)
+        )
+      const tools = yield* listOf("docs")
+      // The server's alwaysLoad is every tool's default; a tool's own value wins.
+      expect(tools.map((t) => t._meta)).toEqual([
+        { "anthropic/alwaysLoad": true, "anthropic/searchHint": "find lookup grep" },
+        { "anthropic/alwaysLoad": false },
+        { "anthropic/alwaysLoad": true }
+      ])
+      expect((yield* listOf("bare"))[0]).not.toHaveProperty("_meta")
+    }))
+
+  it.scoped("a server timeout becomes the initialize sdkMcpServerConfigs entry, in milliseconds", () =>
+    Effect.gen(function*() {
+      const bridge = yield* makeBridge([
+        McpServer.make({ name: "slow", timeout: "90 seconds", tools: [add] }),
+        McpServer.make({ name: "calc", tools: [add] })
+      ])
+      expect(yield* (bridge.serverConfigs ?? Effect.succeed(undefined))).toEqual({ slow: { timeout: 90_000 } })
+      const none = yield* makeBridge([calc])
+      expect(yield* (none.serverConfigs ?? Effect.succeed(undefined))).toEqual({})
+    }))
+
+  it.scoped("a server timeout under one second, infinite or malformed is an OptionsError naming the server", () =>
+    Effect.gen(function*() {
+      const bad = (timeout: Duration.DurationInput) =>
+        Effect.flip(makeBridge([McpServer.make({ name: "slow", timeout, tools: [add] })]))
+      const short = yield* bad("500 millis")
+      expect(short).toMatchObject({ _tag: "OptionsError", field: "mcpServers.slow.timeout" })
+      expect(short.detail).toContain("at least 1 second")
+      expect(yield* bad(Duration.infinity)).toMatchObject({ field: "mcpServers.slow.timeout" })
+      expect((yield* bad(-3)).detail).toContain("positive")
+    }))
 
   it("inlines a Schema.Class at the top level and rejects non-object parameters", () => {
     class Point extends Schema.Class<Point>("Point")({ x: Schema.Number, y: Schema.Number }) {}
@@ -409,4 +516,76 @@ describe("McpBridge", () => {
     expect(McpServer.toolName("calc", "add")).toBe("mcp__calc__add")
     expect(McpServer.toolNames(calc)).toContain("mcp__calc__double")
   })
+})
+
+describe("McpBridge.setServers", () => {
+  class Prefix extends Context.Tag("test/Prefix")<Prefix, string>() {}
+  const shout = Tool.make("shout", {
+    description: "Shouts with the prefix in context",
+    parameters: Schema.Struct({ text: Schema.String }),
+    handler: ({ text }) => Effect.map(Prefix, (prefix) => Tool.text(`${prefix}${text.toUpperCase()}`))
+  })
+
+  it.scoped("reports what was added, removed and replaced, and serves the new set", () =>
+    Effect.gen(function*() {
+      const bridge = yield* makeBridge([calc])
+      const other = McpServer.make({ name: "other", tools: [add] })
+      const loud = McpServer.make({ name: "loud", tools: [shout] })
+      const first = yield* bridge.setServers([calc, other])
+      expect(first).toEqual({ added: ["other"], removed: [], replaced: [] })
+      // `loud` needs a service: the one in context at this call is what its tools get.
+      const second = yield* bridge.setServers([McpServer.make({ name: "calc", tools: [add] }), loud]).pipe(
+        Effect.provideService(Prefix, "> ")
+      )
+      expect(second).toEqual({ added: ["loud"], removed: ["other"], replaced: ["calc"] })
+      expect(yield* bridge.serverNames).toEqual(["calc", "loud"])
+      expect(yield* send(bridge, "loud", callMessage(1, "shout", { text: "hi" }))).toMatchObject({
+        mcp_response: { result: { content: [{ type: "text", text: "> HI" }] } }
+      })
+      expect(yield* send(bridge, "other", { jsonrpc: "2.0", id: 2, method: "tools/list" })).toMatchObject({
+        mcp_response: { error: { code: -32601 } }
+      })
+      const calcTools = yield* send(bridge, "calc", { jsonrpc: "2.0", id: 3, method: "tools/list" })
+      expect(calcTools).toMatchObject({ mcp_response: { result: { tools: [{ name: "add" }] } } })
+    }))
+
+  it.scoped("an invalid set changes nothing", () =>
+    Effect.gen(function*() {
+      const bridge = yield* makeBridge([calc])
+      const error = yield* bridge.setServers([McpServer.make({ name: "x", tools: [add, add] })]).pipe(Effect.flip)
+      expect(error.field).toBe("mcpServers.x.tools.add")
+      expect(yield* bridge.serverNames).toEqual(["calc"])
+    }))
+
+  it.scoped("layerEmpty starts with no server and accepts some later; empty refuses them", () =>
+    Effect.gen(function*() {
+      const bridge = Context.get(yield* Layer.build(McpBridge.layerEmpty), McpBridge)
+      expect(yield* bridge.serverNames).toEqual([])
+      expect(yield* bridge.setServers([calc])).toEqual({ added: ["calc"], removed: [], replaced: [] })
+      expect(yield* send(bridge, "calc", callMessage(1, "add", { a: 1, b: 2 }))).toMatchObject({
+        mcp_response: { result: { content: [{ type: "text", text: "sum=3" }] } }
+      })
+      expect(yield* McpBridge.empty.setServers([])).toEqual({ added: [], removed: [], replaced: [] })
+      const refused = yield* McpBridge.empty.setServers([calc]).pipe(Effect.flip)
+      expect(refused._tag).toBe("OptionsError")
+    }))
+})
+
+describe("SDK server settings in initialize (fake CLI)", () => {
+  it.effect("a session sends the bridge's server timeouts as sdkMcpServerConfigs next to sdkMcpServers", () =>
+    Effect.gen(function*() {
+      const initialize = yield* Deferred.make<{ readonly [key: string]: unknown }>()
+      const layer = FakeCli.layerClaudeAgent({
+        onControlRequest: (request) =>
+          (request.subtype === "initialize" ? Deferred.succeed(initialize, request) : Effect.void).pipe(
+            Effect.as(Option.none())
+          )
+      })
+      const slow = McpServer.make({ name: "slow", timeout: Duration.seconds(5), tools: [add] })
+      yield* ClaudeAgent.query("hi", { mcpServers: { slow, calc } }).pipe(Stream.runDrain, Effect.provide(layer))
+      expect(yield* Deferred.await(initialize)).toMatchObject({
+        sdkMcpServers: ["slow", "calc"],
+        sdkMcpServerConfigs: { slow: { timeout: 5000 } }
+      })
+    }))
 })

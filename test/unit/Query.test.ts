@@ -131,3 +131,32 @@ describe("a CLI that never answers initialize (fake CLI)", () => {
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "TimeoutException", subtype: "initialize" })
     }).pipe(Effect.provide(silent)))
 })
+
+describe("ClaudeAgent.prewarm (fake CLI)", () => {
+  it.scoped("starts and initializes the CLI before the prompt; its queries run on that process", () =>
+    Effect.gen(function*() {
+      const initialized = yield* Deferred.make<void>()
+      let spawned = 0
+      const agent = ClaudeAgent.make(() =>
+        Effect.map(
+          FakeCli.make({
+            onControlRequest: (request) =>
+              request.subtype === "initialize"
+                ? Deferred.succeed(initialized, undefined).pipe(Effect.as(Option.none()))
+                : Effect.succeed(Option.none())
+          }),
+          ({ transport }) => {
+            spawned++
+            return transport
+          }
+        )
+      )
+      const warm = yield* ClaudeAgent.prewarm().pipe(Effect.provideService(ClaudeAgent.ClaudeAgent, agent))
+      // Initialized before any prompt exists.
+      expect(yield* Deferred.isDone(initialized)).toBe(true)
+      const first = yield* warm.query("one").pipe(Stream.filter(Message.isAssistant), Stream.map(Message.assistantText), Stream.runCollect)
+      const second = yield* warm.query("two").pipe(Stream.filter(Message.isAssistant), Stream.map(Message.assistantText), Stream.runCollect)
+      expect([...Chunk.toArray(first), ...Chunk.toArray(second)]).toEqual(["echo: one", "echo: two"])
+      expect(spawned).toBe(1)
+    }))
+})

@@ -20,7 +20,7 @@ const field = (u: unknown, key: string): unknown =>
 const collectFrames = (transport: TransportShape) =>
   Effect.gen(function*() {
     const queue = yield* Queue.unbounded<unknown>()
-    const fiber = yield* transport.frames.pipe(Stream.runForEach((f) => Queue.offer(queue, f)), Effect.forkScoped)
+    const fiber = yield* transport.frames.pipe(Stream.runForEach((f) => Queue.offer(queue, f.value)), Effect.forkScoped)
     return { queue, fiber }
   })
 
@@ -238,7 +238,7 @@ describe("Recording: recordTransport and files", () => {
       // `undefined` fields never reach the CLI, so they are not recorded either.
       const user = { type: "user", message: { role: "user", content: "hi" }, parent_tool_use_id: null, gone: undefined }
       yield* recorded.send(user)
-      const frames = yield* recorded.frames.pipe(Stream.take(3), Stream.runCollect)
+      const frames = yield* recorded.frames.pipe(Stream.map((f) => f.value), Stream.take(3), Stream.runCollect)
       yield* recorded.endInput
       yield* recorded.endInput
       expect(yield* recorded.exitStatus).toEqual({ exitCode: 0, signal: undefined })

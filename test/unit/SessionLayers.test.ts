@@ -150,7 +150,8 @@ describe("McpBridge is a layer swap", () => {
     Effect.gen(function*() {
       // A bridge that serves a tool list from elsewhere (e.g. an @effect/ai toolkit).
       const bridge = Layer.succeed(McpBridge, {
-        serverNames: ["toolkit"],
+        serverNames: Effect.succeed(["toolkit"]),
+        setServers: McpBridge.empty.setServers,
         handleMessage: ({ message, server_name }) =>
           Effect.succeed({
             mcp_response: {

@@ -22,7 +22,7 @@ const runLines = (chunks: ReadonlyArray<Uint8Array>, max = 1024 * 1024) =>
   Stream.fromIterable(chunks).pipe(Framing.splitLines(max), Stream.runCollect, Effect.map(Chunk.toArray))
 
 const runFrames = (chunks: ReadonlyArray<Uint8Array>, max = 1024 * 1024) =>
-  Stream.fromIterable(chunks).pipe(Framing.frames(max), Stream.runCollect, Effect.map(Chunk.toArray))
+  Stream.fromIterable(chunks).pipe(Framing.frames(max), Stream.map((f) => f.value), Stream.runCollect, Effect.map(Chunk.toArray))
 
 // A small deterministic PRNG so "random" chunk boundaries are reproducible.
 const prng = (seed: number) => () => {
@@ -102,6 +102,15 @@ describe("framing", () => {
       const bad = yield* runFrames([enc.encode("{\"a\":1}\n{not json at all\n")]).pipe(Effect.flip)
       expect(bad.reason).toBe("InvalidJson")
       expect(bad.linePrefix).toBe("{not json at all")
+    }))
+
+  it.effect("each frame carries the size of its line, newline included", () =>
+    Effect.gen(function*() {
+      const sized = yield* Stream.make(enc.encode("{\"a\":1}\nnoise\n{\"bb\":22}\n")).pipe(
+        Framing.frames(1024),
+        Stream.runCollect
+      )
+      expect(Chunk.toArray(sized)).toEqual([{ value: { a: 1 }, bytes: 8 }, { value: { bb: 22 }, bytes: 10 }])
     }))
 
   it("encodeFrame escapes U+2028/U+2029 and ends with one newline", () => {

@@ -1,0 +1,175 @@
+/**
+ * Telemetry: the metrics and spans every session records, with no setup.
+ *
+ * Spans go to whatever `Tracer` the program runs with (with `@effect/opentelemetry`, any OTLP
+ * exporter): `ClaudeAgent.session` for the session's life, `AgentSession.turn` for each turn
+ * (prompt → `result`, with cost, tokens and stop reason), and `ControlChannel.<subtype>` for every
+ * request the CLI makes (hooks, permission prompts, SDK MCP tool calls). The session's span
+ * context also goes to the CLI as `TRACEPARENT`, so its own spans join the trace.
+ *
+ * The metrics are Effect `Metric`s, read with `Metric.value` or exported by a metrics layer.
+ *
+ * @since 0.1.0
+ */
+import { Metric, MetricBoundaries } from "effect"
+
+/**
+ * Sessions opened (a CLI process started and initialized, or a fake).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Telemetry } from "effect-claude-agent"
+ *
+ * const opened = Effect.map(Metric.value(Telemetry.sessionsStarted), (state) => state.count)
+ * ```
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const sessionsStarted = Metric.counter("claude_agent_sessions_started", {
+  description: "Sessions opened"
+})
+
+/**
+ * Sessions open now (up when one opens, down when its scope closes).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Telemetry } from "effect-claude-agent"
+ *
+ * const open = Effect.map(Metric.value(Telemetry.sessionsActive), (state) => state.count)
+ * ```
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const sessionsActive = Metric.counter("claude_agent_sessions_active", {
+  description: "Sessions open now"
+})
+
+/**
+ * Turns finished (one per `result`), tagged `outcome` (`success` or `error`).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Telemetry } from "effect-claude-agent"
+ *
+ * const turns = Effect.map(Metric.value(Telemetry.turns), (state) => state.count)
+ * ```
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const turns = Metric.counter("claude_agent_turns", { description: "Turns finished" })
+
+/**
+ * How long turns take, from the prompt being written to its `result`, in milliseconds.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Telemetry } from "effect-claude-agent"
+ *
+ * const slowest = Effect.map(Metric.value(Telemetry.turnDuration), (state) => state.max)
+ * ```
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const turnDuration = Metric.histogram(
+  "claude_agent_turn_duration_ms",
+  MetricBoundaries.exponential({ start: 10, factor: 2, count: 16 }),
+  "Turn latency in milliseconds"
+)
+
+/**
+ * Input tokens of finished turns (`usage.input_tokens` of each `result`).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Telemetry } from "effect-claude-agent"
+ *
+ * const tokensIn = Effect.map(Metric.value(Telemetry.inputTokens), (state) => state.count)
+ * ```
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const inputTokens = Metric.counter("claude_agent_input_tokens", { description: "Input tokens" })
+
+/**
+ * Output tokens of finished turns (`usage.output_tokens` of each `result`).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Telemetry } from "effect-claude-agent"
+ *
+ * const tokensOut = Effect.map(Metric.value(Telemetry.outputTokens), (state) => state.count)
+ * ```
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const outputTokens = Metric.counter("claude_agent_output_tokens", { description: "Output tokens" })
+
+/**
+ * Cost of finished turns in US dollars (`total_cost_usd` of each `result`, which the CLI reports
+ * per turn).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Telemetry } from "effect-claude-agent"
+ *
+ * const spent = Effect.map(Metric.value(Telemetry.costUsd), (state) => state.count)
+ * ```
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const costUsd = Metric.counter("claude_agent_cost_usd", { description: "Cost in US dollars" })
+
+/**
+ * Tool calls the model made, tagged `tool` with the tool's name (from the assistant's `tool_use`
+ * blocks, so built-in and MCP tools alike).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Telemetry } from "effect-claude-agent"
+ *
+ * const bashCalls = Effect.map(Metric.value(Telemetry.toolCalls.pipe(Metric.tagged("tool", "Bash"))), (s) => s.count)
+ * ```
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const toolCalls = Metric.counter("claude_agent_tool_calls", { description: "Tool calls by tool" })
+
+/**
+ * How long the host takes to answer the CLI's requests, in milliseconds, tagged `subtype`
+ * (`hook_callback`, `can_use_tool`, `mcp_message`, …): hook, permission and SDK tool round trips.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Telemetry } from "effect-claude-agent"
+ *
+ * const hookP50 = Metric.value(Telemetry.callbackDuration.pipe(Metric.tagged("subtype", "hook_callback"))).pipe(
+ *   Effect.map((state) => state.count)
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const callbackDuration = Metric.histogram(
+  "claude_agent_callback_duration_ms",
+  MetricBoundaries.exponential({ start: 0.1, factor: 2, count: 20 }),
+  "Time to answer the CLI's control requests, in milliseconds"
+)

@@ -1,0 +1,74 @@
+// `query` on top of any way of opening sessions: `ClaudeAgent.make`'s, or the pool's.
+import { Chunk, Effect, Either, Fiber, Predicate, type Scope, Stream } from "effect"
+import * as AgentSession from "../AgentSession.js"
+import * as Message from "../schema/Message.js"
+import type * as Options from "../schema/Options.js"
+import { CLIConnectionError, OptionsError, type SdkError } from "../SdkError.js"
+
+/** A prompt for `query`: a string, or a stream of prompts with its own error and services. */
+export type QueryPrompt<E = never, R = never> = string | Stream.Stream<AgentSession.Prompt, E, R>
+
+/** Opens a session in the caller's scope. */
+export type OpenSession = <R = never>(
+  options?: Options.Options<R>
+) => Effect.Effect<AgentSession.AgentSession, SdkError, Scope.Scope | R>
+
+/** `query` over `open`: one session per query, ended with the stream. */
+export const fromSessions = (open: OpenSession) =>
+<R = never, E = never, RP = never>(
+  prompt: QueryPrompt<E, RP>,
+  options?: Options.Options<R>
+): Stream.Stream<Message.Message, SdkError | E, R | RP> =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    if (typeof prompt !== "string" && !Predicate.hasProperty(prompt, Stream.StreamTypeId)) {
+      return yield* Effect.fail(
+        new OptionsError({ field: "prompt", detail: "expected a string or a Stream of prompts" })
+      )
+    }
+    const s = yield* open(options)
+    if (typeof prompt === "string") {
+      yield* s.send(prompt)
+      return s.receiveResponse.pipe(requireResult)
+    }
+    // One turn per prompt: the CLI merges prompts that arrive while a turn runs into that turn,
+    // so each prompt is written after the previous prompt's `result`. Once the input has ended,
+    // stdin stays open until the CLI is idle and no callback is running: callbacks of the last
+    // turn need stdin to answer.
+    const feed = prompt.pipe(
+      Stream.runForEachWhile((next) =>
+        Effect.gen(function*() {
+          const before = (yield* s.control.runState).results
+          // A failed write means the CLI is gone: the message stream reports why.
+          if (Either.isLeft(yield* Effect.either(s.send(next)))) return false
+          yield* s.control.awaitRunState((run) => run.results > before)
+          return true
+        })
+      ),
+      Effect.zipRight(s.control.awaitRunState(AgentSession.isIdle)),
+      Effect.zipRight(s.control.awaitNoneInFlight),
+      Effect.zipRight(s.endInput)
+    )
+    const feeding = yield* Effect.forkScoped(feed)
+    // The prompt stream's failure or defect ends the query with it (and the scope, the process);
+    // the run itself ends when the CLI's messages do.
+    return Stream.merge(s.messages, Stream.drain(Stream.fromEffect(Fiber.join(feeding))), { haltStrategy: "left" })
+  }))
+
+// Fails a single-prompt run whose CLI ended before the prompt's result.
+export const requireResult = <E, R>(self: Stream.Stream<Message.Message, E, R>) =>
+  Stream.suspend(() => {
+    let sawResult = false
+    return self.pipe(
+      // Per chunk, not per message: this runs on every message of the run.
+      Stream.mapChunks((chunk) => {
+        if (!sawResult && Chunk.some(chunk, Message.isResult)) sawResult = true
+        return chunk
+      }),
+      Stream.concat(Stream.suspend(() =>
+        sawResult ? Stream.empty : Stream.fail(
+          new CLIConnectionError({ reason: "The Claude Code CLI ended its output before the result of the prompt" })
+        )
+      ))
+    )
+  })
+

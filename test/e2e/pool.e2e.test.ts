@@ -1,0 +1,200 @@
+// The AgentPool on the real `claude` binary against ScriptedModel: the process cap holds, every
+// request is served, a CLI killed mid-turn fails only its own request, and nothing outlives the pool.
+import { NodeContext } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Deferred, Effect, Exit, Fiber, Option, Scope, Stream } from "effect"
+import * as AgentPool from "../../src/AgentPool.js"
+import * as ClaudeAgent from "../../src/ClaudeAgent.js"
+import * as Message from "../../src/schema/Message.js"
+import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { claudePids } from "../support/processes.js"
+
+// The real subprocess factory, counting the CLI processes alive at once.
+const counting = Effect.gen(function*() {
+  const counts = { live: 0, peak: 0, pids: [] as Array<number> }
+  const spawn = yield* ClaudeAgent.subprocessFactory
+  const agent = ClaudeAgent.make((launch, options) =>
+    Effect.tap(spawn(launch, options), (transport) =>
+      Effect.gen(function*() {
+        counts.live++
+        counts.peak = Math.max(counts.peak, counts.live)
+        counts.pids.push(Option.getOrElse(transport.pid, () => -1))
+        yield* transport.exitStatus.pipe(Effect.ensuring(Effect.sync(() => void counts.live--)), Effect.forkDaemon)
+      }))
+  )
+  return { agent, counts }
+})
+
+const resultText = (messages: Chunk.Chunk<Message.Message>) =>
+  Chunk.toArray(messages).filter(Message.isResult).map((r) => ("result" in r ? r.result : r.subtype))
+
+describe("e2e: AgentPool on the real claude CLI", () => {
+  it.scopedLive("16 requests on a pool of 4: never more than 4 processes, all answered, none left", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([
+        { reply: ScriptedModel.text("answer"), times: Infinity }
+      ])
+      const options = yield* model.options()
+      const { agent, counts } = yield* counting
+      const answers = yield* Effect.scoped(Effect.gen(function*() {
+        const pool = yield* AgentPool.make(agent, { maxConcurrent: 4 })
+        return yield* Effect.forEach(
+          Array.from({ length: 16 }, (_, i) => `question ${i}`),
+          (q) => pool.query(q, options).pipe(Stream.runCollect, Effect.map(resultText)),
+          { concurrency: "unbounded" }
+        )
+      }))
+      expect(answers).toEqual(Array.from({ length: 16 }, () => ["answer"]))
+      expect(counts.pids).toHaveLength(16)
+      expect(counts.peak).toBeLessThanOrEqual(4)
+      expect(counts.peak).toBeGreaterThan(1)
+      expect(claudePids(options.env?.HOME)).toEqual([])
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("a CLI killed mid-turn fails only its request; the pool keeps serving", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([
+        { match: (r) => ScriptedModel.lastUserText(r) === "slow", reply: ScriptedModel.slowText("z".repeat(4000), { chunkSize: 4, delayMs: 20 }) },
+        { match: (r) => ScriptedModel.lastUserText(r) !== "slow", reply: ScriptedModel.text("fine"), times: Infinity }
+      ])
+      const options = yield* model.options()
+      const { agent, counts } = yield* counting
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2 })
+      const streaming = yield* Deferred.make<void>()
+      const victim = yield* pool.query("slow", { ...options, includePartialMessages: true }).pipe(
+        Stream.tap((m) => (m.type === "stream_event" ? Deferred.succeed(streaming, undefined) : Effect.void)),
+        Stream.runDrain,
+        Effect.flip,
+        Effect.fork
+      )
+      yield* Deferred.await(streaming)
+      const pid = counts.pids[0]
+      expect(pid).toBeGreaterThan(0)
+      if (pid !== undefined) process.kill(pid, "SIGKILL")
+      const error = yield* Fiber.join(victim)
+      expect(error._tag).toBe("ProcessError")
+      const next = yield* Effect.forEach(["one", "two", "three"], (q) =>
+        pool.query(q, options).pipe(Stream.runCollect, Effect.map(resultText)), { concurrency: "unbounded" })
+      expect(next).toEqual([["fine"], ["fine"], ["fine"]])
+      expect((yield* pool.stats).active).toBe(0)
+    }).pipe(Effect.provide(NodeContext.layer)))
+})
+
+// Every text the model was sent in a request (user turns and its own earlier answers).
+const conversationText = (req: ScriptedModel.RecordedRequest | undefined): string => JSON.stringify(req?.messages ?? [])
+
+const requestFor = (requests: ReadonlyArray<ScriptedModel.RecordedRequest>, prompt: string) =>
+  requests.find((r) => ScriptedModel.lastUserText(r).includes(prompt))
+
+describe("e2e: AgentPool keyed sessions on the real claude CLI", () => {
+  it.scopedLive("a key's session is reused while idle; evicted for another key, it is resumed and the model sees the earlier turns", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([{ reply: ScriptedModel.text("noted"), times: Infinity }])
+      const options = yield* model.options()
+      const { agent, counts } = yield* counting
+      const poolScope = yield* Scope.make()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1 }).pipe(Scope.extend(poolScope))
+      const events: Array<AgentPool.PoolEvent> = []
+      yield* pool.events.pipe(Stream.runForEach((e) => Effect.sync(() => void events.push(e))), Effect.forkScoped)
+      const chat = (key: string, prompt: string) => pool.chat(key, prompt, options).pipe(Stream.runCollect, Effect.map(resultText))
+
+      expect(yield* chat("alice", "My name is Ada.")).toEqual(["noted"])
+      expect(yield* chat("alice", "Remember the number 42.")).toEqual(["noted"])
+      expect(counts.pids).toHaveLength(1)
+      expect(yield* chat("bob", "Hello, I am Bob.")).toEqual(["noted"])
+      expect(yield* chat("alice", "What is my name?")).toEqual(["noted"])
+      expect(counts.pids).toHaveLength(3)
+      expect(counts.peak).toBe(1)
+
+      const requests = yield* model.mainRequests
+      // Reused: the second turn went to the same process, with the first in its context.
+      expect(conversationText(requestFor(requests, "Remember the number 42."))).toContain("My name is Ada.")
+      // Bob's conversation is his own.
+      expect(conversationText(requestFor(requests, "Hello, I am Bob."))).not.toContain("Ada")
+      // Resumed on a new process: both earlier turns are in the request.
+      const resumed = conversationText(requestFor(requests, "What is my name?"))
+      expect(resumed).toContain("My name is Ada.")
+      expect(resumed).toContain("Remember the number 42.")
+      expect(resumed).not.toContain("Bob")
+      expect(events.flatMap((e) => (e._tag === "Evicted" || e._tag === "Resumed" || e._tag === "Reused") ? [`${e._tag} ${e.key}`] : []))
+        .toEqual(["Reused alice", "Evicted alice", "Evicted bob", "Resumed alice"])
+      // Alice's session was idle: closing the pool stops it.
+      expect(claudePids(options.env?.HOME)).toHaveLength(1)
+      yield* Scope.close(poolScope, Exit.void)
+      expect(claudePids(options.env?.HOME)).toEqual([])
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("a conversation whose transcript is gone ends that turn with the CLI's error; the key's next use starts a new one", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([{ reply: ScriptedModel.text("noted"), times: Infinity }])
+      const options = yield* model.options()
+      const { agent } = yield* counting
+      // Stopped after each use: every turn after the first is a resume.
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1, idleTimeToLive: 0 })
+      const chat = (prompt: string) => pool.chat("alice", prompt, options).pipe(Stream.runCollect, Effect.map(Chunk.toArray))
+
+      yield* chat("My name is Ada.")
+      fs.rmSync(path.join(options.env.CLAUDE_CONFIG_DIR ?? "", "projects"), { recursive: true, force: true })
+      const failed = (yield* chat("What is my name?")).filter(Message.isResult)
+      expect(failed).toMatchObject([{ subtype: "error_during_execution", is_error: true }])
+      expect(JSON.stringify(failed)).toContain("No conversation found with session ID")
+      expect(resultText(Chunk.fromIterable(yield* chat("Hello again.")))).toEqual(["noted"])
+      // A new conversation: the lost turn is not in it.
+      expect(conversationText(requestFor(yield* model.mainRequests, "Hello again."))).not.toContain("Ada")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("a keyed session whose CLI is killed (idle, or mid-turn) is resumed with the earlier turns", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([
+        {
+          match: (r) => ScriptedModel.lastUserText(r) === "Tell me a long story.",
+          reply: ScriptedModel.slowText("z".repeat(4000), { chunkSize: 4, delayMs: 20 })
+        },
+        { reply: ScriptedModel.text("noted"), times: Infinity }
+      ])
+      const options = yield* model.options()
+      const { agent, counts } = yield* counting
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2 })
+      const chat = (prompt: string) => pool.chat("alice", prompt, options)
+
+      expect(yield* chat("My name is Ada.").pipe(Stream.runCollect, Effect.map(resultText))).toEqual(["noted"])
+      // Killed while idle: the pool notices, frees the slot, and the next turn resumes.
+      const noticed = yield* pool.events.pipe(
+        Stream.filter((e) => e._tag === "Evicted"),
+        Stream.runHead,
+        Effect.fork
+      )
+      // Subscribed once its fiber waits for the first event.
+      yield* Effect.repeat(Effect.zipLeft(Fiber.status(noticed), Effect.yieldNow()), {
+        until: (status) => status._tag === "Suspended"
+      })
+      process.kill(counts.pids[0]!, "SIGKILL")
+      expect(yield* Fiber.join(noticed)).toMatchObject(Option.some({ _tag: "Evicted", reason: "session-died", key: "alice" }))
+      expect(yield* chat("What is my name?").pipe(Stream.runCollect, Effect.map(resultText))).toEqual(["noted"])
+      expect(counts.pids).toHaveLength(2)
+
+      // Killed mid-turn: that turn fails; the next one resumes.
+      const streaming = yield* Deferred.make<void>()
+      const error = yield* pool.chat("alice", "Tell me a long story.", { ...options, includePartialMessages: true }).pipe(
+        Stream.tap((m) => (m.type === "stream_event" ? Deferred.succeed(streaming, undefined) : Effect.void)),
+        Stream.runDrain,
+        Effect.flip,
+        Effect.fork
+      )
+      yield* Deferred.await(streaming)
+      // includePartialMessages differs from the earlier options: this turn ran on a third process.
+      process.kill(counts.pids[2]!, "SIGKILL")
+      expect((yield* Fiber.join(error))._tag).toBe("ProcessError")
+      expect(yield* chat("Do you still know me?").pipe(Stream.runCollect, Effect.map(resultText))).toEqual(["noted"])
+      expect(counts.pids).toHaveLength(4)
+
+      const requests = yield* model.mainRequests
+      expect(conversationText(requestFor(requests, "What is my name?"))).toContain("My name is Ada.")
+      const last = conversationText(requestFor(requests, "Do you still know me?"))
+      expect(last).toContain("My name is Ada.")
+      expect(last).toContain("What is my name?")
+      expect((yield* pool.stats)).toMatchObject({ active: 0, idle: 1 })
+    }).pipe(Effect.provide(NodeContext.layer)))
+})

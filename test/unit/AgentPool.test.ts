@@ -1,0 +1,571 @@
+// Unit tests of the AgentPool over the in-memory fake CLI (a mock transport): each "process" is a
+// FakeCli whose life the test counts, and whose turns wait on gates the test opens.
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Scope, Stream, TestClock } from "effect"
+import * as AgentPool from "../../src/AgentPool.js"
+import * as ClaudeAgent from "../../src/ClaudeAgent.js"
+import * as Message from "../../src/schema/Message.js"
+import * as FakeCli from "../../src/testing/FakeCli.js"
+
+// A ClaudeAgent whose fake CLIs count how many are alive, report each prompt as its turn starts,
+// and play the turn only when the test opens that prompt's gate (unless `open` says it needn't wait).
+const gatedAgent = (open: (prompt: string) => boolean = () => false) =>
+  Effect.gen(function*() {
+    const started = yield* Queue.unbounded<string>()
+    const gates = new Map<string, Deferred.Deferred<void>>()
+    const gate = (prompt: string) =>
+      Effect.suspend(() => {
+        const existing = gates.get(prompt)
+        if (existing !== undefined) return Effect.succeed(existing)
+        return Effect.map(Deferred.make<void>(), (d) => {
+          gates.set(prompt, d)
+          return d
+        })
+      })
+    const counts = { live: 0, peak: 0, spawned: 0 }
+    const agent = ClaudeAgent.make(() =>
+      Effect.gen(function*() {
+        const { transport } = yield* FakeCli.make({
+          onUserMessage: (message, cli) =>
+            Effect.gen(function*() {
+              const prompt = FakeCli.userText(message)
+              yield* Queue.offer(started, prompt)
+              if (prompt === "crash") return yield* cli.exit({ exitCode: 3 })
+              if (!open(prompt)) yield* Deferred.await(yield* gate(prompt))
+              yield* FakeCli.echoTurn(message, cli)
+            })
+        })
+        counts.spawned++
+        counts.live++
+        counts.peak = Math.max(counts.peak, counts.live)
+        yield* Effect.addFinalizer(() => Effect.sync(() => void counts.live--))
+        return transport
+      })
+    )
+    const release = (prompt: string) => Effect.flatMap(gate(prompt), (d) => Deferred.succeed(d, undefined))
+    return { agent, started, release, counts }
+  })
+
+const answer = (pool: AgentPool.AgentPoolShape, prompt: string) =>
+  pool.query(prompt).pipe(
+    Stream.filter(Message.isResult),
+    Stream.runCollect,
+    Effect.map((results) => Chunk.toArray(results).map((r) => ("result" in r ? r.result : r.subtype)))
+  )
+
+// Waits, yielding to the pool's fibers, until the pool's state satisfies `done` (no clock involved).
+const settle = (pool: AgentPool.AgentPoolShape, done: (stats: AgentPool.PoolStats) => boolean) => {
+  const probe: Effect.Effect<AgentPool.PoolStats> = Effect.zipLeft(pool.stats, Effect.yieldNow())
+  return Effect.repeat(probe, { until: done })
+}
+
+describe("AgentPool (fake CLI)", () => {
+  it.scoped("16 requests on a pool of 4: never more than 4 processes, served in FIFO order, all succeed", () =>
+    Effect.gen(function*() {
+      const { agent, counts, release, started } = yield* gatedAgent()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 4 })
+      const prompts = Array.from({ length: 16 }, (_, i) => `q${i}`)
+      const fibers: Array<Fiber.RuntimeFiber<ReadonlyArray<unknown>, unknown>> = []
+      for (const prompt of prompts) {
+        fibers.push(yield* Effect.fork(answer(pool, prompt)))
+        // Each request is queued before the next is made: the arrival order is the prompts' order.
+        yield* settle(pool, (s) => s.active + s.pending === fibers.length)
+      }
+      const firstFour = Chunk.toArray(yield* Queue.takeBetween(started, 4, 4)).sort()
+      expect(firstFour).toEqual(["q0", "q1", "q2", "q3"])
+      expect((yield* pool.stats).pending).toBe(12)
+      const order: Array<string> = [...firstFour]
+      for (let i = 0; i < 12; i++) {
+        yield* release(`q${i}`)
+        order.push(yield* Queue.take(started))
+      }
+      for (let i = 12; i < 16; i++) yield* release(`q${i}`)
+      const results = yield* Effect.forEach(fibers, Fiber.join)
+      expect(results.map((r) => r[0])).toEqual(prompts.map((p) => `echo: ${p}`))
+      expect(order).toEqual(prompts)
+      expect(counts.peak).toBe(4)
+      expect(counts.spawned).toBe(16)
+      yield* settle(pool, (s) => s.active === 0)
+      expect(counts.live).toBe(0)
+    }))
+
+  it.scoped("a full queue fails with PoolFullError at once", () =>
+    Effect.gen(function*() {
+      const { agent, release, started } = yield* gatedAgent()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1, maxPending: 1 })
+      const first = yield* Effect.fork(answer(pool, "a"))
+      yield* Queue.take(started)
+      const second = yield* Effect.fork(answer(pool, "b"))
+      yield* settle(pool, (s) => s.pending === 1)
+      const error = yield* answer(pool, "c").pipe(Effect.flip)
+      expect(error).toMatchObject({ _tag: "PoolFullError", pending: 1, maxConcurrent: 1 })
+      yield* release("a")
+      yield* release("b")
+      expect(yield* Fiber.join(first)).toEqual(["echo: a"])
+      expect(yield* Fiber.join(second)).toEqual(["echo: b"])
+    }))
+
+  it.scoped("a request that waits longer than pendingTimeout fails with PoolTimeoutError and leaves the queue", () =>
+    Effect.gen(function*() {
+      const { agent, release, started } = yield* gatedAgent()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1, pendingTimeout: "5 seconds" })
+      const first = yield* Effect.fork(answer(pool, "a"))
+      yield* Queue.take(started)
+      const waiting = yield* Effect.fork(answer(pool, "b").pipe(Effect.flip))
+      yield* settle(pool, (s) => s.pending === 1)
+      yield* TestClock.adjust("5 seconds")
+      expect(yield* Fiber.join(waiting)).toMatchObject({ _tag: "PoolTimeoutError", timeoutMillis: 5000 })
+      expect((yield* pool.stats).pending).toBe(0)
+      yield* release("a")
+      expect(yield* Fiber.join(first)).toEqual(["echo: a"])
+    }))
+
+  it.scoped("a higher priority is served first; equal priorities in arrival order", () =>
+    Effect.gen(function*() {
+      const { agent, release, started } = yield* gatedAgent()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1 })
+      const first = yield* Effect.fork(answer(pool, "first"))
+      yield* Queue.take(started)
+      const queued = [
+        yield* Effect.fork(answer(pool, "low-1")),
+        yield* settle(pool, (s) => s.pending === 1).pipe(Effect.zipRight(Effect.fork(answer(pool, "low-2")))),
+        yield* settle(pool, (s) => s.pending === 2).pipe(
+          Effect.zipRight(Effect.fork(answer(pool, "urgent").pipe(AgentPool.withPriority(5))))
+        )
+      ]
+      yield* settle(pool, (s) => s.pending === 3)
+      const order: Array<string> = []
+      for (const prompt of ["first", "urgent", "low-1"]) {
+        yield* release(prompt)
+        order.push(yield* Queue.take(started))
+      }
+      yield* release("low-2")
+      yield* Effect.forEach([first, ...queued], Fiber.join)
+      expect(order).toEqual(["urgent", "low-1", "low-2"])
+    }))
+
+  it.scoped("a warm spare is claimed by a matching request and refilled; other options evict it when slots are full", () =>
+    Effect.gen(function*() {
+      const { agent, counts } = yield* gatedAgent(() => true)
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1, warm: 1 })
+      const events = yield* pool.events.pipe(Stream.runCollect, Effect.fork)
+      yield* settle(pool, (s) => s.warm === 1)
+      expect(counts.spawned).toBe(1)
+      expect(yield* answer(pool, "claims the spare")).toEqual(["echo: claims the spare"])
+      // The claimed spare was the only process: no new one was started for the request.
+      yield* settle(pool, (s) => s.warm === 1)
+      expect(counts.spawned).toBe(2)
+      // Different options cannot use the spare: it is stopped to free the only slot.
+      const other = yield* pool.query("other model", { model: "claude-other" }).pipe(Stream.runCollect)
+      expect(Chunk.toArray(other).filter(Message.isResult)).toHaveLength(1)
+      yield* settle(pool, (s) => s.warm === 1 && s.active === 0)
+      expect(counts.peak).toBe(1)
+      yield* Fiber.interrupt(events)
+    }))
+
+  it.scoped("a CLI that dies mid-turn fails only its request; its slot is freed and the pool keeps serving", () =>
+    Effect.gen(function*() {
+      const { agent, release, started } = yield* gatedAgent()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2 })
+      const healthy = yield* Effect.fork(answer(pool, "fine"))
+      yield* Queue.take(started)
+      const crashed = yield* answer(pool, "crash").pipe(Effect.flip)
+      expect(crashed._tag).toBe("ProcessError")
+      yield* settle(pool, (s) => s.active === 1)
+      yield* release("fine")
+      yield* release("after")
+      expect(yield* Fiber.join(healthy)).toEqual(["echo: fine"])
+      expect(yield* answer(pool, "after")).toEqual(["echo: after"])
+    }))
+
+  it.effect("closing the pool stops its spares and fails the requests still waiting", () =>
+    Effect.gen(function*() {
+      const { agent, counts, started } = yield* gatedAgent()
+      const scope = yield* Scope.make()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1, warm: 1 }).pipe(Scope.extend(scope))
+      yield* settle(pool, (s) => s.warm === 1)
+      const running = yield* Effect.fork(Effect.scoped(answer(pool, "holds the slot")))
+      yield* Queue.take(started)
+      const waiting = yield* Effect.fork(answer(pool, "never served").pipe(Effect.flip))
+      yield* settle(pool, (s) => s.pending === 1)
+      yield* Scope.close(scope, Exit.void)
+      expect(yield* Fiber.join(waiting)).toMatchObject({ _tag: "CLIConnectionError" })
+      yield* Fiber.interrupt(running)
+      expect(counts.live).toBe(0)
+    }))
+
+  it.effect("AgentPool.layerOver makes ClaudeAgent.query go through the pool", () =>
+    Effect.gen(function*() {
+      const results = yield* Effect.forEach(
+        ["a", "b", "c"],
+        (q) => ClaudeAgent.query(q).pipe(Stream.filter(Message.isResult), Stream.runCollect),
+        { concurrency: "unbounded" }
+      )
+      expect(results.map((r) => Chunk.size(r))).toEqual([1, 1, 1])
+      const stats = yield* Effect.flatMap(AgentPool.AgentPool, (pool) => pool.stats)
+      expect(stats).toMatchObject({ active: 0, maxConcurrent: 2 })
+    }).pipe(Effect.provide(AgentPool.layerOver({ maxConcurrent: 2 }).pipe(Layer.provide(FakeCli.layerClaudeAgent())))))
+})
+
+// A ClaudeAgent for keyed sessions: records the `resume` (and `model`) each fake CLI was started
+// with, keeps each CLI's handle, and plays a turn at once unless the test gates that prompt.
+const keyedAgent = (gated: (prompt: string) => boolean = () => false) =>
+  Effect.gen(function*() {
+    const started = yield* Queue.unbounded<string>()
+    const gates = new Map<string, Deferred.Deferred<void>>()
+    const gate = (prompt: string) =>
+      Effect.suspend(() => {
+        const existing = gates.get(prompt)
+        if (existing !== undefined) return Effect.succeed(existing)
+        return Effect.map(Deferred.make<void>(), (d) => {
+          gates.set(prompt, d)
+          return d
+        })
+      })
+    const counts = { live: 0, spawned: 0 }
+    const launches: Array<{ readonly resume: string | undefined; readonly model: string | undefined }> = []
+    const clis: Array<FakeCli.FakeCliHandle> = []
+    // When set, a CLI started with `resume` finds no conversation (its transcript is gone).
+    const transcripts = { lost: false }
+    const agent = ClaudeAgent.make((_launch, options) =>
+      Effect.gen(function*() {
+        const lost = transcripts.lost && options.resume !== undefined
+        const { cli, transport } = yield* FakeCli.make({
+          onUserMessage: (message, cli) =>
+            Effect.gen(function*() {
+              const prompt = FakeCli.userText(message)
+              yield* Queue.offer(started, prompt)
+              if (lost) {
+                return yield* cli.emit(FakeCli.frames.result(`No conversation found with session ID: ${options.resume}`, {
+                  subtype: "error_during_execution",
+                  isError: true
+                }))
+              }
+              if (prompt === "crash") return yield* cli.exit({ exitCode: 3 })
+              if (!gated(prompt)) return yield* FakeCli.echoTurn(message, cli)
+              // A gated turn starts at once and ends when the test opens the gate.
+              yield* cli.emit(FakeCli.frames.systemInit())
+              yield* Deferred.await(yield* gate(prompt))
+              yield* cli.emit(FakeCli.frames.assistantText(`echo: ${prompt}`))
+              yield* cli.emit(FakeCli.frames.result(`echo: ${prompt}`))
+            })
+        })
+        launches.push({ resume: options.resume, model: options.model })
+        clis.push(cli)
+        counts.spawned++
+        counts.live++
+        yield* Effect.addFinalizer(() => Effect.sync(() => void counts.live--))
+        return transport
+      })
+    )
+    const release = (prompt: string) => Effect.flatMap(gate(prompt), (d) => Deferred.succeed(d, undefined))
+    return { agent, started, release, counts, launches, clis, transcripts }
+  })
+
+// The fake CLI's session id: the one a resumed session must be resumed on.
+const FAKE_SESSION_ID = "00000000-0000-4000-8000-000000000001"
+
+const chatAnswer = (pool: AgentPool.AgentPoolShape, key: string, prompt: string, options?: { readonly model?: string }) =>
+  pool.chat(key, prompt, options).pipe(
+    Stream.filter(Message.isResult),
+    Stream.runCollect,
+    Effect.map((results) => Chunk.toArray(results).map((r) => ("result" in r ? r.result : r.subtype)))
+  )
+
+// Records the pool's events; returns once the recorder is subscribed (its fiber waits on the hub).
+const recordEvents = (pool: AgentPool.AgentPoolShape) =>
+  Effect.gen(function*() {
+    const events: Array<AgentPool.PoolEvent> = []
+    const fiber = yield* pool.events.pipe(Stream.runForEach((e) => Effect.sync(() => void events.push(e))), Effect.fork)
+    yield* Effect.repeat(Effect.zipLeft(Fiber.status(fiber), Effect.yieldNow()), {
+      until: (status) => status._tag === "Suspended"
+    })
+    return events
+  })
+
+const keyedOnly = (events: ReadonlyArray<AgentPool.PoolEvent>) =>
+  events.filter((e) => e._tag === "Evicted" || e._tag === "Resumed" || e._tag === "Reused" || e._tag === "Crashed")
+    .map((e) => e._tag === "Evicted" ? `Evicted ${e.reason} ${e.key ?? "-"}` : e._tag === "Crashed" ? `Crashed ${e.key ?? "-"}` : `${e._tag} ${e.key}`)
+
+// Waits, yielding to the pool's fibers, until `done` holds (no clock involved).
+const eventually = (done: () => boolean) => Effect.repeat(Effect.yieldNow(), { until: done })
+
+// Waits until a sleep of this length from now (the pool's idle timer, a pendingTimeout) is
+// registered with the TestClock.
+const awaitSleep = (millis: number) =>
+  Effect.gen(function*() {
+    const now = yield* TestClock.currentTimeMillis
+    yield* Effect.repeat(Effect.zipLeft(TestClock.sleeps(), Effect.yieldNow()), {
+      until: (sleeps) => Chunk.some(sleeps, (at) => at === now + millis)
+    })
+  })
+
+describe("AgentPool keyed sessions (fake CLI)", () => {
+  it.scoped("a keyed session is kept open while idle and reused: one process for several turns", () =>
+    Effect.gen(function*() {
+      const { agent, counts, launches } = yield* keyedAgent()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2 })
+      const events = yield* recordEvents(pool)
+      expect(yield* chatAnswer(pool, "alice", "one")).toEqual(["echo: one"])
+      expect(yield* pool.stats).toMatchObject({ active: 0, idle: 1 })
+      expect(yield* chatAnswer(pool, "alice", "two")).toEqual(["echo: two"])
+      const answer = yield* pool.withSession("alice", undefined, (session) =>
+        Effect.gen(function*() {
+          yield* session.send("three")
+          return yield* session.receiveResponse.pipe(Stream.filter(Message.isResult), Stream.runCollect)
+        }))
+      expect(Chunk.size(answer)).toBe(1)
+      expect(yield* pool.stats).toMatchObject({ active: 0, idle: 1 })
+      expect(counts).toEqual({ live: 1, spawned: 1 })
+      expect(launches).toEqual([{ resume: undefined, model: undefined }])
+      expect(keyedOnly(events)).toEqual(["Reused alice", "Reused alice"])
+    }))
+
+  it.scoped("uses of one key take turns: a second use waits until the first has ended", () =>
+    Effect.gen(function*() {
+      const { agent, clis, counts, release, started } = yield* keyedAgent((p) => p === "first")
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2 })
+      const first = yield* Effect.fork(chatAnswer(pool, "alice", "first"))
+      expect(yield* Queue.take(started)).toBe("first")
+      const second = yield* Effect.fork(chatAnswer(pool, "alice", "second"))
+      yield* Effect.repeat(Effect.zipLeft(Fiber.status(second), Effect.yieldNow()), {
+        until: (status) => status._tag === "Suspended"
+      })
+      // The second use is blocked before it could write its prompt to the (only) CLI.
+      const userFrames = (yield* clis[0]!.sent).filter((f) => f.type === "user")
+      expect(userFrames).toHaveLength(1)
+      yield* release("first")
+      expect(yield* Fiber.join(first)).toEqual(["echo: first"])
+      expect(yield* Fiber.join(second)).toEqual(["echo: second"])
+      expect(counts.spawned).toBe(1)
+    }))
+
+  it.scoped("a use that waits for its key longer than pendingTimeout fails with PoolTimeoutError; forget waits as long as it takes", () =>
+    Effect.gen(function*() {
+      const { agent, launches, release, started } = yield* keyedAgent((p) => p === "long")
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, pendingTimeout: "5 seconds" })
+      const first = yield* Effect.fork(chatAnswer(pool, "a", "long"))
+      yield* Queue.take(started)
+      const second = yield* Effect.fork(chatAnswer(pool, "a", "second").pipe(Effect.flip))
+      yield* awaitSleep(5_000)
+      yield* TestClock.adjust("5 seconds")
+      expect(yield* Fiber.join(second)).toMatchObject({ _tag: "PoolTimeoutError", timeoutMillis: 5000 })
+      const forgetting = yield* Effect.fork(pool.forget("a"))
+      yield* Effect.repeat(Effect.zipLeft(Fiber.status(forgetting), Effect.yieldNow()), {
+        until: (status) => status._tag === "Suspended"
+      })
+      yield* TestClock.adjust("1 minute")
+      expect(yield* Fiber.poll(forgetting)).toEqual(Option.none())
+      yield* release("long")
+      expect(yield* Fiber.join(first)).toEqual(["echo: long"])
+      yield* Fiber.join(forgetting)
+      yield* chatAnswer(pool, "a", "new")
+      expect(launches.map((l) => l.resume)).toEqual([undefined, undefined])
+    }))
+
+  it.scoped("idle sessions hold slots; the least recently used is evicted for a request and resumed at its next use", () =>
+    Effect.gen(function*() {
+      const { agent, counts, launches } = yield* keyedAgent()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2 })
+      const events = yield* recordEvents(pool)
+      yield* chatAnswer(pool, "a", "hi")
+      yield* chatAnswer(pool, "b", "hi")
+      yield* chatAnswer(pool, "a", "again") // a is now the most recently used
+      expect(yield* pool.stats).toMatchObject({ idle: 2, active: 0 })
+      yield* chatAnswer(pool, "c", "hi") // evicts b
+      expect(counts.live).toBe(2)
+      yield* chatAnswer(pool, "b", "back") // evicts a, resumes b
+      const plain = yield* answer(pool, "no key") // evicts c
+      expect(plain).toEqual(["echo: no key"])
+      expect(counts.live).toBe(1)
+      expect(yield* pool.stats).toMatchObject({ idle: 1, active: 0 })
+      expect(launches.map((l) => l.resume)).toEqual([undefined, undefined, undefined, FAKE_SESSION_ID, undefined])
+      expect(keyedOnly(events)).toEqual([
+        "Reused a",
+        "Evicted slot-needed b",
+        "Evicted slot-needed a",
+        "Resumed b",
+        "Evicted slot-needed c"
+      ])
+    }))
+
+  it.scoped("a request waiting for a slot takes a keyed session's slot when its use ends", () =>
+    Effect.gen(function*() {
+      const { agent, counts, release, started } = yield* keyedAgent((p) => p === "long")
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1 })
+      const keyedUse = yield* Effect.fork(chatAnswer(pool, "a", "long"))
+      yield* Queue.take(started)
+      const waiting = yield* Effect.fork(answer(pool, "queued"))
+      yield* settle(pool, (s) => s.pending === 1)
+      yield* release("long")
+      expect(yield* Fiber.join(keyedUse)).toEqual(["echo: long"])
+      expect(yield* Fiber.join(waiting)).toEqual(["echo: queued"])
+      expect(yield* pool.stats).toMatchObject({ idle: 0, active: 0, pending: 0 })
+      expect(counts.live).toBe(0)
+    }))
+
+  it.scoped("idleTimeToLive: an idle session is stopped after it (each use restarts the clock) and resumed later", () =>
+    Effect.gen(function*() {
+      const { agent, counts, launches } = yield* keyedAgent()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, idleTimeToLive: "1 minute" })
+      const events = yield* recordEvents(pool)
+      yield* chatAnswer(pool, "a", "one")
+      yield* awaitSleep(60_000)
+      yield* TestClock.adjust("40 seconds")
+      yield* chatAnswer(pool, "a", "two")
+      yield* awaitSleep(60_000)
+      yield* TestClock.adjust("40 seconds")
+      // 80 s since the first use, 40 s since the last: still open.
+      expect(yield* pool.stats).toMatchObject({ idle: 1 })
+      expect(counts.live).toBe(1)
+      yield* TestClock.adjust("20 seconds")
+      yield* settle(pool, (s) => s.idle === 0)
+      expect(counts.live).toBe(0)
+      expect(yield* chatAnswer(pool, "a", "three")).toEqual(["echo: three"])
+      expect(launches.map((l) => l.resume)).toEqual([undefined, FAKE_SESSION_ID])
+      expect(keyedOnly(events)).toEqual(["Reused a", "Evicted idle-expired a", "Resumed a"])
+    }))
+
+  it.scoped("idleTimeToLive 0 stops the process after each use; the conversation is resumed each time", () =>
+    Effect.gen(function*() {
+      const { agent, counts, launches } = yield* keyedAgent()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1, idleTimeToLive: 0 })
+      yield* chatAnswer(pool, "a", "one")
+      yield* chatAnswer(pool, "a", "two")
+      expect(counts.live).toBe(0)
+      expect(launches.map((l) => l.resume)).toEqual([undefined, FAKE_SESSION_ID])
+    }))
+
+  it.scoped("a keyed CLI that dies mid-turn fails that turn; one that dies while idle frees its slot; both are resumed", () =>
+    Effect.gen(function*() {
+      const { agent, clis, counts, launches } = yield* keyedAgent()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1 })
+      const events = yield* recordEvents(pool)
+      yield* chatAnswer(pool, "a", "one")
+      const error = yield* chatAnswer(pool, "a", "crash").pipe(Effect.flip)
+      expect(error._tag).toBe("ProcessError")
+      expect(yield* pool.stats).toMatchObject({ idle: 0, active: 0 })
+      expect(yield* chatAnswer(pool, "a", "after")).toEqual(["echo: after"])
+      // Its CLI exits while the session is idle.
+      yield* clis[1]!.exit({ exitCode: 0 })
+      yield* settle(pool, (s) => s.idle === 0)
+      yield* eventually(() => counts.live === 0)
+      expect(yield* chatAnswer(pool, "a", "later")).toEqual(["echo: later"])
+      expect(launches.map((l) => l.resume)).toEqual([undefined, FAKE_SESSION_ID, FAKE_SESSION_ID])
+      expect(keyedOnly(events)).toEqual([
+        "Reused a",
+        "Crashed a",
+        "Evicted session-died a",
+        "Resumed a",
+        "Evicted session-died a",
+        "Resumed a"
+      ])
+    }))
+
+  it.scoped("a use that ends before its turn did stops the process; the session cannot be used after its use", () =>
+    Effect.gen(function*() {
+      const { agent, counts, launches, release } = yield* keyedAgent((p) => p === "partial")
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1 })
+      const events = yield* recordEvents(pool)
+      yield* chatAnswer(pool, "a", "hello") // the conversation's session id is known from here
+      // Sent, never read: the next use would read this turn's messages.
+      const escaped = yield* pool.withSession("a", undefined, (session) => Effect.as(session.send("unread"), session))
+      expect(counts.live).toBe(0)
+      const boom = yield* pool.withSession("a", undefined, () => Effect.fail("boom")).pipe(Effect.flip)
+      expect(boom).toBe("boom")
+      expect(counts.live).toBe(0)
+      // A turn read only in part (the stream stopped before the result).
+      const gotFirst = yield* Deferred.make<void>()
+      const partial = yield* pool.chat("a", "partial").pipe(
+        Stream.take(1),
+        Stream.tap(() => Deferred.succeed(gotFirst, undefined)),
+        Stream.runCollect,
+        Effect.fork
+      )
+      yield* Deferred.await(gotFirst)
+      yield* release("partial")
+      expect(Chunk.toArray(yield* Fiber.join(partial)).map((m) => m.type)).toEqual(["system"])
+      expect(counts.live).toBe(0)
+      const error = yield* escaped.send("too late").pipe(Effect.flip)
+      expect(error._tag).toBe("CLIConnectionError")
+      expect(launches.map((l) => l.resume)).toEqual([undefined, FAKE_SESSION_ID, FAKE_SESSION_ID])
+      expect(keyedOnly(events)).toEqual([
+        "Reused a",
+        "Evicted unfinished a",
+        "Resumed a",
+        "Evicted unfinished a",
+        "Resumed a",
+        "Evicted unfinished a"
+      ])
+    }))
+
+  it.scoped("a use with other options reopens the session with them, resumed; equal options reuse it", () =>
+    Effect.gen(function*() {
+      const { agent, launches } = yield* keyedAgent()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1 })
+      yield* chatAnswer(pool, "a", "one", { model: "m1" })
+      yield* chatAnswer(pool, "a", "two", { model: "m1" })
+      yield* chatAnswer(pool, "a", "three", { model: "m2" })
+      expect(launches).toEqual([{ resume: undefined, model: "m1" }, { resume: FAKE_SESSION_ID, model: "m2" }])
+    }))
+
+  it.scoped("a conversation that cannot be resumed ends that turn with the CLI's error; the key's next use starts a new one", () =>
+    Effect.gen(function*() {
+      const { agent, launches, transcripts } = yield* keyedAgent()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1, idleTimeToLive: 0 })
+      const events = yield* recordEvents(pool)
+      yield* chatAnswer(pool, "a", "one")
+      transcripts.lost = true
+      expect(yield* chatAnswer(pool, "a", "two")).toEqual(["error_during_execution"])
+      expect(yield* chatAnswer(pool, "a", "three")).toEqual(["echo: three"])
+      expect(launches.map((l) => l.resume)).toEqual([undefined, FAKE_SESSION_ID, undefined])
+      expect(keyedOnly(events)).toEqual([
+        "Evicted idle-expired a",
+        "Resumed a",
+        "Evicted resume-failed a",
+        "Evicted idle-expired a"
+      ])
+    }))
+
+  it.scoped("forget ends the conversation: the key's next use starts a new one", () =>
+    Effect.gen(function*() {
+      const { agent, counts, launches } = yield* keyedAgent()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1 })
+      yield* chatAnswer(pool, "a", "one")
+      yield* pool.forget("a")
+      expect(counts.live).toBe(0)
+      expect(yield* pool.stats).toMatchObject({ idle: 0 })
+      yield* chatAnswer(pool, "a", "two")
+      expect(launches.map((l) => l.resume)).toEqual([undefined, undefined])
+    }))
+
+  it.scoped("a new conversation claims a warm spare", () =>
+    Effect.gen(function*() {
+      const { agent, counts } = yield* keyedAgent()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, warm: 1 })
+      const events = yield* recordEvents(pool)
+      yield* settle(pool, (s) => s.warm === 1)
+      yield* chatAnswer(pool, "a", "one")
+      yield* settle(pool, (s) => s.warm === 1)
+      expect(counts.spawned).toBe(2)
+      expect(events.filter((e) => e._tag === "ClaimedWarm")).toEqual([{ _tag: "ClaimedWarm", key: "a" }])
+      expect(yield* pool.stats).toMatchObject({ idle: 1, warm: 1 })
+    }))
+
+  it.effect("closing the pool stops its keyed sessions, idle and in use", () =>
+    Effect.gen(function*() {
+      const { agent, counts, started } = yield* keyedAgent((p) => p === "never answered")
+      const scope = yield* Scope.make()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2 }).pipe(Scope.extend(scope))
+      yield* chatAnswer(pool, "idle", "one")
+      const inUse = yield* Effect.fork(chatAnswer(pool, "busy", "never answered").pipe(Effect.either))
+      expect(Chunk.toArray(yield* Queue.takeBetween(started, 2, 2))).toEqual(["one", "never answered"])
+      expect(counts.live).toBe(2)
+      yield* Scope.close(scope, Exit.void)
+      expect(counts.live).toBe(0)
+      const outcome = yield* Fiber.join(inUse)
+      expect(outcome).toMatchObject({ _tag: "Left", left: { _tag: "CLIConnectionError" } })
+      const closed = yield* chatAnswer(pool, "idle", "two").pipe(Effect.flip)
+      expect(closed._tag).toBe("CLIConnectionError")
+    }))
+})
