@@ -1,0 +1,429 @@
+// One benchmark process: a contender (argv[2]: library | official | raw) runs the jobs run.ts
+// sends over IPC. Built by run.ts with esbuild into a plain .mjs so no loader sits in the
+// process; the library is imported from the URL in argv[3] (dist/esm, or src/ under tsx).
+//
+// Every contender implements one primitive, `runQuery(prompt, features, onMessage)`: spawn the
+// fake CLI, run one prompt, call `onMessage` per delivered message, resolve when the query is
+// over. All timing, CPU and memory accounting is shared code below, so the contenders are
+// measured identically.
+import { spawn } from "node:child_process"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { Session } from "node:inspector"
+import { join } from "node:path"
+import { performance } from "node:perf_hooks"
+import type { Contender, FromWorker, Job, Sample, ToWorker } from "./workloads.js"
+import { sizes } from "./workloads.js"
+
+type Lib = typeof import("effect-claude-agent")
+type Official = typeof import("@anthropic-ai/claude-agent-sdk")
+
+// run.ts passes the paths: this file runs from an esbuild output directory, not from here.
+const [, , contenderArg, libraryUrl, cliArg] = process.argv
+const CLI = cliArg ?? ""
+// argv the SDKs pass; the raw consumer passes the same so the fake CLI sees the same launch.
+const CLI_ARGS = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
+
+interface Delivered {
+  readonly type: string
+  readonly subtype: string | undefined
+  /** `result.result` of a successful result (the fake CLI's own measurements, as JSON). */
+  readonly result: string | undefined
+}
+
+interface Features {
+  readonly hooks?: boolean
+  readonly mcp?: boolean
+}
+
+type RunQuery = (prompt: string, features: Features, onMessage: (m: Delivered) => void) => Promise<void>
+
+const send = (message: FromWorker): void => {
+  process.send?.(message)
+}
+
+// ---------------------------------------------------------------------------------------------
+// contenders
+
+const hookAnswer = {
+  hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", permissionDecisionReason: "bench" }
+} as const
+
+const loadLibrary = async (url: string): Promise<RunQuery> => {
+  // effect and the platform first, so the library's own import can be told apart (issue #10:
+  // "the library's own import on top of effect + @effect/platform-node ≤ 50 ms").
+  const t0 = performance.now()
+  const { Effect, Layer, ManagedRuntime, Schema, Stream } = await import("effect")
+  const { NodeContext } = await import("@effect/platform-node")
+  const t1 = performance.now()
+  const lib: Lib = await import(url)
+  const t2 = performance.now()
+  imports.importMs = t2 - t0
+  imports.ownImportMs = t2 - t1
+  const { ClaudeAgent, Hook, McpServer, Tool } = lib
+
+  const runtime = ManagedRuntime.make(ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer)))
+  const echo = Tool.make("echo", {
+    description: "Echoes its input",
+    parameters: Schema.Struct({ text: Schema.String }),
+    handler: ({ text }) => Effect.succeed(Tool.text(text))
+  })
+  const server = McpServer.make({ name: "bench", version: "1.0.0", tools: [echo] })
+  const allow = Hook.allow("bench")
+  return (prompt, features, onMessage) =>
+    runtime.runPromise(
+      ClaudeAgent.query(prompt, {
+        pathToClaudeCodeExecutable: CLI,
+        ...(features.hooks === true ? { hooks: { PreToolUse: [{ matcher: "Bash", hooks: [() => Effect.succeed(allow)] }] } } : {}),
+        ...(features.mcp === true ? { mcpServers: { bench: server } } : {})
+      }).pipe(
+        Stream.runForEach((m) => {
+          onMessage({
+            type: m.type,
+            subtype: "subtype" in m && typeof m.subtype === "string" ? m.subtype : undefined,
+            result: m.type === "result" && "result" in m && typeof m.result === "string" ? m.result : undefined
+          })
+          return Effect.void
+        })
+      )
+    )
+}
+
+const loadOfficial = async (): Promise<RunQuery> => {
+  const t0 = performance.now()
+  const sdk: Official = await import("@anthropic-ai/claude-agent-sdk")
+  const { z } = await import("zod")
+  imports.importMs = performance.now() - t0
+  const server = sdk.createSdkMcpServer({
+    name: "bench",
+    version: "1.0.0",
+    tools: [sdk.tool("echo", "Echoes its input", { text: z.string() }, async ({ text }) => ({ content: [{ type: "text", text }] }))]
+  })
+  return async (prompt, features, onMessage) => {
+    const q = sdk.query({
+      prompt,
+      options: {
+        pathToClaudeCodeExecutable: CLI,
+        ...(features.hooks === true ? { hooks: { PreToolUse: [{ matcher: "Bash", hooks: [async () => hookAnswer] }] } } : {}),
+        ...(features.mcp === true ? { mcpServers: { bench: server } } : {})
+      }
+    })
+    for await (const m of q) {
+      onMessage({
+        type: m.type,
+        subtype: "subtype" in m && typeof m.subtype === "string" ? m.subtype : undefined,
+        result: m.type === "result" && m.subtype === "success" ? m.result : undefined
+      })
+    }
+  }
+}
+
+// The baseline: spawn, split("\n"), JSON.parse, answer control requests by hand. Untyped and
+// unvalidated: what a program that needs none of an SDK's guarantees would write.
+const rawQuery: RunQuery = (prompt, features, onMessage) =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...CLI_ARGS], { stdio: ["pipe", "pipe", "inherit"] })
+    const write = (value: unknown) => child.stdin.write(JSON.stringify(value) + "\n")
+    const reply = (requestId: unknown, response: unknown) =>
+      write({ type: "control_response", response: { subtype: "success", request_id: requestId, response } })
+    const field = (value: unknown, key: string): unknown =>
+      typeof value === "object" && value !== null ? Reflect.get(value, key) : undefined
+    const text = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
+
+    const mcp = (message: unknown): unknown => {
+      const method = field(message, "method")
+      const id = field(message, "id") ?? 0
+      const result = method === "initialize"
+        ? { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "bench", version: "1.0.0" } }
+        : method === "tools/list"
+        ? { tools: [{ name: "echo", description: "Echoes its input", inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } }] }
+        : method === "tools/call"
+        ? { content: [{ type: "text", text: field(field(field(message, "params"), "arguments"), "text") }] }
+        : {}
+      return { mcp_response: { jsonrpc: "2.0", id, result } }
+    }
+
+    let buffer = ""
+    child.stdout.setEncoding("utf8")
+    child.stdout.on("data", (chunk: string) => {
+      rawChunks.count++
+      rawChunks.bytes += chunk.length
+      buffer += chunk
+      const lines = buffer.split("\n")
+      buffer = lines.pop() ?? ""
+      for (const line of lines) {
+        if (line === "") continue
+        const m: unknown = JSON.parse(line)
+        const type = field(m, "type")
+        if (type === "control_request") {
+          const request = field(m, "request")
+          const subtype = field(request, "subtype")
+          if (subtype === "hook_callback") reply(field(m, "request_id"), hookAnswer)
+          else if (subtype === "mcp_message") reply(field(m, "request_id"), mcp(field(request, "message")))
+          continue
+        }
+        if (type === "control_response" || typeof type !== "string") continue
+        const subtype = text(field(m, "subtype"))
+        onMessage({ type, subtype, result: type === "result" ? text(field(m, "result")) : undefined })
+        if (type === "result") child.stdin.end()
+      }
+    })
+    child.on("error", reject)
+    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`fake CLI exited with ${code}`))))
+    write({
+      type: "control_request",
+      request_id: "init_1",
+      request: {
+        subtype: "initialize",
+        ...(features.hooks === true ? { hooks: { PreToolUse: [{ matcher: "Bash", hookCallbackIds: ["hook_0"] }] } } : {}),
+        ...(features.mcp === true ? { sdkMcpServers: ["bench"] } : {})
+      }
+    })
+    write({ type: "user", message: { role: "user", content: [{ type: "text", text: prompt }] }, parent_tool_use_id: null, session_id: "" })
+  })
+
+// ---------------------------------------------------------------------------------------------
+// measurement
+
+const imports: { importMs?: number; ownImportMs?: number } = {}
+const rawChunks = { count: 0, bytes: 0 }
+
+const cpuUs = (): number => {
+  const u = process.cpuUsage()
+  return u.user + u.system
+}
+
+// Peak RSS over a run: Linux keeps a high-water mark that /proc/self/clear_refs resets, which
+// sees every peak; elsewhere, sample every 5 ms (and miss what happens between samples).
+const rssPeak = (): { readonly stop: () => number } => {
+  const statusKb = (field: string): number | undefined => {
+    try {
+      const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync("/proc/self/status", "utf8"))
+      return m?.[1] === undefined ? undefined : Number(m[1]) * 1024
+    } catch {
+      return undefined
+    }
+  }
+  try {
+    writeFileSync("/proc/self/clear_refs", "5")
+    const base = statusKb("VmRSS")
+    if (base !== undefined) return { stop: () => ((statusKb("VmHWM") ?? base) - base) / 2 ** 20 }
+  } catch {
+    // fall through to sampling
+  }
+  const base = process.memoryUsage.rss()
+  let peak = base
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss())
+  }, 5)
+  return {
+    stop: () => {
+      clearInterval(timer)
+      return (Math.max(peak, process.memoryUsage.rss()) - base) / 2 ** 20
+    }
+  }
+}
+
+const prompt = (spec: Readonly<Record<string, unknown>>): string => `bench ${JSON.stringify(spec)}`
+
+interface Turn {
+  readonly initAt: number
+  readonly initCpu: number
+  readonly endAt: number
+  readonly endCpu: number
+  readonly firstAt: number
+  readonly assistants: number
+  readonly lastAssistantAt: number
+  readonly stats: Readonly<Record<string, unknown>>
+}
+
+// One query with timestamps at system/init, each assistant message and the result.
+const turn = async (run: RunQuery, spec: Readonly<Record<string, unknown>>, features: Features = {}): Promise<Turn> => {
+  let initAt = Number.NaN
+  let initCpu = Number.NaN
+  let endAt = Number.NaN
+  let endCpu = Number.NaN
+  let firstAt = Number.NaN
+  let assistants = 0
+  let lastAssistantAt = Number.NaN
+  let stats: Record<string, unknown> = {}
+  await run(prompt(spec), features, (m) => {
+    const now = performance.now()
+    if (Number.isNaN(firstAt)) firstAt = now
+    if (m.type === "assistant") {
+      assistants++
+      lastAssistantAt = now
+    } else if (m.type === "system" && m.subtype === "init") {
+      initAt = now
+      initCpu = cpuUs()
+    } else if (m.type === "result") {
+      endAt = now
+      endCpu = cpuUs()
+      const parsed: unknown = JSON.parse(m.result ?? "{}")
+      if (typeof parsed === "object" && parsed !== null) stats = { ...parsed }
+    }
+  })
+  if (Number.isNaN(endAt)) throw new Error("no result message")
+  if (typeof stats.errors === "number" && stats.errors > 0) throw new Error(`the fake CLI got ${stats.errors} bad replies`)
+  return { initAt, initCpu, endAt, endCpu, firstAt, assistants, lastAssistantAt, stats }
+}
+
+const expect = (what: string, got: number, want: number): void => {
+  if (got !== want) throw new Error(`${what}: expected ${want}, got ${got}`)
+}
+const num = (value: unknown): number => (typeof value === "number" ? value : Number.NaN)
+
+const runJob = async (run: RunQuery, job: Job): Promise<Sample> => {
+  const s = sizes(job.scale)
+  switch (job.workload) {
+    case "flood1k":
+    case "chunked4k": {
+      const spec = { kind: "flood", ...s.flood1k, ...(job.workload === "chunked4k" ? { chunk: 4096 } : {}) }
+      const chunksBefore = { ...rawChunks }
+      const rss = job.mode === "cold" ? rssPeak() : undefined
+      const t = await turn(run, spec)
+      const rssGrowthMb = rss?.stop()
+      expect("assistant messages", t.assistants, spec.count)
+      const sec = (t.endAt - t.initAt) / 1000
+      const chunks = rawChunks.count - chunksBefore.count
+      return {
+        msgsPerSec: spec.count / sec,
+        cpuUsPerMsg: (t.endCpu - t.initCpu) / spec.count,
+        ...(rssGrowthMb === undefined ? {} : { rssGrowthMb }),
+        ...(chunks > 0 ? { meanChunkBytes: (rawChunks.bytes - chunksBefore.bytes) / chunks } : {})
+      }
+    }
+    case "flood100k": {
+      const spec = { kind: "flood", ...s.flood100k }
+      const t = await turn(run, spec)
+      expect("assistant messages", t.assistants, spec.count)
+      const mb = (spec.count * spec.size) / 1e6
+      return { mbPerSec: mb / ((t.endAt - t.initAt) / 1000), cpuMsPerMb: (t.endCpu - t.initCpu) / 1000 / mb }
+    }
+    case "line900k": {
+      const spec = { kind: "flood", ...s.line900k }
+      const t = await turn(run, spec)
+      expect("assistant messages", t.assistants, 1)
+      return { deliveredMs: t.lastAssistantAt - t.initAt }
+    }
+    case "hooks":
+    case "hooks10k": {
+      const spec = job.workload === "hooks" ? { kind: "hooks", ...s.hooks } : { kind: "hooks", ...s.hooks10k }
+      const t = await turn(run, spec, { hooks: true })
+      expect("hook round trips", num(t.stats.count), spec.count)
+      return {
+        p50Us: num(t.stats.p50) * 1000,
+        p90Us: num(t.stats.p90) * 1000,
+        rtPerSec: num(t.stats.perSecond),
+        cpuUsPerRt: (t.endCpu - t.initCpu) / spec.count,
+        // How many reads the CLI needed per reply: ~1 means one write per answer.
+        cliReadsPerRt: num(t.stats.stdinReads) / spec.count
+      }
+    }
+    case "mcp": {
+      const spec = { kind: "mcp", ...s.mcp }
+      const t = await turn(run, spec, { mcp: true })
+      expect("tools/call round trips", num(t.stats.count), spec.count)
+      return {
+        p50Us: num(t.stats.p50) * 1000,
+        p90Us: num(t.stats.p90) * 1000,
+        rtPerSec: num(t.stats.perSecond),
+        cpuUsPerRt: (t.endCpu - t.initCpu) / spec.count,
+        // How many reads the CLI needed per reply: ~1 means one write per answer.
+        cliReadsPerRt: num(t.stats.stdinReads) / spec.count
+      }
+    }
+    case "setup": {
+      const n = s.setup.sessions
+      const cpu0 = cpuUs()
+      const t0 = performance.now()
+      for (let i = 0; i < n; i++) {
+        const t = await turn(run, { kind: "echo" })
+        expect("assistant messages", t.assistants, 1)
+      }
+      return { cpuMsPerSession: (cpuUs() - cpu0) / 1000 / n, wallMsPerSession: (performance.now() - t0) / n }
+    }
+    case "firstQuery": {
+      const t0 = performance.now()
+      const t = await turn(run, { kind: "echo" })
+      return {
+        firstMessageMs: t.firstAt - t0,
+        ...(imports.importMs === undefined ? {} : { importMs: imports.importMs }),
+        ...(imports.ownImportMs === undefined ? {} : { ownImportMs: imports.ownImportMs })
+      }
+    }
+    case "concurrent": {
+      const spec = { kind: "flood", count: s.concurrent.count, size: s.concurrent.size }
+      const t0 = performance.now()
+      const turns = await Promise.all(Array.from({ length: s.concurrent.sessions }, () => turn(run, spec)))
+      const wallMs = performance.now() - t0
+      const total = turns.reduce((sum, t) => sum + t.assistants, 0)
+      expect("assistant messages", total, s.concurrent.sessions * spec.count)
+      return { wallMs, msgsPerSec: total / (wallMs / 1000) }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// main: import on the first job (so a cold process's import is timed), then serve jobs.
+
+// With BENCH_CPU_PROF_DIR (run.ts --cpu-prof=DIR) each job is profiled on its own, from the
+// job's start to its end (imports and the IPC in between stay out): one .cpuprofile per job.
+const profileDir = process.env.BENCH_CPU_PROF_DIR
+let profiled = 0
+const profiling = async <A>(name: string, body: () => Promise<A>): Promise<A> => {
+  if (profileDir === undefined) return body()
+  const session = new Session()
+  session.connect()
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, params, (error, result) => (error === null ? resolve(result) : reject(error)))
+    )
+  await post("Profiler.enable")
+  await post("Profiler.setSamplingInterval", { interval: 100 })
+  await post("Profiler.start")
+  try {
+    return await body()
+  } finally {
+    const result = await post("Profiler.stop")
+    const profile = typeof result === "object" && result !== null ? Reflect.get(result, "profile") : undefined
+    mkdirSync(profileDir, { recursive: true })
+    writeFileSync(join(profileDir, `${name}-${process.pid}-${String(profiled++).padStart(2, "0")}.cpuprofile`), JSON.stringify(profile))
+    session.disconnect()
+  }
+}
+
+const isContender = (value: string | undefined): value is Contender =>
+  value === "library" || value === "official" || value === "raw"
+
+const main = async (): Promise<void> => {
+  const contender = contenderArg
+  if (!isContender(contender) || libraryUrl === undefined || CLI === "") {
+    throw new Error("usage: worker <library|official|raw> <library module URL> <fake CLI path>")
+  }
+  let run: RunQuery | undefined
+  const load = async (): Promise<RunQuery> => {
+    if (contender === "library") return loadLibrary(libraryUrl ?? "")
+    if (contender === "official") return loadOfficial()
+    return rawQuery
+  }
+  process.on("message", (message: ToWorker) => {
+    void (async () => {
+      try {
+        run ??= await load()
+        const job = message.job
+        const loaded = run
+        const sample = await profiling(`${contender}-${job.workload}-${job.mode}`, () => runJob(loaded, job))
+        send({ type: "result", sample })
+      } catch (e) {
+        send({ type: "error", message: e instanceof Error ? e.stack ?? e.message : String(e) })
+      }
+    })()
+  })
+  process.on("disconnect", () => process.exit(0))
+  send({ type: "ready" })
+}
+
+main().catch((e: unknown) => {
+  send({ type: "error", message: e instanceof Error ? e.stack ?? e.message : String(e) })
+  process.exit(1)
+})
