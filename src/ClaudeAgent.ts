@@ -289,7 +289,9 @@ export const subprocessFactory: Effect.Effect<
         const cli = yield* Discovery.findCli(options.pathToClaudeCodeExecutable, launch.env)
         // A JavaScript CLI runs under `executable` (node by default), like the official SDK does.
         const { args, command } = Discovery.invocation(cli, options.executable, options.executableArgs)
-        yield* Discovery.checkVersion(command, launch.env, args)
+        // Beside the spawn, never in front of it: it only warns, and a wrapper script that does
+        // not answer `-v` must not delay the session.
+        yield* Effect.forkScoped(Discovery.checkVersion(command, launch.env, args))
         return yield* Transport.makeSubprocess({
           command,
           args: [...args, ...launch.args],

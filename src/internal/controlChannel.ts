@@ -151,6 +151,16 @@ export const make = (config: ControlChannelConfig) =>
     const resultHub = yield* PubSub.unbounded<{ readonly [key: string]: unknown }>()
     // Counters tagged by tool name, made once per name.
     const toolCounters = new Map<string, Metric.Metric.Counter<number>>()
+    // Histograms tagged by subtype, made once per subtype: this runs on every request.
+    const callbackHistograms = new Map<string, typeof Telemetry.callbackDuration>()
+    const callbackHistogram = (subtype: string) => {
+      let histogram = callbackHistograms.get(subtype)
+      if (histogram === undefined) {
+        histogram = Telemetry.callbackDuration.pipe(Metric.tagged("subtype", subtype))
+        callbackHistograms.set(subtype, histogram)
+      }
+      return histogram
+    }
     const countTool = (name: string) => {
       let counter = toolCounters.get(name)
       if (counter === undefined) {
@@ -189,12 +199,7 @@ export const make = (config: ControlChannelConfig) =>
       const details = inboundDetails(request)
       const work = Effect.suspend(() => inbound.run(request, requestId)).pipe(
         Effect.timed,
-        Effect.tap(([elapsed]) =>
-          Metric.update(
-            Telemetry.callbackDuration.pipe(Metric.tagged("subtype", subtype)),
-            Duration.toMillis(elapsed)
-          )
-        ),
+        Effect.tap(([elapsed]) => Metric.update(callbackHistogram(subtype), Duration.toMillis(elapsed))),
         Effect.map(([, answer]) => answer),
         Effect.exit,
         Effect.flatMap((exit) => {

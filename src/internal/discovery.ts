@@ -159,6 +159,8 @@ export const versionLessThan = (a: string, b: string): boolean => {
  * it cannot start at all the spawn reports that properly. `args` go before `-v` (a runtime and a
  * script CLI, see `invocation`).
  */
+const checking = new Set<string>()
+
 export const checkVersion = Effect.fn("ClaudeAgent.checkVersion")(function*(
   command: string,
   env: Readonly<Record<string, string | undefined>>,
@@ -168,10 +170,14 @@ export const checkVersion = Effect.fn("ClaudeAgent.checkVersion")(function*(
   const key = [command, ...args].join("\u0000")
   const cached = versionCache.get(key)
   if (cached !== undefined) return cached
+  // Sessions opened together check once: the others go on without waiting (the check only warns).
+  if (checking.has(key)) return Option.none<string>()
+  checking.add(key)
   const output = yield* Command.make(command, ...args, "-v").pipe(
     Command.string,
     Effect.timeout(Duration.seconds(2)),
-    Effect.option
+    Effect.option,
+    Effect.ensuring(Effect.sync(() => checking.delete(key)))
   )
   const label = [command, ...args].join(" ")
   const version = Option.flatMap(output, (text) => Option.fromNullable(/(\d+\.\d+\.\d+)/.exec(text)?.[1]))
