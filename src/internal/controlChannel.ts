@@ -226,6 +226,8 @@ export const make = (config: ControlChannelConfig) =>
         }),
         Effect.withSpan(`ControlChannel.${subtype}`, {
           kind: "server",
+          // The call site is always this line: capturing it costs a stack trace per request.
+          captureStackTrace: false,
           attributes: { "control.subtype": subtype, "control.request_id": requestId, ...details }
         }),
         Effect.annotateLogs({ controlSubtype: subtype, controlRequestId: requestId, ...details }),
