@@ -56,8 +56,12 @@ describe("e2e: AgentPool on the real claude CLI", () => {
   it.scopedLive("a CLI killed mid-turn fails only its request; the pool keeps serving", () =>
     Effect.gen(function*() {
       const model = yield* ScriptedModel.make([
-        { match: (r) => ScriptedModel.lastUserText(r) === "slow", reply: ScriptedModel.slowText("z".repeat(4000), { chunkSize: 4, delayMs: 20 }) },
-        { match: (r) => ScriptedModel.lastUserText(r) !== "slow", reply: ScriptedModel.text("fine"), times: Infinity }
+        // The victim's reply streams for far longer than the test: its turn can only end by the kill.
+        {
+          match: (r) => ScriptedModel.lastUserText(r).includes("slow"),
+          reply: ScriptedModel.slowText("z".repeat(400_000), { chunkSize: 4, delayMs: 20 })
+        },
+        { match: (r) => !ScriptedModel.lastUserText(r).includes("slow"), reply: ScriptedModel.text("fine"), times: Infinity }
       ])
       const options = yield* model.options()
       const { agent, counts } = yield* counting
