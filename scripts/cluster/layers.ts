@@ -19,7 +19,7 @@ import {
   SqlRunnerStorage
 } from "@effect/cluster"
 import { NodeClusterSocket } from "@effect/platform-node"
-import { Rpc, RpcSerialization } from "@effect/rpc"
+import { Rpc, RpcClientError, RpcSerialization } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Exit, Layer, Option, Redacted, Schema, Stream } from "effect"
@@ -123,6 +123,32 @@ export const layerSqlMessageStorage = (options: { readonly prefix: string }) =>
     })
   ).pipe(Layer.provide(Snowflake.layerGenerator))
 
+/**
+ * `NodeClusterSocket.layerClientProtocol` whose writes fail instead of dying.
+ *
+ * In @effect/rpc 0.76 the socket protocol's `send` is `Effect.orDie(write(…))`: a write to a
+ * runner whose socket was just reset (the runner was killed) is a defect until the read side has
+ * noticed. When that write is the acknowledgement of a streamed chunk, `Runners` turns the defect
+ * into the request's reply, and the caller's stream dies with `SocketError` instead of switching
+ * to storage and going on with the runner that takes over. As an `RpcClientError`, it is treated
+ * as `RunnerUnavailable`: the failover path.
+ */
+export const layerClientProtocol = Layer.effect(
+  Runners.RpcClientProtocol,
+  Effect.map(Runners.RpcClientProtocol, (make) => (address: RunnerAddress.RunnerAddress) =>
+    Effect.map(make(address), (protocol) => ({
+      ...protocol,
+      send: (request, transferables) =>
+        protocol.send(request, transferables).pipe(
+          Effect.catchAllDefect((cause) =>
+            Effect.fail(
+              new RpcClientError.RpcClientError({ reason: "Protocol", message: "write to runner failed", cause })
+            )
+          )
+        )
+    } satisfies typeof protocol)))
+).pipe(Layer.provide(NodeClusterSocket.layerClientProtocol))
+
 const storage = (prefix: string) =>
   Layer.mergeAll(
     Layer.orDie(layerSqlMessageStorage({ prefix })),
@@ -145,11 +171,11 @@ export const runnerLayer = (options: {
     Layer.provide(
       RunnerHealth.layerPing.pipe(
         Layer.provide(Runners.layerRpc),
-        Layer.provide(NodeClusterSocket.layerClientProtocol)
+        Layer.provide(layerClientProtocol)
       )
     ),
     Layer.provideMerge(storage(options.prefix)),
-    Layer.provide([NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol]),
+    Layer.provide([NodeClusterSocket.layerSocketServer, layerClientProtocol]),
     Layer.provide(ShardingConfig.layer({
       ...testTimings,
       ...options.shardingConfig,
@@ -165,7 +191,7 @@ export const clientLayer = (options: {
 }) =>
   SocketRunner.layerClientOnly.pipe(
     Layer.provideMerge(storage(options.prefix)),
-    Layer.provide(NodeClusterSocket.layerClientProtocol),
+    Layer.provide(layerClientProtocol),
     Layer.provide(ShardingConfig.layer({ ...testTimings, ...options.shardingConfig, runnerAddress: Option.none() })),
     Layer.provide(RpcSerialization.layerMsgPack)
   )

@@ -1,15 +1,24 @@
-// One cluster runner process on PostgreSQL: `tsx scripts/cluster/runner.ts`.
+// One cluster runner process on PostgreSQL: `tsx scripts/cluster/runner.ts`. It serves the
+// `AgentSession` entity (conversations with the `claude` CLI, at most AGENT_MAX_CONCURRENT CLI
+// processes at once) and the `Probe` entity of scripts/cluster/layers.ts.
 //
 // Environment:
-//   DATABASE_URL    postgres://… shared by every runner and client of the cluster (required)
-//   RUNNER_PORT     the port this runner listens on and advertises (required)
-//   RUNNER_HOST     the address it advertises and binds (default 127.0.0.1)
-//   CLUSTER_PREFIX  table prefix, so several clusters can share one database (default "cluster")
+//   DATABASE_URL          postgres://… shared by every runner and client of the cluster (required)
+//   RUNNER_PORT           the port this runner listens on and advertises (required)
+//   RUNNER_HOST           the address it advertises and binds (default 127.0.0.1)
+//   CLUSTER_PREFIX        table prefix, so several clusters can share one database (default "cluster")
+//   AGENT_CWD             the CLI's working directory (default: this process's); the same path on
+//                         every runner, since the CLI files transcripts under a folder named after it
+//   AGENT_MAX_CONCURRENT  CLI processes at once on this runner (default 8)
+// The CLI inherits the rest of the environment (HOME, CLAUDE_CONFIG_DIR, ANTHROPIC_BASE_URL, …).
 //
 // Prints `ready <host>:<port>` on stdout once it serves; stops cleanly on SIGINT/SIGTERM (its
-// entities' scopes close, so their CLI processes end).
-import { NodeRuntime } from "@effect/platform-node"
+// entities' scopes close, so their CLI processes end). If it is killed outright, the
+// OrphanGuard watchdog kills the CLI processes it leaves behind.
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Config, Effect, Layer } from "effect"
+import * as AgentPool from "../../src/AgentPool.js"
+import { AgentEntity, OrphanGuard, TranscriptStore } from "../../src/cluster/index.js"
 import { pgLayer, ProbeLive, runnerLayer } from "./layers.js"
 
 const program = Effect.gen(function*() {
@@ -17,10 +26,20 @@ const program = Effect.gen(function*() {
   const host = yield* Config.string("RUNNER_HOST").pipe(Config.withDefault("127.0.0.1"))
   const port = yield* Config.integer("RUNNER_PORT")
   const prefix = yield* Config.string("CLUSTER_PREFIX").pipe(Config.withDefault("cluster"))
+  const cwd = yield* Config.string("AGENT_CWD").pipe(Config.withDefault(process.cwd()))
+  const maxConcurrent = yield* Config.integer("AGENT_MAX_CONCURRENT").pipe(Config.withDefault(8))
 
-  const RunnerLive = ProbeLive.pipe(
+  const Agents = AgentEntity.layer({ options: { cwd } }).pipe(
+    Layer.provide(AgentPool.layer({ maxConcurrent })),
+    // The transcripts travel with the conversations through the cluster's own database.
+    Layer.provide(Layer.orDie(TranscriptStore.layerSql({ table: `${prefix}_transcripts` }))),
+    Layer.provide(OrphanGuard.layerWatchdog),
+    Layer.provide(NodeContext.layer)
+  )
+
+  const RunnerLive = Layer.mergeAll(Agents, ProbeLive).pipe(
     Layer.provideMerge(runnerLayer({ host, port, prefix })),
-    Layer.provide(pgLayer(url))
+    Layer.provideMerge(pgLayer(url))
   )
   yield* Layer.build(RunnerLive)
   yield* Effect.sync(() => process.stdout.write(`ready ${host}:${port}\n`))

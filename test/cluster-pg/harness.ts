@@ -38,6 +38,8 @@ export interface RunnerProcess {
   /** Completes with the exit code (or the signal name) when the process has ended. */
   readonly exited: Deferred.Deferred<string>
   readonly kill9: Effect.Effect<void>
+  /** SIGTERM, as a process manager stops it; dies if it has not ended within 20 s. */
+  readonly stop: Effect.Effect<void>
 }
 
 /**
@@ -100,6 +102,16 @@ export const startRunner = (options: {
       kill9: Effect.gen(function*() {
         process.kill(pid, "SIGKILL")
         yield* Deferred.await(exited)
+      }),
+      stop: Effect.gen(function*() {
+        process.kill(pid, "SIGTERM")
+        yield* Deferred.await(exited).pipe(
+          Effect.timeoutFail({
+            duration: "20 seconds",
+            onTimeout: () => new Error(`runner on port ${options.port} did not stop on SIGTERM:\n${output}`)
+          }),
+          Effect.orDie
+        )
       })
     } satisfies RunnerProcess
   })
