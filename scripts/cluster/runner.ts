@@ -10,13 +10,14 @@
 //   AGENT_CWD             the CLI's working directory (default: this process's); the same path on
 //                         every runner, since the CLI files transcripts under a folder named after it
 //   AGENT_MAX_CONCURRENT  CLI processes at once on this runner (default 8)
+//   RUNNER_LOG_LEVEL      minimum log level (default Info)
 // The CLI inherits the rest of the environment (HOME, CLAUDE_CONFIG_DIR, ANTHROPIC_BASE_URL, …).
 //
 // Prints `ready <host>:<port>` on stdout once it serves; stops cleanly on SIGINT/SIGTERM (its
 // entities' scopes close, so their CLI processes end). If it is killed outright, the
 // OrphanGuard watchdog kills the CLI processes it leaves behind.
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Config, Effect, Layer } from "effect"
+import { Config, Effect, Layer, Logger, LogLevel } from "effect"
 import * as AgentPool from "../../src/AgentPool.js"
 import { AgentEntity, OrphanGuard, TranscriptStore } from "../../src/cluster/index.js"
 import { pgLayer, ProbeLive, runnerLayer } from "./layers.js"
@@ -47,4 +48,9 @@ const program = Effect.gen(function*() {
   return yield* Effect.never
 }).pipe(Effect.scoped)
 
-NodeRuntime.runMain(program)
+const main = Effect.gen(function*() {
+  const level = yield* Config.logLevel("RUNNER_LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
+  return yield* Logger.withMinimumLogLevel(program, level)
+})
+
+NodeRuntime.runMain(main)

@@ -19,7 +19,7 @@ import { AgentEntity } from "../../src/cluster/index.js"
 import * as Message from "../../src/schema/Message.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import { claudePids } from "../support/processes.js"
-import { databaseUrl, eventually, freePort, startRunner } from "./harness.js"
+import { databaseUrl, eventually, startRunner } from "./harness.js"
 
 const conversations = Array.from({ length: 8 }, (_, i) => `conversation-${i}`)
 
@@ -75,10 +75,9 @@ describe("cluster on PostgreSQL: conversations on the real CLI across two runner
 
       const prefix = `agents_${Date.now().toString(36)}`
       const common = { DATABASE_URL: url, CLUSTER_PREFIX: prefix, AGENT_CWD: forA.cwd }
-      const [portA, portB] = [yield* freePort, yield* freePort]
       const [a, b] = yield* Effect.all([
-        startRunner({ port: portA, env: { ...forA.env, ...common } }),
-        startRunner({ port: portB, env: { ...forB.env, ...common } })
+        startRunner({ env: { ...forA.env, ...common } }),
+        startRunner({ env: { ...forB.env, ...common } })
       ], { concurrency: 2 })
 
       const client = yield* Layer.build(clientLayer({ prefix }).pipe(Layer.provide(pgLayer(url))))
@@ -88,6 +87,7 @@ describe("cluster on PostgreSQL: conversations on the real CLI across two runner
         Effect.filterOrFail(placement, (at) => new Set(at).size === 2),
         { within: "30 seconds", describe: () => "the 8 conversations never spread over both runners" }
       )
+      yield* Effect.log(`runner A ${a.address} (${a.logFile}), runner B ${b.address} (${b.logFile})`)
       const onA = conversations.filter((_, i) => where[i] === a.address)
       const onB = conversations.filter((_, i) => where[i] === b.address)
       expect(onA.length).toBeGreaterThan(0)

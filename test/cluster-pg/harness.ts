@@ -2,12 +2,20 @@
 // (one OS process, so `kill -9` on its pid kills the runner itself and nothing else).
 import { Deferred, Duration, Effect, Exit, Schedule } from "effect"
 import * as cp from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
 import * as net from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { isAlive } from "../support/processes.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
+
+/**
+ * Where runner output goes (one file per runner, kept after the run): `CLUSTER_PG_LOGS`, else
+ * `<tmp>/cluster-pg-logs`. Runners log at `RUNNER_LOG_LEVEL` (default Debug in the tests).
+ */
+export const logDir = process.env.CLUSTER_PG_LOGS ?? path.join(os.tmpdir(), "cluster-pg-logs")
 const runnerScript = path.join(root, "scripts", "cluster", "runner.ts")
 
 /** `DATABASE_URL` as set by `scripts/ci/with-postgres.sh`; these tests have no other database. */
@@ -20,19 +28,30 @@ export const databaseUrl = Effect.suspend(() => {
     : Effect.succeed(url)
 })
 
-/** A port that was free a moment ago on 127.0.0.1. */
-export const freePort = Effect.async<number>((resume) => {
-  const server = net.createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    const port = address !== null && typeof address === "object" ? address.port : 0
-    server.close(() => resume(Effect.succeed(port)))
+const canBind = (port: number) =>
+  Effect.async<boolean>((resume) => {
+    const server = net.createServer()
+    server.once("error", () => resume(Effect.succeed(false)))
+    server.listen(port, "127.0.0.1", () => server.close(() => resume(Effect.succeed(true))))
   })
+
+/**
+ * A port that was free a moment ago on 127.0.0.1, below Linux's ephemeral range (32768-60999):
+ * a port the OS handed out for `listen(0)` can be taken the next moment as the local port of an
+ * outgoing connection (the runners' own connections to Postgres), before the runner binds it.
+ */
+export const freePort: Effect.Effect<number> = Effect.gen(function*() {
+  for (;;) {
+    const port = 20000 + Math.floor(Math.random() * 12000)
+    if (yield* canBind(port)) return port
+  }
 })
 
 export interface RunnerProcess {
   readonly pid: number
   readonly address: string
+  /** The file its output is copied to. */
+  readonly logFile: string
   /** Everything the runner printed so far (stdout and stderr), for failure messages. */
   readonly output: () => string
   /** Completes with the exit code (or the signal name) when the process has ended. */
@@ -43,22 +62,49 @@ export interface RunnerProcess {
 }
 
 /**
- * Starts a runner and waits for its `ready` line. Closing the scope stops it (SIGTERM, then
- * SIGKILL if it has not ended within 10 s) and waits for it to end.
+ * Starts a runner on a free port and waits for its `ready` line; if it could not bind the port
+ * (taken between the check and the bind), tries another. Closing the scope stops it (SIGTERM,
+ * then SIGKILL if it has not ended within 10 s) and waits for it to end.
  */
-export const startRunner = (options: {
-  readonly port: number
-  readonly env: Readonly<Record<string, string>>
-}) =>
+export const startRunner = (options: { readonly env: Readonly<Record<string, string>> }) =>
+  Effect.gen(function*() {
+    for (let attempt = 1;; attempt++) {
+      const port = yield* freePort
+      const started = yield* Effect.either(startRunnerOn(port, options.env))
+      if (started._tag === "Right") return started.right
+      if (attempt >= 3 || !started.left.output.includes("EADDRINUSE")) {
+        return yield* Effect.dieMessage(started.left.message)
+      }
+    }
+  })
+
+class NotStarted {
+  readonly _tag = "NotStarted"
+  constructor(readonly message: string, readonly output: string) {}
+}
+
+const startRunnerOn = (port: number, env: Readonly<Record<string, string>>) =>
   Effect.gen(function*() {
     const exited = yield* Deferred.make<string>()
     const ready = yield* Deferred.make<void>()
     let output = ""
+    fs.mkdirSync(logDir, { recursive: true })
+    const logFile = path.join(logDir, `${env.CLUSTER_PREFIX ?? "cluster"}-${port}.log`)
+    const log = fs.createWriteStream(logFile)
+    yield* Effect.addFinalizer(() => Effect.async<void>((resume) => {
+      log.end(() => resume(Effect.void))
+    }))
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
         cp.spawn(process.execPath, ["--import", "tsx", runnerScript], {
           cwd: root,
-          env: { ...process.env, ...options.env, RUNNER_HOST: "127.0.0.1", RUNNER_PORT: String(options.port) },
+          env: {
+            RUNNER_LOG_LEVEL: "Debug",
+            ...process.env,
+            ...env,
+            RUNNER_HOST: "127.0.0.1",
+            RUNNER_PORT: String(port)
+          },
           stdio: ["ignore", "pipe", "pipe"]
         })
       ),
@@ -74,8 +120,9 @@ export const startRunner = (options: {
         })
     )
     const onData = (chunk: Buffer) => {
-      output += chunk.toString("utf8")
-      if (output.includes(`ready 127.0.0.1:${options.port}\n`)) Deferred.unsafeDone(ready, Exit.void)
+      log.write(chunk)
+      if (output.length < 200_000) output += chunk.toString("utf8")
+      if (output.includes(`ready 127.0.0.1:${port}\n`)) Deferred.unsafeDone(ready, Exit.void)
     }
     child.stdout.on("data", onData)
     child.stderr.on("data", onData)
@@ -85,18 +132,18 @@ export const startRunner = (options: {
     yield* Effect.raceFirst(
       Deferred.await(ready),
       Effect.flatMap(Deferred.await(exited), (how) =>
-        Effect.dieMessage(`runner on port ${options.port} ended (${how}) before it was ready:\n${output}`))
+        Effect.fail(new NotStarted(`runner on port ${port} ended (${how}) before it was ready:\n${output}`, output)))
     ).pipe(
       Effect.timeoutFail({
         duration: "60 seconds",
-        onTimeout: () => new Error(`runner on port ${options.port} not ready after 60 s:\n${output}`)
-      }),
-      Effect.orDie
+        onTimeout: () => new NotStarted(`runner on port ${port} not ready after 60 s:\n${output}`, output)
+      })
     )
 
     return {
       pid,
-      address: `127.0.0.1:${options.port}`,
+      address: `127.0.0.1:${port}`,
+      logFile,
       output: () => output,
       exited,
       kill9: Effect.gen(function*() {
@@ -108,7 +155,7 @@ export const startRunner = (options: {
         yield* Deferred.await(exited).pipe(
           Effect.timeoutFail({
             duration: "20 seconds",
-            onTimeout: () => new Error(`runner on port ${options.port} did not stop on SIGTERM:\n${output}`)
+            onTimeout: () => new Error(`runner on port ${port} did not stop on SIGTERM:\n${output}`)
           }),
           Effect.orDie
         )

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Fiber, Layer, Stream } from "effect"
 import { clientLayer, pgLayer, Probe, testTimings, type Tick } from "../../scripts/cluster/layers.js"
-import { databaseUrl, eventually, freePort, startRunner } from "./harness.js"
+import { databaseUrl, eventually, startRunner } from "./harness.js"
 
 const ids = Array.from({ length: 8 }, (_, i) => `conversation-${i}`)
 
@@ -15,10 +15,9 @@ describe("cluster on PostgreSQL: two runner processes and a client", () => {
       const url = yield* databaseUrl
       const prefix = `probe_${Date.now().toString(36)}`
       const env = { DATABASE_URL: url, CLUSTER_PREFIX: prefix }
-      const [portA, portB] = [yield* freePort, yield* freePort]
       const [a, b] = yield* Effect.all([
-        startRunner({ port: portA, env }),
-        startRunner({ port: portB, env })
+        startRunner({ env }),
+        startRunner({ env })
       ], { concurrency: 2 })
 
       const client = yield* Layer.build(clientLayer({ prefix }).pipe(Layer.provide(pgLayer(url))))
@@ -30,6 +29,7 @@ describe("cluster on PostgreSQL: two runner processes and a client", () => {
         Effect.filterOrFail(placement, (at) => new Set(at).size === 2),
         { within: "30 seconds", describe: () => "the 8 ids never spread over both runners" }
       )
+      yield* Effect.log(`runner A ${a.address} (${a.logFile}), runner B ${b.address} (${b.logFile})`)
       const onA = ids.filter((_, i) => before[i] === a.address)
       expect(onA.length).toBeGreaterThan(0)
       expect(onA.length).toBeLessThan(ids.length)
