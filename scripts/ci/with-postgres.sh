@@ -82,10 +82,16 @@ DATA="$TMP/data"
 SOCK="$TMP/socket"
 LOGFILE="$TMP/server.log"
 started=0
+child=
 
 cleanup() {
   local status=$?
   trap - EXIT INT TERM HUP
+  # Interrupted: the command goes first, while its database is still there.
+  if [ -n "$child" ] && kill -0 "$child" 2>/dev/null; then
+    kill -TERM -- "-$child" 2>/dev/null || kill -TERM "$child" 2>/dev/null || true
+    wait "$child" 2>/dev/null || true
+  fi
   if [ "$started" -eq 1 ] || [ -f "$DATA/postmaster.pid" ]; then
     # Immediate: the data is thrown away anyway, and no client should hold the stop up.
     "${as_owner[@]}" "$BIN/pg_ctl" -D "$DATA" -m immediate -w stop >/dev/null 2>&1 || {
@@ -137,8 +143,16 @@ export DATABASE_URL="postgres://postgres@127.0.0.1:$PORT/postgres"
 export PGHOST=127.0.0.1 PGPORT="$PORT" PGUSER=postgres PGDATABASE=postgres
 log "$("$BIN/postgres" --version) on 127.0.0.1:$PORT ($DATA)"
 
+# In the background, so that a signal to this script runs the trap at once (bash defers traps while
+# a foreground command runs), and in its own process group (job control), so that the trap can pass
+# the signal on to everything the command started.
 set +e
-"$@"
+set -m
+"$@" &
+child=$!
+set +m
+wait "$child"
 status=$?
+child=
 set -e
 exit "$status"
