@@ -431,6 +431,7 @@ interface Pending {
 
 // Mirroring is retried briefly: a database blip should not fail a turn that the model completed.
 const mirrorRetry = Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(4)))
+const transcriptSettle = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(50)))
 
 /**
  * The entity's behaviour: registers `AgentEntity` with the `Sharding` in context. Needs
@@ -592,10 +593,19 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
           return Scope.close(current.scope, Exit.void)
         })
 
-      // No file, nothing to mirror: `persistSession: false`, or a CLI that is not the real one.
-      const mirror = (current: Live) =>
+      // The CLI writes an assistant message to the transcript before it reports the turn's
+      // `result`; reading again briefly covers a write still in flight. No file, nothing to mirror:
+      // `persistSession: false`, or a CLI that is not the real one.
+      const mirror = (current: Live, lastAssistant: string | undefined) =>
         fs.readFileString(current.file).pipe(
           Effect.option,
+          Effect.flatMap((read) =>
+            lastAssistant !== undefined && Option.isSome(read) && !read.value.includes(lastAssistant)
+              ? Effect.fail(read)
+              : Effect.succeed(read)
+          ),
+          Effect.retry(transcriptSettle),
+          Effect.catchAll((read) => Effect.succeed(read)),
           Effect.flatMap(Option.match({
             onNone: () => Effect.void,
             onSome: (transcript) => store.save(sessionId, transcript).pipe(Effect.retry(mirrorRetry))
@@ -616,6 +626,7 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
           if (Option.exists(request.lastSentChunkValue, Message.isResult)) return Stream.empty
           let current: Live | undefined
           let completed = false
+          let lastAssistant: string | undefined
           const start: Effect.Effect<
             Stream.Stream<Message.Message, AgentSession.MessageError | TranscriptStoreError | PlatformError>,
             SdkError | TranscriptStoreError | PlatformError
@@ -632,9 +643,14 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
             const session = current
             return session.session.receiveResponse.pipe(
               Stream.tap(observe),
+              Stream.tap((message) =>
+                Effect.sync(() => {
+                  if (Message.isAssistant(message) && message.uuid !== undefined) lastAssistant = message.uuid
+                })
+              ),
               Stream.mapEffect((message): Effect.Effect<Message.Message, TranscriptStoreError | PlatformError> =>
                 Message.isResult(message)
-                  ? mirror(session).pipe(
+                  ? mirror(session, lastAssistant).pipe(
                     Effect.zipRight(Effect.sync(() => {
                       completed = true
                       turns++

@@ -78,10 +78,12 @@ const fakeAgent = (dirs: { readonly configDir: string; readonly cwd: string }) =
                 })
                 yield* Queue.offer(permissionAnswers, answer)
               }
-              fs.mkdirSync(path.dirname(file), { recursive: true })
-              fs.appendFileSync(file, `${JSON.stringify({ prompt })}\n`)
               const reply = `echo: ${prompt} (after ${history} turns)`
-              yield* cli.emit(FakeCli.frames.assistantText(reply))
+              const assistant = FakeCli.frames.assistantText(reply)
+              // As the CLI does: the turn is in the transcript before its result is reported.
+              fs.mkdirSync(path.dirname(file), { recursive: true })
+              fs.appendFileSync(file, `${JSON.stringify({ prompt, uuid: assistant.uuid })}\n`)
+              yield* cli.emit(assistant)
               yield* cli.emit(FakeCli.frames.result(reply))
             })
         })
@@ -179,7 +181,8 @@ describe("AgentEntity", () => {
       const first = yield* instance(fake, dirs, store)
       const one = yield* first.makeClient("user-4")
       yield* Stream.runDrain(one.Send({ turnId: "t1", prompt: "first" }))
-      expect(yield* stored).toEqual(Option.some(`${JSON.stringify({ prompt: "first" })}\n`))
+      expect(yield* stored).toEqual(Option.some(fs.readFileSync(file, "utf8")))
+      expect(lines(file).map((l) => JSON.parse(l).prompt)).toEqual(["first"])
       yield* first.close
 
       // Another machine: no local transcript. The store's copy is put in place before `resume`.
