@@ -8,16 +8,23 @@
  *
  * @since 0.1.0
  */
-import { type ShardingConfig, SingleRunner } from "@effect/cluster"
-import type { MessageStorage } from "@effect/cluster/MessageStorage"
-import type { Runners } from "@effect/cluster/Runners"
-import type { Sharding } from "@effect/cluster/Sharding"
+import {
+  MessageStorage,
+  RunnerHealth,
+  Runners,
+  Sharding,
+  ShardingConfig,
+  Snowflake,
+  SqlRunnerStorage
+} from "@effect/cluster"
 import type { CommandExecutor, FileSystem, Path } from "@effect/platform"
+import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer } from "effect"
 import type { ConfigError } from "effect/ConfigError"
 import type * as ClaudeAgent from "../ClaudeAgent.js"
 import * as AgentEntity from "./AgentEntity.js"
+import * as FixedStorage from "./internal/messageStorage.js"
 import * as OrphanGuard from "./OrphanGuard.js"
 import * as TranscriptStore from "./TranscriptStore.js"
 
@@ -53,6 +60,46 @@ export interface SqliteOptions<R = never> extends AgentEntity.LayerOptions<R> {
   readonly orphanGuard?: boolean | undefined
 }
 
+/**
+ * `@effect/cluster`'s SQL message storage (`SqlMessageStorage.layerWith`), with one fix: a
+ * streamed reply read back from the database. In 0.60.2 every stored chunk of a stream reads back
+ * as the stream's end and fails to decode, so a client that must read a turn's messages from the
+ * database (its runner died mid-turn, or it sent the same turn again) gets a defect instead. Use it
+ * in place of `SqlMessageStorage.layer` wherever `AgentEntity` runs or is called (for
+ * `NodeClusterSocket.layer`, with `storage: "byo"` and `SqlRunnerStorage.layer`).
+ *
+ * @example
+ * ```ts
+ * import { SqlRunnerStorage } from "@effect/cluster"
+ * import { NodeClusterSocket } from "@effect/platform-node"
+ * import { PgClient } from "@effect/sql-pg"
+ * import { Config, Layer } from "effect"
+ * import { AgentCluster } from "effect-claude-agent/cluster"
+ *
+ * const Storage = Layer.mergeAll(AgentCluster.layerSqlMessageStorage(), Layer.orDie(SqlRunnerStorage.layer))
+ * const Runner = NodeClusterSocket.layer({ storage: "byo" }).pipe(
+ *   Layer.provide(Storage),
+ *   Layer.provideMerge(PgClient.layerConfig({ url: Config.redacted("DATABASE_URL") }))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSqlMessageStorage = (
+  options: { readonly prefix?: string | undefined } = {}
+): Layer.Layer<MessageStorage.MessageStorage, never, SqlClient.SqlClient | ShardingConfig.ShardingConfig> =>
+  Layer.scoped(MessageStorage.MessageStorage, FixedStorage.make(options)).pipe(Layer.provide(Snowflake.layerGenerator))
+
+// `SingleRunner.layer` with the fixed message storage.
+const singleRunner = (shardingConfig: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined) =>
+  Sharding.layer.pipe(
+    Layer.provideMerge(Runners.layerNoop),
+    Layer.provideMerge(layerSqlMessageStorage()),
+    Layer.provide([Layer.orDie(SqlRunnerStorage.layer), RunnerHealth.layerNoop]),
+    Layer.provide(ShardingConfig.layerFromEnv(shardingConfig))
+  )
+
 // Loaded when the layer is built, so that importing this entry point does not load SQLite's
 // native module for users of other databases.
 const loadSqlite = Effect.tryPromise({
@@ -62,7 +109,7 @@ const loadSqlite = Effect.tryPromise({
 }).pipe(Effect.orDie)
 
 /**
- * One machine, durable: `SingleRunner` on a SQLite file, the transcripts in the same file
+ * One machine, durable: `SingleRunner` on a SQLite file (with `layerSqlMessageStorage`), the transcripts in the same file
  * (`TranscriptStore.layerSql`), the entity registered, and the orphan guard. Provides `Sharding`
  * (for `AgentEntity.send`); needs `ClaudeAgent` (`AgentPool.layer` to bound the CLIs), and a
  * `CommandExecutor`, `FileSystem` and `Path` (`NodeContext.layer`). Requires the optional peer
@@ -98,7 +145,7 @@ const loadSqlite = Effect.tryPromise({
 export const layerSqlite = <R = never>(
   options: SqliteOptions<R>
 ): Layer.Layer<
-  Sharding | Runners | MessageStorage | TranscriptStore.TranscriptStore,
+  Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage | TranscriptStore.TranscriptStore,
   ConfigError | SqlError,
   ClaudeAgent.ClaudeAgent | CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path | R
 > =>
@@ -108,7 +155,7 @@ export const layerSqlite = <R = never>(
     return AgentEntity.layer(options).pipe(
       Layer.provide(guard),
       Layer.provideMerge(store),
-      Layer.provideMerge(SingleRunner.layer({ shardingConfig: options.shardingConfig, runnerStorage: "sql" })),
+      Layer.provideMerge(singleRunner(options.shardingConfig)),
       Layer.provide(SqliteClient.layer({ filename: options.filename }))
     )
   }))
