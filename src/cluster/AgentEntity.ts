@@ -755,7 +755,7 @@ export type SendError = AgentError | MailboxFull | AlreadyProcessingMessage | Pe
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect"
+ * import { Stream } from "effect"
  * import { Message } from "effect-claude-agent"
  * import { AgentEntity } from "effect-claude-agent/cluster"
  *
