@@ -212,7 +212,7 @@ export interface Status extends Schema.Schema.Type<typeof Status> {}
 
 /**
  * One turn: sends `prompt` and streams the turn's messages up to its `result`. Persisted and
- * deduplicated by `turnId` (sending the same turn id again reads the same reply).
+ * deduplicated by `turnId` (see `send`).
  *
  * @example
  * ```ts
@@ -748,8 +748,9 @@ export type SendError = AgentError | MailboxFull | AlreadyProcessingMessage | Pe
 /**
  * One turn of a conversation, from anywhere in the cluster: sends `prompt` to the conversation's
  * entity and streams the turn's messages up to its `result`. `turnId` (default: a random UUID)
- * names the turn: sending the same turn id again, after a client restart say, reads the same
- * reply instead of running the turn twice. If the conversation's runner dies mid-turn, the turn
+ * names the turn, and a turn runs once per id: sent again while it runs (by a client that
+ * restarted, say), the stream goes on with the messages no client has acknowledged yet; sent again
+ * after it completed, the stream ends at once, empty. If the conversation's runner dies mid-turn, the turn
  * is re-run from its prompt on the next owner and the stream goes on with that run's messages
  * (after those of the first attempt it had already delivered, which never end with a `result`).
  *
