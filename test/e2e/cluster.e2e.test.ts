@@ -172,6 +172,12 @@ describe("e2e: AgentEntity on SingleRunner + SQLite", () => {
       const pid = yield* Effect.async<number>((resume) => {
         child.stdout?.once("data", (chunk: Buffer) => resume(Effect.succeed(Number(chunk.toString("utf8").trim()))))
       })
+      // Whatever happens below, the sleeper does not outlive the test.
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          if (running(pid)) process.kill(-pid, "SIGKILL")
+        })
+      )
       expect(running(pid)).toBe(true)
       child.kill("SIGKILL")
       yield* Effect.suspend(() => (running(pid) ? Effect.fail("alive") : Effect.void)).pipe(
