@@ -212,7 +212,7 @@ export interface Status extends Schema.Schema.Type<typeof Status> {}
 
 /**
  * One turn: sends `prompt` and streams the turn's messages up to its `result`. Persisted and
- * deduplicated by `turnId` (sending the same turn id again reads the same reply).
+ * deduplicated by `turnId` (see `send`).
  *
  * @example
  * ```ts
@@ -431,6 +431,7 @@ interface Pending {
 
 // Mirroring is retried briefly: a database blip should not fail a turn that the model completed.
 const mirrorRetry = Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(4)))
+const transcriptSettle = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(50)))
 
 /**
  * The entity's behaviour: registers `AgentEntity` with the `Sharding` in context. Needs
@@ -592,10 +593,19 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
           return Scope.close(current.scope, Exit.void)
         })
 
-      // No file, nothing to mirror: `persistSession: false`, or a CLI that is not the real one.
-      const mirror = (current: Live) =>
+      // The CLI writes an assistant message to the transcript before it reports the turn's
+      // `result`; reading again briefly covers a write still in flight. No file, nothing to mirror:
+      // `persistSession: false`, or a CLI that is not the real one.
+      const mirror = (current: Live, lastAssistant: string | undefined) =>
         fs.readFileString(current.file).pipe(
           Effect.option,
+          Effect.flatMap((read) =>
+            lastAssistant !== undefined && Option.isSome(read) && !read.value.includes(lastAssistant)
+              ? Effect.fail(read)
+              : Effect.succeed(read)
+          ),
+          Effect.retry(transcriptSettle),
+          Effect.catchAll((read) => Effect.succeed(read)),
           Effect.flatMap(Option.match({
             onNone: () => Effect.void,
             onSome: (transcript) => store.save(sessionId, transcript).pipe(Effect.retry(mirrorRetry))
@@ -616,6 +626,7 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
           if (Option.exists(request.lastSentChunkValue, Message.isResult)) return Stream.empty
           let current: Live | undefined
           let completed = false
+          let lastAssistant: string | undefined
           const start: Effect.Effect<
             Stream.Stream<Message.Message, AgentSession.MessageError | TranscriptStoreError | PlatformError>,
             SdkError | TranscriptStoreError | PlatformError
@@ -632,9 +643,14 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
             const session = current
             return session.session.receiveResponse.pipe(
               Stream.tap(observe),
+              Stream.tap((message) =>
+                Effect.sync(() => {
+                  if (Message.isAssistant(message) && message.uuid !== undefined) lastAssistant = message.uuid
+                })
+              ),
               Stream.mapEffect((message): Effect.Effect<Message.Message, TranscriptStoreError | PlatformError> =>
                 Message.isResult(message)
-                  ? mirror(session).pipe(
+                  ? mirror(session, lastAssistant).pipe(
                     Effect.zipRight(Effect.sync(() => {
                       completed = true
                       turns++
@@ -732,14 +748,15 @@ export type SendError = AgentError | MailboxFull | AlreadyProcessingMessage | Pe
 /**
  * One turn of a conversation, from anywhere in the cluster: sends `prompt` to the conversation's
  * entity and streams the turn's messages up to its `result`. `turnId` (default: a random UUID)
- * names the turn: sending the same turn id again, after a client restart say, reads the same
- * reply instead of running the turn twice. If the conversation's runner dies mid-turn, the turn
+ * names the turn, and a turn runs once per id: sent again while it runs (by a client that
+ * restarted, say), the stream goes on with the messages no client has acknowledged yet; sent again
+ * after it completed, the stream ends at once, empty. If the conversation's runner dies mid-turn, the turn
  * is re-run from its prompt on the next owner and the stream goes on with that run's messages
  * (after those of the first attempt it had already delivered, which never end with a `result`).
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect"
+ * import { Stream } from "effect"
  * import { Message } from "effect-claude-agent"
  * import { AgentEntity } from "effect-claude-agent/cluster"
  *

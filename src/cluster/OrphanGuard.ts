@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import { Command, CommandExecutor } from "@effect/platform"
-import { Context, Effect, Layer, Mailbox, Scope, Stream } from "effect"
+import { Context, Deferred, Effect, Layer, Mailbox, type Scope, Stream } from "effect"
 
 /**
  * The guard's operation.
@@ -23,8 +23,8 @@ import { Context, Effect, Layer, Mailbox, Scope, Stream } from "effect"
  */
 export interface OrphanGuardShape {
   /**
-   * Registers a CLI process (its process group) until the current scope closes. Close that scope
-   * only after the process has exited.
+   * Registers a CLI process (its process group) until the current scope closes, and returns once
+   * the watchdog holds it. Close that scope only after the process has exited.
    */
   readonly watch: (pid: number) => Effect.Effect<void, never, Scope.Scope>
 }
@@ -62,7 +62,8 @@ process.stdin.on("data", (d) => {
   while ((i = buf.indexOf("\\n")) >= 0) {
     const line = buf.slice(0, i); buf = buf.slice(i + 1);
     const pid = Number(line.slice(1));
-    if (Number.isInteger(pid) && pid > 1) line[0] === "+" ? pids.add(pid) : pids.delete(pid);
+    if (!Number.isInteger(pid) || pid <= 1) continue;
+    if (line[0] === "+") { pids.add(pid); process.stdout.write("+" + pid + "\\n") } else pids.delete(pid);
   }
 });
 process.stdin.on("end", killAll);
@@ -96,6 +97,8 @@ export const layerWatchdog: Layer.Layer<OrphanGuard, never, CommandExecutor.Comm
   OrphanGuard,
   Effect.gen(function*() {
     const lines = yield* Mailbox.make<string>()
+    const acks = new Map<number, Deferred.Deferred<void>>()
+    const ready = yield* Deferred.make<void>()
     const proc = yield* Command.start(
       Command.make(nodeExecutable(), "-e", SCRIPT).pipe(Command.stdin("pipe"), Command.stderr("inherit"))
     ).pipe(Effect.orDie)
@@ -106,12 +109,30 @@ export const layerWatchdog: Layer.Layer<OrphanGuard, never, CommandExecutor.Comm
       Effect.ignore,
       Effect.forkScoped
     )
-    // Registered pids reach a watchdog that is listening.
-    yield* proc.stdout.pipe(Stream.take(1), Stream.runDrain, Effect.ignore)
+    // The watchdog says `ready`, then `+pid` once it holds a registration.
+    yield* proc.stdout.pipe(
+      Stream.decodeText(),
+      Stream.splitLines,
+      Stream.runForEach((line) => {
+        if (line === "ready") return Deferred.succeed(ready, undefined)
+        const acked = acks.get(Number(line.slice(1)))
+        return acked === undefined ? Effect.void : Deferred.succeed(acked, undefined)
+      }),
+      Effect.ignore,
+      Effect.forkScoped
+    )
+    yield* Deferred.await(ready)
     yield* Effect.addFinalizer(() => lines.end)
+    // Returns once the watchdog holds the pid: a runner killed right after still takes it along.
+    const register = (pid: number) =>
+      Effect.gen(function*() {
+        const acked = yield* Deferred.make<void>()
+        acks.set(pid, acked)
+        yield* lines.offer(`+${pid}\n`)
+        yield* Deferred.await(acked)
+      }).pipe(Effect.ensuring(Effect.sync(() => acks.delete(pid))))
     return {
-      watch: (pid) =>
-        Effect.acquireRelease(lines.offer(`+${pid}\n`), () => lines.offer(`-${pid}\n`)).pipe(Effect.asVoid)
+      watch: (pid) => Effect.acquireRelease(register(pid), () => lines.offer(`-${pid}\n`)).pipe(Effect.asVoid)
     }
   })
 )

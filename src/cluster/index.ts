@@ -27,3 +27,10 @@ export * as TranscriptStore from "./TranscriptStore.js"
  * @since 0.1.0
  */
 export * as OrphanGuard from "./OrphanGuard.js"
+
+/**
+ * Ready-made layouts: `layerSqlite`, one durable runner on a SQLite file.
+ *
+ * @since 0.1.0
+ */
+export * as AgentCluster from "./AgentCluster.js"
