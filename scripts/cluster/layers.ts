@@ -1,28 +1,22 @@
 // The multi-runner layout on PostgreSQL: socket runners that own shards and a client-only node
 // that only sends. Every process opens its own PgClient; all of them share the message tables
-// (SqlMessageStorage), and each has its own SqlRunnerStorage, whose reserved connection holds
+// (AgentCluster.layerSqlMessageStorage), and each has its own SqlRunnerStorage, whose reserved connection holds
 // that runner's shard locks (Postgres advisory locks are per session).
 import {
-  ClusterError,
   ClusterSchema,
   Entity,
-  type Message,
-  MessageStorage,
-  Reply,
   RunnerAddress,
   RunnerHealth,
   Runners,
   ShardingConfig,
   SocketRunner,
-  SqlMessageStorage,
-  Snowflake,
   SqlRunnerStorage
 } from "@effect/cluster"
 import { NodeClusterSocket } from "@effect/platform-node"
 import { Rpc, RpcClientError, RpcSerialization } from "@effect/rpc"
-import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Exit, Layer, Option, Redacted, Schema, Stream } from "effect"
+import { Effect, Layer, Option, Redacted, Schema, Stream } from "effect"
+import { AgentCluster } from "../../src/cluster/index.js"
 
 /**
  * Timings for tests: a runner that stops heartbeating drops out of the ring after
@@ -44,84 +38,6 @@ export const testTimings = {
 
 /** One PgClient per process, from a `postgres://` URL. */
 export const pgLayer = (url: string) => PgClient.layer({ url: Redacted.make(url) })
-
-// The rows of the replies table as the driver returns them (SafeIntegers: ids as bigint).
-const ReplyRow = Schema.Struct({
-  id: Schema.Union(Schema.BigIntFromSelf, Schema.String),
-  kind: Schema.NullOr(Schema.Union(Schema.BigIntFromSelf, Schema.Number)),
-  request_id: Schema.Union(Schema.BigIntFromSelf, Schema.String),
-  payload: Schema.parseJson(),
-  sequence: Schema.NullOr(Schema.Union(Schema.BigIntFromSelf, Schema.Number))
-})
-
-/**
- * `SqlMessageStorage` with `repliesFor` read correctly.
- *
- * In @effect/cluster 0.60.2, `SqlMessageStorage` decodes a reply row with
- * `Number(row.kind) === 0` to tell an exit (kind 0) from a stream chunk (kind NULL), and
- * `Number(null)` is 0: every unacknowledged chunk read back from storage is taken for an exit
- * and fails to decode. That path is the one a node takes when it cannot get the replies of a
- * persisted request straight from the owner: a client-only node, and every client after a
- * failover. (Fixed upstream on the v4 line with a `kind !== null` guard; 0.60.2 is the last v3
- * release.) This layer keeps everything else from `SqlMessageStorage` and reads the replies itself.
- */
-export const layerSqlMessageStorage = (options: { readonly prefix: string }) =>
-  Layer.scoped(
-    MessageStorage.MessageStorage,
-    Effect.gen(function*() {
-      const upstream = yield* SqlMessageStorage.make({ prefix: options.prefix })
-      const sql = (yield* SqlClient.SqlClient).withoutTransforms()
-      const table = sql(`${options.prefix}_replies`)
-      const decodeRow = Schema.decodeUnknown(ReplyRow)
-
-      const repliesFor = <R extends Rpc.Any>(requests: Iterable<Message.OutgoingRequest<R>>) =>
-        Effect.gen(function*() {
-          const byId = new Map<string, Message.OutgoingRequest<R>>()
-          for (const request of requests) byId.set(String(request.envelope.requestId), request)
-          if (byId.size === 0) return []
-          // Unacknowledged chunks and exits, oldest first, as upstream's query selects them.
-          const rows = yield* sql`
-            SELECT id, kind, request_id, payload, sequence
-            FROM ${table}
-            WHERE request_id IN ${sql.in(Array.from(byId.keys()))}
-            AND (kind = 0 OR (kind IS NULL AND acked = FALSE))
-            ORDER BY rowid ASC
-          `.pipe(
-            Effect.provideService(SqlClient.SafeIntegers, true),
-            Effect.mapError((cause) => new ClusterError.PersistenceError({ cause }))
-          )
-          const replies: Array<Reply.Reply<R>> = []
-          const failed = new Set<string>()
-          for (const raw of rows) {
-            const row = yield* Effect.orDie(decodeRow(raw))
-            const requestId = String(row.request_id)
-            const request = byId.get(requestId)
-            if (request === undefined || failed.has(requestId)) continue
-            const encoded = row.kind === null
-              ? { _tag: "Chunk", id: String(row.id), requestId, values: row.payload, sequence: Number(row.sequence) }
-              : { _tag: "WithExit", id: String(row.id), requestId, exit: row.payload }
-            const reply = yield* Schema.decodeUnknown(Reply.Reply(request.rpc))(encoded).pipe(
-              Effect.provide(request.context),
-              Effect.catchAll((error) => {
-                // As upstream: a reply that cannot be decoded ends its request with a defect.
-                failed.add(requestId)
-                return Effect.succeed(
-                  new Reply.WithExit({
-                    id: Snowflake.Snowflake(String(row.id)),
-                    requestId: Snowflake.Snowflake(requestId),
-                    exit: Exit.die(error)
-                  })
-                )
-              })
-            )
-            replies.push(reply)
-          }
-          return replies
-        })
-
-      return MessageStorage.MessageStorage.of({ ...upstream, repliesFor })
-    })
-  ).pipe(Layer.provide(Snowflake.layerGenerator))
 
 /**
  * `NodeClusterSocket.layerClientProtocol` whose writes fail instead of dying.
@@ -151,7 +67,8 @@ export const layerClientProtocol = Layer.effect(
 
 const storage = (prefix: string) =>
   Layer.mergeAll(
-    Layer.orDie(layerSqlMessageStorage({ prefix })),
+    // Not SqlMessageStorage.layer: 0.60.2 misreads stored stream chunks (see AgentCluster).
+    AgentCluster.layerSqlMessageStorage({ prefix }),
     Layer.orDie(SqlRunnerStorage.layerWith({ prefix }))
   )
 
