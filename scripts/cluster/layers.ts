@@ -75,7 +75,8 @@ const storage = (prefix: string) =>
 /**
  * A runner listening on `host:port`: it registers in the runner table, takes the locks of the
  * shards the hash ring gives it, and serves the entity layers built on top of it. Needs a
- * `SqlClient` (see {@link pgLayer}).
+ * `SqlClient` (see {@link pgLayer}). `shardingConfig` defaults to the cluster's defaults (tests
+ * pass {@link testTimings}).
  */
 export const runnerLayer = (options: {
   readonly host: string
@@ -94,14 +95,17 @@ export const runnerLayer = (options: {
     Layer.provideMerge(storage(options.prefix)),
     Layer.provide([NodeClusterSocket.layerSocketServer, layerClientProtocol]),
     Layer.provide(ShardingConfig.layer({
-      ...testTimings,
       ...options.shardingConfig,
       runnerAddress: Option.some(RunnerAddress.make(options.host, options.port))
     })),
     Layer.provide(RpcSerialization.layerMsgPack)
   )
 
-/** A client-only node: sends to entities, never registers, owns no shards. Needs a `SqlClient`. */
+/**
+ * A client-only node: sends to entities, never registers, owns no shards. Needs a `SqlClient`.
+ * Its `shardingConfig` should match the runners' (how often it refreshes assignments and polls
+ * for replies).
+ */
 export const clientLayer = (options: {
   readonly prefix: string
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Type"]>
@@ -109,7 +113,7 @@ export const clientLayer = (options: {
   SocketRunner.layerClientOnly.pipe(
     Layer.provideMerge(storage(options.prefix)),
     Layer.provide(layerClientProtocol),
-    Layer.provide(ShardingConfig.layer({ ...testTimings, ...options.shardingConfig, runnerAddress: Option.none() })),
+    Layer.provide(ShardingConfig.layer({ ...options.shardingConfig, runnerAddress: Option.none() })),
     Layer.provide(RpcSerialization.layerMsgPack)
   )
 

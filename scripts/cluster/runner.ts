@@ -11,6 +11,8 @@
 //                         every runner, since the CLI files transcripts under a folder named after it
 //   AGENT_MAX_CONCURRENT  CLI processes at once on this runner (default 8)
 //   RUNNER_LOG_LEVEL      minimum log level (default Info)
+//   CLUSTER_TIMINGS       "test": the short lock expiry and polls of `testTimings`; otherwise the
+//                         cluster's defaults (35 s lock expiry, 10 s message polls)
 // The CLI inherits the rest of the environment (HOME, CLAUDE_CONFIG_DIR, ANTHROPIC_BASE_URL, …).
 //
 // Prints `ready <host>:<port>` on stdout once it serves; stops cleanly on SIGINT/SIGTERM (its
@@ -20,7 +22,7 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Config, Effect, Layer, Logger, LogLevel } from "effect"
 import * as AgentPool from "../../src/AgentPool.js"
 import { AgentEntity, OrphanGuard, TranscriptStore } from "../../src/cluster/index.js"
-import { pgLayer, ProbeLive, runnerLayer } from "./layers.js"
+import { pgLayer, ProbeLive, runnerLayer, testTimings } from "./layers.js"
 
 const program = Effect.gen(function*() {
   const url = yield* Config.string("DATABASE_URL")
@@ -29,6 +31,8 @@ const program = Effect.gen(function*() {
   const prefix = yield* Config.string("CLUSTER_PREFIX").pipe(Config.withDefault("cluster"))
   const cwd = yield* Config.string("AGENT_CWD").pipe(Config.withDefault(process.cwd()))
   const maxConcurrent = yield* Config.integer("AGENT_MAX_CONCURRENT").pipe(Config.withDefault(8))
+  const timings = yield* Config.literal("test", "default")("CLUSTER_TIMINGS").pipe(Config.withDefault("default"))
+  const shardingConfig = timings === "test" ? testTimings : {}
 
   const Agents = AgentEntity.layer({ options: { cwd } }).pipe(
     Layer.provide(AgentPool.layer({ maxConcurrent })),
@@ -39,7 +43,7 @@ const program = Effect.gen(function*() {
   )
 
   const RunnerLive = Layer.mergeAll(Agents, ProbeLive).pipe(
-    Layer.provideMerge(runnerLayer({ host, port, prefix })),
+    Layer.provideMerge(runnerLayer({ host, port, prefix, shardingConfig })),
     Layer.provideMerge(pgLayer(url))
   )
   yield* Layer.build(RunnerLive)

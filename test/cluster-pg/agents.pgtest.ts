@@ -14,7 +14,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Fiber, Layer, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { clientLayer, pgLayer, Probe } from "../../scripts/cluster/layers.js"
+import { clientLayer, pgLayer, Probe, testTimings } from "../../scripts/cluster/layers.js"
 import { AgentEntity } from "../../src/cluster/index.js"
 import * as Message from "../../src/schema/Message.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
@@ -74,13 +74,13 @@ describe("cluster on PostgreSQL: conversations on the real CLI across two runner
       expect(configA).not.toBe(configB)
 
       const prefix = `agents_${Date.now().toString(36)}`
-      const common = { DATABASE_URL: url, CLUSTER_PREFIX: prefix, AGENT_CWD: forA.cwd }
+      const common = { DATABASE_URL: url, CLUSTER_PREFIX: prefix, CLUSTER_TIMINGS: "test", AGENT_CWD: forA.cwd }
       // One after the other: runners starting together on a fresh database race to create the same
       // tables (Postgres' CREATE TABLE IF NOT EXISTS is not safe against a concurrent one).
       const a = yield* startRunner({ env: { ...forA.env, ...common } })
       const b = yield* startRunner({ env: { ...forB.env, ...common } })
 
-      const client = yield* Layer.build(clientLayer({ prefix }).pipe(Layer.provide(pgLayer(url))))
+      const client = yield* Layer.build(clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url))))
       const probe = yield* Effect.provide(Probe.client, client)
       const placement = Effect.forEach(conversations, (id) =>
         // A volatile call sent while the runners are still trading shards can be lost: ask again.

@@ -14,13 +14,13 @@ describe("cluster on PostgreSQL: two runner processes and a client", () => {
     Effect.gen(function*() {
       const url = yield* databaseUrl
       const prefix = `probe_${Date.now().toString(36)}`
-      const env = { DATABASE_URL: url, CLUSTER_PREFIX: prefix }
+      const env = { DATABASE_URL: url, CLUSTER_PREFIX: prefix, CLUSTER_TIMINGS: "test" }
       // One after the other: runners starting together on a fresh database race to create the same
       // tables (Postgres' CREATE TABLE IF NOT EXISTS is not safe against a concurrent one).
       const a = yield* startRunner({ env })
       const b = yield* startRunner({ env })
 
-      const client = yield* Layer.build(clientLayer({ prefix }).pipe(Layer.provide(pgLayer(url))))
+      const client = yield* Layer.build(clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url))))
       const probe = yield* Effect.provide(Probe.client, client)
       const placement = Effect.forEach(ids, (id) =>
         // A volatile call sent while the runners are still trading shards can be lost: ask again.
