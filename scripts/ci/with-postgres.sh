@@ -94,7 +94,7 @@ cleanup() {
   fi
   if [ "$started" -eq 1 ] || [ -f "$DATA/postmaster.pid" ]; then
     # Immediate: the data is thrown away anyway, and no client should hold the stop up.
-    "${as_owner[@]}" "$BIN/pg_ctl" -D "$DATA" -m immediate -w stop >/dev/null 2>&1 || {
+    ${as_owner[@]+"${as_owner[@]}"} "$BIN/pg_ctl" -D "$DATA" -m immediate -w stop >/dev/null 2>&1 || {
       log "pg_ctl stop failed; killing the postmaster"
       if [ -f "$DATA/postmaster.pid" ]; then kill -9 "$(head -n 1 "$DATA/postmaster.pid")" 2>/dev/null || true; fi
     }
@@ -111,7 +111,7 @@ mkdir -p "$SOCK"
 chmod 755 "$TMP"
 if [ "$(id -u)" -eq 0 ]; then chown -R "$owner" "$TMP"; fi
 
-"${as_owner[@]}" "$BIN/initdb" -D "$DATA" -U postgres --auth=trust --encoding=UTF8 --no-locale >"$TMP/initdb.log" 2>&1 || {
+${as_owner[@]+"${as_owner[@]}"} "$BIN/initdb" -D "$DATA" -U postgres --auth=trust --encoding=UTF8 --no-locale >"$TMP/initdb.log" 2>&1 || {
   cat "$TMP/initdb.log" >&2
   log "initdb failed"
   exit 1
@@ -125,7 +125,7 @@ free_port() {
 for attempt in 1 2 3 4 5; do
   PORT=$(free_port)
   # fsync off: a test database that is deleted afterwards does not need durability across power loss.
-  if "${as_owner[@]}" "$BIN/pg_ctl" -D "$DATA" -l "$LOGFILE" -w -t 60 \
+  if ${as_owner[@]+"${as_owner[@]}"} "$BIN/pg_ctl" -D "$DATA" -l "$LOGFILE" -w -t 60 \
     -o "-c listen_addresses=127.0.0.1 -p $PORT -k $SOCK -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
     start >/dev/null; then
     started=1
