@@ -459,7 +459,7 @@ export const make = <R = never>(
     let latestCommands: ReadonlyArray<Control.SlashCommand> | undefined
     // One `setMcpServers` at a time: the bridge's set and the CLI's must be changed in the same order.
     const serversLock = yield* Effect.makeSemaphore(1)
-    const turns = yield* Turns.track(control)
+    const turns = yield* Turns.track(control, Option.getOrUndefined(yield* Effect.serviceOption(Turns.CurrentTurn)))
     // A CLI that never answers `initialize` (a wrapper script, a login prompt) must not leave the
     // message streams waiting forever: its failure ends them.
     const initFailed = yield* Deferred.make<never, RequestError>()

@@ -16,6 +16,7 @@ import * as Defaults from "./internal/defaults.js"
 import * as Discovery from "./internal/discovery.js"
 import * as Launch from "./internal/launch.js"
 import * as Query from "./internal/query.js"
+import * as Turns from "./internal/turns.js"
 import * as ResultErrors from "./internal/resultError.js"
 import * as Message from "./schema/Message.js"
 import * as Options from "./schema/Options.js"
@@ -208,7 +209,9 @@ export const make = (factory: TransportFactory, makeOptions: MakeOptions = {}): 
           controlTimeout: options.controlTimeout,
           messageBufferBytes: options.messageBufferBytes
         })),
-        Layer.provideMerge(Layer.scoped(Transport, factory(launch, options)))
+        Layer.provideMerge(Layer.scoped(Transport, factory(launch, options))),
+        // The running turn, shared by the channel (its inbound spans) and the session (its turns).
+        Layer.provideMerge(Layer.succeed(Turns.CurrentTurn, Turns.makeCurrentTurn()))
       )
       return yield* Effect.gen(function*() {
         const context = yield* Layer.build(services)

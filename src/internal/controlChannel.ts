@@ -38,6 +38,7 @@ import * as Defaults from "./defaults.js"
 import { positiveDurationProblem } from "./duration.js"
 import * as Guard from "./guard.js"
 import * as Issues from "./issues.js"
+import { CurrentTurn } from "./turns.js"
 
 /** How long to wait for the exit status once stdout has closed. */
 const EXIT_WAIT = Duration.seconds(10)
@@ -104,6 +105,8 @@ const nextRequestId = (): string => `req_${++idCounter}_${Math.random().toString
 export const make = (config: ControlChannelConfig) =>
   Effect.gen(function*() {
     const transport = yield* Transport
+    // Inbound spans sit under the running turn, when the session tracks one.
+    const currentTurn = yield* Effect.serviceOption(CurrentTurn)
     const defaultTimeout = config.controlTimeout !== undefined
       ? Duration.decode(config.controlTimeout)
       : Defaults.controlTimeout
@@ -197,6 +200,7 @@ export const make = (config: ControlChannelConfig) =>
       // The CLI's own words for a subtype it does not serve.
       if (inbound === undefined) return answerError(requestId, `Unsupported control request subtype: ${subtype}`)
       const details = inboundDetails(request)
+      const turn = Option.isSome(currentTurn) ? currentTurn.value.span : undefined
       const work = Effect.suspend(() => inbound.run(request, requestId)).pipe(
         Effect.timed,
         Effect.tap(([elapsed]) => Metric.update(callbackHistogram(subtype), Duration.toMillis(elapsed))),
@@ -228,6 +232,7 @@ export const make = (config: ControlChannelConfig) =>
           kind: "server",
           // The call site is always this line: capturing it costs a stack trace per request.
           captureStackTrace: false,
+          ...(turn === undefined ? {} : { parent: turn }),
           attributes: { "control.subtype": subtype, "control.request_id": requestId, ...details }
         }),
         Effect.annotateLogs({ controlSubtype: subtype, controlRequestId: requestId, ...details }),
