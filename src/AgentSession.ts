@@ -333,6 +333,56 @@ export interface SessionConfig<R = never> {
   readonly verbatimPrompts?: boolean | undefined
 }
 
+// What the `initialize` reply must confirm, as the official SDK checks it: a CLI too old to read
+// MCP servers from `initialize` omits `mcp_servers_applied` and runs without them; one that does
+// not honour `onFailure` would let a blocking hook's failure through. Either ends the session.
+const confirmApplied = (
+  payload: Control.InitializePayload,
+  reply: Control.InitializeResponse
+): Effect.Effect<void, ControlError> => {
+  const version = reply.claude_code_version === undefined ? "" : ` (version ${reply.claude_code_version})`
+  if (payload.mcpServers !== undefined) {
+    if (reply.mcp_servers_applied === undefined) {
+      return Effect.fail(
+        new ControlError({
+          subtype: Control.Initialize.subtype,
+          requestId: Control.Initialize.subtype,
+          error: `This Claude Code${version} is too old to read MCP servers from the initialize request, so it ` +
+            `started without them; the session was ended. Update the CLI, or use mcpServersDelivery: "argv".`,
+          errorCode: "mcp_servers_not_applied"
+        })
+      )
+    }
+    if (!reply.mcp_servers_applied) {
+      return Effect.logWarning(
+        "effect-claude-agent: the CLI reports that it did not load the MCP servers sent in initialize: " +
+          "this session may run without them (check that nothing removes --await-initialize)."
+      )
+    }
+  }
+  const blocking = Object.values(payload.hooks ?? {}).some((matchers) =>
+    matchers.some((matcher) => Predicate.isRecord(matcher) && matcher.onFailure === "block")
+  )
+  if (blocking && reply.hook_on_failure_supported !== true) {
+    return Effect.fail(
+      new ControlError({
+        subtype: Control.Initialize.subtype,
+        requestId: Control.Initialize.subtype,
+        error: `This Claude Code${version} does not honour onFailure on hook matchers, so a failing hook ` +
+          `with onFailure: "block" would not block; the session was ended. Update the CLI, or remove onFailure: "block".`,
+        errorCode: "hook_on_failure_unsupported"
+      })
+    )
+  }
+  if (payload.plugins !== undefined && payload.plugins.length > 0 && reply.plugins_applied !== true) {
+    return Effect.logWarning(
+      `effect-claude-agent: the CLI reports plugins_applied=${String(reply.plugins_applied)} for the plugins ` +
+        "sent in initialize: it runs with the plugins it was launched with."
+    )
+  }
+  return Effect.void
+}
+
 const isUserFrame = (prompt: Prompt): prompt is Message.UserMessageInput =>
   typeof prompt === "object" && "type" in prompt && prompt.type === "user"
 
@@ -453,8 +503,19 @@ export const make = <R = never>(
 
     // On the wire before any user message, but its reply is awaited only by `initializationResult`:
     // the first prompt does not wait for a round trip.
-    const initReply = yield* control.start(Control.Initialize, yield* initializePayload)
-    const initializationResult = yield* Effect.cached(initReply)
+    const firstPayload = yield* initializePayload
+    const initReply = yield* control.start(Control.Initialize, firstPayload)
+    const initializationResult = yield* Effect.cached(
+      Effect.flatMap(initReply, (reply) =>
+        Effect.as(
+          confirmApplied(firstPayload, reply).pipe(
+            // As the official SDK does: the session ends, and no prompt is answered without what
+            // the caller asked for.
+            Effect.tapError(() => Effect.zipRight(transport.terminate, transport.endInput))
+          ),
+          reply
+        ))
+    )
     // `system/commands_changed` replaces the commands of the `initialize` reply.
     let latestCommands: ReadonlyArray<Control.SlashCommand> | undefined
     // One `setMcpServers` at a time: the bridge's set and the CLI's must be changed in the same order.
@@ -637,7 +698,12 @@ export const make = <R = never>(
       supportedAgents: Effect.map(initializationResult, (init) => init.agents ?? []),
       accountInfo: Effect.map(initializationResult, (init) => init.account ?? {}),
       reinitialize: Effect.fn("AgentSession.reinitialize")(function*(options) {
-        return yield* control.request(Control.Initialize, yield* initializePayload, options)
+        const payload = yield* initializePayload
+        const reply = yield* control.request(Control.Initialize, payload, options)
+        yield* confirmApplied(payload, reply).pipe(
+          Effect.tapError(() => Effect.zipRight(transport.terminate, transport.endInput))
+        )
+        return reply
       }),
       readMcpResource: Effect.fn("AgentSession.readMcpResource")(function*(serverName, uri, options) {
         return yield* control.request(Control.McpReadResource, { serverName, uri }, options)

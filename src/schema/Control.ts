@@ -303,7 +303,18 @@ export const InitializeResponse = Schema.Struct({
   /** The CLI's process id, as the CLI reports it. */
   pid: Schema.optional(Schema.Number),
   claude_code_version: Schema.optional(Schema.String),
-  current_permission_mode: Schema.optional(Schema.String)
+  current_permission_mode: Schema.optional(Schema.String),
+  /**
+   * Whether the CLI loaded the MCP servers sent in `initialize` (`mcpServersDelivery:
+   * "initialize"`). A CLI too old to read them leaves it out: the session then fails.
+   */
+  mcp_servers_applied: Schema.optional(Schema.Boolean),
+  /** Whether the CLI registered the hooks sent in `initialize`. */
+  hooks_applied: Schema.optional(Schema.Boolean),
+  /** Whether the CLI honours `onFailure` on hook matchers (needed by `onFailure: "block"`). */
+  hook_on_failure_supported: Schema.optional(Schema.Boolean),
+  /** Whether the CLI loaded the plugins sent in `initialize` (`pluginDelivery: "initialize"`). */
+  plugins_applied: Schema.optional(Schema.Boolean)
 })
 
 /**

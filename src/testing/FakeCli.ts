@@ -279,6 +279,11 @@ const defaultAnswer = (
         pid,
         claude_code_version: "2.1.330",
         current_permission_mode: "default",
+        hooks_applied: true,
+        hook_on_failure_supported: true,
+        // As 2.1.330: confirmed when the request carried them.
+        ...(request.mcpServers === undefined ? {} : { mcp_servers_applied: true }),
+        ...(request.plugins === undefined ? {} : { plugins_applied: true }),
         capabilities: []
       }
     case "interrupt":

@@ -2,7 +2,7 @@
 // supportedCommands, reinitialize, readMcpResource, …) and the `elicitation` callback, over the
 // in-memory fake CLI: what each writes on the wire, and what it makes of the reply.
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Fiber, Option, Predicate, Ref, Schema, Stream } from "effect"
+import { Chunk, Context, Deferred, Effect, Fiber, Option, Predicate, Ref, Schema, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as McpServer from "../../src/McpServer.js"
 import type * as Control from "../../src/schema/Control.js"
@@ -175,6 +175,77 @@ describe("control methods (fake CLI)", () => {
       const [first, second] = (yield* sentRequests(yield* cli)).filter((r) => r.subtype === "initialize")
       expect(first).toMatchObject({ systemPrompt: ["be brief"], hooks: { Stop: [{ hookCallbackIds: ["hook_0"] }] } })
       expect(second).toEqual(first)
+    }))
+})
+
+describe("the initialize reply's confirmations (fake CLI)", () => {
+  // A CLI that answers initialize like one from before `mcp_servers_applied` / `onFailure`.
+  const oldCli = (extra: FakeCli.JsonObject = {}): FakeCli.Behaviour => ({
+    onControlRequest: (request) =>
+      Effect.succeed(
+        request.subtype === "initialize"
+          ? Option.some({ commands: [], models: [], pid: 7, claude_code_version: "2.0.9", ...extra })
+          : Option.none()
+      )
+  })
+  const stdio = { files: { command: "mcp-files", args: ["--root", "/"] } }
+
+  it.scoped("MCP servers sent in initialize but not confirmed end the session with a typed error", () =>
+    Effect.gen(function*() {
+      const { agent, cli } = yield* agentWithCli(oldCli())
+      const session = yield* agent.session({ mcpServers: stdio, mcpServersDelivery: "initialize" })
+      const fake = yield* cli
+      const error = yield* Effect.flip(session.initializationResult)
+      expect(error).toMatchObject({ _tag: "ControlError", subtype: "initialize", errorCode: "mcp_servers_not_applied" })
+      expect(error.message).toContain("version 2.0.9")
+      // The streams end with it, and the CLI is stopped: nothing runs without the servers.
+      const streamError = yield* Effect.flip(Stream.runDrain(session.messages))
+      expect(streamError).toMatchObject({ _tag: "ControlError", errorCode: "mcp_servers_not_applied" })
+      yield* fake.inputEnded
+      const closed = yield* Effect.flip(session.control.closed)
+      expect(closed).toMatchObject({ _tag: "ProcessError", signal: "SIGTERM" })
+    }))
+
+  it.scoped("confirmed (or sent on the command line) MCP servers start normally", () =>
+    Effect.gen(function*() {
+      // The default fake answers like 2.1.330: `mcp_servers_applied: true` when they were sent.
+      const confirmed = yield* agentWithCli()
+      const a = yield* confirmed.agent.session({ mcpServers: stdio, mcpServersDelivery: "initialize" })
+      expect((yield* a.initializationResult).mcp_servers_applied).toBe(true)
+      // On argv nothing is sent in initialize, so nothing is to be confirmed.
+      const argv = yield* agentWithCli(oldCli())
+      const b = yield* argv.agent.session({ mcpServers: stdio })
+      expect((yield* b.initializationResult).mcp_servers_applied).toBeUndefined()
+      yield* b.send("hi")
+      expect(Chunk.size(yield* Stream.runCollect(b.receiveResponse))).toBe(3)
+    }))
+
+  it.scoped("a blocking hook needs a CLI that honours onFailure; reinitialize checks the same", () =>
+    Effect.gen(function*() {
+      const blocking = { PreToolUse: [{ hooks: [() => Effect.succeed({})], onFailure: "block" as const }] }
+      const { agent } = yield* agentWithCli(oldCli())
+      const session = yield* agent.session({ hooks: blocking })
+      expect(yield* Effect.flip(session.initializationResult)).toMatchObject({
+        _tag: "ControlError",
+        errorCode: "hook_on_failure_unsupported"
+      })
+      // Without onFailure: "block" the old CLI is fine.
+      const plain = yield* agentWithCli(oldCli())
+      const ok = yield* plain.agent.session({ hooks: { PreToolUse: [{ hooks: [() => Effect.succeed({})] }] } })
+      expect((yield* ok.initializationResult).pid).toBe(7)
+      // A CLI that confirms initially but not on reinitialize.
+      let answers = 0
+      const flaky = yield* agentWithCli({
+        onControlRequest: (request) =>
+          Effect.sync(() => {
+            if (request.subtype !== "initialize") return Option.none()
+            answers++
+            return Option.some({ commands: [], models: [], ...(answers === 1 ? { hook_on_failure_supported: true } : {}) })
+          })
+      })
+      const again = yield* flaky.agent.session({ hooks: blocking })
+      yield* again.initializationResult
+      expect(yield* Effect.flip(again.reinitialize())).toMatchObject({ errorCode: "hook_on_failure_unsupported" })
     }))
 })
 
