@@ -285,7 +285,28 @@ export const make = (config: ControlChannelConfig) =>
           })
         )
       }
-      return Deferred.succeed(entry.deferred, response.response)
+      const answered = Deferred.succeed(entry.deferred, response.response)
+      return entry.subtype === "initialize" ? Effect.zipRight(answered, redeliver(response)) : answered
+    }
+
+    // An `initialize` reply lists the permission prompts the CLI is still waiting for (a host that
+    // attaches, or re-initializes, learns of prompts it never saw): each is run like a request
+    // just received, unless it is running already. As in the official SDK, only `can_use_tool`.
+    const redeliver = (response: { readonly [key: string]: unknown }): Effect.Effect<void> => {
+      const listed = response.pending_permission_requests
+      if (!Array.isArray(listed) || listed.length === 0) return Effect.void
+      return Effect.forEach(listed, (frame: unknown) => {
+        if (!isControlRequest(frame) || frame.request.subtype !== Control.CanUseTool.subtype) return Effect.void
+        const { server_policy_ask_only: _ignored, ...request } = frame.request
+        return FiberMap.has(running, frame.request_id).pipe(
+          Effect.flatMap((inFlight) =>
+            inFlight ? Effect.void : Effect.zipRight(
+              Effect.logDebug(`effect-claude-agent: permission request ${frame.request_id} redelivered by initialize`),
+              runInbound(frame.request_id, { ...request, subtype: frame.request.subtype })
+            )
+          )
+        )
+      }, { discard: true })
     }
 
     const routeControl = (frame: { readonly [key: string]: unknown }): Effect.Effect<void> => {

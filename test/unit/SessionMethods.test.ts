@@ -178,6 +178,73 @@ describe("control methods (fake CLI)", () => {
     }))
 })
 
+describe("permission prompts listed in an initialize reply (fake CLI)", () => {
+  const prompt = (id: string, command: string) => ({
+    type: "control_request",
+    request_id: id,
+    request: { subtype: "can_use_tool", tool_name: "Bash", input: { command }, tool_use_id: `toolu_${id}`, server_policy_ask_only: true }
+  })
+  const answerTo = (id: string) => (frame: FakeCli.JsonObject) =>
+    frame.type === "control_response" && Predicate.isRecord(frame.response) && frame.response.request_id === id
+
+  it.scoped("reinitialize hands the pending ones to canUseTool, once each: one already running is not asked again", () =>
+    Effect.gen(function*() {
+      let initializations = 0
+      const { agent, cli } = yield* agentWithCli({
+        onControlRequest: (request, fake) =>
+          Effect.gen(function*() {
+            if (request.subtype !== "initialize") return Option.none()
+            initializations++
+            if (initializations === 1) return Option.none()
+            // The envelope carries the list beside `response`; the fake's answers have no room for
+            // it, so this reply is written by hand (the fake's own answer follows, for an id
+            // already answered, and is ignored).
+            const sent = yield* fake.sent
+            const init = sent.filter(isControlRequest("initialize")).at(-1)
+            yield* fake.emit({
+              type: "control_response",
+              response: {
+                subtype: "success",
+                request_id: init?.request_id,
+                response: { commands: [], models: [], pid: 2 },
+                pending_permission_requests: [prompt("perm-live", "ls"), prompt("perm-missed", "pwd")],
+                pending_user_dialog_requests: []
+              }
+            })
+            return Option.some({ commands: [], models: [] })
+          })
+      })
+      const asked: Array<string> = []
+      const release = yield* Deferred.make<void>()
+      const session = yield* agent.session({
+        canUseTool: (_tool, input) =>
+          Effect.gen(function*() {
+            const command = String(input.command)
+            asked.push(command)
+            if (command === "ls") yield* Deferred.await(release)
+            return { behavior: "allow" as const, updatedInput: input }
+          })
+      })
+      yield* session.initializationResult
+      const fake = yield* cli
+      // A prompt the host is still answering when the CLI lists it again.
+      yield* fake.emit(prompt("perm-live", "ls"))
+      yield* Effect.yieldNow().pipe(Effect.repeat({ until: () => asked.length === 1 }))
+
+      const reply = yield* session.reinitialize()
+      expect(reply.pid).toBe(2)
+      const missed = yield* fake.awaitSent(answerTo("perm-missed"))
+      expect(missed.response).toMatchObject({ subtype: "success", response: { behavior: "allow", updatedInput: { command: "pwd" } } })
+      yield* Deferred.succeed(release, undefined)
+      const answered = yield* fake.awaitSent(answerTo("perm-live"))
+      expect(answered.response).toMatchObject({ subtype: "success", response: { behavior: "allow" } })
+      expect(asked).toEqual(["ls", "pwd"])
+      // Each was answered once.
+      const answers = (yield* fake.sent).filter((f) => answerTo("perm-live")(f) || answerTo("perm-missed")(f))
+      expect(answers.length).toBe(2)
+    }))
+})
+
 describe("the initialize reply's confirmations (fake CLI)", () => {
   // A CLI that answers initialize like one from before `mcp_servers_applied` / `onFailure`.
   const oldCli = (extra: FakeCli.JsonObject = {}): FakeCli.Behaviour => ({
