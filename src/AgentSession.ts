@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Chunk, Clock, Deferred, Duration, Effect, Option, Predicate, Schema, type Scope, Stream } from "effect"
+import { Chunk, Clock, Deferred, Duration, Effect, Option, Predicate, Schedule, Schema, type Scope, Stream } from "effect"
 import type * as McpServer from "./McpServer.js"
 import type * as ContentBlock from "./schema/ContentBlock.js"
 import * as Control from "./schema/Control.js"
@@ -120,6 +120,32 @@ export interface ReloadPluginsOptions extends RequestOptions {
 }
 
 /**
+ * Options for `setMcpServers`.
+ *
+ * @example
+ * ```ts
+ * import type { AgentSession } from "effect-claude-agent"
+ *
+ * // Returns once the CLI has connected the new server (or failed to), within 30 seconds.
+ * const add = (session: AgentSession.AgentSession) =>
+ *   session.setMcpServers({ files: { command: "mcp-files" } }, { awaitConnection: true, timeout: "30 seconds" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SetMcpServersOptions extends RequestOptions {
+  /**
+   * Wait until the CLI has finished connecting the added servers (none is `pending` in
+   * `mcpServerStatus`: each is `connected`, `failed`, `needs-auth`, …), instead of returning as
+   * soon as it has taken the set. Bounded by the same deadline as the request (`timeout`, or the
+   * session's `controlTimeout`); servers still pending then fail the call with `ControlError`
+   * `mcp_servers_pending` (the set itself has been applied).
+   */
+  readonly awaitConnection?: boolean | undefined
+}
+
+/**
  * What `setMcpServers` takes: server name → an external server's config (stdio, sse, http) or an
  * in-process server made with `McpServer.make` (listed under its own name). `R` is what the
  * in-process servers' tools need.
@@ -203,13 +229,16 @@ export interface AgentSession {
    * every in-process server, those of the `mcpServers` option included; external servers of the
    * `mcpServers` option stay unless a call named them. An in-process server given again under its
    * name with a new definition is swapped, and the CLI lists its tools again. Returns the CLI's
-   * report (`added`, `removed`, and `errors` for servers that failed to connect). A bad server
+   * report (`added`, `removed`, and `errors` for servers that failed to connect). The CLI (2.1.330)
+   * answers once it has tried to connect the added external servers (a stdio server that never
+   * answers holds the reply for the CLI's 30 s connection timeout, then shows in `errors`), but
+   * connects in-process servers after answering: `awaitConnection` waits for those too. A bad server
    * (a missing `command`, duplicate tool names, …) is refused before anything is sent or changed:
    * `ControlError` with `errorCode: "invalid_request"`.
    */
   readonly setMcpServers: <R = never>(
     servers: McpServers<R>,
-    options?: RequestOptions
+    options?: SetMcpServersOptions
   ) => Effect.Effect<Control.McpSetServersResponse, RequestError, R>
   /**
    * The slash commands and skills: from the `initialize` reply, or the latest
@@ -331,7 +360,14 @@ export interface SessionConfig<R = never> {
   readonly onElicitation?: Control.OnElicitation<unknown, R> | undefined
   /** Sends every user message with `client_composed: true` (`options.verbatimPrompts`). */
   readonly verbatimPrompts?: boolean | undefined
+  /**
+   * The deadline of control requests (`options.controlTimeout`), for waits the session runs
+   * itself (`setMcpServers` with `awaitConnection`). Default 60 s.
+   */
+  readonly controlTimeout?: Duration.DurationInput | undefined
 }
+
+const connectPoll = Duration.millis(100)
 
 // What the `initialize` reply must confirm, as the official SDK checks it: a CLI too old to read
 // MCP servers from `initialize` omits `mcp_servers_applied` and runs without them; one that does
@@ -618,6 +654,35 @@ export const make = <R = never>(
       }).pipe(Effect.withClock(liveClock), runDetached)
     )
 
+    // The CLI connects added servers in the background; `mcp_status` shows them `pending` until
+    // then (or not yet at all). Polled, since the CLI reports no event for it.
+    const awaitConnected = (names: ReadonlyArray<string>, options: RequestOptions): Effect.Effect<void, RequestError> => {
+      if (names.length === 0) return Effect.void
+      const deadline = Duration.decode(options.timeout ?? config.controlTimeout ?? Defaults.controlTimeout)
+      let waiting: ReadonlyArray<string> = names
+      const check = Effect.map(control.request(Control.McpStatus, {}, options), (status) => {
+        waiting = names.filter((name) => {
+          const server = status.mcpServers.find((s) => s.name === name)
+          return server === undefined || server.status === "pending"
+        })
+        return waiting.length > 0
+      })
+      return check.pipe(
+        Effect.repeat({ schedule: Schedule.spaced(connectPoll), while: (pending: boolean) => pending }),
+        Effect.asVoid,
+        Effect.timeoutFail({
+          duration: deadline,
+          onTimeout: () =>
+            new ControlError({
+              subtype: Control.McpSetServers.subtype,
+              requestId: Control.McpSetServers.subtype,
+              error: `still connecting after ${Duration.format(deadline)}: ${waiting.join(", ")}`,
+              errorCode: "mcp_servers_pending"
+            })
+        })
+      )
+    }
+
     const session: AgentSession = {
       send: Effect.fn("AgentSession.send")(function*(prompt: Prompt) {
         const frame = toUserFrame(prompt, config.verbatimPrompts === true)
@@ -659,7 +724,7 @@ export const make = <R = never>(
           options
         )
       }),
-      setMcpServers: <R2>(servers: McpServers<R2>, options?: RequestOptions) =>
+      setMcpServers: <R2>(servers: McpServers<R2>, options?: SetMcpServersOptions) =>
         Effect.gen(function*() {
           const subtype = Control.McpSetServers.subtype
           // The same checks as the `mcpServers` option, before anything is sent or changed.
@@ -687,6 +752,7 @@ export const make = <R = never>(
             (name) => control.request(Control.McpServerMessage, { server_name: name, message: listChanged }, options),
             { discard: true }
           )
+          if (options?.awaitConnection === true) yield* awaitConnected(reply.added, options)
           return reply
         }).pipe(serversLock.withPermits(1), Effect.withSpan("AgentSession.setMcpServers")),
       supportedCommands: Effect.suspend(() =>

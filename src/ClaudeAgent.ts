@@ -220,7 +220,8 @@ export const make = (factory: TransportFactory, makeOptions: MakeOptions = {}): 
           sessionId: options.sessionId,
           closeGracePeriod: options.closeGracePeriod,
           onElicitation: options.onElicitation,
-          verbatimPrompts: options.verbatimPrompts
+          verbatimPrompts: options.verbatimPrompts,
+          controlTimeout: options.controlTimeout
         }).pipe(Effect.provide(context))
       }).pipe(Effect.withParentSpan(span))
     })
