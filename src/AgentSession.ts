@@ -654,8 +654,8 @@ export const make = <R = never>(
       }).pipe(Effect.withClock(liveClock), runDetached)
     )
 
-    // The CLI connects added servers in the background; `mcp_status` shows them `pending` until
-    // then (or not yet at all). Polled, since the CLI reports no event for it.
+    // The CLI connects added in-process servers after its reply (external ones before it);
+    // `mcp_status` shows them `pending` until then. Polled: the CLI reports no event for it.
     const awaitConnected = (names: ReadonlyArray<string>, options: RequestOptions): Effect.Effect<void, RequestError> => {
       if (names.length === 0) return Effect.void
       const deadline = Duration.decode(options.timeout ?? config.controlTimeout ?? Defaults.controlTimeout)
