@@ -287,6 +287,15 @@ export interface AgentSession {
   /** Reloads plugins from disk; the reply lists the session's commands, agents, plugins and MCP servers. */
   readonly reloadPlugins: (options?: ReloadPluginsOptions) => Effect.Effect<Control.ReloadPluginsResponse, RequestError>
   /**
+   * Re-reads skills from disk: a skill file written while the session runs is seen from the next
+   * turn on. The reply lists the session's skills.
+   */
+  readonly reloadSkills: (options?: RequestOptions) => Effect.Effect<Control.ReloadSkillsResponse, RequestError>
+  /** Re-reads the output-style directories from disk; the reply lists every style's name. */
+  readonly reloadOutputStyles: (
+    options?: RequestOptions
+  ) => Effect.Effect<Control.ReloadOutputStylesResponse, RequestError>
+  /**
    * Moves running foreground tasks (Bash commands, subagents) to the background, or only the one a
    * tool use started. `false` only when `toolUseId` matched no foreground task.
    */
@@ -786,6 +795,12 @@ export const make = <R = never>(
           ...(options?.addPlugins === undefined ? {} : { add_plugins: options.addPlugins }),
           ...(options?.refuseIfBusy === undefined ? {} : { refuse_if_busy: options.refuseIfBusy })
         }, options)
+      }),
+      reloadSkills: Effect.fn("AgentSession.reloadSkills")(function*(options) {
+        return yield* control.request(Control.ReloadSkills, {}, options)
+      }),
+      reloadOutputStyles: Effect.fn("AgentSession.reloadOutputStyles")(function*(options) {
+        return yield* control.request(Control.ReloadOutputStyles, {}, options)
       }),
       backgroundTasks: Effect.fn("AgentSession.backgroundTasks")(function*(toolUseId, options) {
         const reply = yield* control.request(

@@ -1324,6 +1324,83 @@ export const UpdateSettings = request("update_settings", {
 })
 
 /**
+ * The `reload_skills` reply: the skills the session offers after re-reading them from disk.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const names = (r: Control.ReloadSkillsResponse) => r.skills.map((s) => s.name)
+ * ```
+ *
+ * @since 0.1.0
+ * @category replies
+ */
+export const ReloadSkillsResponse = Schema.Struct({ skills: Schema.Array(SlashCommand) })
+
+/**
+ * @since 0.1.0
+ * @category replies
+ */
+export interface ReloadSkillsResponse extends Schema.Schema.Type<typeof ReloadSkillsResponse> {}
+
+/**
+ * `reload_skills`: re-reads skills from disk (a skill written while the session runs is otherwise
+ * unseen until the next session); the CLI also sends `system/commands_changed`.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const payload: Control.Request.Payload<typeof Control.ReloadSkills> = {}
+ * ```
+ *
+ * @since 0.1.0
+ * @category host → CLI
+ */
+export const ReloadSkills = request("reload_skills", {
+  payload: Schema.Struct({}),
+  success: ReloadSkillsResponse
+})
+
+/**
+ * The `reload_output_styles` reply: the output style names, built-in and custom, in the order the
+ * `initialize` reply lists them.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const has = (r: Control.ReloadOutputStylesResponse, name: string) => r.available_output_styles.includes(name)
+ * ```
+ *
+ * @since 0.1.0
+ * @category replies
+ */
+export const ReloadOutputStylesResponse = Schema.Struct({ available_output_styles: Schema.Array(Schema.String) })
+
+/**
+ * @since 0.1.0
+ * @category replies
+ */
+export interface ReloadOutputStylesResponse extends Schema.Schema.Type<typeof ReloadOutputStylesResponse> {}
+
+/**
+ * `reload_output_styles`: re-reads the output-style directories from disk (and drops the CLI's
+ * cache of agent, skill and routine files, so they are re-read on next use).
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const payload: Control.Request.Payload<typeof Control.ReloadOutputStyles> = {}
+ * ```
+ *
+ * @since 0.1.0
+ * @category host → CLI
+ */
+export const ReloadOutputStyles = request("reload_output_styles", {
+  payload: Schema.Struct({}),
+  success: ReloadOutputStylesResponse
+})
+
+/**
  * `reload_plugins`: reloads plugins from disk (and loads `add_plugins`). With
  * `hold_on_cache_impact`, nothing is applied if it would change the tool list under the prompt
  * cache (`held: true`); with `refuse_if_busy`, a busy session gets an error with `error_code`

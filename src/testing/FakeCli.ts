@@ -349,6 +349,10 @@ const defaultAnswer = (
     }
     case "reload_plugins":
       return { commands: [], agents: [], plugins: [], mcpServers: [], error_count: 0 }
+    case "reload_skills":
+      return { skills: [] }
+    case "reload_output_styles":
+      return { available_output_styles: ["default", "Explanatory", "Learning"] }
     case "background_tasks":
       // No foreground task runs in the fake: the CLI sends an empty reply, or `false` for a given tool use.
       return typeof request.tool_use_id === "string" ? { backgrounded: false } : {}

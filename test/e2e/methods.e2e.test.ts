@@ -84,6 +84,27 @@ describe("e2e: session methods on the real CLI", () => {
       expect(reloaded.commands.length).toBeGreaterThan(0)
       expect(reloaded.plugins.every((p) => typeof p.name === "string" && typeof p.path === "string")).toBe(true)
 
+      // A skill and an output style written while the session runs are seen after a reload.
+      const skillDir = path.join(options.cwd, ".claude", "skills", "haiku-writer")
+      fs.mkdirSync(skillDir, { recursive: true })
+      fs.writeFileSync(
+        path.join(skillDir, "SKILL.md"),
+        "---\nname: haiku-writer\ndescription: Writes a haiku about the code\n---\nWrite a haiku.\n"
+      )
+      const skills = yield* session.reloadSkills()
+      expect(commands.some((c) => c.name === "haiku-writer")).toBe(false)
+      // The CLI marks where the skill came from: "Writes a haiku about the code (project)".
+      expect(skills.skills.find((s) => s.name === "haiku-writer")?.description).toContain("Writes a haiku about the code")
+      const stylesDir = path.join(options.cwd, ".claude", "output-styles")
+      fs.mkdirSync(stylesDir, { recursive: true })
+      fs.writeFileSync(
+        path.join(stylesDir, "terse.md"),
+        "---\nname: Terse\ndescription: One line answers\n---\nAnswer in one line.\n"
+      )
+      const styles = yield* session.reloadOutputStyles()
+      expect(styles.available_output_styles).toContain("default")
+      expect(styles.available_output_styles).toContain("Terse")
+
       // No foreground task: the CLI answers `{}` (true, as the official SDK reads it), and
       // `backgrounded: false` for a tool use that started none.
       expect(yield* session.backgroundTasks()).toBe(true)

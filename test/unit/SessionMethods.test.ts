@@ -75,6 +75,8 @@ describe("control methods (fake CLI)", () => {
       })
       expect(reloaded.error_count).toBe(0)
       yield* session.reloadPlugins()
+      expect(yield* session.reloadSkills()).toEqual({ skills: [] })
+      expect((yield* session.reloadOutputStyles()).available_output_styles).toContain("Explanatory")
       expect(yield* session.backgroundTasks()).toBe(true)
       expect(yield* session.backgroundTasks("toolu_1")).toBe(false)
       const override = yield* session.setMcpPermissionModeOverride("github", "default")
@@ -99,6 +101,8 @@ describe("control methods (fake CLI)", () => {
           refuse_if_busy: true
         },
         { subtype: "reload_plugins" },
+        { subtype: "reload_skills" },
+        { subtype: "reload_output_styles" },
         { subtype: "background_tasks" },
         { subtype: "background_tasks", tool_use_id: "toolu_1" },
         { subtype: "set_mcp_permission_mode_override", serverName: "github", mode: "default" },
