@@ -9,6 +9,10 @@ export default defineConfig({
       {
         find: /^effect-claude-agent\/testing$/,
         replacement: fileURLToPath(new URL("./src/testing/index.ts", import.meta.url))
+      },
+      {
+        find: /^effect-claude-agent\/cluster$/,
+        replacement: fileURLToPath(new URL("./src/cluster/index.ts", import.meta.url))
       }
     ]
   },

@@ -28,8 +28,8 @@ const entries = Object.entries(pkg.exports).flatMap(([subpath, entry]) =>
 )
 
 describe("package.json", () => {
-  it("exports both entries", () => {
-    expect(entries.map((e) => e.subpath)).toEqual([".", "./testing"])
+  it("exports the three entries", () => {
+    expect(entries.map((e) => e.subpath)).toEqual([".", "./testing", "./cluster"])
   })
 
   it.each(entries)("$subpath: import gets dist/esm, require gets dist/cjs, each with its types", ({ entry, subpath }) => {

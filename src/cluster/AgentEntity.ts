@@ -1,0 +1,783 @@
+/**
+ * `AgentEntity`: a conversation with Claude Code as an `@effect/cluster` entity.
+ *
+ * The entity is keyed by a conversation id of yours and sharded over the cluster's runners. Its
+ * instance opens one CLI session through the `ClaudeAgent` in its context (give it
+ * `AgentPool.layer` for limits and warm processes) inside the instance's scope: passivation
+ * (`maxIdleTime`), a shard moving away and runner shutdown stop the CLI. The CLI session id is
+ * derived from the conversation id (`sessionIdFor`), so every runner resumes the same conversation:
+ * the first turn starts it with `sessionId`, every later instance `resume`s it, restoring the
+ * transcript from the `TranscriptStore` when the runner has no copy.
+ *
+ * `Send` is persisted (`ClusterSchema.Persisted`) and keyed by its turn id: when a runner dies
+ * mid-turn, the turn is re-run from its prompt by the conversation's next owner, and a client
+ * reading the reply keeps reading. The other RPCs are volatile and forked, so they run while a
+ * `Send` streams.
+ *
+ * @since 0.1.0
+ */
+import { ClusterSchema, Entity } from "@effect/cluster"
+import type { AlreadyProcessingMessage, MailboxFull, PersistenceError } from "@effect/cluster/ClusterError"
+import type { Sharding } from "@effect/cluster/Sharding"
+import { FileSystem, Path } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { Rpc } from "@effect/rpc"
+import {
+  Clock,
+  Deferred,
+  Duration,
+  Effect,
+  Either,
+  ExecutionStrategy,
+  Exit,
+  Option,
+  ParseResult,
+  Predicate,
+  Random,
+  Schedule,
+  Schema,
+  Scope,
+  Stream
+} from "effect"
+import type * as AgentSession from "../AgentSession.js"
+import * as ClaudeAgent from "../ClaudeAgent.js"
+import * as Permission from "../Permission.js"
+import * as ContentBlock from "../schema/ContentBlock.js"
+import * as Control from "../schema/Control.js"
+import * as Message from "../schema/Message.js"
+import type * as Options from "../schema/Options.js"
+import type { SdkError } from "../SdkError.js"
+import { transcriptPath } from "./internal/transcriptFile.js"
+import { v5 } from "./internal/uuid.js"
+import { OrphanGuard } from "./OrphanGuard.js"
+import { TranscriptStore, type TranscriptStoreError } from "./TranscriptStore.js"
+
+// ---------------------------------------------------------------------------------------------
+// Wire schemas
+// ---------------------------------------------------------------------------------------------
+
+const RawObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+const MessageSelf = Schema.declare(
+  (u: unknown): u is Message.Message => Predicate.isRecord(u) && typeof u.type === "string",
+  { identifier: "Message" }
+)
+
+/**
+ * A `Message` on the wire: the CLI's own JSON object, decoded back with `Message.decode` (unknown
+ * fields kept), so replies stored by the cluster read back as the messages the CLI wrote.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const message = Schema.decodeUnknownSync(AgentEntity.MessageWire)({ type: "assistant", message: { content: [] } })
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const MessageWire: Schema.Schema<Message.Message, { readonly [key: string]: unknown }> = Schema.transformOrFail(
+  RawObject,
+  MessageSelf,
+  {
+    strict: true,
+    decode: (raw, _, ast) =>
+      Either.match(Message.decode(raw), {
+        onLeft: (e) => ParseResult.fail(new ParseResult.Type(ast, raw, e.message)),
+        onRight: ParseResult.succeed
+      }),
+    encode: (message) => {
+      if (message.type !== "unknown") return ParseResult.succeed({ ...message })
+      return ParseResult.succeed(Predicate.isRecord(message.raw) ? message.raw : { type: "unknown" })
+    }
+  }
+)
+
+/**
+ * What failed a request, across the wire: the failure's tag (an `SdkError` member such as
+ * `ProcessError`, `TranscriptStoreError`, or a platform error) and its message.
+ *
+ * @example
+ * ```ts
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const crashed = (e: AgentEntity.AgentError) => e.reason === "ProcessError"
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AgentError extends Schema.TaggedError<AgentError>("effect-claude-agent/cluster/AgentError")(
+  "AgentError",
+  { reason: Schema.String, message: Schema.String }
+) {}
+
+const toAgentError = (e: { readonly _tag: string; readonly message: string }): AgentError =>
+  e instanceof AgentError ? e : new AgentError({ reason: e._tag, message: e.message })
+
+/**
+ * A prompt on the wire: text, or content blocks (text, images, documents).
+ *
+ * @example
+ * ```ts
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const prompt: AgentEntity.Prompt = [{ type: "text", text: "What is in this picture?" }]
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Prompt = Schema.Union(Schema.String, Schema.Array(ContentBlock.ContentBlockParam))
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Prompt = typeof Prompt.Type
+
+/**
+ * A tool use waiting for the client's decision (`askClient`), answered with `AnswerPermission`.
+ *
+ * @example
+ * ```ts
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const describe = (p: AgentEntity.PendingPermission) => `${p.toolName} wants ${JSON.stringify(p.input)}`
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const PendingPermission = Schema.Struct({
+  /** The tool use's id: what `AnswerPermission` takes. */
+  toolUseId: Schema.String,
+  toolName: Schema.String,
+  input: RawObject,
+  decisionReason: Schema.NullOr(Schema.String),
+  blockedPath: Schema.NullOr(Schema.String),
+  /** Rule updates the CLI suggests (give one back in an `allow`'s `updatedPermissions`). */
+  suggestions: Schema.Array(Permission.PermissionUpdate),
+  /** When the CLI asked, in milliseconds since the epoch. */
+  since: Schema.Number
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface PendingPermission extends Schema.Schema.Type<typeof PendingPermission> {}
+
+/**
+ * What `Status` answers.
+ *
+ * @example
+ * ```ts
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const waitingForMe = (s: AgentEntity.Status) => s.pendingPermissions.length > 0
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Status = Schema.Struct({
+  conversationId: Schema.String,
+  /** The CLI session id (`sessionIdFor(conversationId)`). */
+  sessionId: Schema.String,
+  /** Whether this instance has a CLI process open. */
+  running: Schema.Boolean,
+  /** Whether a turn is in flight, and its id. */
+  busy: Schema.Boolean,
+  turnId: Schema.NullOr(Schema.String),
+  /** Turns this instance completed (since it started: a passivated or moved entity counts afresh). */
+  turns: Schema.Number,
+  /** The model the CLI reported last, or the one set with `SetModel` (`null`: the default). */
+  model: Schema.NullOr(Schema.String),
+  permissionMode: Schema.NullOr(Schema.String),
+  pendingPermissions: Schema.Array(PendingPermission)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Status extends Schema.Schema.Type<typeof Status> {}
+
+// ---------------------------------------------------------------------------------------------
+// The entity
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * One turn: sends `prompt` and streams the turn's messages up to its `result`. Persisted and
+ * deduplicated by `turnId` (see `send`).
+ *
+ * @example
+ * ```ts
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const tag: string = AgentEntity.Send._tag // "Send"
+ * ```
+ *
+ * @since 0.1.0
+ * @category rpcs
+ */
+export const Send = Rpc.make("Send", {
+  payload: { turnId: Schema.String, prompt: Prompt },
+  primaryKey: ({ turnId }) => turnId,
+  success: MessageWire,
+  error: AgentError,
+  stream: true
+}).annotate(ClusterSchema.Persisted, true)
+
+/**
+ * Interrupts the running turn (its `Send` ends with the CLI's `error_during_execution` result).
+ * `interrupted: false` when no turn was running.
+ *
+ * @example
+ * ```ts
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const tag: string = AgentEntity.Interrupt._tag
+ * ```
+ *
+ * @since 0.1.0
+ * @category rpcs
+ */
+export const Interrupt = Rpc.make("Interrupt", {
+  success: Schema.Struct({ interrupted: Schema.Boolean }),
+  error: AgentError
+})
+
+/**
+ * Sets the model for the next turns (`null`: the default), also for a CLI started later by this
+ * instance.
+ *
+ * @example
+ * ```ts
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const tag: string = AgentEntity.SetModel._tag
+ * ```
+ *
+ * @since 0.1.0
+ * @category rpcs
+ */
+export const SetModel = Rpc.make("SetModel", {
+  payload: { model: Schema.NullOr(Schema.String) },
+  error: AgentError
+})
+
+/**
+ * Sets the permission mode, also for a CLI started later by this instance.
+ *
+ * @example
+ * ```ts
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const tag: string = AgentEntity.SetPermissionMode._tag
+ * ```
+ *
+ * @since 0.1.0
+ * @category rpcs
+ */
+export const SetPermissionMode = Rpc.make("SetPermissionMode", {
+  payload: { mode: Control.PermissionMode },
+  error: AgentError
+})
+
+/**
+ * The conversation's state on its runner (never starts a CLI).
+ *
+ * @example
+ * ```ts
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const tag: string = AgentEntity.GetStatus._tag // "Status"
+ * ```
+ *
+ * @since 0.1.0
+ * @category rpcs
+ */
+export const GetStatus = Rpc.make("Status", { success: Status })
+
+/**
+ * Answers a pending permission request (see `Status.pendingPermissions`); `false` when no request
+ * with that tool use id is waiting (answered already, withdrawn, or its turn ended).
+ *
+ * @example
+ * ```ts
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const tag: string = AgentEntity.AnswerPermission._tag
+ * ```
+ *
+ * @since 0.1.0
+ * @category rpcs
+ */
+export const AnswerPermission = Rpc.make("AnswerPermission", {
+  payload: { toolUseId: Schema.String, result: Permission.PermissionResult },
+  success: Schema.Boolean
+})
+
+/**
+ * The entity: `Send`, `Interrupt`, `SetModel`, `SetPermissionMode`, `Status`, `AnswerPermission`,
+ * keyed by a conversation id. Its type is `AgentSession`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const program = Effect.gen(function*() {
+ *   const conversation = (yield* AgentEntity.AgentEntity.client)("user-42")
+ *   const status = yield* conversation.Status()
+ *   yield* conversation.SetModel({ model: "claude-haiku-4-5" })
+ *   yield* conversation.Send({ turnId: "turn-1", prompt: "Hello" }).pipe(Stream.runDrain)
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category entities
+ */
+export const AgentEntity = Entity.make("AgentSession", [
+  Send,
+  Interrupt,
+  SetModel,
+  SetPermissionMode,
+  GetStatus,
+  AnswerPermission
+])
+
+const NAMESPACE = "6f2c3b1e-1d0a-4a8e-9a55-2f9a3c1d7e40"
+
+/**
+ * The CLI session id of a conversation: a name-based (version 5) UUID of the conversation id, the
+ * same on every runner.
+ *
+ * @example
+ * ```ts
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const sessionId = AgentEntity.sessionIdFor("user-42") // the same UUID every time
+ * ```
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const sessionIdFor = (conversationId: string): string => v5(NAMESPACE, conversationId)
+
+// ---------------------------------------------------------------------------------------------
+// Behaviour
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Which tool uses go to the client for a decision: all of them (`true`), or those the predicate
+ * picks; the others go to the options' `canUseTool` (denied without one).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type AskClient = boolean | ((toolName: string, input: { readonly [key: string]: unknown }) => boolean)
+
+/**
+ * Options of `layer`.
+ *
+ * @example
+ * ```ts
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const options: AgentEntity.LayerOptions = {
+ *   options: (conversationId) => ({ cwd: `/srv/work/${conversationId}`, maxTurns: 20 }),
+ *   askClient: (toolName) => toolName === "Bash",
+ *   permissionTimeout: "10 minutes",
+ *   maxIdleTime: "5 minutes"
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export interface LayerOptions<R = never> {
+  /**
+   * The session options, or a function of the conversation id giving them. `sessionId`, `resume`,
+   * `continue` and `forkSession` are the entity's to set and are ignored. Callbacks (hooks,
+   * `canUseTool`, in-process tools) run on the runner that owns the conversation, with the
+   * services `R` given to the layer.
+   */
+  readonly options?: Options.Options<R> | ((conversationId: string) => Options.Options<R>) | undefined
+  /** Tool uses decided by the client (`Status.pendingPermissions`, `AnswerPermission`). Default `false`. */
+  readonly askClient?: AskClient | undefined
+  /** How long a tool use waits for the client before it is denied. Default: no limit. */
+  readonly permissionTimeout?: Duration.DurationInput | undefined
+  /** How long an idle conversation keeps its CLI before the entity is passivated. Default: the cluster's (1 minute). */
+  readonly maxIdleTime?: Duration.DurationInput | undefined
+  /** Requests that may wait per conversation. Default: the cluster's (4096). */
+  readonly mailboxCapacity?: number | undefined
+}
+
+interface Live {
+  readonly session: AgentSession.AgentSession
+  readonly scope: Scope.CloseableScope
+  readonly file: string
+}
+
+interface Pending {
+  readonly info: PendingPermission
+  readonly answer: Deferred.Deferred<Permission.PermissionResult>
+}
+
+// Mirroring is retried briefly: a database blip should not fail a turn that the model completed.
+const mirrorRetry = Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(4)))
+const transcriptSettle = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(50)))
+
+/**
+ * The entity's behaviour: registers `AgentEntity` with the `Sharding` in context. Needs
+ * `ClaudeAgent` (`AgentPool.layer` for limits and warm spares, `ClaudeAgent.layer`, or the fake
+ * CLI in tests), a `TranscriptStore`, `FileSystem` and `Path`, and optionally an `OrphanGuard`.
+ *
+ * @example
+ * ```ts
+ * import { NodeContext } from "@effect/platform-node"
+ * import { Layer } from "effect"
+ * import { AgentPool } from "effect-claude-agent"
+ * import { AgentEntity, TranscriptStore } from "effect-claude-agent/cluster"
+ *
+ * // On each runner: at most 4 CLIs, transcripts mirrored to the cluster's database.
+ * const Agents = AgentEntity.layer({ options: { model: "claude-sonnet-4-5" }, maxIdleTime: "5 minutes" }).pipe(
+ *   Layer.provide(AgentPool.layer({ maxConcurrent: 4 })),
+ *   Layer.provide(TranscriptStore.layerSql()),
+ *   Layer.provide(NodeContext.layer)
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = <R = never>(options: LayerOptions<R> = {}) =>
+  AgentEntity.toLayer(
+    Effect.gen(function*() {
+      const address = yield* Entity.CurrentAddress
+      const conversationId = address.entityId
+      const sessionId = sessionIdFor(conversationId)
+      const agent = yield* ClaudeAgent.ClaudeAgent
+      const store = yield* TranscriptStore
+      const guard = yield* Effect.serviceOption(OrphanGuard)
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const services = yield* Effect.context<R | FileSystem.FileSystem | Path.Path>()
+      const instanceScope = yield* Effect.scope
+
+      const given = typeof options.options === "function" ? options.options(conversationId) : options.options ?? {}
+      const { continue: _continue, forkSession: _fork, resume: _resume, sessionId: _sessionId, ...base } = given
+
+      let live: Live | undefined
+      let busy = false
+      let turnId: string | null = null
+      let turns = 0
+      let model: string | null = base.model ?? null
+      let modelOverride: string | null | undefined
+      let permissionMode: string | null = base.permissionMode ?? null
+      let permissionOverride: Control.PermissionMode | undefined
+      const pending = new Map<string, Pending>()
+      const openLock = yield* Effect.makeSemaphore(1)
+
+      const askClient = (
+        toolName: string,
+        input: { readonly [key: string]: unknown },
+        context: Permission.CanUseToolContext
+      ): Effect.Effect<Permission.PermissionResult> =>
+        Effect.gen(function*() {
+          const answer = yield* Deferred.make<Permission.PermissionResult>()
+          const since = yield* Clock.currentTimeMillis
+          pending.set(context.toolUseID, {
+            answer,
+            info: {
+              toolUseId: context.toolUseID,
+              toolName,
+              input,
+              decisionReason: context.decisionReason ?? null,
+              blockedPath: context.blockedPath ?? null,
+              suggestions: context.suggestions,
+              since
+            }
+          })
+          const wait = Deferred.await(answer)
+          return yield* options.permissionTimeout === undefined ? wait : wait.pipe(
+            Effect.timeoutTo({
+              duration: options.permissionTimeout,
+              onTimeout: () => Permission.deny(`${toolName}: no answer from the client in time`),
+              onSuccess: (result) => result
+            })
+          )
+        }).pipe(Effect.ensuring(Effect.sync(() => pending.delete(context.toolUseID))))
+
+      const ask = options.askClient ?? false
+      const ownCanUseTool = base.canUseTool
+      const canUseTool: Permission.CanUseTool<unknown, R> | undefined = ask === false ? ownCanUseTool : (
+        toolName,
+        input,
+        context
+      ) =>
+        ask === true || ask(toolName, input)
+          ? askClient(toolName, input, context)
+          : ownCanUseTool !== undefined
+          ? ownCanUseTool(toolName, input, context)
+          : Effect.succeed(Permission.deny(`${toolName} is not allowed`))
+
+      // Decides between a new session and `resume`, putting the stored transcript in place first.
+      // The store is the authority: a local file that differs from it holds a turn that never
+      // completed (the runner died in it), and that turn is about to be re-run.
+      const prepareTranscript = (file: string) =>
+        Effect.gen(function*() {
+          const stored = yield* store.load(sessionId)
+          const local = yield* fs.readFileString(file).pipe(Effect.option)
+          if (Option.isSome(stored)) {
+            if (stored.value.length === 0) {
+              if (Option.isSome(local)) yield* fs.remove(file)
+              return false
+            }
+            if (!(Option.isSome(local) && local.value === stored.value)) {
+              yield* fs.makeDirectory(path.dirname(file), { recursive: true })
+              yield* fs.writeFileString(file, stored.value)
+              yield* Effect.logDebug("AgentEntity: transcript restored from the store").pipe(
+                Effect.annotateLogs({ conversationId, sessionId, file })
+              )
+            }
+            return true
+          }
+          if (Option.isSome(local) && local.value.length > 0) return true
+          if (Option.isSome(local)) yield* fs.remove(file)
+          // Started: until a turn completes, a later instance starts the conversation afresh.
+          yield* store.save(sessionId, "")
+          return false
+        })
+
+      const open = Effect.gen(function*() {
+        const file = yield* transcriptPath(sessionId, base)
+        const resume = yield* prepareTranscript(file)
+        const scope = yield* Scope.fork(instanceScope, ExecutionStrategy.sequential)
+        // Forked first, so it closes last: the guard forgets the process after it has exited.
+        const guardScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+        const sessionOptions: Options.Options<R> = {
+          ...base,
+          ...(resume ? { resume: sessionId } : { sessionId }),
+          ...(modelOverride === undefined ? {} : { model: modelOverride ?? undefined }),
+          ...(permissionOverride === undefined ? {} : { permissionMode: permissionOverride }),
+          canUseTool
+        }
+        const session = yield* agent.session(sessionOptions).pipe(
+          Scope.extend(scope),
+          Effect.onError(() => Scope.close(scope, Exit.void))
+        )
+        if (Option.isSome(guard) && Option.isSome(session.pid)) {
+          yield* guard.value.watch(session.pid.value).pipe(Scope.extend(guardScope))
+        }
+        yield* Effect.logDebug(resume ? "AgentEntity: session resumed" : "AgentEntity: session started").pipe(
+          Effect.annotateLogs({ conversationId, sessionId })
+        )
+        const opened: Live = { session, scope, file }
+        live = opened
+        return opened
+      }).pipe(Effect.provide(services))
+
+      const ensureOpen = openLock.withPermits(1)(Effect.suspend(() => live !== undefined ? Effect.succeed(live) : open))
+
+      // A session whose turn did not complete (interrupted, failed, the CLI died) is not reused:
+      // the next turn resumes the conversation on a new process.
+      const drop = (current: Live) =>
+        Effect.suspend(() => {
+          if (live === current) live = undefined
+          return Scope.close(current.scope, Exit.void)
+        })
+
+      // The CLI writes an assistant message to the transcript before it reports the turn's
+      // `result`; reading again briefly covers a write still in flight. No file, nothing to mirror:
+      // `persistSession: false`, or a CLI that is not the real one.
+      const mirror = (current: Live, lastAssistant: string | undefined) =>
+        fs.readFileString(current.file).pipe(
+          Effect.option,
+          Effect.flatMap((read) =>
+            lastAssistant !== undefined && Option.isSome(read) && !read.value.includes(lastAssistant)
+              ? Effect.fail(read)
+              : Effect.succeed(read)
+          ),
+          Effect.retry(transcriptSettle),
+          Effect.catchAll((read) => Effect.succeed(read)),
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.void,
+            onSome: (transcript) => store.save(sessionId, transcript).pipe(Effect.retry(mirrorRetry))
+          }))
+        )
+
+      const observe = (message: Message.Message) =>
+        Effect.sync(() => {
+          if (Message.isSystemInit(message)) {
+            model = message.model
+            permissionMode = message.permissionMode
+          }
+        })
+
+      const runTurn = (request: Entity.Request<typeof Send>): Stream.Stream<Message.Message, AgentError> =>
+        Stream.suspend(() => {
+          // The first attempt's `result` reached the client, only the end of the reply was lost.
+          if (Option.exists(request.lastSentChunkValue, Message.isResult)) return Stream.empty
+          let current: Live | undefined
+          let completed = false
+          let lastAssistant: string | undefined
+          const start: Effect.Effect<
+            Stream.Stream<Message.Message, AgentSession.MessageError | TranscriptStoreError | PlatformError>,
+            SdkError | TranscriptStoreError | PlatformError
+          > = Effect.gen(function*() {
+            if (Option.isSome(request.lastSentChunk)) {
+              yield* Effect.logInfo("AgentEntity: re-running a turn whose runner stopped").pipe(
+                Effect.annotateLogs({ conversationId, turnId: request.payload.turnId })
+              )
+            }
+            current = yield* ensureOpen
+            busy = true
+            turnId = request.payload.turnId
+            yield* current.session.send(request.payload.prompt)
+            const session = current
+            return session.session.receiveResponse.pipe(
+              Stream.tap(observe),
+              Stream.tap((message) =>
+                Effect.sync(() => {
+                  if (Message.isAssistant(message) && message.uuid !== undefined) lastAssistant = message.uuid
+                })
+              ),
+              Stream.mapEffect((message): Effect.Effect<Message.Message, TranscriptStoreError | PlatformError> =>
+                Message.isResult(message)
+                  ? mirror(session, lastAssistant).pipe(
+                    Effect.zipRight(Effect.sync(() => {
+                      completed = true
+                      turns++
+                    })),
+                    Effect.as(message)
+                  )
+                  : Effect.succeed(message)
+              )
+            )
+          })
+          return Stream.unwrap(start).pipe(
+            Stream.mapError(toAgentError),
+            Stream.ensuring(Effect.suspend(() => {
+              busy = false
+              turnId = null
+              return current !== undefined && !completed ? drop(current) : Effect.void
+            }))
+          )
+        })
+
+      return AgentEntity.of({
+        Send: runTurn,
+        Interrupt: () =>
+          Rpc.fork(Effect.suspend(() => {
+            const current = live
+            if (!busy || current === undefined) return Effect.succeed({ interrupted: false })
+            return current.session.interrupt().pipe(
+              Effect.as({ interrupted: true }),
+              Effect.mapError(toAgentError)
+            )
+          })),
+        SetModel: ({ payload }) =>
+          Rpc.fork(Effect.suspend(() => {
+            modelOverride = payload.model
+            if (payload.model !== null) model = payload.model
+            const current = live
+            return current === undefined
+              ? Effect.void
+              : current.session.setModel(payload.model ?? undefined).pipe(Effect.asVoid, Effect.mapError(toAgentError))
+          })),
+        SetPermissionMode: ({ payload }) =>
+          Rpc.fork(Effect.suspend(() => {
+            permissionOverride = payload.mode
+            permissionMode = payload.mode
+            const current = live
+            return current === undefined
+              ? Effect.void
+              : current.session.setPermissionMode(payload.mode).pipe(Effect.asVoid, Effect.mapError(toAgentError))
+          })),
+        Status: () =>
+          Rpc.fork(Effect.sync(() => ({
+            conversationId,
+            sessionId,
+            running: live !== undefined,
+            busy,
+            turnId,
+            turns,
+            model,
+            permissionMode,
+            pendingPermissions: Array.from(pending.values(), (p) => p.info).sort((a, b) => a.since - b.since)
+          }))),
+        AnswerPermission: ({ payload }) =>
+          Rpc.fork(Effect.suspend(() => {
+            const waiting = pending.get(payload.toolUseId)
+            return waiting === undefined ? Effect.succeed(false) : Deferred.succeed(waiting.answer, payload.result)
+          }))
+      })
+    }),
+    {
+      ...(options.maxIdleTime === undefined ? {} : { maxIdleTime: options.maxIdleTime }),
+      ...(options.mailboxCapacity === undefined ? {} : { mailboxCapacity: options.mailboxCapacity })
+    }
+  )
+
+// ---------------------------------------------------------------------------------------------
+// Client helpers
+// ---------------------------------------------------------------------------------------------
+
+const randomUuid = Effect.gen(function*() {
+  const bytes = yield* Effect.forEach(Array.from({ length: 16 }), () => Random.nextIntBetween(0, 256))
+  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x40
+  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80
+  const h = bytes.map((b) => b.toString(16).padStart(2, "0")).join("")
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+})
+
+/**
+ * What `send` can fail with: the turn's `AgentError`, or the cluster's own failures.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SendError = AgentError | MailboxFull | AlreadyProcessingMessage | PersistenceError
+
+/**
+ * One turn of a conversation, from anywhere in the cluster: sends `prompt` to the conversation's
+ * entity and streams the turn's messages up to its `result`. `turnId` (default: a random UUID)
+ * names the turn, and a turn runs once per id: sent again while it runs (by a client that
+ * restarted, say), the stream goes on with the messages no client has acknowledged yet; sent again
+ * after it completed, the stream ends at once, empty. If the conversation's runner dies mid-turn, the turn
+ * is re-run from its prompt on the next owner and the stream goes on with that run's messages
+ * (after those of the first attempt it had already delivered, which never end with a `result`).
+ *
+ * @example
+ * ```ts
+ * import { Stream } from "effect"
+ * import { Message } from "effect-claude-agent"
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const reply = (userId: string, text: string) =>
+ *   AgentEntity.send(userId, text).pipe(
+ *     Stream.filter(Message.isAssistant),
+ *     Stream.map(Message.assistantText),
+ *     Stream.runCollect
+ *   )
+ * ```
+ *
+ * @since 0.1.0
+ * @category clients
+ */
+export const send = (
+  conversationId: string,
+  prompt: Prompt,
+  options: { readonly turnId?: string | undefined } = {}
+): Stream.Stream<Message.Message, SendError, Sharding> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const client = yield* AgentEntity.client
+    const turnId = options.turnId ?? (yield* randomUuid)
+    return client(conversationId).Send({ turnId, prompt })
+  }))

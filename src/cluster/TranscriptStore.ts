@@ -1,0 +1,240 @@
+/**
+ * `TranscriptStore`: where a conversation's CLI transcript lives when the runner that wrote it is
+ * gone.
+ *
+ * The CLI resumes a session (`resume`) from its transcript, a JSONL file under the machine's
+ * `CLAUDE_CONFIG_DIR`. An `AgentEntity` that moves to another runner (failover, shard move) finds
+ * no such file there. The entity therefore mirrors the transcript into this store after every
+ * completed turn, and restores it to the local path before it resumes the session. The store holds
+ * the transcript as of the last completed turn: a turn cut short by a crash is not in it, so the
+ * re-run of that turn starts from the same place the first attempt did.
+ *
+ * @since 0.1.0
+ */
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Context, Effect, Layer, Option, Ref, Schema } from "effect"
+
+/**
+ * A store operation that failed (the database is unreachable, a query failed).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { TranscriptStore } from "effect-claude-agent/cluster"
+ *
+ * const load = TranscriptStore.TranscriptStore.pipe(
+ *   Effect.flatMap((store) => store.load("0e4a1c2e-8a51-5d1f-9a47-3c5b1f0e2d11")),
+ *   Effect.catchTag("TranscriptStoreError", (e) => Effect.logError(e.message))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TranscriptStoreError extends Schema.TaggedError<TranscriptStoreError>(
+  "effect-claude-agent/cluster/TranscriptStoreError"
+)("TranscriptStoreError", {
+  operation: Schema.Literal("load", "save", "remove"),
+  sessionId: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `TranscriptStore.${this.operation}(${this.sessionId}) failed: ${this.detail}`
+  }
+}
+
+/**
+ * The store's operations. A transcript is the JSONL text of the CLI's session file; the empty
+ * string marks a conversation that has started but has no completed turn yet.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TranscriptStoreShape {
+  /** The stored transcript of a session, if any. */
+  readonly load: (sessionId: string) => Effect.Effect<Option.Option<string>, TranscriptStoreError>
+  /** Replaces the stored transcript of a session. */
+  readonly save: (sessionId: string, transcript: string) => Effect.Effect<void, TranscriptStoreError>
+  /** Forgets a session. */
+  readonly remove: (sessionId: string) => Effect.Effect<void, TranscriptStoreError>
+  /**
+   * Whether `load` is authoritative. `false` for `layerLocal`, which keeps nothing: the entity then
+   * resumes from the local file as it finds it.
+   */
+  readonly durable: boolean
+}
+
+/**
+ * The `TranscriptStore` service.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Option } from "effect"
+ * import { TranscriptStore } from "effect-claude-agent/cluster"
+ *
+ * const hasTranscript = (sessionId: string) =>
+ *   Effect.flatMap(TranscriptStore.TranscriptStore, (store) => store.load(sessionId)).pipe(Effect.map(Option.isSome))
+ * ```
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class TranscriptStore extends Context.Tag("effect-claude-agent/cluster/TranscriptStore")<
+  TranscriptStore,
+  TranscriptStoreShape
+>() {}
+
+/**
+ * Keeps transcripts in this process's memory, for tests (and for one process that never
+ * restarts).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { TranscriptStore } from "effect-claude-agent/cluster"
+ *
+ * const program = Effect.gen(function*() {
+ *   const store = yield* TranscriptStore.TranscriptStore
+ *   yield* store.save("0e4a1c2e-8a51-5d1f-9a47-3c5b1f0e2d11", "{\"type\":\"user\"}\n")
+ * }).pipe(Effect.provide(TranscriptStore.layerMemory))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemory: Layer.Layer<TranscriptStore> = Layer.effect(
+  TranscriptStore,
+  Effect.map(Ref.make(new Map<string, string>()), (ref) => ({
+    load: (sessionId) => Effect.map(Ref.get(ref), (m) => Option.fromNullable(m.get(sessionId))),
+    save: (sessionId, transcript) => Ref.update(ref, (m) => new Map(m).set(sessionId, transcript)),
+    remove: (sessionId) =>
+      Ref.update(ref, (m) => {
+        const next = new Map(m)
+        next.delete(sessionId)
+        return next
+      }),
+    durable: true
+  }))
+)
+
+/**
+ * Keeps nothing: the CLI's own files are the only copy. Fine on one machine whose disk survives a
+ * restart (`SingleRunner`); a conversation that moves to another machine starts afresh there.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { AgentEntity, TranscriptStore } from "effect-claude-agent/cluster"
+ *
+ * const entity = AgentEntity.layer().pipe(Layer.provide(TranscriptStore.layerLocal))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerLocal: Layer.Layer<TranscriptStore> = Layer.succeed(TranscriptStore, {
+  load: () => Effect.succeed(Option.none()),
+  save: () => Effect.void,
+  remove: () => Effect.void,
+  durable: false
+})
+
+/**
+ * Options of `layerSql`.
+ *
+ * @example
+ * ```ts
+ * import { TranscriptStore } from "effect-claude-agent/cluster"
+ *
+ * const options: TranscriptStore.SqlOptions = { table: "agents_transcripts" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export interface SqlOptions {
+  /** The table's name. Default `claude_transcripts`. It is created if it does not exist. */
+  readonly table?: string | undefined
+}
+
+/**
+ * Keeps transcripts in one SQL table (`session_id`, `transcript`, `updated_at`), created if it
+ * does not exist; works on PostgreSQL, SQLite and MySQL, typically the cluster's own database.
+ * Each save replaces the session's row with the whole transcript.
+ *
+ * @example
+ * ```ts
+ * import { SqliteClient } from "@effect/sql-sqlite-node"
+ * import { Layer } from "effect"
+ * import { TranscriptStore } from "effect-claude-agent/cluster"
+ *
+ * const store = TranscriptStore.layerSql().pipe(Layer.provide(SqliteClient.layer({ filename: "agents.db" })))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSql = (options: SqlOptions = {}): Layer.Layer<TranscriptStore, SqlError, SqlClient.SqlClient> =>
+  Layer.effect(
+    TranscriptStore,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const table = sql(options.table ?? "claude_transcripts")
+      yield* sql.onDialectOrElse({
+        mysql: () =>
+          sql`CREATE TABLE IF NOT EXISTS ${table} (
+            session_id VARCHAR(64) PRIMARY KEY,
+            transcript LONGTEXT NOT NULL,
+            updated_at BIGINT NOT NULL
+          )`,
+        mssql: () =>
+          sql`IF OBJECT_ID(${options.table ?? "claude_transcripts"}, 'U') IS NULL CREATE TABLE ${table} (
+            session_id NVARCHAR(64) PRIMARY KEY,
+            transcript NVARCHAR(MAX) NOT NULL,
+            updated_at BIGINT NOT NULL
+          )`,
+        orElse: () =>
+          sql`CREATE TABLE IF NOT EXISTS ${table} (
+            session_id VARCHAR(64) PRIMARY KEY,
+            transcript TEXT NOT NULL,
+            updated_at BIGINT NOT NULL
+          )`
+      })
+      const fail = (operation: "load" | "save" | "remove", sessionId: string) => (e: SqlError) =>
+        new TranscriptStoreError({ operation, sessionId, detail: e.message })
+
+      const Row = Schema.Struct({ transcript: Schema.String })
+      const load = (sessionId: string) =>
+        sql`SELECT transcript FROM ${table} WHERE session_id = ${sessionId}`.pipe(
+          Effect.mapError(fail("load", sessionId)),
+          Effect.flatMap((rows) =>
+            Schema.decodeUnknown(Schema.Array(Row))(rows).pipe(
+              Effect.mapError((e) => new TranscriptStoreError({ operation: "load", sessionId, detail: e.message }))
+            )
+          ),
+          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => row.transcript))
+        )
+      const save = (sessionId: string, transcript: string) =>
+        Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) =>
+          sql.onDialectOrElse({
+            mysql: () =>
+              sql`INSERT INTO ${table} (session_id, transcript, updated_at) VALUES (${sessionId}, ${transcript}, ${now})
+                ON DUPLICATE KEY UPDATE transcript = VALUES(transcript), updated_at = VALUES(updated_at)`,
+            mssql: () =>
+              sql`MERGE ${table} WITH (HOLDLOCK) AS t USING (SELECT ${sessionId} AS session_id) AS s
+                ON t.session_id = s.session_id
+                WHEN MATCHED THEN UPDATE SET transcript = ${transcript}, updated_at = ${now}
+                WHEN NOT MATCHED THEN INSERT (session_id, transcript, updated_at) VALUES (${sessionId}, ${transcript}, ${now});`,
+            orElse: () =>
+              sql`INSERT INTO ${table} (session_id, transcript, updated_at) VALUES (${sessionId}, ${transcript}, ${now})
+                ON CONFLICT (session_id) DO UPDATE SET transcript = excluded.transcript, updated_at = excluded.updated_at`
+          }).pipe(Effect.asVoid, Effect.mapError(fail("save", sessionId))))
+      const remove = (sessionId: string) =>
+        sql`DELETE FROM ${table} WHERE session_id = ${sessionId}`.pipe(
+          Effect.asVoid,
+          Effect.mapError(fail("remove", sessionId))
+        )
+      return { load, save, remove, durable: true }
+    })
+  )

@@ -1,0 +1,36 @@
+/**
+ * effect-claude-agent/cluster: agent conversations as `@effect/cluster` entities, sharded over
+ * runners, surviving a runner's death. Needs the optional peer dependencies `@effect/cluster`,
+ * `@effect/rpc`, `@effect/sql` (and `@effect/sql-sqlite-node` for `AgentCluster.layerSqlite`).
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * The conversation entity: `Send` (persisted, streamed), `Interrupt`, `SetModel`,
+ * `SetPermissionMode`, `Status`, `AnswerPermission`; its behaviour layer and the `send` client.
+ *
+ * @since 0.1.0
+ */
+export * as AgentEntity from "./AgentEntity.js"
+
+/**
+ * Where transcripts live across runners: `layerSql`, `layerMemory`, `layerLocal`.
+ *
+ * @since 0.1.0
+ */
+export * as TranscriptStore from "./TranscriptStore.js"
+
+/**
+ * Kills the CLIs of a runner that died without running its finalizers.
+ *
+ * @since 0.1.0
+ */
+export * as OrphanGuard from "./OrphanGuard.js"
+
+/**
+ * Ready-made layouts: `layerSqlite`, one durable runner on a SQLite file.
+ *
+ * @since 0.1.0
+ */
+export * as AgentCluster from "./AgentCluster.js"

@@ -1,0 +1,78 @@
+// `AgentCluster.layerSqlite` in one process over the fake CLI: persisted turns in a SQLite file,
+// and the same turn sent twice (what a client does after a failover) read back from the database.
+import { NodeContext } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Deferred, Effect, Fiber, Layer, Queue, Stream } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Message } from "effect-claude-agent"
+import { AgentCluster, AgentEntity } from "effect-claude-agent/cluster"
+import { FakeCli } from "effect-claude-agent/testing"
+
+const setup = Effect.gen(function*() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-cluster-"))
+  yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+  const turns = yield* Queue.unbounded<string>()
+  const release = yield* Deferred.make<void>()
+  // Each turn is reported; "wait" turns emit one message, then wait for `release`.
+  const agent = FakeCli.layerClaudeAgent({
+    onUserMessage: (message, cli) =>
+      Effect.gen(function*() {
+        const prompt = FakeCli.userText(message)
+        yield* Queue.offer(turns, prompt)
+        yield* cli.emit(FakeCli.frames.systemInit())
+        if (prompt === "wait") yield* Deferred.await(release)
+        yield* cli.emit(FakeCli.frames.assistantText(`echo: ${prompt}`))
+        yield* cli.emit(FakeCli.frames.result(`echo: ${prompt}`))
+      })
+  })
+  const cluster = AgentCluster.layerSqlite({
+    filename: path.join(dir, "cluster.db"),
+    orphanGuard: false, // the fake CLI's pid is made up
+    options: { cwd: dir, env: { CLAUDE_CONFIG_DIR: path.join(dir, "config") } },
+    shardingConfig: { entityMessagePollInterval: 200 }
+  }).pipe(Layer.provide(agent), Layer.provideMerge(NodeContext.layer))
+  return { cluster, turns, release }
+})
+
+const types = (messages: Chunk.Chunk<Message.Message>) => Chunk.toArray(messages).map((m) => m.type)
+
+describe("AgentCluster.layerSqlite", () => {
+  it.scopedLive("a completed turn sent again is not run again", () =>
+    Effect.gen(function*() {
+      const { cluster, turns } = yield* setup
+      yield* Effect.gen(function*() {
+        const first = yield* Stream.runCollect(AgentEntity.send("c1", "hello", { turnId: "t1" }))
+        expect(types(first)).toEqual(["system", "assistant", "result"])
+        const again = yield* Stream.runCollect(AgentEntity.send("c1", "hello", { turnId: "t1" }))
+        expect(types(again)).toEqual([])
+        expect(Chunk.toArray(yield* Queue.takeAll(turns))).toEqual(["hello"])
+      }).pipe(Effect.provide(cluster))
+    }))
+
+  it.scopedLive("a turn in flight sent again reads the rest of its reply from the database", () =>
+    Effect.gen(function*() {
+      const { cluster, release, turns } = yield* setup
+      yield* Effect.gen(function*() {
+        const firstMessage = yield* Deferred.make<void>()
+        const original = yield* AgentEntity.send("c2", "wait", { turnId: "t1" }).pipe(
+          Stream.tap(() => Deferred.succeed(firstMessage, undefined)),
+          Stream.runCollect,
+          Effect.fork
+        )
+        yield* Deferred.await(firstMessage)
+        expect(yield* Queue.take(turns)).toBe("wait")
+        // The duplicate follows the stored replies (stream chunks read back from SQLite).
+        const duplicate = yield* Effect.fork(Stream.runCollect(AgentEntity.send("c2", "wait", { turnId: "t1" })))
+        const client = yield* AgentEntity.AgentEntity.client
+        yield* client("c2").Status().pipe(Effect.repeat({ until: (s) => s.busy }))
+        yield* Deferred.succeed(release, undefined)
+        expect(types(yield* Fiber.join(original))).toEqual(["system", "assistant", "result"])
+        const read = yield* Fiber.join(duplicate)
+        expect(Chunk.toArray(read).filter(Message.isResult).map((r) => ("result" in r ? r.result : r.subtype)))
+          .toEqual(["echo: wait"])
+        expect(Chunk.toArray(yield* Queue.takeAll(turns))).toEqual([])
+      }).pipe(Effect.provide(cluster))
+    }))
+})

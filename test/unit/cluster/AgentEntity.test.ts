@@ -1,0 +1,336 @@
+// Unit tests of the cluster entity over the in-memory fake CLI: each "process" is a FakeCli that
+// keeps a transcript file where the real CLI would (one line per turn), so that sessions started,
+// resumed, mirrored and restored can be checked without a model or a process.
+import { Entity, ShardingConfig, TestRunner } from "@effect/cluster"
+import { NodeContext } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Schema, Scope, Stream } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { ClaudeAgent, Message } from "effect-claude-agent"
+import { AgentEntity, TranscriptStore } from "effect-claude-agent/cluster"
+import { FakeCli } from "effect-claude-agent/testing"
+
+interface Launched {
+  readonly sessionId: string | undefined
+  readonly resume: string | undefined
+  readonly model: string | undefined
+  readonly permissionMode: string | undefined
+}
+
+const tempDir = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "agent-entity-")))
+
+const transcriptFile = (configDir: string, cwd: string, sessionId: string) =>
+  path.join(configDir, "projects", cwd.replace(/[^a-zA-Z0-9]/g, "-"), `${sessionId}.jsonl`)
+
+const lines = (file: string): Array<string> =>
+  fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0) : []
+
+// A fake ClaudeAgent: records each launch, and each turn appends `{"prompt":…}` to the session's
+// transcript and answers `echo: <prompt> (after <n> turns)`, n being the turns it found in the file.
+// Prompts starting with "slow" wait for an interrupt; "tool" asks permission for Bash first.
+const fakeAgent = (dirs: { readonly configDir: string; readonly cwd: string }) =>
+  Effect.gen(function*() {
+    const launched: Array<Launched> = []
+    const started = yield* Queue.unbounded<string>()
+    const controls = yield* Queue.unbounded<string>()
+    const permissionAnswers = yield* Queue.unbounded<unknown>()
+    const agent = ClaudeAgent.make((_launch, options) =>
+      Effect.gen(function*() {
+        launched.push({
+          sessionId: options.sessionId,
+          resume: options.resume,
+          model: options.model,
+          permissionMode: options.permissionMode
+        })
+        const id = options.sessionId ?? options.resume ?? "none"
+        const file = transcriptFile(dirs.configDir, dirs.cwd, id)
+        if (options.resume !== undefined && !fs.existsSync(file)) {
+          return yield* Effect.die(`resume of ${id}: no transcript at ${file}`)
+        }
+        const interrupted = yield* Deferred.make<void>()
+        const { transport } = yield* FakeCli.make({
+          onControlRequest: (request) =>
+            Effect.gen(function*() {
+              yield* Queue.offer(controls, request.subtype)
+              if (request.subtype === "interrupt") yield* Deferred.succeed(interrupted, undefined)
+              return Option.none()
+            }),
+          onUserMessage: (message, cli) =>
+            Effect.gen(function*() {
+              const prompt = FakeCli.userText(message)
+              const history = lines(file).length
+              yield* Queue.offer(started, prompt)
+              yield* cli.emit(FakeCli.frames.systemInit({ model: options.model ?? "claude-fake-1" }))
+              if (prompt.startsWith("slow")) {
+                yield* cli.emit(FakeCli.frames.assistantText("working"))
+                yield* Deferred.await(interrupted)
+                return yield* cli.emit(FakeCli.frames.result("interrupted", { isError: true, subtype: "error_during_execution" }))
+              }
+              if (prompt.startsWith("tool")) {
+                const answer = yield* cli.request({
+                  subtype: "can_use_tool",
+                  tool_name: "Bash",
+                  input: { command: "ls" },
+                  tool_use_id: "toolu_1",
+                  permission_suggestions: []
+                })
+                yield* Queue.offer(permissionAnswers, answer)
+              }
+              const reply = `echo: ${prompt} (after ${history} turns)`
+              const assistant = FakeCli.frames.assistantText(reply)
+              // As the CLI does: the turn is in the transcript before its result is reported.
+              fs.mkdirSync(path.dirname(file), { recursive: true })
+              fs.appendFileSync(file, `${JSON.stringify({ prompt, uuid: assistant.uuid })}\n`)
+              yield* cli.emit(assistant)
+              yield* cli.emit(FakeCli.frames.result(reply))
+            })
+        })
+        return transport
+      })
+    )
+    return { agent, launched, started, controls, permissionAnswers }
+  })
+
+type Fake = Effect.Effect.Success<ReturnType<typeof fakeAgent>>
+
+const texts = (messages: Chunk.Chunk<Message.Message>) =>
+  Chunk.toArray(messages).filter(Message.isAssistant).map(Message.assistantText)
+
+const setup = Effect.gen(function*() {
+  const root = tempDir()
+  yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(root, { recursive: true, force: true })))
+  const dirs = { configDir: path.join(root, "config"), cwd: path.join(root, "work") }
+  fs.mkdirSync(dirs.cwd, { recursive: true })
+  const fake = yield* fakeAgent(dirs)
+  return { dirs, fake }
+})
+
+// The entity behind a test client (no Sharding): a scope per "instance", closed to passivate it.
+const instance = (
+  fake: Fake,
+  dirs: { readonly configDir: string; readonly cwd: string },
+  store: Layer.Layer<TranscriptStore.TranscriptStore>,
+  options: Omit<AgentEntity.LayerOptions, "options"> = {}
+) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const makeClient = yield* Entity.makeTestClient(
+      AgentEntity.AgentEntity,
+      AgentEntity.layer({
+        ...options,
+        options: { cwd: dirs.cwd, env: { CLAUDE_CONFIG_DIR: dirs.configDir } }
+      }).pipe(
+        Layer.provide(Layer.succeed(ClaudeAgent.ClaudeAgent, fake.agent)),
+        Layer.provide(store),
+        Layer.provide(NodeContext.layer)
+      )
+    ).pipe(Scope.extend(scope), Effect.provide(ShardingConfig.layer()))
+    return { makeClient, close: Scope.close(scope, Exit.void) }
+  })
+
+describe("AgentEntity", () => {
+  it.scopedLive("Send streams the turn's messages, as Messages", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const { makeClient } = yield* instance(fake, dirs, TranscriptStore.layerMemory)
+      const conversation = yield* makeClient("user-1")
+      const messages = yield* Stream.runCollect(conversation.Send({ turnId: "t1", prompt: "hi" }))
+      expect(Chunk.toArray(messages).map((m) => m.type)).toEqual(["system", "assistant", "result"])
+      expect(texts(messages)).toEqual(["echo: hi (after 0 turns)"])
+      const status = yield* conversation.Status()
+      expect(status).toMatchObject({ conversationId: "user-1", running: true, busy: false, turns: 1, turnId: null })
+    }))
+
+  it.scopedLive("the first turn starts the session under the conversation's id, a later instance resumes it", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const sessionId = AgentEntity.sessionIdFor("user-2")
+      expect(sessionId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      expect(AgentEntity.sessionIdFor("user-2")).toBe(sessionId)
+      expect(AgentEntity.sessionIdFor("user-3")).not.toBe(sessionId)
+
+      const first = yield* instance(fake, dirs, TranscriptStore.layerLocal)
+      const one = yield* first.makeClient("user-2")
+      yield* Stream.runDrain(one.Send({ turnId: "t1", prompt: "first" }))
+      yield* Stream.runDrain(one.Send({ turnId: "t2", prompt: "second" }))
+      yield* first.close // passivation: the CLI stops
+
+      const second = yield* instance(fake, dirs, TranscriptStore.layerLocal)
+      const two = yield* second.makeClient("user-2")
+      const messages = yield* Stream.runCollect(two.Send({ turnId: "t3", prompt: "third" }))
+      expect(texts(messages)).toEqual(["echo: third (after 2 turns)"])
+      expect(fake.launched.map(({ resume, sessionId }) => ({ resume, sessionId }))).toEqual([
+        { sessionId, resume: undefined },
+        { sessionId: undefined, resume: sessionId }
+      ])
+    }))
+
+  it.scopedLive("mirrors the transcript after each turn and restores it where the runner has none", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const storeLayer = yield* Layer.build(TranscriptStore.layerMemory)
+      const store = Layer.succeedContext(storeLayer)
+      const sessionId = AgentEntity.sessionIdFor("user-4")
+      const file = transcriptFile(dirs.configDir, dirs.cwd, sessionId)
+      const stored = Effect.flatMap(TranscriptStore.TranscriptStore, (s) => s.load(sessionId)).pipe(
+        Effect.provide(storeLayer)
+      )
+
+      const first = yield* instance(fake, dirs, store)
+      const one = yield* first.makeClient("user-4")
+      yield* Stream.runDrain(one.Send({ turnId: "t1", prompt: "first" }))
+      expect(yield* stored).toEqual(Option.some(fs.readFileSync(file, "utf8")))
+      expect(lines(file).map((l) => JSON.parse(l).prompt)).toEqual(["first"])
+      yield* first.close
+
+      // Another machine: no local transcript. The store's copy is put in place before `resume`.
+      fs.rmSync(file)
+      const second = yield* instance(fake, dirs, store)
+      const two = yield* second.makeClient("user-4")
+      const messages = yield* Stream.runCollect(two.Send({ turnId: "t2", prompt: "second" }))
+      expect(texts(messages)).toEqual(["echo: second (after 1 turns)"])
+      expect(yield* stored).toEqual(Option.some(lines(file).map((l) => `${l}\n`).join("")))
+      yield* second.close
+
+      // A runner died mid-turn: its local file holds a turn the store never saw; the store wins.
+      fs.appendFileSync(file, `${JSON.stringify({ prompt: "half a turn" })}\n`)
+      const third = yield* instance(fake, dirs, store)
+      const three = yield* third.makeClient("user-4")
+      const again = yield* Stream.runCollect(three.Send({ turnId: "t3", prompt: "third" }))
+      expect(texts(again)).toEqual(["echo: third (after 2 turns)"])
+      expect(lines(file).map((l) => JSON.parse(l).prompt)).toEqual(["first", "second", "third"])
+    }))
+
+  it.scopedLive("a conversation whose first turn never completed starts afresh", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const storeLayer = yield* Layer.build(TranscriptStore.layerMemory)
+      const store = Layer.succeedContext(storeLayer)
+      const sessionId = AgentEntity.sessionIdFor("user-5")
+      const file = transcriptFile(dirs.configDir, dirs.cwd, sessionId)
+
+      const first = yield* instance(fake, dirs, store)
+      const one = yield* first.makeClient("user-5")
+      const running = yield* Effect.fork(Stream.runDrain(one.Send({ turnId: "t1", prompt: "slow start" })))
+      expect(yield* Queue.take(fake.started)).toBe("slow start")
+      // What the CLI wrote of the turn before its runner went away.
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      fs.writeFileSync(file, `${JSON.stringify({ prompt: "slow start" })}\n`)
+      yield* Fiber.interrupt(running)
+      yield* first.close
+
+      const second = yield* instance(fake, dirs, store)
+      const two = yield* second.makeClient("user-5")
+      const messages = yield* Stream.runCollect(two.Send({ turnId: "t1", prompt: "start" }))
+      expect(texts(messages)).toEqual(["echo: start (after 0 turns)"])
+      expect(fake.launched.map((l) => l.sessionId)).toEqual([sessionId, sessionId])
+    }))
+
+  it.scopedLive("Status, SetModel and Interrupt run while a Send streams", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const { makeClient } = yield* instance(fake, dirs, TranscriptStore.layerMemory)
+      const conversation = yield* makeClient("user-6")
+      const firstMessage = yield* Deferred.make<void>()
+      const turn = yield* conversation.Send({ turnId: "t1", prompt: "slow work" }).pipe(
+        Stream.tap((m) => (Message.isAssistant(m) ? Deferred.succeed(firstMessage, undefined) : Effect.void)),
+        Stream.runCollect,
+        Effect.fork
+      )
+      yield* Deferred.await(firstMessage)
+
+      const busy = yield* conversation.Status()
+      const control = (subtype: string) =>
+        Queue.take(fake.controls).pipe(Effect.repeat({ until: (s) => s === subtype }))
+      expect(busy).toMatchObject({ running: true, busy: true, turnId: "t1", turns: 0, model: "claude-fake-1" })
+      yield* conversation.SetModel({ model: "claude-opus-4-1" })
+      expect(yield* control("set_model")).toBe("set_model")
+      expect((yield* conversation.Status()).model).toBe("claude-opus-4-1")
+      yield* conversation.SetPermissionMode({ mode: "acceptEdits" })
+      expect(yield* control("set_permission_mode")).toBe("set_permission_mode")
+
+      expect(yield* conversation.Interrupt()).toEqual({ interrupted: true })
+      const messages = yield* Fiber.join(turn)
+      const result = Chunk.toArray(messages).find(Message.isResult)
+      expect(result?.subtype).toBe("error_during_execution")
+      expect(yield* conversation.Status()).toMatchObject({ busy: false, turnId: null, turns: 1, permissionMode: "acceptEdits" })
+      expect(yield* conversation.Interrupt()).toEqual({ interrupted: false })
+    }))
+
+  it.scopedLive("a later CLI of the instance starts with the model and mode that were set", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const { makeClient } = yield* instance(fake, dirs, TranscriptStore.layerMemory)
+      const conversation = yield* makeClient("user-7")
+      // Before any turn: no CLI is started, the settings wait for it.
+      yield* conversation.SetModel({ model: "claude-haiku-4-5" })
+      yield* conversation.SetPermissionMode({ mode: "plan" })
+      expect((yield* conversation.Status()).running).toBe(false)
+      yield* Stream.runDrain(conversation.Send({ turnId: "t1", prompt: "hi" }))
+      expect(fake.launched).toEqual([{
+        sessionId: AgentEntity.sessionIdFor("user-7"),
+        resume: undefined,
+        model: "claude-haiku-4-5",
+        permissionMode: "plan"
+      }])
+    }))
+
+  it.scopedLive("a tool use waits for the client's answer, visible in Status", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const { makeClient } = yield* instance(fake, dirs, TranscriptStore.layerMemory, { askClient: true })
+      const conversation = yield* makeClient("user-8")
+      const turn = yield* Effect.fork(Stream.runCollect(conversation.Send({ turnId: "t1", prompt: "tool please" })))
+      const pending = yield* conversation.Status().pipe(
+        Effect.zipLeft(Effect.yieldNow()),
+        Effect.repeat({ until: (s) => s.pendingPermissions.length > 0 })
+      )
+      expect(pending.pendingPermissions).toEqual([expect.objectContaining({
+        toolUseId: "toolu_1",
+        toolName: "Bash",
+        input: { command: "ls" }
+      })])
+      expect(yield* conversation.AnswerPermission({ toolUseId: "toolu_9", result: { behavior: "allow" } })).toBe(false)
+      expect(yield* conversation.AnswerPermission({ toolUseId: "toolu_1", result: { behavior: "deny", message: "not now" } }))
+        .toBe(true)
+      const answer = yield* Queue.take(fake.permissionAnswers)
+      expect(answer).toMatchObject({ subtype: "success", response: { behavior: "deny", message: "not now" } })
+      yield* Fiber.join(turn)
+      expect((yield* conversation.Status()).pendingPermissions).toEqual([])
+    }))
+
+  it.scopedLive("through the cluster: a persisted Send's replies travel as the CLI's JSON and decode back", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const Entity = AgentEntity.layer({ options: { cwd: dirs.cwd, env: { CLAUDE_CONFIG_DIR: dirs.configDir } } }).pipe(
+        Layer.provide(Layer.succeed(ClaudeAgent.ClaudeAgent, fake.agent)),
+        Layer.provide(TranscriptStore.layerMemory),
+        Layer.provide(NodeContext.layer)
+      )
+      const messages = yield* AgentEntity.send("user-9", "over the wire", { turnId: "t1" }).pipe(
+        Stream.runCollect,
+        Effect.provide(Entity.pipe(Layer.provideMerge(TestRunner.layer)))
+      )
+      expect(Chunk.toArray(messages).map((m) => m.type)).toEqual(["system", "assistant", "result"])
+      expect(texts(messages)).toEqual(["echo: over the wire (after 0 turns)"])
+      const result = Chunk.toArray(messages).find(Message.isResult)
+      expect(result?.total_cost_usd).toBe(0.001)
+    }))
+})
+
+describe("AgentEntity.MessageWire", () => {
+  it("round-trips known and unknown messages, unknown fields included", () => {
+    const encode = Schema.encodeSync(AgentEntity.MessageWire)
+    const decode = Schema.decodeUnknownSync(AgentEntity.MessageWire)
+    const assistant = { ...FakeCli.frames.assistantText("hi"), extra_field: { kept: true } }
+    const wire = JSON.parse(JSON.stringify(encode(decode(assistant))))
+    expect(wire).toEqual(assistant)
+    const future = { type: "brand_new_type", payload: [1, 2] }
+    const decoded = decode(future)
+    expect(decoded.type).toBe("unknown")
+    expect(encode(decoded)).toEqual(future)
+    expect(() => decode({ type: "result", subtype: "success" })).toThrow()
+  })
+})
