@@ -16,6 +16,7 @@ import { pathToFileURL } from "node:url"
 import { AgentPool, ClaudeAgent, McpServer, Message, Structured, Tool } from "../src/index.js"
 import type { Options } from "../src/index.js"
 import * as ScriptedModel from "../src/testing/ScriptedModel.js"
+import * as SpanRecorder from "../src/testing/SpanRecorder.js"
 
 const TASK = "Plan a weekend in Lisbon for two people with 600 EUR: check the weather, " +
   "convert the budget to USD, and pick three sights."
@@ -183,18 +184,7 @@ export interface SpanNode {
 }
 
 // A Tracer that keeps every span it makes (the runtime's own tracer makes them).
-const collectingTracer = Effect.map(Effect.tracer, (base) => {
-  const spans: Array<Tracer.Span> = []
-  const tracer = Tracer.make({
-    span: (name, parent, context, links, startTime, kind, options) => {
-      const span = base.span(name, parent, context, links, startTime, kind, options)
-      spans.push(span)
-      return span
-    },
-    context: base.context
-  })
-  return { spans, tracer }
-})
+const collectingTracer = SpanRecorder.make
 
 // The spans worth drawing: the agents, their sessions and turns, and what ran in them (tool calls,
 // hooks, permission prompts). The rest (the MCP handshake, set-up steps) is left out, and a kept

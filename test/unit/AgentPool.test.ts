@@ -23,6 +23,7 @@ import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
 import * as Telemetry from "../../src/Telemetry.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
+import * as SpanRecorder from "../../src/testing/SpanRecorder.js"
 
 // A ClaudeAgent whose fake CLIs count how many are alive, report each prompt as its turn starts,
 // and play the turn only when the test opens that prompt's gate (unless `open` says it needn't wait).
@@ -334,19 +335,10 @@ describe("AgentPool keyed sessions (fake CLI)", () => {
       })
     })
     return Effect.gen(function*() {
-      const spans: Array<Tracer.Span> = []
-      const base = yield* Effect.tracer
-      const tracer = Tracer.make({
-        span: (...args) => {
-          const span = base.span(...args)
-          spans.push(span)
-          return span
-        },
-        context: base.context
-      })
+      const { spans, tracer } = yield* SpanRecorder.make
       yield* Effect.withTracer(body(spans), tracer)
     }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
-    function body(spans: Array<Tracer.Span>) {
+    function body(spans: ReadonlyArray<Tracer.Span>) {
       return Effect.gen(function*() {
         const stopInput = { hook_event_name: "Stop", session_id: "s", transcript_path: "/t", cwd: "/", stop_hook_active: false }
         let turn = 0

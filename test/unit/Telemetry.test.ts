@@ -7,21 +7,11 @@ import * as McpServer from "../../src/McpServer.js"
 import * as Tool from "../../src/Tool.js"
 import * as Telemetry from "../../src/Telemetry.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
+import * as SpanRecorder from "../../src/testing/SpanRecorder.js"
 
 const stopInput = { hook_event_name: "Stop", session_id: "s", transcript_path: "/t", cwd: "/", stop_hook_active: false }
 
-const recordingTracer = Effect.map(Effect.tracer, (base) => {
-  const spans: Array<Tracer.Span> = []
-  const tracer = Tracer.make({
-    span: (name, parent, context, links, startTime, kind, options) => {
-      const span = base.span(name, parent, context, links, startTime, kind, options)
-      spans.push(span)
-      return span
-    },
-    context: base.context
-  })
-  return { spans, tracer }
-})
+const recordingTracer = SpanRecorder.make
 
 const count = (metric: Metric.Metric.Counter<number>) => Effect.map(Metric.value(metric), (state) => state.count)
 
