@@ -13,7 +13,6 @@ import {
   Exit,
   Fiber,
   FiberMap,
-  Mailbox,
   Metric,
   Option,
   ParseResult,
@@ -111,27 +110,62 @@ export const make = (config: ControlChannelConfig) =>
     const handlers = new Map<string, Inbound>()
     const running = yield* FiberMap.make<string>()
     const inFlightRef = yield* SubscriptionRef.make(0)
-    // Unbounded as a queue, bounded by bytes here: below the cap the reader never waits for the
-    // consumer, so control traffic keeps flowing while messages pile up.
-    const messages = yield* Mailbox.make<unknown, StreamError>()
+    // The message queue: unbounded as a queue, bounded by bytes here, so below the cap the reader
+    // never waits for the consumer and control traffic keeps flowing while messages pile up.
+    // Hand-written rather than a `Mailbox`: the reader appends a chunk's messages to one array
+    // and the consumer takes the whole array (no copy per offer, no `Chunk` conversion per take).
+    // Mutable state shared by exactly two fibers, the reader and the consumer; each step below runs
+    // synchronously, so no interleaving can see it half-updated.
+    let queue: Array<unknown> = []
+    // Set once: how the queue ends after what it holds (`error` undefined: a clean end).
+    let queueEnd: { readonly error: StreamError | undefined } | undefined
+    let takers: Array<() => void> = []
     const bufferCap = config.messageBufferBytes ?? Defaults.messageBufferBytes
-    // The sizes of the queued messages, in queue order (a FIFO from `sizesHead`).
-    let sizes: Array<number> = []
-    let sizesHead = 0
     let queuedBytes = 0
     let space: Deferred.Deferred<void> | undefined
     let warnedFull = false
-    const release = (count: number) => {
-      for (let i = 0; i < count; i++) queuedBytes -= sizes[sizesHead++] ?? 0
-      if (sizesHead > 4096 && sizesHead * 2 > sizes.length) {
-        sizes = sizes.slice(sizesHead)
-        sizesHead = 0
-      }
-      if (space !== undefined && queuedBytes < bufferCap) {
-        Deferred.unsafeDone(space, Exit.void)
-        space = undefined
-      }
+    const wakeTakers = () => {
+      if (takers.length === 0) return
+      const waiting = takers
+      takers = []
+      for (const wake of waiting) wake()
     }
+    const enqueue = (out: Array<unknown>) => {
+      if (queueEnd !== undefined) return
+      if (queue.length === 0) queue = out
+      else for (const frame of out) queue.push(frame)
+      wakeTakers()
+    }
+    const endQueue = (error: StreamError | undefined) =>
+      Effect.sync(() => {
+        if (queueEnd !== undefined) return
+        queueEnd = { error }
+        wakeTakers()
+      })
+    const waitForTaker: Effect.Effect<void> = Effect.async<void>((resume) => {
+      const wake = () => resume(Effect.void)
+      takers.push(wake)
+      return Effect.sync(() => {
+        takers = takers.filter((t) => t !== wake)
+      })
+    })
+    // Everything queued at once, or the end once the queue is drained.
+    const takeMessages: Effect.Effect<Chunk.Chunk<unknown>, Option.Option<StreamError>> = Effect.suspend(() => {
+      if (queue.length > 0) {
+        const taken = queue
+        queue = []
+        queuedBytes = 0
+        if (space !== undefined) {
+          Deferred.unsafeDone(space, Exit.void)
+          space = undefined
+        }
+        return Effect.succeed(Chunk.unsafeFromArray(taken))
+      }
+      if (queueEnd !== undefined) {
+        return Effect.fail(queueEnd.error === undefined ? Option.none() : Option.some(queueEnd.error))
+      }
+      return Effect.zipRight(waitForTaker, takeMessages)
+    })
     const waitForSpace = Effect.suspend(() => {
       if (queuedBytes < bufferCap) return Effect.void
       const warn = warnedFull ? Effect.void : Effect.logWarning(
@@ -311,7 +345,6 @@ export const make = (config: ControlChannelConfig) =>
       for (const { bytes, value: frame } of chunk) {
         if (!Predicate.isRecord(frame)) {
           out.push(frame)
-          sizes.push(bytes)
           queuedBytes += bytes
           continue
         }
@@ -350,7 +383,6 @@ export const make = (config: ControlChannelConfig) =>
           newSessionId = id
         }
         out.push(frame)
-        sizes.push(bytes)
         queuedBytes += bytes
       }
       const effects: Array<Effect.Effect<unknown>> = control ?? []
@@ -359,7 +391,7 @@ export const make = (config: ControlChannelConfig) =>
       if (newSessionId !== undefined) effects.push(SubscriptionRef.set(sessionId, newSessionId))
       if (results !== undefined) effects.push(PubSub.publishAll(resultHub, results))
       if (tools !== undefined) effects.push(Effect.forEach(tools, countTool, { discard: true }))
-      if (out.length > 0) effects.push(messages.offerAll(out))
+      if (out.length > 0) effects.push(Effect.sync(() => enqueue(out)))
       if (queuedBytes >= bufferCap) effects.push(waitForSpace)
       return effects.length === 1 && effects[0] !== undefined
         ? Effect.asVoid(effects[0])
@@ -394,14 +426,14 @@ export const make = (config: ControlChannelConfig) =>
         if (Option.isSome(error)) {
           failedWith = toRequestError(error.value)
           yield* failAllPending(failedWith)
-          yield* messages.fail(error.value)
+          yield* endQueue(error.value)
           yield* Deferred.fail(terminal, error.value)
         } else {
           failedWith = new CLIConnectionError({
             reason: "The Claude Code CLI exited before answering this control request"
           })
           yield* failAllPending(failedWith)
-          yield* messages.end
+          yield* endQueue(undefined)
           yield* Deferred.succeed(terminal, undefined)
         }
       })
@@ -420,7 +452,7 @@ export const make = (config: ControlChannelConfig) =>
     // the end of the CLI's output may never be seen). Both are no-ops once the reader has finished.
     yield* Effect.addFinalizer(() => {
       const closed = new CLIConnectionError({ reason: "The session was closed" })
-      return failAllPending(closed).pipe(Effect.zipRight(messages.fail(closed)))
+      return failAllPending(closed).pipe(Effect.zipRight(endQueue(closed)))
     })
 
     // ---- outbound requests --------------------------------------------------------------------
@@ -519,10 +551,7 @@ export const make = (config: ControlChannelConfig) =>
             }
           })
         ),
-      messages: Mailbox.toStream(messages).pipe(Stream.mapChunks((taken) => {
-        release(taken.length)
-        return taken
-      })),
+      messages: Stream.repeatEffectChunkOption(takeMessages),
       inFlight: SubscriptionRef.get(inFlightRef),
       awaitNoneInFlight: inFlightRef.changes.pipe(
         Stream.filter((n) => n === 0),

@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import { Chunk, Effect, Stream } from "effect"
+import { Channel, Chunk, Effect, Stream } from "effect"
 import { CLIJSONDecodeError } from "../SdkError.js"
 import type { Frame } from "../services/Transport.js"
 
@@ -193,29 +193,63 @@ export const parseLine = (line: string): ParsedLine | CLIJSONDecodeError => {
 /**
  * Bytes → parsed JSON frames with their line sizes. Noise lines are logged at debug level and skipped.
  *
+ * One channel stage does the splitting, the parsing and the flush of a last unterminated line:
+ * every stage between stdout and the reader costs a trip through the channel executor per read,
+ * and keeps parsed frames alive across more scavenges (see the README's Performance section).
+ *
  * @internal
  */
 export const frames = (maxBytes: number) =>
 <E, R>(self: Stream.Stream<Uint8Array, E, R>): Stream.Stream<Frame, E | CLIJSONDecodeError, R> =>
-  self.pipe(
-    splitLines(maxBytes),
-    Stream.mapChunksEffect((lines) => {
+  Stream.suspend(() => {
+    // Local to this one stream's run, and only ever touched by the fiber running it.
+    const splitter = new LineSplitter(maxBytes)
+    const emit = (
+      lines: ReadonlyArray<string>,
+      next: Channel.Channel<Chunk.Chunk<Frame>, Chunk.Chunk<Uint8Array>, E | CLIJSONDecodeError, E, unknown, unknown>
+    ): Channel.Channel<Chunk.Chunk<Frame>, Chunk.Chunk<Uint8Array>, E | CLIJSONDecodeError, E, unknown, unknown> => {
       const out: Array<Frame> = []
       let noise: Array<string> | undefined
       for (const line of lines) {
         const parsed = parseLine(line)
-        if (parsed instanceof CLIJSONDecodeError) return Effect.fail(parsed)
+        if (parsed instanceof CLIJSONDecodeError) return Channel.fail(parsed)
         // The line's length stands for its size: what is buffered is bounded by it, not billed.
         if (parsed._tag === "Frame") out.push({ value: parsed.frame, bytes: line.length + 1 })
         else if (parsed.line.length > 0) (noise ??= []).push(parsed.line)
       }
-      const result = Effect.succeed(Chunk.unsafeFromArray(out))
-      return noise === undefined ? result : Effect.zipRight(
-        Effect.logDebug("effect-claude-agent: skipped non-JSON stdout lines", noise.map(linePrefix)),
-        result
+      const written = out.length === 0 ? next : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(out)), next)
+      return noise === undefined ? written : Channel.zipRight(
+        Channel.fromEffect(
+          Effect.logDebug("effect-claude-agent: skipped non-JSON stdout lines", noise.map(linePrefix))
+        ),
+        written
       )
+    }
+    const loop: Channel.Channel<
+      Chunk.Chunk<Frame>,
+      Chunk.Chunk<Uint8Array>,
+      E | CLIJSONDecodeError,
+      E,
+      unknown,
+      unknown
+    > = Channel.readWithCause({
+      onInput: (chunks: Chunk.Chunk<Uint8Array>) => {
+        let lines: Array<string> | undefined
+        for (const chunk of chunks) {
+          const pushed = splitter.push(chunk)
+          if (pushed instanceof CLIJSONDecodeError) return Channel.fail(pushed)
+          lines = lines === undefined ? pushed : lines.concat(pushed)
+        }
+        return lines === undefined || lines.length === 0 ? loop : emit(lines, loop)
+      },
+      onFailure: (cause) => Channel.failCause(cause),
+      onDone: () => {
+        const last = splitter.flush()
+        return last === undefined ? Channel.void : emit([last], Channel.void)
+      }
     })
-  )
+    return Stream.pipeThroughChannel(self, loop)
+  })
 
 /**
  * Serialises one outbound frame. U+2028/U+2029 are escaped because some JSON line readers treat
