@@ -18,6 +18,7 @@ import {
   ParseResult,
   Predicate,
   PubSub,
+  Runtime,
   Stream,
   SubscriptionRef
 } from "effect"
@@ -109,7 +110,28 @@ export const make = (config: ControlChannelConfig) =>
     const pending = new Map<string, Pending>()
     const handlers = new Map<string, Inbound>()
     const running = yield* FiberMap.make<string>()
-    const inFlightRef = yield* SubscriptionRef.make(0)
+    // Inbound requests still running, and who waits for there to be none. A plain counter: it
+    // changes twice per request, and a `SubscriptionRef` would take a semaphore and publish to
+    // a hub each time. Touched only from synchronous steps (see the message queue below).
+    let inFlight = 0
+    let idleWaiters: Array<() => void> = []
+    const inboundDone = () => {
+      inFlight--
+      if (inFlight === 0 && idleWaiters.length > 0) {
+        const waiting = idleWaiters
+        idleWaiters = []
+        for (const wake of waiting) wake()
+      }
+    }
+    const awaitNoneInFlight: Effect.Effect<void> = Effect.suspend(() =>
+      inFlight === 0 ? Effect.void : Effect.async<void>((resume) => {
+        const wake = () => resume(Effect.void)
+        idleWaiters.push(wake)
+        return Effect.sync(() => {
+          idleWaiters = idleWaiters.filter((w) => w !== wake)
+        })
+      })
+    )
     // The message queue: unbounded as a queue, bounded by bytes here, so below the cap the reader
     // never waits for the consumer and control traffic keeps flowing while messages pile up.
     // Hand-written rather than a `Mailbox`: the reader appends a chunk's messages to one array
@@ -265,12 +287,23 @@ export const make = (config: ControlChannelConfig) =>
           attributes: { "control.subtype": subtype, "control.request_id": requestId, ...details }
         }),
         Effect.annotateLogs({ controlSubtype: subtype, controlRequestId: requestId, ...details }),
-        Effect.ensuring(SubscriptionRef.update(inFlightRef, (n) => n - 1))
+        Effect.ensuring(Effect.sync(inboundDone))
       )
-      return SubscriptionRef.update(inFlightRef, (n) => n + 1).pipe(
-        Effect.zipRight(FiberMap.run(running, requestId, work)),
-        Effect.asVoid
-      )
+      // `FiberMap.run`, except that the handler's fiber starts at once, on this stack: a handler
+      // that answers without waiting (most hooks) is done, answer queued, before the reader moves
+      // on, with no scheduler round trip. Only a fiber still running joins the map (where
+      // `control_cancel_request` and the scope's end interrupt it).
+      return Effect.withFiberRuntime<void>((parent) => {
+        inFlight++
+        const runtime = Runtime.make({
+          context: parent.currentContext,
+          fiberRefs: parent.getFiberRefs(),
+          runtimeFlags: Runtime.defaultRuntime.runtimeFlags
+        })
+        const fiber = Runtime.runFork(runtime)(work, { immediate: true })
+        if (fiber.unsafePoll() === null) FiberMap.unsafeSet(running, requestId, fiber, { interruptAs: parent.id() })
+        return Effect.void
+      })
     }
 
     // ---- the reader ---------------------------------------------------------------------------
@@ -552,12 +585,8 @@ export const make = (config: ControlChannelConfig) =>
           })
         ),
       messages: Stream.repeatEffectChunkOption(takeMessages),
-      inFlight: SubscriptionRef.get(inFlightRef),
-      awaitNoneInFlight: inFlightRef.changes.pipe(
-        Stream.filter((n) => n === 0),
-        Stream.take(1),
-        Stream.runDrain
-      ),
+      inFlight: Effect.sync(() => inFlight),
+      awaitNoneInFlight,
       lastSessionId: SubscriptionRef.get(sessionId),
       awaitSessionId: Effect.gen(function*() {
         const current = yield* SubscriptionRef.get(sessionId)

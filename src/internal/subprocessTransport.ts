@@ -23,6 +23,7 @@ import { StderrTail } from "./stderr.js"
 
 const OUTBOX_CAPACITY = 64
 const STDERR_SUBSCRIBER_BUFFER = 1024
+const encoder = new TextEncoder()
 
 const signalOf = (error: PlatformError): string | undefined => {
   const match = /signal: (SIG[A-Z0-9]+)/.exec(error.message)
@@ -64,14 +65,15 @@ const spawnDefectError = (config: SubprocessConfig, defect: unknown): CLIConnect
 /** @internal */
 export const makeSubprocess = (config: SubprocessConfig) =>
   Effect.gen(function*() {
-    const outbox = yield* Mailbox.make<string>({ capacity: OUTBOX_CAPACITY })
+    // Frames are encoded by `send`, on the caller's fiber: the writer only hands bytes to stdin.
+    const outbox = yield* Mailbox.make<Uint8Array>({ capacity: OUTBOX_CAPACITY })
     const stdinSink = yield* Deferred.make<Sink.Sink<void, Uint8Array, never, PlatformError>>()
     const writerFailure = yield* Ref.make<Option.Option<PlatformError>>(Option.none())
     const tail = new StderrTail(Defaults.stderrTailBytes)
 
     // (1) the writer: one long-lived stream into stdin (each finished `Stream.run` would close it).
     yield* Deferred.await(stdinSink).pipe(
-      Effect.flatMap((sink) => Mailbox.toStream(outbox).pipe(Stream.encodeText, Stream.run(sink))),
+      Effect.flatMap((sink) => Stream.run(Mailbox.toStream(outbox), sink)),
       Effect.catchAll((e) => Ref.set(writerFailure, Option.some(e))),
       // Later offers must fail fast instead of filling a queue nobody drains.
       Effect.ensuring(outbox.end),
@@ -161,7 +163,7 @@ export const makeSubprocess = (config: SubprocessConfig) =>
 
     const send = (frame: unknown): Effect.Effect<void, CLIConnectionError> =>
       Effect.suspend(() => {
-        const line = Framing.encodeFrame(frame)
+        const line = encoder.encode(Framing.encodeFrame(frame))
         return outbox.offer(line).pipe(
           Effect.flatMap((accepted) =>
             accepted ? Effect.void : Effect.flatMap(Ref.get(writerFailure), (failure) =>
