@@ -10,7 +10,7 @@
  *
  * @internal
  */
-import { Command } from "@effect/platform"
+import * as Command from "@effect/platform/Command"
 import type { PlatformError } from "@effect/platform/Error"
 import { Cause, Deferred, Duration, Effect, Mailbox, Option, Predicate, PubSub, Ref, Sink, Stream } from "effect"
 import { CLIConnectionError, CLINotFoundError } from "../SdkError.js"
