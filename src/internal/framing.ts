@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import { Channel, Chunk, Effect, Stream } from "effect"
+import { Cause, Channel, Chunk, Effect, Stream } from "effect"
 import { CLIJSONDecodeError } from "../SdkError.js"
 import type { Frame } from "../services/Transport.js"
 
@@ -201,13 +201,23 @@ export const parseLine = (line: string): ParsedLine | CLIJSONDecodeError => {
  */
 export const frames = (maxBytes: number) =>
 <E, R>(self: Stream.Stream<Uint8Array, E, R>): Stream.Stream<Frame, E | CLIJSONDecodeError, R> =>
+  framesMapError(maxBytes, (e: E) => e)(self)
+
+/**
+ * `frames`, with the source's failure mapped in the same stage (a `Stream.mapError` in front
+ * would be one more stage for every read).
+ *
+ * @internal
+ */
+export const framesMapError = <E, E2>(maxBytes: number, onError: (error: E) => E2) =>
+<R>(self: Stream.Stream<Uint8Array, E, R>): Stream.Stream<Frame, E2 | CLIJSONDecodeError, R> =>
   Stream.suspend(() => {
     // Local to this one stream's run, and only ever touched by the fiber running it.
     const splitter = new LineSplitter(maxBytes)
     const emit = (
       lines: ReadonlyArray<string>,
-      next: Channel.Channel<Chunk.Chunk<Frame>, Chunk.Chunk<Uint8Array>, E | CLIJSONDecodeError, E, unknown, unknown>
-    ): Channel.Channel<Chunk.Chunk<Frame>, Chunk.Chunk<Uint8Array>, E | CLIJSONDecodeError, E, unknown, unknown> => {
+      next: Channel.Channel<Chunk.Chunk<Frame>, Chunk.Chunk<Uint8Array>, E2 | CLIJSONDecodeError, E, unknown, unknown>
+    ): Channel.Channel<Chunk.Chunk<Frame>, Chunk.Chunk<Uint8Array>, E2 | CLIJSONDecodeError, E, unknown, unknown> => {
       const out: Array<Frame> = []
       let noise: Array<string> | undefined
       for (const line of lines) {
@@ -228,7 +238,7 @@ export const frames = (maxBytes: number) =>
     const loop: Channel.Channel<
       Chunk.Chunk<Frame>,
       Chunk.Chunk<Uint8Array>,
-      E | CLIJSONDecodeError,
+      E2 | CLIJSONDecodeError,
       E,
       unknown,
       unknown
@@ -242,7 +252,7 @@ export const frames = (maxBytes: number) =>
         }
         return lines === undefined || lines.length === 0 ? loop : emit(lines, loop)
       },
-      onFailure: (cause) => Channel.failCause(cause),
+      onFailure: (cause) => Channel.failCause(Cause.map(cause, onError)),
       onDone: () => {
         const last = splitter.flush()
         return last === undefined ? Channel.void : emit([last], Channel.void)

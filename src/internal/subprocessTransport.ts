@@ -180,8 +180,10 @@ export const makeSubprocess = (config: SubprocessConfig) =>
       })
 
     const frames: TransportShape["frames"] = proc.stdout.pipe(
-      Stream.mapError((e) => new CLIConnectionError({ reason: `Reading the CLI's stdout failed: ${e.message}`, cause: e })),
-      Framing.frames(config.maxBufferSize)
+      Framing.framesMapError(
+        config.maxBufferSize,
+        (e: PlatformError) => new CLIConnectionError({ reason: `Reading the CLI's stdout failed: ${e.message}`, cause: e })
+      )
     )
 
     const transport: TransportShape = {
