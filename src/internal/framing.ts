@@ -22,22 +22,25 @@ const decoder = new TextDecoder("utf-8")
 export const linePrefix = (line: string): string =>
   line.length > PREFIX_CHARS ? line.slice(0, PREFIX_CHARS) + "…" : line
 
-const tooLong = (parts: ReadonlyArray<Uint8Array>, limit: number, observed: number) =>
-  new CLIJSONDecodeError({
-    reason: "LineTooLong",
-    linePrefix: linePrefix(decoder.decode(parts[0]?.subarray(0, PREFIX_CHARS * 4) ?? new Uint8Array())),
-    limit,
-    observed
-  })
+const tooLong = (start: string, limit: number, observed: number) =>
+  new CLIJSONDecodeError({ reason: "LineTooLong", linePrefix: linePrefix(start), limit, observed })
+
+const stripCR = (line: string): string =>
+  line.length > 0 && line.charCodeAt(line.length - 1) === CR ? line.slice(0, -1) : line
 
 /**
  * A stateful splitter: feed it chunks, it returns the complete lines they finish.
  * Plain imperative code because it runs once per 64 KiB chunk on the hot path.
  *
+ * A line split across chunks is decoded as it comes, with a streaming decoder of its own (which
+ * keeps a multi-byte character cut by a chunk boundary for the next piece): no bytes are kept,
+ * copied or joined, which for 100 KB lines was most of the splitter's time.
+ *
  * @internal
  */
 export class LineSplitter {
-  private parts: Array<Uint8Array> = []
+  private readonly partial = new TextDecoder("utf-8")
+  private pending = ""
   private pendingBytes = 0
 
   constructor(readonly maxBytes: number) {}
@@ -48,17 +51,15 @@ export class LineSplitter {
     let start = 0
     let nl = chunk.indexOf(NEWLINE, start)
     // The line that completes what earlier chunks started.
-    if (nl !== -1 && this.parts.length > 0) {
+    if (nl !== -1 && this.pendingBytes > 0) {
       const lineBytes = this.pendingBytes + nl
       if (lineBytes > this.maxBytes) {
-        this.parts.push(chunk.subarray(0, nl))
-        return tooLong(this.parts, this.maxBytes, lineBytes)
+        return tooLong(this.pending + this.partial.decode(chunk.subarray(0, Math.min(nl, PREFIX_CHARS * 4))), this.maxBytes, lineBytes)
       }
-      this.parts.push(chunk.subarray(0, nl))
-      const joined = concat(this.parts, lineBytes)
-      this.parts = []
+      const line = this.pending + this.partial.decode(chunk.subarray(0, nl))
+      this.pending = ""
       this.pendingBytes = 0
-      lines.push(decodeLine(joined, 0, joined.length))
+      lines.push(stripCR(line))
       start = nl + 1
       nl = chunk.indexOf(NEWLINE, start)
     }
@@ -68,8 +69,7 @@ export class LineSplitter {
     let regionEnd = -1
     while (nl !== -1) {
       if (nl - start > this.maxBytes) {
-        this.parts.push(chunk.subarray(start, nl))
-        return tooLong(this.parts, this.maxBytes, nl - start)
+        return tooLong(decoder.decode(chunk.subarray(start, start + PREFIX_CHARS * 4)), this.maxBytes, nl - start)
       }
       regionEnd = nl
       start = nl + 1
@@ -89,10 +89,9 @@ export class LineSplitter {
     if (start < chunk.length) {
       const rest = chunk.subarray(start)
       this.pendingBytes += rest.length
-      // Copy: the underlying buffer may be reused by the stream source.
-      this.parts.push(rest.slice())
+      this.pending += this.partial.decode(rest, { stream: true })
       if (this.pendingBytes > this.maxBytes) {
-        return tooLong(this.parts, this.maxBytes, this.pendingBytes)
+        return tooLong(this.pending, this.maxBytes, this.pendingBytes)
       }
     }
     return lines
@@ -101,26 +100,11 @@ export class LineSplitter {
   /** The complete last line of a stream that did not end with a newline. */
   flush(): string | undefined {
     if (this.pendingBytes === 0) return undefined
-    const joined = concat(this.parts, this.pendingBytes)
-    this.parts = []
+    const line = this.pending + this.partial.decode()
+    this.pending = ""
     this.pendingBytes = 0
-    return decodeLine(joined, 0, joined.length)
+    return stripCR(line)
   }
-}
-
-const concat = (parts: ReadonlyArray<Uint8Array>, total: number): Uint8Array => {
-  const out = new Uint8Array(total)
-  let offset = 0
-  for (const part of parts) {
-    out.set(part, offset)
-    offset += part.length
-  }
-  return out
-}
-
-const decodeLine = (bytes: Uint8Array, start: number, end: number): string => {
-  const stop = end > start && bytes[end - 1] === CR ? end - 1 : end
-  return decoder.decode(bytes.subarray(start, stop))
 }
 
 /**
