@@ -568,6 +568,9 @@ export const make = <R = never>(
             Effect.ignore
           )
         }
+        // Nothing to wait for (the usual case: the CLI said `idle` after the result): no waits to
+        // fork, race and time.
+        if (isIdle(yield* control.runState) && (yield* control.inFlight) === 0) return yield* transport.endInput
         // The waits are made interruptible so that their deadline can stop them; `runDetached`
         // keeps the closing fiber's own pending interruption from stopping them at once.
         yield* Effect.zip(control.awaitRunState(isIdle), control.awaitNoneInFlight, { concurrent: true }).pipe(

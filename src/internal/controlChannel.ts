@@ -621,12 +621,14 @@ export const make = (config: ControlChannelConfig) =>
       runState: SubscriptionRef.get(runState),
       results: Stream.fromPubSub(resultHub, { scoped: true }),
       awaitRunState: (predicate) =>
-        runState.changes.pipe(
-          Stream.filter(predicate),
-          Stream.take(1),
-          Stream.runDrain,
-          Effect.raceFirst(Deferred.await(terminal).pipe(Effect.ignore))
-        )
+        // Already true (the usual case when a session closes): no subscription, no race.
+        Effect.flatMap(SubscriptionRef.get(runState), (now) =>
+          predicate(now) ? Effect.void : runState.changes.pipe(
+            Stream.filter(predicate),
+            Stream.take(1),
+            Stream.runDrain,
+            Effect.raceFirst(Deferred.await(terminal).pipe(Effect.ignore))
+          ))
     }
     return shape
   })
