@@ -12,7 +12,7 @@
  */
 import * as Command from "@effect/platform/Command"
 import type { PlatformError } from "@effect/platform/Error"
-import { Cause, Deferred, Duration, Effect, Mailbox, Option, Predicate, PubSub, Ref, Sink, Stream } from "effect"
+import { Cause, Chunk, Deferred, Duration, Effect, Mailbox, Option, Predicate, PubSub, Ref, Sink, Stream } from "effect"
 import { CLIConnectionError, CLINotFoundError } from "../SdkError.js"
 import type { ExitStatus, SubprocessConfig, TransportShape } from "../services/Transport.js"
 import * as Defaults from "./defaults.js"
@@ -24,6 +24,20 @@ import { StderrTail } from "./stderr.js"
 const OUTBOX_CAPACITY = 64
 const STDERR_SUBSCRIBER_BUFFER = 1024
 const encoder = new TextEncoder()
+
+// Frames queued while the writer was busy go out in one write (one syscall, one read for the CLI).
+const joinFrames = (frames: Chunk.Chunk<Uint8Array>): Chunk.Chunk<Uint8Array> => {
+  if (frames.length <= 1) return frames
+  let total = 0
+  for (const frame of frames) total += frame.length
+  const joined = new Uint8Array(total)
+  let offset = 0
+  for (const frame of frames) {
+    joined.set(frame, offset)
+    offset += frame.length
+  }
+  return Chunk.of(joined)
+}
 
 const signalOf = (error: PlatformError): string | undefined => {
   const match = /signal: (SIG[A-Z0-9]+)/.exec(error.message)
@@ -73,7 +87,7 @@ export const makeSubprocess = (config: SubprocessConfig) =>
 
     // (1) the writer: one long-lived stream into stdin (each finished `Stream.run` would close it).
     yield* Deferred.await(stdinSink).pipe(
-      Effect.flatMap((sink) => Stream.run(Mailbox.toStream(outbox), sink)),
+      Effect.flatMap((sink) => Mailbox.toStream(outbox).pipe(Stream.mapChunks(joinFrames), Stream.run(sink))),
       Effect.catchAll((e) => Ref.set(writerFailure, Option.some(e))),
       // Later offers must fail fast instead of filling a queue nobody drains.
       Effect.ensuring(outbox.end),
