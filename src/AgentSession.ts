@@ -467,7 +467,8 @@ export const make = <R = never>(
     let initError: RequestError | undefined
     yield* initializationResult.pipe(
       Effect.matchEffect({
-        onFailure: (error) => Effect.zipRight(Effect.sync(() => void (initError = error)), Deferred.fail(initFailed, error)),
+        onFailure: (error) =>
+          Effect.zipRight(Effect.sync(() => void (initError = error)), Deferred.fail(initFailed, error)),
         onSuccess: () => Effect.sync(() => void (initAnswered = true))
       }),
       Effect.forkScoped

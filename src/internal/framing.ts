@@ -54,7 +54,8 @@ export class LineSplitter {
     if (nl !== -1 && this.pendingBytes > 0) {
       const lineBytes = this.pendingBytes + nl
       if (lineBytes > this.maxBytes) {
-        return tooLong(this.pending + this.partial.decode(chunk.subarray(0, Math.min(nl, PREFIX_CHARS * 4))), this.maxBytes, lineBytes)
+        const start = this.pending + this.partial.decode(chunk.subarray(0, Math.min(nl, PREFIX_CHARS * 4)))
+        return tooLong(start, this.maxBytes, lineBytes)
       }
       const line = this.pending + this.partial.decode(chunk.subarray(0, nl))
       this.pending = ""
