@@ -570,9 +570,11 @@ export const make = <R = never>(
     // message streams waiting forever: its failure ends them.
     const initFailed = yield* Deferred.make<never, RequestError>()
     let initAnswered = false
+    let initError: RequestError | undefined
     yield* initializationResult.pipe(
       Effect.matchEffect({
-        onFailure: (error) => Deferred.fail(initFailed, error),
+        onFailure: (error) =>
+          Effect.zipRight(Effect.sync(() => void (initError = error)), Deferred.fail(initFailed, error)),
         onSuccess: () => Effect.sync(() => void (initAnswered = true))
       }),
       Effect.forkScoped
@@ -583,34 +585,47 @@ export const make = <R = never>(
     let leftover: Array<unknown> = []
     let pendingError: MessageParseError | undefined
     const rawPull = yield* Stream.toPull(control.messages)
+    // Until `initialize` is answered a pull also ends with its failure; after that it cannot fail,
+    // and the pull runs alone (a race forks two fibers, too much to pay for every read).
+    const pullFrames: Effect.Effect<Chunk.Chunk<unknown>, Option.Option<MessageError>> = Effect.suspend(() => {
+      if (initError !== undefined) return Effect.fail(Option.some(initError))
+      if (initAnswered) return rawPull
+      return Effect.raceFirst(rawPull, Effect.mapError(Deferred.await(initFailed), Option.some))
+    })
 
+    // A chunk ends at a `result` (what follows waits in `leftover`): `endsTurn` says it did.
+    let endsTurn = false
     const pull: Effect.Effect<Chunk.Chunk<Message.Message>, Option.Option<MessageError>> = Effect.suspend(() => {
+      endsTurn = false
       if (pendingError !== undefined) {
         const e = pendingError
         pendingError = undefined
         return Effect.fail(Option.some(e))
       }
+      if (initError !== undefined) return Effect.fail(Option.some(initError))
       const source: Effect.Effect<ReadonlyArray<unknown>, Option.Option<MessageError>> = leftover.length > 0
         ? Effect.sync(() => {
           const taken = leftover
           leftover = []
           return taken
         })
-        : Effect.map(rawPull, Chunk.toReadonlyArray)
+        : Effect.map(pullFrames, Chunk.toReadonlyArray)
       return Effect.map(source, (frames) => {
         const out: Array<Message.Message> = []
         for (let i = 0; i < frames.length; i++) {
-          const decoded = Message.decode(frames[i])
+          const frame = frames[i]
+          const decoded = Message.decode(frame)
           if (decoded._tag === "Left") {
             pendingError = decoded.left
             leftover = frames.slice(i + 1)
             break
           }
           out.push(decoded.right)
-          const commands = changedCommands(frames[i])
+          const commands = changedCommands(frame)
           if (Option.isSome(commands)) latestCommands = commands.value
-          if (isResultFrame(frames[i]) && i + 1 < frames.length) {
-            leftover = frames.slice(i + 1)
+          if (isResultFrame(frame)) {
+            endsTurn = true
+            if (i + 1 < frames.length) leftover = frames.slice(i + 1)
             break
           }
         }
@@ -618,10 +633,18 @@ export const make = <R = never>(
       })
     })
 
-    const messages: Stream.Stream<Message.Message, MessageError> = Stream.repeatEffectChunkOption(pull).pipe(
-      Stream.interruptWhen(Deferred.await(initFailed))
-    )
-    const receiveResponse = messages.pipe(Stream.takeUntil(Message.isResult))
+    const messages: Stream.Stream<Message.Message, MessageError> = Stream.repeatEffectChunkOption(pull)
+    // `takeUntil(isResult)` without a stage of its own: the chunk that holds the result ends with it.
+    const receiveResponse: Stream.Stream<Message.Message, MessageError> = Stream.suspend(() => {
+      let done = false
+      return Stream.repeatEffectChunkOption(Effect.suspend(() => {
+        if (done) return Effect.fail(Option.none())
+        return Effect.map(pull, (chunk) => {
+          if (endsTurn) done = true
+          return chunk
+        })
+      }))
+    })
 
     const closeGrace = config.closeGracePeriod !== undefined
       ? Duration.decode(config.closeGracePeriod)
@@ -652,6 +675,9 @@ export const make = <R = never>(
             Effect.ignore
           )
         }
+        // Nothing to wait for (the usual case: the CLI said `idle` after the result): no waits to
+        // fork, race and time.
+        if (isIdle(yield* control.runState) && (yield* control.inFlight) === 0) return yield* transport.endInput
         // The waits are made interruptible so that their deadline can stop them; `runDetached`
         // keeps the closing fiber's own pending interruption from stopping them at once.
         yield* Effect.zip(control.awaitRunState(isIdle), control.awaitNoneInFlight, { concurrent: true }).pipe(

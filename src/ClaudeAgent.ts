@@ -8,7 +8,9 @@
  *
  * @since 0.1.0
  */
-import { CommandExecutor, FileSystem, Path } from "@effect/platform"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
 import { Context, Effect, Layer, Metric, Option, type Schema, type Scope, Stream } from "effect"
 import { dual } from "effect/Function"
 import * as AgentSession from "./AgentSession.js"
