@@ -5,15 +5,18 @@
 //   npm run example:fanout -- --live       the real Anthropic API (needs ANTHROPIC_API_KEY; also chosen when it is set)
 //
 // It prints each agent's progress as it happens (prefixed with the agent's name), the merged
-// answer, and a cost and usage table. The test suite runs `runOffline` so it cannot rot.
+// answer, a cost and usage table, and the span tree the library recorded (collected by a small
+// in-memory Tracer here; any @effect/opentelemetry exporter receives the same spans). The test
+// suite runs `runOffline` so it cannot rot.
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Clock, Effect, Fiber, Layer, Predicate, Schema, Stream } from "effect"
+import { Clock, Effect, Fiber, Layer, Option, Predicate, Schema, Stream, Tracer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { AgentPool, ClaudeAgent, McpServer, Message, Structured, Tool } from "../src/index.js"
 import type { Options } from "../src/index.js"
 import * as ScriptedModel from "../src/testing/ScriptedModel.js"
+import * as SpanRecorder from "../src/testing/SpanRecorder.js"
 
 const TASK = "Plan a weekend in Lisbon for two people with 600 EUR: check the weather, " +
   "convert the budget to USD, and pick three sights."
@@ -167,6 +170,84 @@ export interface FanoutResult {
   readonly final: string
   /** The most CLI processes the pool ran at once. */
   readonly peakProcesses: number
+  /** The spans of the run, as a tree (only the kinds `shownSpan` keeps). */
+  readonly spans: SpanNode
+}
+
+// ---- The span tree: every span the run made, collected in memory ----
+
+/** A span and the spans under it. */
+export interface SpanNode {
+  readonly name: string
+  readonly span: Tracer.Span
+  readonly children: ReadonlyArray<SpanNode>
+}
+
+// A Tracer that keeps every span it makes (the runtime's own tracer makes them).
+const collectingTracer = SpanRecorder.make
+
+// The spans worth drawing: the agents, their sessions and turns, and what ran in them (tool calls,
+// hooks, permission prompts). The rest (the MCP handshake, set-up steps) is left out, and a kept
+// span hangs under its nearest kept ancestor.
+const shownSpan = (span: Tracer.Span): boolean =>
+  span.name === "fanout" || span.name.startsWith("agent ") || span.name === "ClaudeAgent.session" ||
+  span.name === "AgentSession.turn" || span.name.startsWith("Tool.") ||
+  (span.name.startsWith("ControlChannel.") && span.name !== "ControlChannel.mcp_message")
+
+const spanTree = (spans: ReadonlyArray<Tracer.Span>, root: Tracer.Span): SpanNode => {
+  const byId = new Map(spans.map((s) => [s.spanId, s]))
+  const children = new Map<string, Array<Tracer.Span>>()
+  for (const span of spans) {
+    if (span === root || !shownSpan(span)) continue
+    let parent = span.parent
+    while (Option.isSome(parent) && parent.value.spanId !== root.spanId) {
+      const above = byId.get(parent.value.spanId)
+      if (above === undefined) break
+      if (shownSpan(above)) break
+      parent = above.parent
+    }
+    if (Option.isNone(parent) || !byId.has(parent.value.spanId)) continue
+    const list = children.get(parent.value.spanId) ?? []
+    list.push(span)
+    children.set(parent.value.spanId, list)
+  }
+  const node = (span: Tracer.Span): SpanNode => ({
+    name: span.name,
+    span,
+    children: (children.get(span.spanId) ?? [])
+      .sort((a, b) => (a.status.startTime < b.status.startTime ? -1 : 1))
+      .map(node)
+  })
+  return node(root)
+}
+
+const spanLabel = (span: Tracer.Span): string => {
+  const millis = span.status._tag === "Ended" ? Number(span.status.endTime - span.status.startTime) / 1e6 : undefined
+  const attr = (key: string) => span.attributes.get(key)
+  const details = span.name === "AgentSession.turn"
+    ? [
+      String(attr("claude.result.subtype") ?? "unfinished"),
+      `${attr("claude.usage.input_tokens") ?? 0} in / ${attr("claude.usage.output_tokens") ?? 0} out tokens`,
+      `$${Number(attr("claude.result.cost_usd") ?? 0).toFixed(4)}`
+    ]
+    : span.name === "ClaudeAgent.session" && attr("claude.model") !== undefined
+    ? [String(attr("claude.model"))]
+    : []
+  const time = millis === undefined ? [] : [`${millis < 10 ? millis.toFixed(1) : Math.round(millis)} ms`]
+  return [span.name, ...time, ...details].join("  ")
+}
+
+/** Draws a span tree, one span a line. */
+export const drawSpanTree = (root: SpanNode): string => {
+  const lines = [spanLabel(root.span)]
+  const walk = (node: SpanNode, prefix: string) =>
+    node.children.forEach((child, i) => {
+      const last = i === node.children.length - 1
+      lines.push(`${prefix}${last ? "└─ " : "├─ "}${spanLabel(child.span)}`)
+      walk(child, `${prefix}${last ? "   " : "│  "}`)
+    })
+  walk(root, "")
+  return lines.join("\n") + "\n"
 }
 
 const short = (text: string, max = 90) => {
@@ -207,7 +288,7 @@ const runAgent = (agent: string, prompt: string, options: Options.Options, say: 
       ClaudeAgent.lastResult
     )
     return { agent, result, answer } satisfies AgentRun
-  })
+  }).pipe(Effect.withSpan(`agent ${agent}`))
 
 // A tool result's text blocks, joined (anything else as JSON).
 const toolResultText = (content: unknown): string => {
@@ -253,6 +334,18 @@ const usageTable = (runs: ReadonlyArray<AgentRun>): string => {
  * provides the `ClaudeAgent` they use), printing through `write`.
  */
 export const runFanout = (task: string, base: Options.Options, write: (text: string) => void) =>
+  Effect.gen(function*() {
+    const { spans, tracer } = yield* collectingTracer
+    const run = yield* fanout(task, base, write).pipe(Effect.withSpan("fanout"), Effect.withTracer(tracer))
+    const root = spans.find((span) => span.name === "fanout")
+    if (root === undefined) return yield* Effect.dieMessage("the run recorded no span")
+    const tree = spanTree(spans, root)
+    write(`\nSpans (${spans.length} recorded; the agents, their sessions, turns and tool calls):\n`)
+    write(drawSpanTree(tree))
+    return { ...run, spans: tree } satisfies FanoutResult
+  })
+
+const fanout = (task: string, base: Options.Options, write: (text: string) => void) =>
   Effect.gen(function*() {
     const pool = yield* AgentPool.AgentPool
     const width = Math.max(...["planner", "reviewer", ...Object.keys(workers)].map((n) => n.length))
@@ -309,7 +402,7 @@ export const runFanout = (task: string, base: Options.Options, write: (text: str
       `\n${elapsed} ms in all, the workers in parallel; at most ${peakProcesses} CLI processes ran at once ` +
         `(the pool's limit: ${MAX_CONCURRENT}).\n`
     )
-    return { plan, runs, final: reviewing.answer, peakProcesses } satisfies FanoutResult
+    return { plan, runs, final: reviewing.answer, peakProcesses }
   })
 
 /** The pool the example runs on: `AgentPool.layer` provides `AgentPool` and `ClaudeAgent`. */

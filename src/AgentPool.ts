@@ -36,6 +36,7 @@ import { identity } from "effect/Function"
 import type * as AgentSession from "./AgentSession.js"
 import * as ClaudeAgent from "./ClaudeAgent.js"
 import * as Query from "./internal/query.js"
+import * as Turns from "./internal/turns.js"
 import * as Telemetry from "./Telemetry.js"
 import type * as Message from "./schema/Message.js"
 import type * as Options from "./schema/Options.js"
@@ -427,6 +428,27 @@ export const make = (
     const warmOptions: Options.Options = config.warmOptions ?? {}
     const idleTimeToLive = Duration.decode(config.idleTimeToLive ?? "5 minutes")
     const poolScope = yield* Effect.scope
+    // What a keyed session's long-lived fibers (its reader, the callbacks it runs) log and trace
+    // with: the pool's, not those of whichever use happened to open it.
+    const poolSpan = yield* Effect.currentParentSpan.pipe(Effect.option)
+    const poolLoggers = yield* FiberRef.get(FiberRef.currentLoggers)
+    const poolAnnotations = yield* FiberRef.get(FiberRef.currentLogAnnotations)
+    const poolLogSpans = yield* FiberRef.get(FiberRef.currentLogSpan)
+    // The opening gets a span of its own, under the pool's span or a root, linked to the use that
+    // asked for it: the session's span (its whole life) sits under it.
+    const inPoolContext = (key: string) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.flatMap(Effect.currentParentSpan.pipe(Effect.option), (caller) =>
+        effect.pipe(
+          Effect.withSpan("AgentPool.open", {
+            kind: "internal",
+            attributes: { key },
+            ...(Option.isSome(poolSpan) ? { parent: poolSpan.value } : { root: true }),
+            ...(Option.isSome(caller) ? { links: [{ _tag: "SpanLink", span: caller.value, attributes: {} }] } : {})
+          }),
+          Effect.locally(FiberRef.currentLoggers, poolLoggers),
+          Effect.locally(FiberRef.currentLogAnnotations, poolAnnotations),
+          Effect.locally(FiberRef.currentLogSpan, poolLogSpans)
+        ))
     const hub = yield* PubSub.unbounded<PoolEvent>()
     const publish = (event: PoolEvent) => PubSub.publish(hub, event)
 
@@ -788,7 +810,8 @@ export const make = (
           if (sessionId !== undefined) yield* publish({ _tag: "Resumed", key: entry.key, sessionId })
           return yield* restore(
             agent.session(sessionId === undefined ? options : resumeOptions(options, sessionId)).pipe(
-              Scope.extend(scope)
+              Scope.extend(scope),
+              inPoolContext(entry.key)
             )
           )
         }).pipe(Effect.onError(() => Scope.close(scope, Exit.void).pipe(Effect.zipRight(releaseSlot))))
@@ -916,7 +939,9 @@ export const make = (
               )
             }
             use.sent++
-            return opened.send(prompt)
+            // The turn belongs to this use's trace (the session's span, the pool's, is linked).
+            return Effect.flatMap(Effect.currentParentSpan.pipe(Effect.option), (span) =>
+              Option.isSome(span) ? Effect.locally(opened.send(prompt), Turns.turnParent, span) : opened.send(prompt))
           }),
         messages: countResults(opened.messages),
         receiveResponse: countResults(opened.receiveResponse)

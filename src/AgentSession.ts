@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Chunk, Clock, Deferred, Duration, Effect, Option, Predicate, Schema, type Scope, Stream } from "effect"
+import { Chunk, Clock, Deferred, Duration, Effect, Option, Predicate, Schedule, Schema, type Scope, Stream } from "effect"
 import type * as McpServer from "./McpServer.js"
 import type * as ContentBlock from "./schema/ContentBlock.js"
 import * as Control from "./schema/Control.js"
@@ -120,6 +120,32 @@ export interface ReloadPluginsOptions extends RequestOptions {
 }
 
 /**
+ * Options for `setMcpServers`.
+ *
+ * @example
+ * ```ts
+ * import type { AgentSession } from "effect-claude-agent"
+ *
+ * // Returns once the CLI has connected the new server (or failed to), within 30 seconds.
+ * const add = (session: AgentSession.AgentSession) =>
+ *   session.setMcpServers({ files: { command: "mcp-files" } }, { awaitConnection: true, timeout: "30 seconds" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SetMcpServersOptions extends RequestOptions {
+  /**
+   * Wait until the CLI has finished connecting the added servers (none is `pending` in
+   * `mcpServerStatus`: each is `connected`, `failed`, `needs-auth`, …), instead of returning as
+   * soon as it has taken the set. Bounded by the same deadline as the request (`timeout`, or the
+   * session's `controlTimeout`); servers still pending then fail the call with `ControlError`
+   * `mcp_servers_pending` (the set itself has been applied).
+   */
+  readonly awaitConnection?: boolean | undefined
+}
+
+/**
  * What `setMcpServers` takes: server name → an external server's config (stdio, sse, http) or an
  * in-process server made with `McpServer.make` (listed under its own name). `R` is what the
  * in-process servers' tools need.
@@ -203,13 +229,16 @@ export interface AgentSession {
    * every in-process server, those of the `mcpServers` option included; external servers of the
    * `mcpServers` option stay unless a call named them. An in-process server given again under its
    * name with a new definition is swapped, and the CLI lists its tools again. Returns the CLI's
-   * report (`added`, `removed`, and `errors` for servers that failed to connect). A bad server
+   * report (`added`, `removed`, and `errors` for servers that failed to connect). The CLI (2.1.330)
+   * answers once it has tried to connect the added external servers (a stdio server that never
+   * answers holds the reply for the CLI's 30 s connection timeout, then shows in `errors`), but
+   * connects in-process servers after answering: `awaitConnection` waits for those too. A bad server
    * (a missing `command`, duplicate tool names, …) is refused before anything is sent or changed:
    * `ControlError` with `errorCode: "invalid_request"`.
    */
   readonly setMcpServers: <R = never>(
     servers: McpServers<R>,
-    options?: RequestOptions
+    options?: SetMcpServersOptions
   ) => Effect.Effect<Control.McpSetServersResponse, RequestError, R>
   /**
    * The slash commands and skills: from the `initialize` reply, or the latest
@@ -257,6 +286,15 @@ export interface AgentSession {
   ) => Effect.Effect<void, RequestError>
   /** Reloads plugins from disk; the reply lists the session's commands, agents, plugins and MCP servers. */
   readonly reloadPlugins: (options?: ReloadPluginsOptions) => Effect.Effect<Control.ReloadPluginsResponse, RequestError>
+  /**
+   * Re-reads skills from disk: a skill file written while the session runs is seen from the next
+   * turn on. The reply lists the session's skills.
+   */
+  readonly reloadSkills: (options?: RequestOptions) => Effect.Effect<Control.ReloadSkillsResponse, RequestError>
+  /** Re-reads the output-style directories from disk; the reply lists every style's name. */
+  readonly reloadOutputStyles: (
+    options?: RequestOptions
+  ) => Effect.Effect<Control.ReloadOutputStylesResponse, RequestError>
   /**
    * Moves running foreground tasks (Bash commands, subagents) to the background, or only the one a
    * tool use started. `false` only when `toolUseId` matched no foreground task.
@@ -331,6 +369,63 @@ export interface SessionConfig<R = never> {
   readonly onElicitation?: Control.OnElicitation<unknown, R> | undefined
   /** Sends every user message with `client_composed: true` (`options.verbatimPrompts`). */
   readonly verbatimPrompts?: boolean | undefined
+  /**
+   * The deadline of control requests (`options.controlTimeout`), for waits the session runs
+   * itself (`setMcpServers` with `awaitConnection`). Default 60 s.
+   */
+  readonly controlTimeout?: Duration.DurationInput | undefined
+}
+
+const connectPoll = Duration.millis(100)
+
+// What the `initialize` reply must confirm, as the official SDK checks it: a CLI too old to read
+// MCP servers from `initialize` omits `mcp_servers_applied` and runs without them; one that does
+// not honour `onFailure` would let a blocking hook's failure through. Either ends the session.
+const confirmApplied = (
+  payload: Control.InitializePayload,
+  reply: Control.InitializeResponse
+): Effect.Effect<void, ControlError> => {
+  const version = reply.claude_code_version === undefined ? "" : ` (version ${reply.claude_code_version})`
+  if (payload.mcpServers !== undefined) {
+    if (reply.mcp_servers_applied === undefined) {
+      return Effect.fail(
+        new ControlError({
+          subtype: Control.Initialize.subtype,
+          requestId: Control.Initialize.subtype,
+          error: `This Claude Code${version} is too old to read MCP servers from the initialize request, so it ` +
+            `started without them; the session was ended. Update the CLI, or use mcpServersDelivery: "argv".`,
+          errorCode: "mcp_servers_not_applied"
+        })
+      )
+    }
+    if (!reply.mcp_servers_applied) {
+      return Effect.logWarning(
+        "effect-claude-agent: the CLI reports that it did not load the MCP servers sent in initialize: " +
+          "this session may run without them (check that nothing removes --await-initialize)."
+      )
+    }
+  }
+  const blocking = Object.values(payload.hooks ?? {}).some((matchers) =>
+    matchers.some((matcher) => Predicate.isRecord(matcher) && matcher.onFailure === "block")
+  )
+  if (blocking && reply.hook_on_failure_supported !== true) {
+    return Effect.fail(
+      new ControlError({
+        subtype: Control.Initialize.subtype,
+        requestId: Control.Initialize.subtype,
+        error: `This Claude Code${version} does not honour onFailure on hook matchers, so a failing hook ` +
+          `with onFailure: "block" would not block; the session was ended. Update the CLI, or remove onFailure: "block".`,
+        errorCode: "hook_on_failure_unsupported"
+      })
+    )
+  }
+  if (payload.plugins !== undefined && payload.plugins.length > 0 && reply.plugins_applied !== true) {
+    return Effect.logWarning(
+      `effect-claude-agent: the CLI reports plugins_applied=${String(reply.plugins_applied)} for the plugins ` +
+        "sent in initialize: it runs with the plugins it was launched with."
+    )
+  }
+  return Effect.void
 }
 
 const isUserFrame = (prompt: Prompt): prompt is Message.UserMessageInput =>
@@ -453,20 +548,33 @@ export const make = <R = never>(
 
     // On the wire before any user message, but its reply is awaited only by `initializationResult`:
     // the first prompt does not wait for a round trip.
-    const initReply = yield* control.start(Control.Initialize, yield* initializePayload)
-    const initializationResult = yield* Effect.cached(initReply)
+    const firstPayload = yield* initializePayload
+    const initReply = yield* control.start(Control.Initialize, firstPayload)
+    const initializationResult = yield* Effect.cached(
+      Effect.flatMap(initReply, (reply) =>
+        Effect.as(
+          confirmApplied(firstPayload, reply).pipe(
+            // As the official SDK does: the session ends, and no prompt is answered without what
+            // the caller asked for.
+            Effect.tapError(() => Effect.zipRight(transport.terminate, transport.endInput))
+          ),
+          reply
+        ))
+    )
     // `system/commands_changed` replaces the commands of the `initialize` reply.
     let latestCommands: ReadonlyArray<Control.SlashCommand> | undefined
     // One `setMcpServers` at a time: the bridge's set and the CLI's must be changed in the same order.
     const serversLock = yield* Effect.makeSemaphore(1)
-    const turns = yield* Turns.track(control)
+    const turns = yield* Turns.track(control, Option.getOrUndefined(yield* Effect.serviceOption(Turns.CurrentTurn)))
     // A CLI that never answers `initialize` (a wrapper script, a login prompt) must not leave the
     // message streams waiting forever: its failure ends them.
     const initFailed = yield* Deferred.make<never, RequestError>()
     let initAnswered = false
+    let initError: RequestError | undefined
     yield* initializationResult.pipe(
       Effect.matchEffect({
-        onFailure: (error) => Deferred.fail(initFailed, error),
+        onFailure: (error) =>
+          Effect.zipRight(Effect.sync(() => void (initError = error)), Deferred.fail(initFailed, error)),
         onSuccess: () => Effect.sync(() => void (initAnswered = true))
       }),
       Effect.forkScoped
@@ -477,34 +585,47 @@ export const make = <R = never>(
     let leftover: Array<unknown> = []
     let pendingError: MessageParseError | undefined
     const rawPull = yield* Stream.toPull(control.messages)
+    // Until `initialize` is answered a pull also ends with its failure; after that it cannot fail,
+    // and the pull runs alone (a race forks two fibers, too much to pay for every read).
+    const pullFrames: Effect.Effect<Chunk.Chunk<unknown>, Option.Option<MessageError>> = Effect.suspend(() => {
+      if (initError !== undefined) return Effect.fail(Option.some(initError))
+      if (initAnswered) return rawPull
+      return Effect.raceFirst(rawPull, Effect.mapError(Deferred.await(initFailed), Option.some))
+    })
 
+    // A chunk ends at a `result` (what follows waits in `leftover`): `endsTurn` says it did.
+    let endsTurn = false
     const pull: Effect.Effect<Chunk.Chunk<Message.Message>, Option.Option<MessageError>> = Effect.suspend(() => {
+      endsTurn = false
       if (pendingError !== undefined) {
         const e = pendingError
         pendingError = undefined
         return Effect.fail(Option.some(e))
       }
+      if (initError !== undefined) return Effect.fail(Option.some(initError))
       const source: Effect.Effect<ReadonlyArray<unknown>, Option.Option<MessageError>> = leftover.length > 0
         ? Effect.sync(() => {
           const taken = leftover
           leftover = []
           return taken
         })
-        : Effect.map(rawPull, Chunk.toReadonlyArray)
+        : Effect.map(pullFrames, Chunk.toReadonlyArray)
       return Effect.map(source, (frames) => {
         const out: Array<Message.Message> = []
         for (let i = 0; i < frames.length; i++) {
-          const decoded = Message.decode(frames[i])
+          const frame = frames[i]
+          const decoded = Message.decode(frame)
           if (decoded._tag === "Left") {
             pendingError = decoded.left
             leftover = frames.slice(i + 1)
             break
           }
           out.push(decoded.right)
-          const commands = changedCommands(frames[i])
+          const commands = changedCommands(frame)
           if (Option.isSome(commands)) latestCommands = commands.value
-          if (isResultFrame(frames[i]) && i + 1 < frames.length) {
-            leftover = frames.slice(i + 1)
+          if (isResultFrame(frame)) {
+            endsTurn = true
+            if (i + 1 < frames.length) leftover = frames.slice(i + 1)
             break
           }
         }
@@ -512,10 +633,18 @@ export const make = <R = never>(
       })
     })
 
-    const messages: Stream.Stream<Message.Message, MessageError> = Stream.repeatEffectChunkOption(pull).pipe(
-      Stream.interruptWhen(Deferred.await(initFailed))
-    )
-    const receiveResponse = messages.pipe(Stream.takeUntil(Message.isResult))
+    const messages: Stream.Stream<Message.Message, MessageError> = Stream.repeatEffectChunkOption(pull)
+    // `takeUntil(isResult)` without a stage of its own: the chunk that holds the result ends with it.
+    const receiveResponse: Stream.Stream<Message.Message, MessageError> = Stream.suspend(() => {
+      let done = false
+      return Stream.repeatEffectChunkOption(Effect.suspend(() => {
+        if (done) return Effect.fail(Option.none())
+        return Effect.map(pull, (chunk) => {
+          if (endsTurn) done = true
+          return chunk
+        })
+      }))
+    })
 
     const closeGrace = config.closeGracePeriod !== undefined
       ? Duration.decode(config.closeGracePeriod)
@@ -546,6 +675,9 @@ export const make = <R = never>(
             Effect.ignore
           )
         }
+        // Nothing to wait for (the usual case: the CLI said `idle` after the result): no waits to
+        // fork, race and time.
+        if (isIdle(yield* control.runState) && (yield* control.inFlight) === 0) return yield* transport.endInput
         // The waits are made interruptible so that their deadline can stop them; `runDetached`
         // keeps the closing fiber's own pending interruption from stopping them at once.
         yield* Effect.zip(control.awaitRunState(isIdle), control.awaitNoneInFlight, { concurrent: true }).pipe(
@@ -556,6 +688,35 @@ export const make = <R = never>(
         yield* transport.endInput
       }).pipe(Effect.withClock(liveClock), runDetached)
     )
+
+    // The CLI connects added in-process servers after its reply (external ones before it);
+    // `mcp_status` shows them `pending` until then. Polled: the CLI reports no event for it.
+    const awaitConnected = (names: ReadonlyArray<string>, options: RequestOptions): Effect.Effect<void, RequestError> => {
+      if (names.length === 0) return Effect.void
+      const deadline = Duration.decode(options.timeout ?? config.controlTimeout ?? Defaults.controlTimeout)
+      let waiting: ReadonlyArray<string> = names
+      const check = Effect.map(control.request(Control.McpStatus, {}, options), (status) => {
+        waiting = names.filter((name) => {
+          const server = status.mcpServers.find((s) => s.name === name)
+          return server === undefined || server.status === "pending"
+        })
+        return waiting.length > 0
+      })
+      return check.pipe(
+        Effect.repeat({ schedule: Schedule.spaced(connectPoll), while: (pending: boolean) => pending }),
+        Effect.asVoid,
+        Effect.timeoutFail({
+          duration: deadline,
+          onTimeout: () =>
+            new ControlError({
+              subtype: Control.McpSetServers.subtype,
+              requestId: Control.McpSetServers.subtype,
+              error: `still connecting after ${Duration.format(deadline)}: ${waiting.join(", ")}`,
+              errorCode: "mcp_servers_pending"
+            })
+        })
+      )
+    }
 
     const session: AgentSession = {
       send: Effect.fn("AgentSession.send")(function*(prompt: Prompt) {
@@ -598,7 +759,7 @@ export const make = <R = never>(
           options
         )
       }),
-      setMcpServers: <R2>(servers: McpServers<R2>, options?: RequestOptions) =>
+      setMcpServers: <R2>(servers: McpServers<R2>, options?: SetMcpServersOptions) =>
         Effect.gen(function*() {
           const subtype = Control.McpSetServers.subtype
           // The same checks as the `mcpServers` option, before anything is sent or changed.
@@ -626,6 +787,7 @@ export const make = <R = never>(
             (name) => control.request(Control.McpServerMessage, { server_name: name, message: listChanged }, options),
             { discard: true }
           )
+          if (options?.awaitConnection === true) yield* awaitConnected(reply.added, options)
           return reply
         }).pipe(serversLock.withPermits(1), Effect.withSpan("AgentSession.setMcpServers")),
       supportedCommands: Effect.suspend(() =>
@@ -637,7 +799,12 @@ export const make = <R = never>(
       supportedAgents: Effect.map(initializationResult, (init) => init.agents ?? []),
       accountInfo: Effect.map(initializationResult, (init) => init.account ?? {}),
       reinitialize: Effect.fn("AgentSession.reinitialize")(function*(options) {
-        return yield* control.request(Control.Initialize, yield* initializePayload, options)
+        const payload = yield* initializePayload
+        const reply = yield* control.request(Control.Initialize, payload, options)
+        yield* confirmApplied(payload, reply).pipe(
+          Effect.tapError(() => Effect.zipRight(transport.terminate, transport.endInput))
+        )
+        return reply
       }),
       readMcpResource: Effect.fn("AgentSession.readMcpResource")(function*(serverName, uri, options) {
         return yield* control.request(Control.McpReadResource, { serverName, uri }, options)
@@ -654,6 +821,12 @@ export const make = <R = never>(
           ...(options?.addPlugins === undefined ? {} : { add_plugins: options.addPlugins }),
           ...(options?.refuseIfBusy === undefined ? {} : { refuse_if_busy: options.refuseIfBusy })
         }, options)
+      }),
+      reloadSkills: Effect.fn("AgentSession.reloadSkills")(function*(options) {
+        return yield* control.request(Control.ReloadSkills, {}, options)
+      }),
+      reloadOutputStyles: Effect.fn("AgentSession.reloadOutputStyles")(function*(options) {
+        return yield* control.request(Control.ReloadOutputStyles, {}, options)
       }),
       backgroundTasks: Effect.fn("AgentSession.backgroundTasks")(function*(toolUseId, options) {
         const reply = yield* control.request(

@@ -8,7 +8,9 @@
  *
  * @since 0.1.0
  */
-import { CommandExecutor, FileSystem, Path } from "@effect/platform"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
 import { Context, Effect, Layer, Metric, Option, type Schema, type Scope, Stream } from "effect"
 import { dual } from "effect/Function"
 import * as AgentSession from "./AgentSession.js"
@@ -16,6 +18,7 @@ import * as Defaults from "./internal/defaults.js"
 import * as Discovery from "./internal/discovery.js"
 import * as Launch from "./internal/launch.js"
 import * as Query from "./internal/query.js"
+import * as Turns from "./internal/turns.js"
 import * as ResultErrors from "./internal/resultError.js"
 import * as Message from "./schema/Message.js"
 import * as Options from "./schema/Options.js"
@@ -208,7 +211,9 @@ export const make = (factory: TransportFactory, makeOptions: MakeOptions = {}): 
           controlTimeout: options.controlTimeout,
           messageBufferBytes: options.messageBufferBytes
         })),
-        Layer.provideMerge(Layer.scoped(Transport, factory(launch, options)))
+        Layer.provideMerge(Layer.scoped(Transport, factory(launch, options))),
+        // The running turn, shared by the channel (its inbound spans) and the session (its turns).
+        Layer.provideMerge(Layer.succeed(Turns.CurrentTurn, Turns.makeCurrentTurn()))
       )
       return yield* Effect.gen(function*() {
         const context = yield* Layer.build(services)
@@ -217,7 +222,8 @@ export const make = (factory: TransportFactory, makeOptions: MakeOptions = {}): 
           sessionId: options.sessionId,
           closeGracePeriod: options.closeGracePeriod,
           onElicitation: options.onElicitation,
-          verbatimPrompts: options.verbatimPrompts
+          verbatimPrompts: options.verbatimPrompts,
+          controlTimeout: options.controlTimeout
         }).pipe(Effect.provide(context))
       }).pipe(Effect.withParentSpan(span))
     })

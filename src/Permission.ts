@@ -75,7 +75,9 @@ export type PermissionUpdate = Schema.Schema.Type<typeof PermissionUpdate>
 export const PermissionAllow = Schema.Struct({
   behavior: Schema.Literal("allow"),
   updatedInput: Schema.optional(RawObject),
-  updatedPermissions: Schema.optional(Schema.Array(PermissionUpdate))
+  updatedPermissions: Schema.optional(Schema.Array(PermissionUpdate)),
+  /** How a person decided, for the CLI's records (`"user_temporary"`, `"user_permanent"`). */
+  decisionClassification: Schema.optional(Schema.Literal("user_temporary", "user_permanent", "user_reject"))
 })
 
 /**
@@ -99,7 +101,9 @@ export interface PermissionAllow extends Schema.Schema.Type<typeof PermissionAll
 export const PermissionDeny = Schema.Struct({
   behavior: Schema.Literal("deny"),
   message: Schema.String,
-  interrupt: Schema.optional(Schema.Boolean)
+  interrupt: Schema.optional(Schema.Boolean),
+  /** How a person decided, for the CLI's records (`"user_reject"`). */
+  decisionClassification: Schema.optional(Schema.Literal("user_temporary", "user_permanent", "user_reject"))
 })
 
 /**
@@ -289,6 +293,7 @@ export const makeHandler = <E, R>(
           behavior: "allow",
           updatedInput: result.updatedInput ?? input,
           ...(result.updatedPermissions === undefined ? {} : { updatedPermissions: result.updatedPermissions }),
+          ...(result.decisionClassification === undefined ? {} : { decisionClassification: result.decisionClassification }),
           toolUseID: optionalString(request.tool_use_id)
         }
       }

@@ -18,7 +18,8 @@
  *
  * @since 0.1.0
  */
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
 import type { PlatformError } from "@effect/platform/Error"
 import { Chunk, Clock, Config, Effect, Option, Predicate, Schema, Stream } from "effect"
 import { LineSplitter } from "./internal/framing.js"

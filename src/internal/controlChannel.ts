@@ -13,12 +13,15 @@ import {
   Exit,
   Fiber,
   FiberMap,
-  Mailbox,
+  FiberRef,
+  FiberRefs,
+  HashMap,
   Metric,
   Option,
   ParseResult,
   Predicate,
   PubSub,
+  Runtime,
   Stream,
   SubscriptionRef
 } from "effect"
@@ -38,6 +41,7 @@ import * as Defaults from "./defaults.js"
 import { positiveDurationProblem } from "./duration.js"
 import * as Guard from "./guard.js"
 import * as Issues from "./issues.js"
+import { CurrentTurn } from "./turns.js"
 
 /** How long to wait for the exit status once stdout has closed. */
 const EXIT_WAIT = Duration.seconds(10)
@@ -104,34 +108,92 @@ const nextRequestId = (): string => `req_${++idCounter}_${Math.random().toString
 export const make = (config: ControlChannelConfig) =>
   Effect.gen(function*() {
     const transport = yield* Transport
+    // Inbound spans sit under the running turn, when the session tracks one.
+    const currentTurn = yield* Effect.serviceOption(CurrentTurn)
     const defaultTimeout = config.controlTimeout !== undefined
       ? Duration.decode(config.controlTimeout)
       : Defaults.controlTimeout
     const pending = new Map<string, Pending>()
     const handlers = new Map<string, Inbound>()
     const running = yield* FiberMap.make<string>()
-    const inFlightRef = yield* SubscriptionRef.make(0)
-    // Unbounded as a queue, bounded by bytes here: below the cap the reader never waits for the
-    // consumer, so control traffic keeps flowing while messages pile up.
-    const messages = yield* Mailbox.make<unknown, StreamError>()
+    // Inbound requests still running, and who waits for there to be none. A plain counter: it
+    // changes twice per request, and a `SubscriptionRef` would take a semaphore and publish to
+    // a hub each time. Touched only from synchronous steps (see the message queue below).
+    let inFlight = 0
+    let idleWaiters: Array<() => void> = []
+    const inboundDone = () => {
+      inFlight--
+      if (inFlight === 0 && idleWaiters.length > 0) {
+        const waiting = idleWaiters
+        idleWaiters = []
+        for (const wake of waiting) wake()
+      }
+    }
+    const awaitNoneInFlight: Effect.Effect<void> = Effect.suspend(() =>
+      inFlight === 0 ? Effect.void : Effect.async<void>((resume) => {
+        const wake = () => resume(Effect.void)
+        idleWaiters.push(wake)
+        return Effect.sync(() => {
+          idleWaiters = idleWaiters.filter((w) => w !== wake)
+        })
+      })
+    )
+    // The message queue: unbounded as a queue, bounded by bytes here, so below the cap the reader
+    // never waits for the consumer and control traffic keeps flowing while messages pile up.
+    // Hand-written rather than a `Mailbox`: the reader appends a chunk's messages to one array
+    // and the consumer takes the whole array (no copy per offer, no `Chunk` conversion per take).
+    // Mutable state shared by exactly two fibers, the reader and the consumer; each step below runs
+    // synchronously, so no interleaving can see it half-updated.
+    let queue: Array<unknown> = []
+    // Set once: how the queue ends after what it holds (`error` undefined: a clean end).
+    let queueEnd: { readonly error: StreamError | undefined } | undefined
+    let takers: Array<() => void> = []
     const bufferCap = config.messageBufferBytes ?? Defaults.messageBufferBytes
-    // The sizes of the queued messages, in queue order (a FIFO from `sizesHead`).
-    let sizes: Array<number> = []
-    let sizesHead = 0
     let queuedBytes = 0
     let space: Deferred.Deferred<void> | undefined
     let warnedFull = false
-    const release = (count: number) => {
-      for (let i = 0; i < count; i++) queuedBytes -= sizes[sizesHead++] ?? 0
-      if (sizesHead > 4096 && sizesHead * 2 > sizes.length) {
-        sizes = sizes.slice(sizesHead)
-        sizesHead = 0
-      }
-      if (space !== undefined && queuedBytes < bufferCap) {
-        Deferred.unsafeDone(space, Exit.void)
-        space = undefined
-      }
+    const wakeTakers = () => {
+      if (takers.length === 0) return
+      const waiting = takers
+      takers = []
+      for (const wake of waiting) wake()
     }
+    const enqueue = (out: Array<unknown>) => {
+      if (queueEnd !== undefined) return
+      if (queue.length === 0) queue = out
+      else for (const frame of out) queue.push(frame)
+      wakeTakers()
+    }
+    const endQueue = (error: StreamError | undefined) =>
+      Effect.sync(() => {
+        if (queueEnd !== undefined) return
+        queueEnd = { error }
+        wakeTakers()
+      })
+    const waitForTaker: Effect.Effect<void> = Effect.async<void>((resume) => {
+      const wake = () => resume(Effect.void)
+      takers.push(wake)
+      return Effect.sync(() => {
+        takers = takers.filter((t) => t !== wake)
+      })
+    })
+    // Everything queued at once, or the end once the queue is drained.
+    const takeMessages: Effect.Effect<Chunk.Chunk<unknown>, Option.Option<StreamError>> = Effect.suspend(() => {
+      if (queue.length > 0) {
+        const taken = queue
+        queue = []
+        queuedBytes = 0
+        if (space !== undefined) {
+          Deferred.unsafeDone(space, Exit.void)
+          space = undefined
+        }
+        return Effect.succeed(Chunk.unsafeFromArray(taken))
+      }
+      if (queueEnd !== undefined) {
+        return Effect.fail(queueEnd.error === undefined ? Option.none() : Option.some(queueEnd.error))
+      }
+      return Effect.zipRight(waitForTaker, takeMessages)
+    })
     const waitForSpace = Effect.suspend(() => {
       if (queuedBytes < bufferCap) return Effect.void
       const warn = warnedFull ? Effect.void : Effect.logWarning(
@@ -197,6 +259,7 @@ export const make = (config: ControlChannelConfig) =>
       // The CLI's own words for a subtype it does not serve.
       if (inbound === undefined) return answerError(requestId, `Unsupported control request subtype: ${subtype}`)
       const details = inboundDetails(request)
+      const turn = Option.isSome(currentTurn) ? currentTurn.value.span : undefined
       const work = Effect.suspend(() => inbound.run(request, requestId)).pipe(
         Effect.timed,
         Effect.tap(([elapsed]) => Metric.update(callbackHistogram(subtype), Duration.toMillis(elapsed))),
@@ -228,15 +291,37 @@ export const make = (config: ControlChannelConfig) =>
           kind: "server",
           // The call site is always this line: capturing it costs a stack trace per request.
           captureStackTrace: false,
+          ...(turn === undefined ? {} : { parent: turn }),
           attributes: { "control.subtype": subtype, "control.request_id": requestId, ...details }
         }),
-        Effect.annotateLogs({ controlSubtype: subtype, controlRequestId: requestId, ...details }),
-        Effect.ensuring(SubscriptionRef.update(inFlightRef, (n) => n - 1))
+        Effect.ensuring(Effect.sync(inboundDone))
       )
-      return SubscriptionRef.update(inFlightRef, (n) => n + 1).pipe(
-        Effect.zipRight(FiberMap.run(running, requestId, work)),
-        Effect.asVoid
-      )
+      // `FiberMap.run`, except that the handler's fiber starts at once, on this stack: a handler
+      // that answers without waiting (most hooks) is done, answer queued, before the reader moves
+      // on, with no scheduler round trip. Only a fiber still running joins the map (where
+      // `control_cancel_request` and the scope's end interrupt it).
+      // The log annotations are part of the new fiber's initial state, as `Effect.annotateLogs`
+      // around `work` would set them: one update instead of a set-and-restore (`annotateLogs` here
+      // cost about a fifth of a hook round trip's CPU, measured with and without it).
+      return Effect.withFiberRuntime<void>((parent) => {
+        inFlight++
+        let annotations = parent.getFiberRef(FiberRef.currentLogAnnotations)
+        annotations = HashMap.set(annotations, "controlSubtype", subtype)
+        annotations = HashMap.set(annotations, "controlRequestId", requestId)
+        for (const key in details) annotations = HashMap.set(annotations, key, details[key])
+        const runtime = Runtime.make({
+          context: parent.currentContext,
+          fiberRefs: FiberRefs.updateAs(parent.getFiberRefs(), {
+            fiberId: parent.id(),
+            fiberRef: FiberRef.currentLogAnnotations,
+            value: annotations
+          }),
+          runtimeFlags: Runtime.defaultRuntime.runtimeFlags
+        })
+        const fiber = Runtime.runFork(runtime)(work, { immediate: true })
+        if (fiber.unsafePoll() === null) FiberMap.unsafeSet(running, requestId, fiber, { interruptAs: parent.id() })
+        return Effect.void
+      })
     }
 
     // ---- the reader ---------------------------------------------------------------------------
@@ -280,7 +365,28 @@ export const make = (config: ControlChannelConfig) =>
           })
         )
       }
-      return Deferred.succeed(entry.deferred, response.response)
+      const answered = Deferred.succeed(entry.deferred, response.response)
+      return entry.subtype === "initialize" ? Effect.zipRight(answered, redeliver(response)) : answered
+    }
+
+    // An `initialize` reply lists the permission prompts the CLI is still waiting for (a host that
+    // attaches, or re-initializes, learns of prompts it never saw): each is run like a request
+    // just received, unless it is running already. As in the official SDK, only `can_use_tool`.
+    const redeliver = (response: { readonly [key: string]: unknown }): Effect.Effect<void> => {
+      const listed = response.pending_permission_requests
+      if (!Array.isArray(listed) || listed.length === 0) return Effect.void
+      return Effect.forEach(listed, (frame: unknown) => {
+        if (!isControlRequest(frame) || frame.request.subtype !== Control.CanUseTool.subtype) return Effect.void
+        const { server_policy_ask_only: _ignored, ...request } = frame.request
+        return FiberMap.has(running, frame.request_id).pipe(
+          Effect.flatMap((inFlight) =>
+            inFlight ? Effect.void : Effect.zipRight(
+              Effect.logDebug(`effect-claude-agent: permission request ${frame.request_id} redelivered by initialize`),
+              runInbound(frame.request_id, { ...request, subtype: frame.request.subtype })
+            )
+          )
+        )
+      }, { discard: true })
     }
 
     const routeControl = (frame: { readonly [key: string]: unknown }): Effect.Effect<void> => {
@@ -311,7 +417,6 @@ export const make = (config: ControlChannelConfig) =>
       for (const { bytes, value: frame } of chunk) {
         if (!Predicate.isRecord(frame)) {
           out.push(frame)
-          sizes.push(bytes)
           queuedBytes += bytes
           continue
         }
@@ -350,7 +455,6 @@ export const make = (config: ControlChannelConfig) =>
           newSessionId = id
         }
         out.push(frame)
-        sizes.push(bytes)
         queuedBytes += bytes
       }
       const effects: Array<Effect.Effect<unknown>> = control ?? []
@@ -359,7 +463,7 @@ export const make = (config: ControlChannelConfig) =>
       if (newSessionId !== undefined) effects.push(SubscriptionRef.set(sessionId, newSessionId))
       if (results !== undefined) effects.push(PubSub.publishAll(resultHub, results))
       if (tools !== undefined) effects.push(Effect.forEach(tools, countTool, { discard: true }))
-      if (out.length > 0) effects.push(messages.offerAll(out))
+      if (out.length > 0) effects.push(Effect.sync(() => enqueue(out)))
       if (queuedBytes >= bufferCap) effects.push(waitForSpace)
       return effects.length === 1 && effects[0] !== undefined
         ? Effect.asVoid(effects[0])
@@ -394,14 +498,14 @@ export const make = (config: ControlChannelConfig) =>
         if (Option.isSome(error)) {
           failedWith = toRequestError(error.value)
           yield* failAllPending(failedWith)
-          yield* messages.fail(error.value)
+          yield* endQueue(error.value)
           yield* Deferred.fail(terminal, error.value)
         } else {
           failedWith = new CLIConnectionError({
             reason: "The Claude Code CLI exited before answering this control request"
           })
           yield* failAllPending(failedWith)
-          yield* messages.end
+          yield* endQueue(undefined)
           yield* Deferred.succeed(terminal, undefined)
         }
       })
@@ -420,7 +524,7 @@ export const make = (config: ControlChannelConfig) =>
     // the end of the CLI's output may never be seen). Both are no-ops once the reader has finished.
     yield* Effect.addFinalizer(() => {
       const closed = new CLIConnectionError({ reason: "The session was closed" })
-      return failAllPending(closed).pipe(Effect.zipRight(messages.fail(closed)))
+      return failAllPending(closed).pipe(Effect.zipRight(endQueue(closed)))
     })
 
     // ---- outbound requests --------------------------------------------------------------------
@@ -519,16 +623,9 @@ export const make = (config: ControlChannelConfig) =>
             }
           })
         ),
-      messages: Mailbox.toStream(messages).pipe(Stream.mapChunks((taken) => {
-        release(taken.length)
-        return taken
-      })),
-      inFlight: SubscriptionRef.get(inFlightRef),
-      awaitNoneInFlight: inFlightRef.changes.pipe(
-        Stream.filter((n) => n === 0),
-        Stream.take(1),
-        Stream.runDrain
-      ),
+      messages: Stream.repeatEffectChunkOption(takeMessages),
+      inFlight: Effect.sync(() => inFlight),
+      awaitNoneInFlight,
       lastSessionId: SubscriptionRef.get(sessionId),
       awaitSessionId: Effect.gen(function*() {
         const current = yield* SubscriptionRef.get(sessionId)
@@ -550,12 +647,14 @@ export const make = (config: ControlChannelConfig) =>
       runState: SubscriptionRef.get(runState),
       results: Stream.fromPubSub(resultHub, { scoped: true }),
       awaitRunState: (predicate) =>
-        runState.changes.pipe(
-          Stream.filter(predicate),
-          Stream.take(1),
-          Stream.runDrain,
-          Effect.raceFirst(Deferred.await(terminal).pipe(Effect.ignore))
-        )
+        // Already true (the usual case when a session closes): no subscription, no race.
+        Effect.flatMap(SubscriptionRef.get(runState), (now) =>
+          predicate(now) ? Effect.void : runState.changes.pipe(
+            Stream.filter(predicate),
+            Stream.take(1),
+            Stream.runDrain,
+            Effect.raceFirst(Deferred.await(terminal).pipe(Effect.ignore))
+          ))
     }
     return shape
   })

@@ -4,7 +4,10 @@
 // `@anthropic-ai/claude-code` in a node_modules above this package or the working directory →
 // `claude` on PATH → the usual install locations. An explicit path that does not exist is an
 // error, not a reason to fall back: the caller asked for that binary.
-import { Command, type CommandExecutor, FileSystem, Path } from "@effect/platform"
+import * as Command from "@effect/platform/Command"
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
 import { Duration, Effect, Option } from "effect"
 import { CLINotFoundError } from "../SdkError.js"
 

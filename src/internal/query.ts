@@ -27,8 +27,13 @@ export const fromSessions = (open: OpenSession) =>
     }
     const s = yield* open(options)
     if (typeof prompt === "string") {
+      // The reader counts results before it queues them, so once the response has ended, a count
+      // above the one before the prompt says its result came: no stage that looks at every chunk.
+      const before = (yield* s.control.runState).results
       yield* s.send(prompt)
-      return s.receiveResponse.pipe(requireResult)
+      return s.receiveResponse.pipe(
+        Stream.concat(Stream.unwrap(Effect.map(s.control.runState, (run) => run.results > before ? Stream.empty : noResult)))
+      )
     }
     // One turn per prompt: the CLI merges prompts that arrive while a turn runs into that turn,
     // so each prompt is written after the previous prompt's `result`. Once the input has ended,
@@ -54,6 +59,10 @@ export const fromSessions = (open: OpenSession) =>
     return Stream.merge(s.messages, Stream.drain(Stream.fromEffect(Fiber.join(feeding))), { haltStrategy: "left" })
   }))
 
+const noResult = Stream.failSync(() =>
+  new CLIConnectionError({ reason: "The Claude Code CLI ended its output before the result of the prompt" })
+)
+
 // Fails a single-prompt run whose CLI ended before the prompt's result.
 export const requireResult = <E, R>(self: Stream.Stream<Message.Message, E, R>) =>
   Stream.suspend(() => {
@@ -64,11 +73,7 @@ export const requireResult = <E, R>(self: Stream.Stream<Message.Message, E, R>) 
         if (!sawResult && Chunk.some(chunk, Message.isResult)) sawResult = true
         return chunk
       }),
-      Stream.concat(Stream.suspend(() =>
-        sawResult ? Stream.empty : Stream.fail(
-          new CLIConnectionError({ reason: "The Claude Code CLI ended its output before the result of the prompt" })
-        )
-      ))
+      Stream.concat(Stream.suspend(() => sawResult ? Stream.empty : noResult))
     )
   })
 

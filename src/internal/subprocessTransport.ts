@@ -10,9 +10,9 @@
  *
  * @internal
  */
-import { Command } from "@effect/platform"
+import * as Command from "@effect/platform/Command"
 import type { PlatformError } from "@effect/platform/Error"
-import { Cause, Deferred, Duration, Effect, Mailbox, Option, Predicate, PubSub, Ref, Sink, Stream } from "effect"
+import { Cause, Chunk, Deferred, Duration, Effect, Mailbox, Option, Predicate, PubSub, Ref, Sink, Stream } from "effect"
 import { CLIConnectionError, CLINotFoundError } from "../SdkError.js"
 import type { ExitStatus, SubprocessConfig, TransportShape } from "../services/Transport.js"
 import * as Defaults from "./defaults.js"
@@ -23,6 +23,21 @@ import { StderrTail } from "./stderr.js"
 
 const OUTBOX_CAPACITY = 64
 const STDERR_SUBSCRIBER_BUFFER = 1024
+const encoder = new TextEncoder()
+
+// Frames queued while the writer was busy go out in one write (one syscall, one read for the CLI).
+const joinFrames = (frames: Chunk.Chunk<Uint8Array>): Chunk.Chunk<Uint8Array> => {
+  if (frames.length <= 1) return frames
+  let total = 0
+  for (const frame of frames) total += frame.length
+  const joined = new Uint8Array(total)
+  let offset = 0
+  for (const frame of frames) {
+    joined.set(frame, offset)
+    offset += frame.length
+  }
+  return Chunk.of(joined)
+}
 
 const signalOf = (error: PlatformError): string | undefined => {
   const match = /signal: (SIG[A-Z0-9]+)/.exec(error.message)
@@ -64,14 +79,15 @@ const spawnDefectError = (config: SubprocessConfig, defect: unknown): CLIConnect
 /** @internal */
 export const makeSubprocess = (config: SubprocessConfig) =>
   Effect.gen(function*() {
-    const outbox = yield* Mailbox.make<string>({ capacity: OUTBOX_CAPACITY })
+    // Frames are encoded by `send`, on the caller's fiber: the writer only hands bytes to stdin.
+    const outbox = yield* Mailbox.make<Uint8Array>({ capacity: OUTBOX_CAPACITY })
     const stdinSink = yield* Deferred.make<Sink.Sink<void, Uint8Array, never, PlatformError>>()
     const writerFailure = yield* Ref.make<Option.Option<PlatformError>>(Option.none())
     const tail = new StderrTail(Defaults.stderrTailBytes)
 
     // (1) the writer: one long-lived stream into stdin (each finished `Stream.run` would close it).
     yield* Deferred.await(stdinSink).pipe(
-      Effect.flatMap((sink) => Mailbox.toStream(outbox).pipe(Stream.encodeText, Stream.run(sink))),
+      Effect.flatMap((sink) => Mailbox.toStream(outbox).pipe(Stream.mapChunks(joinFrames), Stream.run(sink))),
       Effect.catchAll((e) => Ref.set(writerFailure, Option.some(e))),
       // Later offers must fail fast instead of filling a queue nobody drains.
       Effect.ensuring(outbox.end),
@@ -161,7 +177,7 @@ export const makeSubprocess = (config: SubprocessConfig) =>
 
     const send = (frame: unknown): Effect.Effect<void, CLIConnectionError> =>
       Effect.suspend(() => {
-        const line = Framing.encodeFrame(frame)
+        const line = encoder.encode(Framing.encodeFrame(frame))
         return outbox.offer(line).pipe(
           Effect.flatMap((accepted) =>
             accepted ? Effect.void : Effect.flatMap(Ref.get(writerFailure), (failure) =>
@@ -178,8 +194,10 @@ export const makeSubprocess = (config: SubprocessConfig) =>
       })
 
     const frames: TransportShape["frames"] = proc.stdout.pipe(
-      Stream.mapError((e) => new CLIConnectionError({ reason: `Reading the CLI's stdout failed: ${e.message}`, cause: e })),
-      Framing.frames(config.maxBufferSize)
+      Framing.framesMapError(
+        config.maxBufferSize,
+        (e: PlatformError) => new CLIConnectionError({ reason: `Reading the CLI's stdout failed: ${e.message}`, cause: e })
+      )
     )
 
     const transport: TransportShape = {

@@ -1,7 +1,7 @@
 // Turns, for telemetry: a span and the turn metrics from each prompt to its `result`. The reader
 // reports results whether or not anyone consumes the messages, so a turn is measured even when
 // its messages are never read.
-import { Clock, Effect, Exit, Metric, Option, Predicate, type Scope, Stream, type Tracer } from "effect"
+import { Clock, Context, Effect, Exit, FiberRef, Metric, Option, Predicate, type Scope, Stream, type Tracer } from "effect"
 import type { ControlChannelShape } from "../services/ControlChannel.js"
 import * as Telemetry from "../Telemetry.js"
 
@@ -16,6 +16,29 @@ const numberAt = (record: unknown, ...path: ReadonlyArray<string>): number | und
   return typeof value === "number" && Number.isFinite(value) ? value : undefined
 }
 
+/**
+ * The session's running turn, for spans made outside the turn's fiber: the control channel's
+ * inbound requests (hooks, permissions, tool calls) are answered by fibers of the reader, whose
+ * span is the session's; they look the turn up here to sit under it. `ClaudeAgent.session`
+ * provides one to both the channel and `AgentSession.make`; without it they sit under the session.
+ */
+export class CurrentTurn extends Context.Tag("effect-claude-agent/internal/CurrentTurn")<
+  CurrentTurn,
+  { span: Tracer.Span | undefined }
+>() {}
+
+/** A fresh, empty `CurrentTurn` cell. */
+export const makeCurrentTurn = (): Context.Tag.Service<CurrentTurn> => ({ span: undefined })
+
+/**
+ * The parent of the turns started in its scope, instead of the session's span: set by a caller
+ * that lends one session to many users (a keyed pool session), so each use's turns sit in that
+ * use's trace. The session's span is then linked from the turn.
+ */
+export const turnParent: FiberRef.FiberRef<Option.Option<Tracer.AnySpan>> = FiberRef.unsafeMake(
+  Option.none<Tracer.AnySpan>()
+)
+
 const succeeded = Telemetry.turns.pipe(Metric.tagged("outcome", "success"))
 const failed = Telemetry.turns.pipe(Metric.tagged("outcome", "error"))
 
@@ -24,13 +47,18 @@ const failed = Telemetry.turns.pipe(Metric.tagged("outcome", "error"))
  * merged into a running turn leaves its turn open until a later result or the end of the session.
  */
 export const track = (
-  control: ControlChannelShape
+  control: ControlChannelShape,
+  running: Context.Tag.Service<CurrentTurn> = makeCurrentTurn()
 ): Effect.Effect<{ readonly started: Effect.Effect<void> }, never, Scope.Scope> =>
   Effect.gen(function*() {
     // Called inside `AgentSession.make`'s own span: turns belong to that span's parent, the session.
     const current = yield* Effect.currentSpan.pipe(Effect.option)
     const parent = Option.flatMap(current, (span) => Option.orElse(span.parent, () => current))
     const open: Array<Started> = []
+    // The oldest open turn is the one the CLI is running.
+    const opened = () => {
+      running.span = open[0]?.span
+    }
 
     const finish = (result: { readonly [key: string]: unknown }) =>
       Effect.gen(function*() {
@@ -44,6 +72,7 @@ export const track = (
         if (input !== undefined) yield* Metric.incrementBy(Telemetry.inputTokens, input)
         if (output !== undefined) yield* Metric.incrementBy(Telemetry.outputTokens, output)
         const turn = open.shift()
+        opened()
         if (turn === undefined) return
         yield* Metric.update(Telemetry.turnDuration, Number(now - turn.at) / 1e6)
         const attributes: Record<string, unknown> = {
@@ -72,16 +101,26 @@ export const track = (
             turn.span.attribute("claude.turn.unfinished", true)
             turn.span.end(now, Exit.void)
           }
+          opened()
         }))
     )
 
     const started = Effect.gen(function*() {
       const at = yield* Clock.currentTimeNanos
+      const lent = yield* FiberRef.get(turnParent)
       const span = yield* Effect.makeSpan("AgentSession.turn", {
         kind: "client",
-        ...(Option.isSome(parent) ? { parent: parent.value } : {})
+        ...(Option.isSome(lent)
+          ? {
+            parent: lent.value,
+            ...(Option.isSome(parent) ? { links: [{ _tag: "SpanLink", span: parent.value, attributes: {} }] } : {})
+          }
+          : Option.isSome(parent)
+          ? { parent: parent.value }
+          : {})
       })
       open.push({ at, span })
+      opened()
     })
     return { started }
   })

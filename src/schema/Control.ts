@@ -303,7 +303,18 @@ export const InitializeResponse = Schema.Struct({
   /** The CLI's process id, as the CLI reports it. */
   pid: Schema.optional(Schema.Number),
   claude_code_version: Schema.optional(Schema.String),
-  current_permission_mode: Schema.optional(Schema.String)
+  current_permission_mode: Schema.optional(Schema.String),
+  /**
+   * Whether the CLI loaded the MCP servers sent in `initialize` (`mcpServersDelivery:
+   * "initialize"`). A CLI too old to read them leaves it out: the session then fails.
+   */
+  mcp_servers_applied: Schema.optional(Schema.Boolean),
+  /** Whether the CLI registered the hooks sent in `initialize`. */
+  hooks_applied: Schema.optional(Schema.Boolean),
+  /** Whether the CLI honours `onFailure` on hook matchers (needed by `onFailure: "block"`). */
+  hook_on_failure_supported: Schema.optional(Schema.Boolean),
+  /** Whether the CLI loaded the plugins sent in `initialize` (`pluginDelivery: "initialize"`). */
+  plugins_applied: Schema.optional(Schema.Boolean)
 })
 
 /**
@@ -1310,6 +1321,83 @@ export const UpdateSettings = request("update_settings", {
     source: SettingsFileSource,
     settings: Schema.Record({ key: Schema.String, value: Schema.String })
   })
+})
+
+/**
+ * The `reload_skills` reply: the skills the session offers after re-reading them from disk.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const names = (r: Control.ReloadSkillsResponse) => r.skills.map((s) => s.name)
+ * ```
+ *
+ * @since 0.1.0
+ * @category replies
+ */
+export const ReloadSkillsResponse = Schema.Struct({ skills: Schema.Array(SlashCommand) })
+
+/**
+ * @since 0.1.0
+ * @category replies
+ */
+export interface ReloadSkillsResponse extends Schema.Schema.Type<typeof ReloadSkillsResponse> {}
+
+/**
+ * `reload_skills`: re-reads skills from disk (a skill written while the session runs is otherwise
+ * unseen until the next session); the CLI also sends `system/commands_changed`.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const payload: Control.Request.Payload<typeof Control.ReloadSkills> = {}
+ * ```
+ *
+ * @since 0.1.0
+ * @category host → CLI
+ */
+export const ReloadSkills = request("reload_skills", {
+  payload: Schema.Struct({}),
+  success: ReloadSkillsResponse
+})
+
+/**
+ * The `reload_output_styles` reply: the output style names, built-in and custom, in the order the
+ * `initialize` reply lists them.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const has = (r: Control.ReloadOutputStylesResponse, name: string) => r.available_output_styles.includes(name)
+ * ```
+ *
+ * @since 0.1.0
+ * @category replies
+ */
+export const ReloadOutputStylesResponse = Schema.Struct({ available_output_styles: Schema.Array(Schema.String) })
+
+/**
+ * @since 0.1.0
+ * @category replies
+ */
+export interface ReloadOutputStylesResponse extends Schema.Schema.Type<typeof ReloadOutputStylesResponse> {}
+
+/**
+ * `reload_output_styles`: re-reads the output-style directories from disk (and drops the CLI's
+ * cache of agent, skill and routine files, so they are re-read on next use).
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const payload: Control.Request.Payload<typeof Control.ReloadOutputStyles> = {}
+ * ```
+ *
+ * @since 0.1.0
+ * @category host → CLI
+ */
+export const ReloadOutputStyles = request("reload_output_styles", {
+  payload: Schema.Struct({}),
+  success: ReloadOutputStylesResponse
 })
 
 /**

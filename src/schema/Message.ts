@@ -467,6 +467,12 @@ export const SystemPermissionDenied = Schema.Struct({
   subtype: Schema.Literal("permission_denied"),
   tool_name: Schema.String,
   tool_use_id: Schema.String,
+  /** The subagent whose tool call was denied. */
+  agent_id: Schema.optional(Schema.String),
+  /** What decided: `"classifier"`, `"asyncAgent"` (no approval surface), `"mode"`, `"rule"`, … */
+  decision_reason_type: Schema.optional(Schema.String),
+  decision_reason: Schema.optional(Schema.String),
+  /** What the model was told in the tool result. */
   message: Schema.String
 })
 

@@ -349,7 +349,13 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
         }
         const call = Effect.acquireUseRelease(
           Effect.sync(() => inFlight.add(key)),
-          () => invoke(args ?? {}, toolUseIdOf(_meta)),
+          () =>
+            invoke(args ?? {}, toolUseIdOf(_meta)).pipe(
+              Effect.withSpan(`Tool.${name}`, {
+                captureStackTrace: false,
+                attributes: { "mcp.server": entry.server.name, "tool.name": name }
+              })
+            ),
           () => Effect.sync(() => inFlight.delete(key))
         )
         // The tool runs in its own fiber, registered under its JSON-RPC id, so that

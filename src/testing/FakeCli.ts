@@ -279,6 +279,11 @@ const defaultAnswer = (
         pid,
         claude_code_version: "2.1.330",
         current_permission_mode: "default",
+        hooks_applied: true,
+        hook_on_failure_supported: true,
+        // As 2.1.330: confirmed when the request carried them.
+        ...(request.mcpServers === undefined ? {} : { mcp_servers_applied: true }),
+        ...(request.plugins === undefined ? {} : { plugins_applied: true }),
         capabilities: []
       }
     case "interrupt":
@@ -344,6 +349,10 @@ const defaultAnswer = (
     }
     case "reload_plugins":
       return { commands: [], agents: [], plugins: [], mcpServers: [], error_count: 0 }
+    case "reload_skills":
+      return { skills: [] }
+    case "reload_output_styles":
+      return { available_output_styles: ["default", "Explanatory", "Learning"] }
     case "background_tasks":
       // No foreground task runs in the fake: the CLI sends an empty reply, or `false` for a given tool use.
       return typeof request.tool_use_id === "string" ? { backgrounded: false } : {}

@@ -25,3 +25,10 @@ export * as ScriptedModel from "./ScriptedModel.js"
  * @since 0.1.0
  */
 export * as Recording from "./Recording.js"
+
+/**
+ * A tracer that keeps the spans made under it, for asserting span trees in tests.
+ *
+ * @since 0.1.0
+ */
+export * as SpanRecorder from "./SpanRecorder.js"

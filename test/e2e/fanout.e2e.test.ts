@@ -3,7 +3,7 @@
 // `claude` process against ScriptedModel.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { FINAL_PLAN, MAX_CONCURRENT, PoolLive, runOffline } from "../../scripts/example-fanout.js"
+import { FINAL_PLAN, MAX_CONCURRENT, PoolLive, runOffline, type SpanNode } from "../../scripts/example-fanout.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import { claudePids } from "../support/processes.js"
 
@@ -53,5 +53,30 @@ describe("e2e: the fan-out example (npm run example:fanout)", () => {
       expect(printed).toMatch(/^total +9 +\d+ ms +\d+ +\d+ +\$\d+\.\d{4}$/m)
       expect(printed).toMatch(/at most 2 CLI processes ran at once/)
       expect(claudePids(run.home)).toEqual([])
+
+      // The span tree: fanout → each agent → its session → its turn(s) → the worker's tool call,
+      // one trace; the turns carry the result's cost and tokens.
+      const shape = (node: SpanNode): unknown => ({ [node.name]: node.children.map(shape) })
+      const agent = (name: string, tool?: string) => ({
+        [`agent ${name}`]: [{
+          "ClaudeAgent.session": [{ "AgentSession.turn": tool === undefined ? [] : [{ [`Tool.${tool}`]: [] }] }]
+        }]
+      })
+      const agents = run.spans.children
+      expect(run.spans.name).toBe("fanout")
+      expect(agents.map((a) => a.name)).toHaveLength(5)
+      expect(shape(agents[0]!)).toEqual(agent("planner"))
+      expect(shape(agents[4]!)).toEqual(agent("reviewer"))
+      // The workers started in parallel, in whatever order they reached the pool.
+      const byName = (a: unknown, b: unknown) => JSON.stringify(a).localeCompare(JSON.stringify(b))
+      expect(agents.slice(1, 4).map(shape).sort(byName)).toEqual(
+        [agent("budget", "convert"), agent("sights", "search"), agent("weather", "forecast")].sort(byName)
+      )
+      const all = (node: SpanNode): ReadonlyArray<SpanNode> => [node, ...node.children.flatMap(all)]
+      expect(new Set(all(run.spans).map((n) => n.span.traceId)).size).toBe(1)
+      const turns = all(run.spans).filter((n) => n.name === "AgentSession.turn")
+      expect(turns.map((t) => t.span.attributes.get("claude.result.subtype"))).toEqual(Array(5).fill("success"))
+      expect(printed).toContain("Spans (")
+      expect(printed).toMatch(/└─ Tool\.forecast {2}[\d.]+ ms\n/)
     }).pipe(Effect.provide(PoolLive)))
 })

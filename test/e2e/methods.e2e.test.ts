@@ -8,6 +8,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as McpServer from "../../src/McpServer.js"
+import * as ControlChannel from "../../src/services/ControlChannel.js"
 import type * as Control from "../../src/schema/Control.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import * as Tool from "../../src/Tool.js"
@@ -82,6 +83,27 @@ describe("e2e: session methods on the real CLI", () => {
       expect(reloaded.error_count).toBe(0)
       expect(reloaded.commands.length).toBeGreaterThan(0)
       expect(reloaded.plugins.every((p) => typeof p.name === "string" && typeof p.path === "string")).toBe(true)
+
+      // A skill and an output style written while the session runs are seen after a reload.
+      const skillDir = path.join(options.cwd, ".claude", "skills", "haiku-writer")
+      fs.mkdirSync(skillDir, { recursive: true })
+      fs.writeFileSync(
+        path.join(skillDir, "SKILL.md"),
+        "---\nname: haiku-writer\ndescription: Writes a haiku about the code\n---\nWrite a haiku.\n"
+      )
+      const skills = yield* session.reloadSkills()
+      expect(commands.some((c) => c.name === "haiku-writer")).toBe(false)
+      // The CLI marks where the skill came from: "Writes a haiku about the code (project)".
+      expect(skills.skills.find((s) => s.name === "haiku-writer")?.description).toContain("Writes a haiku about the code")
+      const stylesDir = path.join(options.cwd, ".claude", "output-styles")
+      fs.mkdirSync(stylesDir, { recursive: true })
+      fs.writeFileSync(
+        path.join(stylesDir, "terse.md"),
+        "---\nname: Terse\ndescription: One line answers\n---\nAnswer in one line.\n"
+      )
+      const styles = yield* session.reloadOutputStyles()
+      expect(styles.available_output_styles).toContain("default")
+      expect(styles.available_output_styles).toContain("Terse")
 
       // No foreground task: the CLI answers `{}` (true, as the official SDK reads it), and
       // `backgrounded: false` for a tool use that started none.
@@ -165,6 +187,61 @@ describe("e2e: session methods on the real CLI", () => {
       expect(removed).toEqual({ added: [], removed: ["calc", "fixture"], errors: {} })
       expect((yield* session.mcpServerStatus()).mcpServers.map((s) => s.name)).toEqual(["kept"])
     }).pipe(Effect.provide(AgentLive)))
+
+  it.scopedLive("setMcpServers: external servers are connected before the reply, in-process ones after it (awaitConnection waits)", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([{ reply: ScriptedModel.text("ok"), times: Infinity }])
+      const options = yield* model.options()
+      // A stdio server that takes a second to start, and one that exits at once.
+      const script = (name: string, body: string) => {
+        const file = path.join(options.cwd, name)
+        fs.writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 })
+        return { command: file }
+      }
+      const slow = script("slow.sh", `sleep 1\nexec "${process.execPath}" "${fixtureServer}"`)
+      const broken = script("broken.sh", "exit 3")
+      // The in-process servers answer the CLI's MCP messages a second late, so that their
+      // connection visibly outlasts the reply.
+      const agent = yield* Effect.map(ClaudeAgent.subprocessFactory, (factory) =>
+        ClaudeAgent.make(factory, {
+          controlChannel: (config) =>
+            Layer.scoped(
+              ControlChannel.ControlChannel,
+              Effect.map(ControlChannel.ControlChannel.make(config), (channel) => ({
+                ...channel,
+                handle: (descriptor, handler) =>
+                  channel.handle(
+                    descriptor,
+                    descriptor.subtype === "mcp_message" ? (p, id) => Effect.delay(handler(p, id), "1 second") : handler
+                  )
+              }))
+            )
+        }))
+      const session = yield* agent.session(options)
+      const statusOf = (name: string) =>
+        Effect.map(session.mcpServerStatus(), (s) => s.mcpServers.find((server) => server.name === name)?.status)
+      const calc = (name: string) => McpServer.make({ name, tools: [arithmetic("add", (a, b) => a + b)] })
+
+      // External servers: the CLI answers once it has tried to connect them.
+      const external = yield* session.setMcpServers({ slow, broken })
+      expect(external.added).toEqual(["slow", "broken"])
+      expect(external.errors.broken).toBeDefined()
+      expect(yield* statusOf("slow")).toBe("connected")
+      expect(yield* statusOf("broken")).toBe("failed")
+
+      // In-process servers connect after the reply: pending, unless the call waits for them.
+      yield* session.setMcpServers({ slow, one: calc("one") })
+      expect(yield* statusOf("one")).toBe("pending")
+      yield* session.setMcpServers({ slow, one: calc("one"), two: calc("two") }, { awaitConnection: true })
+      expect(yield* statusOf("two")).toBe("connected")
+
+      // The wait is bounded by the call's deadline: a server still pending then is named in a ControlError.
+      const late = yield* Effect.flip(
+        session.setMcpServers({ slow, three: calc("three") }, { awaitConnection: true, timeout: "300 millis" })
+      )
+      expect(late).toMatchObject({ _tag: "ControlError", errorCode: "mcp_servers_pending" })
+      expect(late.message).toContain("three")
+    }).pipe(Effect.provideService(Factor, 1), Effect.provide(NodeContext.layer)))
 
   it.scopedLive("an MCP server's elicitation reaches onElicitation; without a callback it is declined", () =>
     Effect.gen(function*() {

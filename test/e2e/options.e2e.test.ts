@@ -217,6 +217,107 @@ describe("e2e: the official SDK's options on the real claude CLI", () => {
     }).pipe(Effect.provide(AgentLive)))
 })
 
+describe("e2e: promptSuggestions, permissionPrompts and forwardSubagentText on the real CLI", () => {
+  const suggestionMode = (req: ScriptedModel.RecordedRequest) => ScriptedModel.lastUserText(req).includes("[SUGGESTION MODE")
+
+  it.scopedLive("promptSuggestions: from the second turn, the CLI asks the model for a suggestion and sends it after the result", () =>
+    Effect.gen(function*() {
+      const twoTurns = (promptSuggestions: boolean) =>
+        Effect.gen(function*() {
+          const model = yield* ScriptedModel.make([
+            { match: suggestionMode, reply: ScriptedModel.text("run the unit tests"), times: Infinity },
+            { reply: ScriptedModel.text("I changed src/a.ts; the tests are next."), times: Infinity }
+          ])
+          const session = yield* ClaudeAgent.session({ ...(yield* model.options()), promptSuggestions })
+          yield* session.send("one")
+          const first = Chunk.toArray(yield* Stream.runCollect(session.receiveResponse))
+          yield* session.send("two")
+          yield* session.receiveResponse.pipe(Stream.runDrain)
+          // The suggestion follows the result; then the CLI ends at the end of its input.
+          yield* session.endInput
+          const after = Chunk.toArray(yield* Stream.runCollect(session.messages))
+          return { first, after, asked: (yield* model.requests).filter(suggestionMode).length }
+        })
+      const on = yield* twoTurns(true)
+      expect(on.first.some((m) => m.type === "prompt_suggestion")).toBe(false)
+      expect(on.asked).toBe(1)
+      const suggestion = on.after.find((m): m is Message.PromptSuggestion => m.type === "prompt_suggestion")
+      expect(suggestion?.suggestion).toBe("run the unit tests")
+      const off = yield* twoTurns(false)
+      expect(off.asked).toBe(0)
+      expect(off.after.some((m) => m.type === "prompt_suggestion")).toBe(false)
+    }).pipe(Effect.provide(AgentLive)))
+
+  it.scopedLive("permissionPrompts \"none\": what would prompt is denied as having no approval surface", () =>
+    Effect.gen(function*() {
+      const touch = (options: Options.Options) =>
+        run(options, "make a file", [
+          {
+            match: (req) => ScriptedModel.toolResultCount(req) === 0,
+            reply: ScriptedModel.toolUse("Bash", { command: "touch made.txt", description: "make a file" }, { id: "toolu_touch" })
+          },
+          { reply: ScriptedModel.text("done"), times: Infinity }
+        ])
+      const denied = (messages: ReadonlyArray<Message.Message>) =>
+        messages.find((m): m is Message.SystemPermissionDenied => m.type === "system" && m.subtype === "permission_denied")
+      const none = yield* touch({ permissionPrompts: "none" })
+      expect(denied(none.messages)).toMatchObject({ tool_name: "Bash", tool_use_id: "toolu_touch", decision_reason_type: "asyncAgent" })
+      expect(JSON.stringify(ScriptedModel.toolResults(none.requests[1]!))).toContain("no approval surface")
+      // Without it (and without canUseTool) the same call is denied as needing approval.
+      const host = yield* touch({ permissionPrompts: "host" })
+      expect(denied(host.messages)?.decision_reason_type).toBeUndefined()
+      expect(JSON.stringify(ScriptedModel.toolResults(host.requests[1]!))).toContain("needs approval")
+    }).pipe(Effect.provide(AgentLive)))
+
+  it.scopedLive("forwardSubagentText: 2.1.330 forwards a subagent's thinking and text with or without it", () =>
+    Effect.gen(function*() {
+      // The subagent's requests start with its own prompt.
+      const inSubagent = (req: ScriptedModel.RecordedRequest) => JSON.stringify(req.messages[0]).includes("SUBTASK: look")
+      const rules: ReadonlyArray<ScriptedModel.Rule> = [
+        {
+          match: (req) => inSubagent(req) && ScriptedModel.toolResultCount(req) === 0,
+          reply: ScriptedModel.thinking(
+            "SUB THINKING",
+            ScriptedModel.sequence(ScriptedModel.text("SUB TEXT"), ScriptedModel.toolUse("Read", { file_path: "/dev/null" }))
+          )
+        },
+        { match: inSubagent, reply: ScriptedModel.text("SUB ANSWER"), times: Infinity },
+        {
+          match: (req) => ScriptedModel.toolResultCount(req) === 0,
+          reply: ScriptedModel.toolUse(
+            "Agent",
+            { description: "Look around", prompt: "SUBTASK: look", subagent_type: "general-purpose" },
+            { id: "toolu_agent" }
+          )
+        },
+        { reply: ScriptedModel.text("all done"), times: Infinity }
+      ]
+      const forwarded = (forwardSubagentText: boolean) =>
+        Effect.gen(function*() {
+          const model = yield* ScriptedModel.make(rules)
+          const session = yield* ClaudeAgent.session({ ...(yield* model.options()), forwardSubagentText })
+          yield* session.send("delegate")
+          // Up to the subagent's end, which may come after the turn's result.
+          const messages = yield* session.messages.pipe(
+            Stream.takeUntil((m) => m.type === "system" && m.subtype === "task_notification"),
+            Stream.runCollect
+          )
+          return Chunk.toArray(messages).flatMap((m) =>
+            Message.isAssistant(m) && m.parent_tool_use_id === "toolu_agent"
+              ? m.message.content.flatMap((b) =>
+                b.type === "thinking" ? [`thinking: ${b.thinking}`] : b.type === "text" ? [`text: ${b.text}`] : []
+              )
+              : []
+          )
+        }).pipe(Effect.scoped)
+      const expected = ["thinking: SUB THINKING", "text: SUB TEXT", "text: SUB ANSWER"]
+      // The option reaches the CLI (initialize, unit-tested) but changes nothing here: the
+      // subagent's whole conversation is forwarded either way.
+      expect(yield* forwarded(true)).toEqual(expected)
+      expect(yield* forwarded(false)).toEqual(expected)
+    }).pipe(Effect.provide(AgentLive)))
+})
+
 describe("e2e: message variants the real CLI emits decode to their typed schemas", () => {
   it.scopedLive("a subagent's life: background_tasks_changed, task_started, task_updated, task_notification", () =>
     Effect.gen(function*() {

@@ -1,12 +1,29 @@
 // Unit tests of the AgentPool over the in-memory fake CLI (a mock transport): each "process" is a
 // FakeCli whose life the test counts, and whose turns wait on gates the test opens.
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, Exit, Fiber, Layer, Metric, Option, Queue, Scope, Stream, TestClock } from "effect"
+import {
+  Chunk,
+  Deferred,
+  Effect,
+  Exit,
+  Fiber,
+  HashMap,
+  Layer,
+  Logger,
+  Metric,
+  Option,
+  Queue,
+  Scope,
+  Stream,
+  TestClock,
+  Tracer
+} from "effect"
 import * as AgentPool from "../../src/AgentPool.js"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
 import * as Telemetry from "../../src/Telemetry.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
+import * as SpanRecorder from "../../src/testing/SpanRecorder.js"
 
 // A ClaudeAgent whose fake CLIs count how many are alive, report each prompt as its turn starts,
 // and play the turn only when the test opens that prompt's gate (unless `open` says it needn't wait).
@@ -309,6 +326,87 @@ const awaitSleep = (millis: number) =>
   })
 
 describe("AgentPool keyed sessions (fake CLI)", () => {
+  it.scoped("each use traces and logs in its caller's context; the session's own fibers in the pool's", () => {
+    const logs: Array<{ readonly message: string; readonly annotations: Record<string, unknown> }> = []
+    const logger = Logger.make(({ annotations, message }) => {
+      logs.push({
+        message: Array.isArray(message) ? message.join(" ") : String(message),
+        annotations: Object.fromEntries(HashMap.toEntries(annotations))
+      })
+    })
+    return Effect.gen(function*() {
+      const { spans, tracer } = yield* SpanRecorder.make
+      yield* Effect.withTracer(body(spans), tracer)
+    }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+    function body(spans: ReadonlyArray<Tracer.Span>) {
+      return Effect.gen(function*() {
+        const stopInput = { hook_event_name: "Stop", session_id: "s", transcript_path: "/t", cwd: "/", stop_hook_active: false }
+        let turn = 0
+        const agent = ClaudeAgent.make(() =>
+          Effect.map(
+            FakeCli.make({
+              onUserMessage: (message, cli) =>
+                Effect.gen(function*() {
+                  turn++
+                  yield* cli.request({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput }, `hook-${turn}`)
+                  yield* FakeCli.echoTurn(message, cli)
+                })
+            }),
+            ({ transport }) => transport
+          )
+        )
+        // Built once: a keyed session's options are compared by identity of their callbacks.
+        const options = { hooks: { Stop: [{ hooks: [() => Effect.as(Effect.log("hook ran"), {})] }] } }
+        const pool = yield* AgentPool.make(agent, { maxConcurrent: 1 }).pipe(
+          Effect.withSpan("pool-setup"),
+          Effect.annotateLogs("owner", "pool")
+        )
+        const use = (n: number) =>
+          pool.withSession("alice", options, (session) =>
+            Effect.gen(function*() {
+              yield* session.send(`prompt ${n}`)
+              yield* session.receiveResponse.pipe(Stream.runDrain)
+              yield* Effect.log(`use ${n} done`)
+            })).pipe(Effect.withSpan(`use-${n}`), Effect.annotateLogs("use", String(n)))
+        yield* use(1)
+        yield* use(2)
+        yield* Effect.yieldNow().pipe(
+          Effect.repeat({ until: () => spans.filter((s) => s.name === "AgentSession.turn" && s.status._tag === "Ended").length === 2 })
+        )
+
+        const named = (name: string) => spans.filter((s) => s.name === name)
+        const parentOf = (span: Tracer.Span | undefined) => span?.parent._tag === "Some" ? span.parent.value.spanId : undefined
+        const [setup] = named("pool-setup")
+        const [use1, use2] = [named("use-1")[0], named("use-2")[0]]
+        const [open] = named("AgentPool.open")
+        const [session] = named("ClaudeAgent.session")
+        // One process for both uses, opened under the pool's span (linked to the use that asked).
+        expect(named("ClaudeAgent.session").length).toBe(1)
+        expect(parentOf(open)).toBe(setup?.spanId)
+        const [lease1] = named("AgentPool.lease")
+        expect(parentOf(lease1)).toBe(use1?.spanId)
+        expect(open?.links.map((l) => l.span.spanId)).toEqual([lease1?.spanId])
+        expect(parentOf(session)).toBe(open?.spanId)
+        // Each use's turn is in that use's trace, and its hook span under the turn.
+        const turns = named("AgentSession.turn")
+        expect(turns.map(parentOf)).toEqual([use1?.spanId, use2?.spanId])
+        expect(turns.map((t) => t.traceId)).toEqual([use1?.traceId, use2?.traceId])
+        for (const t of turns) expect(t.links.map((l) => l.span.spanId)).toEqual([session?.spanId])
+        const hooks = named("ControlChannel.hook_callback")
+        expect(hooks.map(parentOf)).toEqual(turns.map((t) => t.spanId))
+        // The hook callbacks run on the session's fibers: they log with the pool's annotations,
+        // never with those of the use that opened the session; each use logs with its own.
+        const hookLogs = logs.filter((l) => l.message === "hook ran")
+        expect(hookLogs.length).toBe(2)
+        for (const l of hookLogs) {
+          expect(l.annotations.owner).toBe("pool")
+          expect(l.annotations.use).toBeUndefined()
+        }
+        expect(logs.find((l) => l.message === "use 2 done")?.annotations.use).toBe("2")
+      })
+    }
+  })
+
   it.scoped("a keyed session is kept open while idle and reused: one process for several turns", () =>
     Effect.gen(function*() {
       const { agent, counts, launches } = yield* keyedAgent()

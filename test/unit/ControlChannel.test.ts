@@ -1,6 +1,6 @@
 // Unit tests of the control channel over the in-memory fake CLI (a mock transport, no process).
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, type Duration, Effect, Fiber, Layer, Option, Schema, Stream, TestClock } from "effect"
+import { Chunk, Deferred, type Duration, Effect, Fiber, FiberRef, Layer, Option, Schema, Stream, TestClock } from "effect"
 import * as Control from "../../src/schema/Control.js"
 import { ControlChannel } from "../../src/services/ControlChannel.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
@@ -104,6 +104,26 @@ describe("ControlChannel", () => {
       expect(answer).toEqual({ subtype: "success", request_id: "r1", response: { behavior: "allow", updatedInput: { a: 1 } } })
       const responses = (yield* cli.sent).filter((f) => f.type === "control_response")
       expect(responses).toHaveLength(1)
+    }).pipe(Effect.provide(env())))
+
+  it.scoped("a handler's logs carry the request's subtype, id and details as annotations", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const seen = yield* Deferred.make<Record<string, unknown>>()
+      yield* control.handle(Control.CanUseTool, (req) =>
+        Effect.flatMap(FiberRef.get(FiberRef.currentLogAnnotations), (annotations) =>
+          Deferred.succeed(seen, Object.fromEntries(annotations)).pipe(
+            Effect.as({ behavior: "allow" as const, updatedInput: req.input })
+          )))
+      yield* cli.request({ subtype: "can_use_tool", tool_name: "Write", input: {} }, "r-annotated")
+      expect(yield* Deferred.await(seen)).toEqual({
+        controlSubtype: "can_use_tool",
+        controlRequestId: "r-annotated",
+        tool_name: "Write"
+      })
+      // Nothing leaks into the channel's own fiber.
+      expect(Object.fromEntries(yield* FiberRef.get(FiberRef.currentLogAnnotations))).toEqual({})
     }).pipe(Effect.provide(env())))
 
   it.scoped("a failing handler answers with an error response; an unknown subtype too", () =>

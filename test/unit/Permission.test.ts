@@ -75,6 +75,18 @@ describe("canUseTool (fake CLI)", () => {
       expect(denied.response).toEqual({ behavior: "deny", message: "no", interrupt: true, toolUseID: "toolu_write_1" })
     }))
 
+  it.effect("decisionClassification goes to the CLI with the answer, as in the official SDK", () =>
+    Effect.gen(function*() {
+      const allowed = yield* ask({
+        canUseTool: () => Effect.succeed({ behavior: "allow", decisionClassification: "user_permanent" })
+      }, writeRequest)
+      expect(allowed.response).toMatchObject({ behavior: "allow", decisionClassification: "user_permanent" })
+      const denied = yield* ask({
+        canUseTool: () => Effect.succeed({ behavior: "deny", message: "no", decisionClassification: "user_reject" })
+      }, writeRequest)
+      expect(denied.response).toMatchObject({ behavior: "deny", decisionClassification: "user_reject" })
+    }))
+
   it.effect("allow with updatedPermissions passes a CLI suggestion back", () =>
     Effect.gen(function*() {
       const reply = yield* ask({

@@ -12,6 +12,7 @@ import { McpBridge } from "../../src/services/McpBridge.js"
 import { PermissionHandler } from "../../src/services/PermissionHandler.js"
 import { Transport } from "../../src/services/Transport.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
+import * as SpanRecorder from "../../src/testing/SpanRecorder.js"
 
 const requestOf = (frame: FakeCli.JsonObject): FakeCli.JsonObject =>
   Predicate.isRecord(frame.request) ? frame.request : {}
@@ -210,16 +211,7 @@ describe("PermissionHandler is a layer swap", () => {
 describe("inbound control requests are traced", () => {
   it.scoped("each CLI→SDK request runs in a span named after its subtype, with the request id and what it is about", () =>
     Effect.gen(function*() {
-      const spans: Array<Tracer.Span> = []
-      const base = yield* Effect.tracer
-      const recording = Tracer.make({
-        span: (name, parent, context, links, startTime, kind, options) => {
-          const span = base.span(name, parent, context, links, startTime, kind, options)
-          spans.push(span)
-          return span
-        },
-        context: base.context
-      })
+      const { spans, tracer: recording } = yield* SpanRecorder.make
       yield* Effect.gen(function*() {
         const { agent, cli } = yield* agentWithHandles()
         yield* agent.session({ hooks: { Stop: [{ hooks: [() => Effect.succeed({})] }] } })

@@ -2,7 +2,7 @@
 // supportedCommands, reinitialize, readMcpResource, …) and the `elicitation` callback, over the
 // in-memory fake CLI: what each writes on the wire, and what it makes of the reply.
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Fiber, Option, Predicate, Ref, Schema, Stream } from "effect"
+import { Chunk, Context, Deferred, Effect, Fiber, Option, Predicate, Ref, Schema, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as McpServer from "../../src/McpServer.js"
 import type * as Control from "../../src/schema/Control.js"
@@ -75,6 +75,8 @@ describe("control methods (fake CLI)", () => {
       })
       expect(reloaded.error_count).toBe(0)
       yield* session.reloadPlugins()
+      expect(yield* session.reloadSkills()).toEqual({ skills: [] })
+      expect((yield* session.reloadOutputStyles()).available_output_styles).toContain("Explanatory")
       expect(yield* session.backgroundTasks()).toBe(true)
       expect(yield* session.backgroundTasks("toolu_1")).toBe(false)
       const override = yield* session.setMcpPermissionModeOverride("github", "default")
@@ -99,6 +101,8 @@ describe("control methods (fake CLI)", () => {
           refuse_if_busy: true
         },
         { subtype: "reload_plugins" },
+        { subtype: "reload_skills" },
+        { subtype: "reload_output_styles" },
         { subtype: "background_tasks" },
         { subtype: "background_tasks", tool_use_id: "toolu_1" },
         { subtype: "set_mcp_permission_mode_override", serverName: "github", mode: "default" },
@@ -175,6 +179,144 @@ describe("control methods (fake CLI)", () => {
       const [first, second] = (yield* sentRequests(yield* cli)).filter((r) => r.subtype === "initialize")
       expect(first).toMatchObject({ systemPrompt: ["be brief"], hooks: { Stop: [{ hookCallbackIds: ["hook_0"] }] } })
       expect(second).toEqual(first)
+    }))
+})
+
+describe("permission prompts listed in an initialize reply (fake CLI)", () => {
+  const prompt = (id: string, command: string) => ({
+    type: "control_request",
+    request_id: id,
+    request: { subtype: "can_use_tool", tool_name: "Bash", input: { command }, tool_use_id: `toolu_${id}`, server_policy_ask_only: true }
+  })
+  const answerTo = (id: string) => (frame: FakeCli.JsonObject) =>
+    frame.type === "control_response" && Predicate.isRecord(frame.response) && frame.response.request_id === id
+
+  it.scoped("reinitialize hands the pending ones to canUseTool, once each: one already running is not asked again", () =>
+    Effect.gen(function*() {
+      let initializations = 0
+      const { agent, cli } = yield* agentWithCli({
+        onControlRequest: (request, fake) =>
+          Effect.gen(function*() {
+            if (request.subtype !== "initialize") return Option.none()
+            initializations++
+            if (initializations === 1) return Option.none()
+            // The envelope carries the list beside `response`; the fake's answers have no room for
+            // it, so this reply is written by hand (the fake's own answer follows, for an id
+            // already answered, and is ignored).
+            const sent = yield* fake.sent
+            const init = sent.filter(isControlRequest("initialize")).at(-1)
+            yield* fake.emit({
+              type: "control_response",
+              response: {
+                subtype: "success",
+                request_id: init?.request_id,
+                response: { commands: [], models: [], pid: 2 },
+                pending_permission_requests: [prompt("perm-live", "ls"), prompt("perm-missed", "pwd")],
+                pending_user_dialog_requests: []
+              }
+            })
+            return Option.some({ commands: [], models: [] })
+          })
+      })
+      const asked: Array<string> = []
+      const release = yield* Deferred.make<void>()
+      const session = yield* agent.session({
+        canUseTool: (_tool, input) =>
+          Effect.gen(function*() {
+            const command = String(input.command)
+            asked.push(command)
+            if (command === "ls") yield* Deferred.await(release)
+            return { behavior: "allow" as const, updatedInput: input }
+          })
+      })
+      yield* session.initializationResult
+      const fake = yield* cli
+      // A prompt the host is still answering when the CLI lists it again.
+      yield* fake.emit(prompt("perm-live", "ls"))
+      yield* Effect.yieldNow().pipe(Effect.repeat({ until: () => asked.length === 1 }))
+
+      const reply = yield* session.reinitialize()
+      expect(reply.pid).toBe(2)
+      const missed = yield* fake.awaitSent(answerTo("perm-missed"))
+      expect(missed.response).toMatchObject({ subtype: "success", response: { behavior: "allow", updatedInput: { command: "pwd" } } })
+      yield* Deferred.succeed(release, undefined)
+      const answered = yield* fake.awaitSent(answerTo("perm-live"))
+      expect(answered.response).toMatchObject({ subtype: "success", response: { behavior: "allow" } })
+      expect(asked).toEqual(["ls", "pwd"])
+      // Each was answered once.
+      const answers = (yield* fake.sent).filter((f) => answerTo("perm-live")(f) || answerTo("perm-missed")(f))
+      expect(answers.length).toBe(2)
+    }))
+})
+
+describe("the initialize reply's confirmations (fake CLI)", () => {
+  // A CLI that answers initialize like one from before `mcp_servers_applied` / `onFailure`.
+  const oldCli = (extra: FakeCli.JsonObject = {}): FakeCli.Behaviour => ({
+    onControlRequest: (request) =>
+      Effect.succeed(
+        request.subtype === "initialize"
+          ? Option.some({ commands: [], models: [], pid: 7, claude_code_version: "2.0.9", ...extra })
+          : Option.none()
+      )
+  })
+  const stdio = { files: { command: "mcp-files", args: ["--root", "/"] } }
+
+  it.scoped("MCP servers sent in initialize but not confirmed end the session with a typed error", () =>
+    Effect.gen(function*() {
+      const { agent, cli } = yield* agentWithCli(oldCli())
+      const session = yield* agent.session({ mcpServers: stdio, mcpServersDelivery: "initialize" })
+      const fake = yield* cli
+      const error = yield* Effect.flip(session.initializationResult)
+      expect(error).toMatchObject({ _tag: "ControlError", subtype: "initialize", errorCode: "mcp_servers_not_applied" })
+      expect(error.message).toContain("version 2.0.9")
+      // The streams end with it, and the CLI is stopped: nothing runs without the servers.
+      const streamError = yield* Effect.flip(Stream.runDrain(session.messages))
+      expect(streamError).toMatchObject({ _tag: "ControlError", errorCode: "mcp_servers_not_applied" })
+      yield* fake.inputEnded
+      const closed = yield* Effect.flip(session.control.closed)
+      expect(closed).toMatchObject({ _tag: "ProcessError", signal: "SIGTERM" })
+    }))
+
+  it.scoped("confirmed (or sent on the command line) MCP servers start normally", () =>
+    Effect.gen(function*() {
+      // The default fake answers like 2.1.330: `mcp_servers_applied: true` when they were sent.
+      const confirmed = yield* agentWithCli()
+      const a = yield* confirmed.agent.session({ mcpServers: stdio, mcpServersDelivery: "initialize" })
+      expect((yield* a.initializationResult).mcp_servers_applied).toBe(true)
+      // On argv nothing is sent in initialize, so nothing is to be confirmed.
+      const argv = yield* agentWithCli(oldCli())
+      const b = yield* argv.agent.session({ mcpServers: stdio })
+      expect((yield* b.initializationResult).mcp_servers_applied).toBeUndefined()
+      yield* b.send("hi")
+      expect(Chunk.size(yield* Stream.runCollect(b.receiveResponse))).toBe(3)
+    }))
+
+  it.scoped("a blocking hook needs a CLI that honours onFailure; reinitialize checks the same", () =>
+    Effect.gen(function*() {
+      const blocking = { PreToolUse: [{ hooks: [() => Effect.succeed({})], onFailure: "block" as const }] }
+      const { agent } = yield* agentWithCli(oldCli())
+      const session = yield* agent.session({ hooks: blocking })
+      expect(yield* Effect.flip(session.initializationResult)).toMatchObject({
+        _tag: "ControlError",
+        errorCode: "hook_on_failure_unsupported"
+      })
+      // Without onFailure: "block" the old CLI is fine.
+      const plain = yield* agentWithCli(oldCli())
+      const ok = yield* plain.agent.session({ hooks: { PreToolUse: [{ hooks: [() => Effect.succeed({})] }] } })
+      expect((yield* ok.initializationResult).pid).toBe(7)
+      // A CLI that confirms initially but not on reinitialize.
+      let answers = 0
+      const flaky = yield* agentWithCli({
+        onControlRequest: (request) =>
+          Effect.sync(() => {
+            if (request.subtype !== "initialize") return Option.none()
+            answers++
+            return Option.some({ commands: [], models: [], ...(answers === 1 ? { hook_on_failure_supported: true } : {}) })
+          })
+      })
+      const again = yield* flaky.agent.session({ hooks: blocking })
+      yield* again.initializationResult
+      expect(yield* Effect.flip(again.reinitialize())).toMatchObject({ errorCode: "hook_on_failure_unsupported" })
     }))
 })
 

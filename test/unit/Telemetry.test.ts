@@ -1,30 +1,22 @@
 // Spans and metrics of a session over the fake CLI (a mock transport), recorded by an in-memory
 // tracer: what any @effect/opentelemetry exporter would receive.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Metric, Stream, Tracer } from "effect"
+import { Effect, Metric, Schema, Stream, Tracer } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
+import * as McpServer from "../../src/McpServer.js"
+import * as Tool from "../../src/Tool.js"
 import * as Telemetry from "../../src/Telemetry.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
+import * as SpanRecorder from "../../src/testing/SpanRecorder.js"
 
 const stopInput = { hook_event_name: "Stop", session_id: "s", transcript_path: "/t", cwd: "/", stop_hook_active: false }
 
-const recordingTracer = Effect.map(Effect.tracer, (base) => {
-  const spans: Array<Tracer.Span> = []
-  const tracer = Tracer.make({
-    span: (name, parent, context, links, startTime, kind, options) => {
-      const span = base.span(name, parent, context, links, startTime, kind, options)
-      spans.push(span)
-      return span
-    },
-    context: base.context
-  })
-  return { spans, tracer }
-})
+const recordingTracer = SpanRecorder.make
 
 const count = (metric: Metric.Metric.Counter<number>) => Effect.map(Metric.value(metric), (state) => state.count)
 
 describe("Telemetry (fake CLI)", () => {
-  it.effect("a query records session → turn and session → hook spans, and the turn, token, cost and tool metrics", () =>
+  it.effect("a query records session → turn → hook spans, and the turn, token, cost and tool metrics", () =>
     Effect.gen(function*() {
       const { spans, tracer } = yield* recordingTracer
       const before = {
@@ -68,7 +60,7 @@ describe("Telemetry (fake CLI)", () => {
       expect(session?.status._tag).toBe("Ended")
       const parentOf = (span: Tracer.Span | undefined) => span?.parent._tag === "Some" ? span.parent.value.spanId : undefined
       expect(parentOf(turn)).toBe(session?.spanId)
-      expect(parentOf(hook)).toBe(session?.spanId)
+      expect(parentOf(hook)).toBe(turn?.spanId)
       expect(turn?.status._tag).toBe("Ended")
       expect(turn?.attributes.get("claude.result.subtype")).toBe("success")
       expect(turn?.attributes.get("claude.result.cost_usd")).toBe(0.001)
@@ -81,6 +73,81 @@ describe("Telemetry (fake CLI)", () => {
       expect((yield* count(Telemetry.toolCalls.pipe(Metric.tagged("tool", "Bash")))) - before.bash).toBe(1)
       const hooks = (yield* Metric.value(Telemetry.callbackDuration.pipe(Metric.tagged("subtype", "hook_callback")))).count
       expect(hooks - before.hooks).toBe(1)
+    }))
+
+  it.effect("hook, permission and tool-call spans sit under the turn they happen in; between turns, under the session", () =>
+    Effect.gen(function*() {
+      const { spans, tracer } = yield* recordingTracer
+      const add = Tool.make("add", {
+        description: "Adds",
+        parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+        handler: ({ a, b }) => Effect.succeed(`${a + b}`)
+      })
+      const callTool = {
+        subtype: "mcp_message",
+        server_name: "calc",
+        message: { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "add", arguments: { a: 1, b: 2 } } }
+      }
+      let turnNumber = 0
+      let handle: FakeCli.FakeCliHandle | undefined
+      const agent = ClaudeAgent.make(() =>
+        Effect.map(
+          FakeCli.make({
+            onUserMessage: (message, cli) =>
+              Effect.gen(function*() {
+                turnNumber++
+                yield* cli.request({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput }, `hook-${turnNumber}`)
+                yield* cli.request(
+                  { subtype: "can_use_tool", tool_name: "Bash", input: { command: "ls" }, tool_use_id: `toolu_${turnNumber}` },
+                  `perm-${turnNumber}`
+                )
+                yield* cli.request(callTool, `tool-${turnNumber}`)
+                yield* FakeCli.echoTurn(message, cli)
+              })
+          }),
+          ({ cli, transport }) => {
+            handle = cli
+            return transport
+          }
+        )
+      )
+      yield* Effect.scoped(Effect.gen(function*() {
+        const session = yield* agent.session({
+          hooks: { Stop: [{ hooks: [() => Effect.succeed({})] }] },
+          canUseTool: () => Effect.succeed({ behavior: "allow" }),
+          mcpServers: { calc: McpServer.make({ name: "calc", tools: [add] }) }
+        })
+        for (const prompt of ["one", "two"]) {
+          yield* session.send(prompt)
+          yield* session.receiveResponse.pipe(Stream.runDrain)
+        }
+        // The turn ends when the reader has seen its result (another fiber): then nothing runs.
+        yield* Effect.yieldNow().pipe(
+          Effect.repeat({
+            until: () =>
+              spans.filter((s) => s.name === "AgentSession.turn" && s.status._tag === "Ended").length === 2
+          })
+        )
+        if (handle !== undefined) {
+          yield* handle.request({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput }, "hook-between")
+        }
+      })).pipe(Effect.withTracer(tracer))
+
+      const parentOf = (span: Tracer.Span | undefined) => span?.parent._tag === "Some" ? span.parent.value.spanId : undefined
+      const session = spans.find((s) => s.name === "ClaudeAgent.session")
+      const turns = spans.filter((s) => s.name === "AgentSession.turn")
+      expect(turns.length).toBe(2)
+      for (const turn of turns) expect(parentOf(turn)).toBe(session?.spanId)
+      const byRequest = (id: string) => spans.find((s) => s.attributes.get("control.request_id") === id)
+      for (const [index, turn] of turns.entries()) {
+        const n = index + 1
+        expect(byRequest(`hook-${n}`)?.name).toBe("ControlChannel.hook_callback")
+        expect(byRequest(`perm-${n}`)?.name).toBe("ControlChannel.can_use_tool")
+        expect(byRequest(`tool-${n}`)?.name).toBe("ControlChannel.mcp_message")
+        expect(byRequest(`tool-${n}`)?.attributes.get("method")).toBe("tools/call")
+        for (const id of [`hook-${n}`, `perm-${n}`, `tool-${n}`]) expect(parentOf(byRequest(id))).toBe(turn.spanId)
+      }
+      expect(parentOf(byRequest("hook-between"))).toBe(session?.spanId)
     }))
 
   it.effect("the CLI gets the session span's context as TRACEPARENT", () =>

@@ -66,6 +66,14 @@ describe("framing", () => {
       expect(yield* runLines([enc.encode("{\"a\":1}\r\n{\"b\":2}")])).toEqual(["{\"a\":1}", "{\"b\":2}"])
     }))
 
+  it.effect("a line across chunks: \\r before the cut, a character cut in two, a last line without a newline", () =>
+    Effect.gen(function*() {
+      const bytes = enc.encode("{\"a\":\"é\"}\r\n{\"b\":\"中\"}")
+      const cr = bytes.indexOf(0x0d)
+      const mid = bytes.lastIndexOf(0xe4) + 1 // inside the three bytes of 中
+      expect(yield* runLines(cut(bytes, [3, cr + 1, mid]))).toEqual(["{\"a\":\"é\"}", "{\"b\":\"中\"}"])
+    }))
+
   it.effect("an over-long line fails while still partial, naming the limit and the option", () =>
     Effect.gen(function*() {
       let pulled = 0
