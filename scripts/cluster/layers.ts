@@ -1,21 +1,11 @@
 // The multi-runner layout on PostgreSQL: socket runners that own shards and a client-only node
-// that only sends. Every process opens its own PgClient; all of them share the message tables
-// (AgentCluster.layerSqlMessageStorage), and each has its own SqlRunnerStorage, whose reserved connection holds
-// that runner's shard locks (Postgres advisory locks are per session).
-import {
-  ClusterSchema,
-  Entity,
-  RunnerAddress,
-  RunnerHealth,
-  Runners,
-  ShardingConfig,
-  SocketRunner,
-  SqlRunnerStorage
-} from "@effect/cluster"
-import { NodeClusterSocket } from "@effect/platform-node"
-import { Rpc, RpcClientError, RpcSerialization } from "@effect/rpc"
+// that only sends (AgentCluster.layerSocketRunner / layerSocketClient). Every process opens its own
+// PgClient; all of them share the message tables, and each runner has its own SqlRunnerStorage,
+// whose reserved connection holds that runner's shard locks (Postgres advisory locks are per session).
+import { ClusterSchema, Entity, type ShardingConfig } from "@effect/cluster"
+import { Rpc } from "@effect/rpc"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option, Redacted, Schema, Stream } from "effect"
+import { Effect, Option, Redacted, Schema, Stream } from "effect"
 import { AgentCluster } from "../../src/cluster/index.js"
 
 /**
@@ -39,83 +29,19 @@ export const testTimings = {
 /** One PgClient per process, from a `postgres://` URL. */
 export const pgLayer = (url: string) => PgClient.layer({ url: Redacted.make(url) })
 
-/**
- * `NodeClusterSocket.layerClientProtocol` whose writes fail instead of dying.
- *
- * In @effect/rpc 0.76 the socket protocol's `send` is `Effect.orDie(write(…))`: a write to a
- * runner whose socket was just reset (the runner was killed) is a defect until the read side has
- * noticed. When that write is the acknowledgement of a streamed chunk, `Runners` turns the defect
- * into the request's reply, and the caller's stream dies with `SocketError` instead of switching
- * to storage and going on with the runner that takes over. As an `RpcClientError`, it is treated
- * as `RunnerUnavailable`: the failover path.
- */
-export const layerClientProtocol = Layer.effect(
-  Runners.RpcClientProtocol,
-  Effect.map(Runners.RpcClientProtocol, (make) => (address: RunnerAddress.RunnerAddress) =>
-    Effect.map(make(address), (protocol) => ({
-      ...protocol,
-      send: (request, transferables) =>
-        protocol.send(request, transferables).pipe(
-          Effect.catchAllDefect((cause) =>
-            Effect.fail(
-              new RpcClientError.RpcClientError({ reason: "Protocol", message: "write to runner failed", cause })
-            )
-          )
-        )
-    } satisfies typeof protocol)))
-).pipe(Layer.provide(NodeClusterSocket.layerClientProtocol))
-
-const storage = (prefix: string) =>
-  Layer.mergeAll(
-    // Not SqlMessageStorage.layer: 0.60.2 misreads stored stream chunks (see AgentCluster).
-    AgentCluster.layerSqlMessageStorage({ prefix }),
-    Layer.orDie(SqlRunnerStorage.layerWith({ prefix }))
-  )
-
-/**
- * A runner listening on `host:port`: it registers in the runner table, takes the locks of the
- * shards the hash ring gives it, and serves the entity layers built on top of it. Needs a
- * `SqlClient` (see {@link pgLayer}). `shardingConfig` defaults to the cluster's defaults (tests
- * pass {@link testTimings}).
- */
+/** A runner on `host:port` (the cluster entry's socket runner, with its fixes). Needs a `SqlClient`. */
 export const runnerLayer = (options: {
   readonly host: string
   readonly port: number
   readonly prefix: string
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Type"]>
-}) =>
-  SocketRunner.layer.pipe(
-    // Ping health: a runner whose socket is gone is marked unhealthy before its heartbeat expires.
-    Layer.provide(
-      RunnerHealth.layerPing.pipe(
-        Layer.provide(Runners.layerRpc),
-        Layer.provide(layerClientProtocol)
-      )
-    ),
-    Layer.provideMerge(storage(options.prefix)),
-    Layer.provide([NodeClusterSocket.layerSocketServer, layerClientProtocol]),
-    Layer.provide(ShardingConfig.layer({
-      ...options.shardingConfig,
-      runnerAddress: Option.some(RunnerAddress.make(options.host, options.port))
-    })),
-    Layer.provide(RpcSerialization.layerMsgPack)
-  )
+}) => AgentCluster.layerSocketRunner(options)
 
-/**
- * A client-only node: sends to entities, never registers, owns no shards. Needs a `SqlClient`.
- * Its `shardingConfig` should match the runners' (how often it refreshes assignments and polls
- * for replies).
- */
+/** A client-only node: sends to entities, never registers, owns no shards. Needs a `SqlClient`. */
 export const clientLayer = (options: {
   readonly prefix: string
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Type"]>
-}) =>
-  SocketRunner.layerClientOnly.pipe(
-    Layer.provideMerge(storage(options.prefix)),
-    Layer.provide(layerClientProtocol),
-    Layer.provide(ShardingConfig.layer({ ...options.shardingConfig, runnerAddress: Option.none() })),
-    Layer.provide(RpcSerialization.layerMsgPack)
-  )
+}) => AgentCluster.layerSocketClient(options)
 
 /** One item of the probe's persisted stream: its position and the runner that produced it. */
 export class Tick extends Schema.Class<Tick>("Tick")({
