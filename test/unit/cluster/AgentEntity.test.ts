@@ -318,6 +318,46 @@ describe("AgentEntity", () => {
       const result = Chunk.toArray(messages).find(Message.isResult)
       expect(result?.total_cost_usd).toBe(0.001)
     }))
+
+  it.scopedLive("an idle conversation is passivated after maxIdleTime: its CLI stops, the next turn resumes it", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const closed = yield* Deferred.make<string>()
+      let turnsDone = 0
+      // The fake agent, noting when a session's scope (the CLI process) closes.
+      const agent: ClaudeAgent.ClaudeAgentShape = {
+        ...fake.agent,
+        session: (options) =>
+          fake.agent.session(options).pipe(
+            Effect.tap((session) =>
+              Effect.addFinalizer(() => Effect.sync(() => Deferred.unsafeDone(closed, Exit.succeed(`after ${turnsDone}`))))
+            )
+          )
+      }
+      const Entity = AgentEntity.layer({
+        options: { cwd: dirs.cwd, env: { CLAUDE_CONFIG_DIR: dirs.configDir } },
+        maxIdleTime: "1 second"
+      }).pipe(
+        Layer.provide(Layer.succeed(ClaudeAgent.ClaudeAgent, agent)),
+        Layer.provide(TranscriptStore.layerMemory),
+        Layer.provide(NodeContext.layer)
+      )
+      yield* Effect.gen(function*() {
+        const turn = (turnId: string, prompt: string) =>
+          AgentEntity.send("user-idle", prompt, { turnId }).pipe(Stream.runCollect, Effect.map(texts))
+        expect(yield* turn("t1", "first")).toEqual(["echo: first (after 0 turns)"])
+        turnsDone = 1
+        // Nothing asks: the reaper (which looks every 5 s at the least) passivates the instance,
+        // and its scope stops the CLI.
+        expect(yield* Deferred.await(closed).pipe(Effect.timeout("20 seconds"))).toBe("after 1")
+        expect(yield* turn("t2", "second")).toEqual(["echo: second (after 1 turns)"])
+        const sessionId = AgentEntity.sessionIdFor("user-idle")
+        expect(fake.launched.map(({ resume, sessionId }) => ({ resume, sessionId }))).toEqual([
+          { sessionId, resume: undefined },
+          { sessionId: undefined, resume: sessionId }
+        ])
+      }).pipe(Effect.provide(Entity.pipe(Layer.provideMerge(TestRunner.layer))))
+    }))
 })
 
 describe("AgentEntity.MessageWire", () => {
