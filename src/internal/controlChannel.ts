@@ -101,6 +101,11 @@ const inboundDetails = (request: { readonly [key: string]: unknown }): Record<st
   }
   const message = request.message
   if (Predicate.isRecord(message) && typeof message.method === "string") details.method = message.method
+  // A hook's event, so that the hook registry need not annotate its callbacks' logs itself.
+  const input = request.input
+  if (Predicate.isRecord(input) && typeof input.hook_event_name === "string") {
+    details.hook_event_name = input.hook_event_name
+  }
   return details
 }
 
