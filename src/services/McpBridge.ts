@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Context, Duration, Effect, Either, Exit, Fiber, FiberMap, Layer, ParseResult, Predicate, Ref, Schema } from "effect"
+import { Cause, Context, Duration, Effect, Either, Exit, Fiber, Layer, ParseResult, Predicate, Ref, Schema } from "effect"
 import type { Scope } from "effect"
 import { decodePositiveDuration } from "../internal/duration.js"
 import type * as Control from "../schema/Control.js"
@@ -325,9 +325,15 @@ export const make = <R>(
 const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<McpBridgeShape, never, Scope.Scope> =>
   Effect.gen(function*() {
     const table = yield* Ref.make(initial)
-    const running = yield* FiberMap.make<string, Tool.ToolResult>()
-    // The keys of the calls running now, to find those of a server that is removed.
-    const inFlight = new Set<string>()
+    // The calls running now, by key, with the fiber each runs on: `notifications/cancelled`, a
+    // server's removal and the end of the bridge's scope interrupt them.
+    const inFlight = new Map<string, Fiber.RuntimeFiber<unknown, unknown>>()
+    yield* Effect.addFinalizer(() => Fiber.interruptAll(Array.from(inFlight.values())))
+    const interrupt = (key: string) =>
+      Effect.suspend(() => {
+        const fiber = inFlight.get(key)
+        return fiber === undefined ? Effect.void : Fiber.interrupt(fiber)
+      })
 
     const callTool = (entry: ServerEntry, id: JsonRpcId, params: unknown) =>
       Effect.gen(function*() {
@@ -344,11 +350,18 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
           return failure(id, ErrorCode.InvalidParams, `Unknown tool: ${name} (server ${entry.server.name})`)
         }
         const key = fiberKey(entry.server.name, id)
-        if (yield* FiberMap.has(running, key)) {
+        if (inFlight.has(key)) {
           return failure(id, ErrorCode.InvalidRequest, `request id ${JSON.stringify(id)} is already in use`)
         }
         const call = Effect.acquireUseRelease(
-          Effect.sync(() => inFlight.add(key)),
+          // The tool runs on this handler's fiber (a fiber of its own per call, forked and
+          // awaited, cost a tenth of a call's CPU). Interrupting it ends the handler
+          // interrupted, and the control channel then writes nothing, as MCP asks for a
+          // cancelled request.
+          Effect.withFiberRuntime<void>((fiber) => {
+            inFlight.set(key, fiber)
+            return Effect.void
+          }),
           () =>
             invoke(args ?? {}, toolUseIdOf(_meta)).pipe(
               Effect.withSpan(`Tool.${name}`, {
@@ -358,15 +371,7 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
             ),
           () => Effect.sync(() => inFlight.delete(key))
         )
-        // The tool runs in its own fiber, registered under its JSON-RPC id, so that
-        // `notifications/cancelled` can find and interrupt it. If this handler is interrupted
-        // instead (the CLI's `control_cancel_request`), the tool fiber goes with it; the mask
-        // closes the gap between forking and starting to wait.
-        const exit = yield* Effect.uninterruptibleMask((restore) =>
-          FiberMap.run(running, key, call).pipe(
-            Effect.flatMap((fiber) => restore(Fiber.await(fiber)).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber))))
-          )
-        )
+        const exit = yield* Effect.exit(call)
         if (Exit.isSuccess(exit)) return success(id, toWireResult(exit.value))
         // Cancelled by `notifications/cancelled` (or the session is closing): MCP says a
         // cancelled request gets no response, so this handler ends interrupted and the control
@@ -418,7 +423,7 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
               `effect-claude-agent: ignoring malformed notifications/cancelled: ${formatParseError(params.left)}`
             )
           }
-          return FiberMap.remove(running, fiberKey(entry.server.name, params.right.requestId))
+          return interrupt(fiberKey(entry.server.name, params.right.requestId))
         }
         case "notifications/initialized":
           return Effect.void
@@ -463,8 +468,8 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
         })
         // A removed server's calls cannot be answered any more: the CLI has let go of the server.
         const gone = new Set(result.removed)
-        const keys = Array.from(inFlight).filter((key) => gone.has(key.slice(0, key.indexOf("\u0000"))))
-        yield* Effect.forEach(keys, (key) => FiberMap.remove(running, key), { discard: true })
+        const keys = Array.from(inFlight.keys()).filter((key) => gone.has(key.slice(0, key.indexOf("\u0000"))))
+        yield* Effect.forEach(keys, interrupt, { discard: true })
         return result
       })
 
