@@ -666,22 +666,25 @@ export const make = (config: ControlChannelConfig) =>
           return Fiber.join(fiber)
         }),
       handle: (descriptor, handler) =>
-        Effect.sync(() =>
-          void handlers.set(descriptor.subtype, {
+        Effect.sync(() => {
+          // Compiled once per handler rather than looked up for every request.
+          const decodePayload = ParseResult.decodeUnknownEither(descriptor.payload, decodeOptions)
+          const encodeSuccess = ParseResult.encodeUnknownEither(descriptor.success)
+          handlers.set(descriptor.subtype, {
             run: (request, requestId) => {
-              const payload = ParseResult.decodeUnknownEither(descriptor.payload, decodeOptions)(request)
+              const payload = decodePayload(request)
               if (Either.isLeft(payload)) {
                 return Effect.fail(new Error(`malformed ${descriptor.subtype} request: ${formatIssue(payload.left)}`))
               }
               return Effect.flatMap(handler(payload.right, requestId), (success) => {
-                const encoded = ParseResult.encodeUnknownEither(descriptor.success)(success)
+                const encoded = encodeSuccess(success)
                 return Either.isLeft(encoded)
                   ? Effect.fail(new Error(`invalid ${descriptor.subtype} answer: ${formatIssue(encoded.left)}`))
                   : Effect.succeed(encoded.right)
               })
             }
           })
-        ),
+        }),
       messages: Stream.repeatEffectChunkOption(takeMessages),
       inFlight: Effect.sync(() => inFlight),
       awaitNoneInFlight,

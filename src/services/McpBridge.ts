@@ -287,6 +287,13 @@ const validate = <R>(
   return Either.right(table)
 }
 
+// Compiled once: every MCP message goes through these.
+const decodeJsonRpcMessage = Schema.decodeUnknownEither(JsonRpcMessage)
+const isJsonRpcResponseIn = Schema.is(JsonRpcResponseIn)
+const decodeCallToolParams = Schema.decodeUnknownEither(CallToolParams)
+const decodeInitializeParams = Schema.decodeUnknownOption(InitializeParams)
+const decodeCancelledParams = Schema.decodeUnknownEither(CancelledParams)
+
 /**
  * Builds a bridge serving the given in-process MCP servers, and those `setServers` puts in their
  * place later. The services `R` the tools need are captured here and provided to every tool call;
@@ -337,7 +344,7 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
 
     const callTool = (entry: ServerEntry, id: JsonRpcId, params: unknown) =>
       Effect.gen(function*() {
-        const decoded = Schema.decodeUnknownEither(CallToolParams)(params)
+        const decoded = decodeCallToolParams(params)
         if (Either.isLeft(decoded)) {
           return failure(id, ErrorCode.InvalidParams, `Invalid tools/call params: ${formatParseError(decoded.left)}`)
         }
@@ -391,7 +398,7 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
     const request = (entry: ServerEntry, id: JsonRpcId, message: JsonRpcMessage) => {
       switch (message.method) {
         case "initialize": {
-          const params = Schema.decodeUnknownOption(InitializeParams)(message.params)
+          const params = decodeInitializeParams(message.params)
           return Effect.succeed(success(id, {
             protocolVersion: params._tag === "Some" ? params.value.protocolVersion : LATEST_PROTOCOL_VERSION,
             // `listChanged`: a server given again under its name with new tools is announced
@@ -417,7 +424,7 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
     const notification = (entry: ServerEntry, message: JsonRpcMessage): Effect.Effect<void> => {
       switch (message.method) {
         case "notifications/cancelled": {
-          const params = Schema.decodeUnknownEither(CancelledParams)(message.params)
+          const params = decodeCancelledParams(message.params)
           if (Either.isLeft(params)) {
             return Effect.logDebug(
               `effect-claude-agent: ignoring malformed notifications/cancelled: ${formatParseError(params.left)}`
@@ -436,9 +443,9 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
       Effect.gen(function*() {
         const entry = (yield* Ref.get(table)).get(server_name)
         if (entry === undefined) return unknownServer(message, server_name)
-        const decoded = Schema.decodeUnknownEither(JsonRpcMessage)(message)
+        const decoded = decodeJsonRpcMessage(message)
         if (Either.isLeft(decoded)) {
-          if (Schema.is(JsonRpcResponseIn)(message)) {
+          if (isJsonRpcResponseIn(message)) {
             yield* Effect.logDebug(`effect-claude-agent: ignoring a JSON-RPC response sent to ${server_name}`)
             return notificationAck
           }
