@@ -11,7 +11,7 @@
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { Context, Effect, Layer, Metric, Option, type Schema, type Scope, Stream } from "effect"
+import { Context, Effect, ExecutionStrategy, Layer, Metric, Option, type Schema, Scope, Stream } from "effect"
 import { dual } from "effect/Function"
 import * as AgentSession from "./AgentSession.js"
 import * as Defaults from "./internal/defaults.js"
@@ -192,31 +192,42 @@ export const make = (factory: TransportFactory, makeOptions: MakeOptions = {}): 
         env: { ...prepared.env, TRACEPARENT: `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}` }
       }
 
-      const hooks = Option.match(givenHooks, {
-        onSome: (registry) => Layer.succeed(HookRegistry.HookRegistry, registry),
-        onNone: () => options.hooks === undefined ? HookRegistry.HookRegistry.layerEmpty : HookRegistry.layer(options.hooks)
-      })
-      const mcp = Option.match(givenMcp, {
-        onSome: (bridge) => Layer.succeed(McpBridge.McpBridge, bridge),
-        onNone: () => sdkServers.length === 0 ? McpBridge.McpBridge.layerEmpty : McpBridge.McpBridge.layer(sdkServers)
-      })
-      const permissions = Option.match(givenPermissions, {
-        onSome: (handler) => Layer.succeed(PermissionHandler.PermissionHandler, handler),
-        onNone: () => options.canUseTool === undefined ? Layer.empty : PermissionHandler.layer(options.canUseTool)
-      })
-      // The session's layer graph, built in the session's scope: closing it stops the callbacks,
-      // the control channel's reader and the process, in that order.
-      const services = Layer.mergeAll(hooks, mcp, permissions).pipe(
-        Layer.provideMerge(controlChannel({
-          controlTimeout: options.controlTimeout,
-          messageBufferBytes: options.messageBufferBytes
-        })),
-        Layer.provideMerge(Layer.scoped(Transport, factory(launch, options))),
-        // The running turn, shared by the channel (its inbound spans) and the session (its turns).
-        Layer.provideMerge(Layer.succeed(Turns.CurrentTurn, Turns.makeCurrentTurn()))
-      )
       return yield* Effect.gen(function*() {
-        const context = yield* Layer.build(services)
+        // The session's services, built one after the other in a scope of their own: closing it
+        // stops the callbacks, the control channel's reader and the process, in that order. Built
+        // by hand rather than as a layer graph: `Layer.mergeAll` forks a fiber per member, and a
+        // session without hooks or SDK MCP servers should not pay for building them.
+        const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+        // The running turn, shared by the channel (its inbound spans) and the session (its turns).
+        const core = Context.make(Turns.CurrentTurn, Turns.makeCurrentTurn()).pipe(
+          Context.add(Transport, yield* Scope.extend(factory(launch, options), scope))
+        )
+        const channel = yield* Layer.buildWithScope(
+          controlChannel({ controlTimeout: options.controlTimeout, messageBufferBytes: options.messageBufferBytes }),
+          scope
+        ).pipe(Effect.provide(core))
+        const withChannel = Context.merge(core, channel)
+        const hooks = Option.isSome(givenHooks)
+          ? givenHooks.value
+          : options.hooks === undefined
+          ? HookRegistry.HookRegistry.empty
+          : yield* HookRegistry.make(options.hooks).pipe(Effect.provide(withChannel))
+        const mcp = Option.isSome(givenMcp)
+          ? givenMcp.value
+          : yield* Scope.extend(McpBridge.make(sdkServers), scope).pipe(Effect.provide(withChannel))
+        const permissions = Option.isSome(givenPermissions)
+          ? Option.some(givenPermissions.value)
+          : options.canUseTool === undefined
+          ? Option.none()
+          : Option.some(yield* PermissionHandler.make(options.canUseTool).pipe(Effect.provide(withChannel)))
+        const services = withChannel.pipe(
+          Context.add(HookRegistry.HookRegistry, hooks),
+          Context.add(McpBridge.McpBridge, mcp),
+          (context) =>
+            Option.isSome(permissions)
+              ? Context.add(context, PermissionHandler.PermissionHandler, permissions.value)
+              : context
+        )
         return yield* AgentSession.make({
           initialize: launch.initialize,
           sessionId: options.sessionId,
@@ -224,7 +235,7 @@ export const make = (factory: TransportFactory, makeOptions: MakeOptions = {}): 
           onElicitation: options.onElicitation,
           verbatimPrompts: options.verbatimPrompts,
           controlTimeout: options.controlTimeout
-        }).pipe(Effect.provide(context))
+        }).pipe(Effect.provide(services))
       }).pipe(Effect.withParentSpan(span))
     })
 

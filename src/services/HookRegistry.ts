@@ -4,7 +4,9 @@
  * The registry owns the hook callbacks of a session: it assigns their ids, contributes the
  * `hooks` field of `initialize` (`{ Event: [{ matcher, hookCallbackIds, timeout }] }`) and answers
  * `hook_callback` by id: it decodes the input, runs the callback with the services captured when
- * the registry was made, and checks the answer before it goes on the wire.
+ * the registry was made, and checks the answer before it goes on the wire. The callback's logs
+ * carry the control channel's annotations (`callback_id`, `hook_event_name`, the request id):
+ * the registry adds none of its own, which would cost a set-and-restore per call.
  *
  * A callback that fails or dies makes the handler fail, so the CLI gets an `error` response and
  * never mistakes a broken hook for an approval. A callback whose request the CLI cancels is
@@ -204,8 +206,7 @@ export const make = <R>(hooks: Hook.Hooks<R>): Effect.Effect<HookRegistryShape, 
             if (Either.isLeft(encoded)) return fail(`returned an invalid output: ${Issues.describe(encoded.left)}`)
             const wire = encoded.right
             return Predicate.isRecord(wire) ? Effect.succeed(wire) : fail("returned an output that is not an object")
-          }),
-          Effect.annotateLogs({ hookEvent: registered.event, hookCallbackId: id })
+          })
         )
       })
 

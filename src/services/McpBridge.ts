@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Context, Duration, Effect, Either, Exit, Fiber, FiberMap, Layer, ParseResult, Predicate, Ref, Schema } from "effect"
+import { Cause, Context, Duration, Effect, Either, Exit, Fiber, Layer, ParseResult, Predicate, Ref, Schema } from "effect"
 import type { Scope } from "effect"
 import { decodePositiveDuration } from "../internal/duration.js"
 import type * as Control from "../schema/Control.js"
@@ -287,6 +287,13 @@ const validate = <R>(
   return Either.right(table)
 }
 
+// Compiled once: every MCP message goes through these.
+const decodeJsonRpcMessage = Schema.decodeUnknownEither(JsonRpcMessage)
+const isJsonRpcResponseIn = Schema.is(JsonRpcResponseIn)
+const decodeCallToolParams = Schema.decodeUnknownEither(CallToolParams)
+const decodeInitializeParams = Schema.decodeUnknownOption(InitializeParams)
+const decodeCancelledParams = Schema.decodeUnknownEither(CancelledParams)
+
 /**
  * Builds a bridge serving the given in-process MCP servers, and those `setServers` puts in their
  * place later. The services `R` the tools need are captured here and provided to every tool call;
@@ -325,13 +332,19 @@ export const make = <R>(
 const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<McpBridgeShape, never, Scope.Scope> =>
   Effect.gen(function*() {
     const table = yield* Ref.make(initial)
-    const running = yield* FiberMap.make<string, Tool.ToolResult>()
-    // The keys of the calls running now, to find those of a server that is removed.
-    const inFlight = new Set<string>()
+    // The calls running now, by key, with the fiber each runs on: `notifications/cancelled`, a
+    // server's removal and the end of the bridge's scope interrupt them.
+    const inFlight = new Map<string, Fiber.RuntimeFiber<unknown, unknown>>()
+    yield* Effect.addFinalizer(() => Fiber.interruptAll(Array.from(inFlight.values())))
+    const interrupt = (key: string) =>
+      Effect.suspend(() => {
+        const fiber = inFlight.get(key)
+        return fiber === undefined ? Effect.void : Fiber.interrupt(fiber)
+      })
 
     const callTool = (entry: ServerEntry, id: JsonRpcId, params: unknown) =>
       Effect.gen(function*() {
-        const decoded = Schema.decodeUnknownEither(CallToolParams)(params)
+        const decoded = decodeCallToolParams(params)
         if (Either.isLeft(decoded)) {
           return failure(id, ErrorCode.InvalidParams, `Invalid tools/call params: ${formatParseError(decoded.left)}`)
         }
@@ -344,11 +357,18 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
           return failure(id, ErrorCode.InvalidParams, `Unknown tool: ${name} (server ${entry.server.name})`)
         }
         const key = fiberKey(entry.server.name, id)
-        if (yield* FiberMap.has(running, key)) {
+        if (inFlight.has(key)) {
           return failure(id, ErrorCode.InvalidRequest, `request id ${JSON.stringify(id)} is already in use`)
         }
         const call = Effect.acquireUseRelease(
-          Effect.sync(() => inFlight.add(key)),
+          // The tool runs on this handler's fiber (a fiber of its own per call, forked and
+          // awaited, cost a tenth of a call's CPU). Interrupting it ends the handler
+          // interrupted, and the control channel then writes nothing, as MCP asks for a
+          // cancelled request.
+          Effect.withFiberRuntime<void>((fiber) => {
+            inFlight.set(key, fiber)
+            return Effect.void
+          }),
           () =>
             invoke(args ?? {}, toolUseIdOf(_meta)).pipe(
               Effect.withSpan(`Tool.${name}`, {
@@ -358,15 +378,7 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
             ),
           () => Effect.sync(() => inFlight.delete(key))
         )
-        // The tool runs in its own fiber, registered under its JSON-RPC id, so that
-        // `notifications/cancelled` can find and interrupt it. If this handler is interrupted
-        // instead (the CLI's `control_cancel_request`), the tool fiber goes with it; the mask
-        // closes the gap between forking and starting to wait.
-        const exit = yield* Effect.uninterruptibleMask((restore) =>
-          FiberMap.run(running, key, call).pipe(
-            Effect.flatMap((fiber) => restore(Fiber.await(fiber)).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber))))
-          )
-        )
+        const exit = yield* Effect.exit(call)
         if (Exit.isSuccess(exit)) return success(id, toWireResult(exit.value))
         // Cancelled by `notifications/cancelled` (or the session is closing): MCP says a
         // cancelled request gets no response, so this handler ends interrupted and the control
@@ -386,7 +398,7 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
     const request = (entry: ServerEntry, id: JsonRpcId, message: JsonRpcMessage) => {
       switch (message.method) {
         case "initialize": {
-          const params = Schema.decodeUnknownOption(InitializeParams)(message.params)
+          const params = decodeInitializeParams(message.params)
           return Effect.succeed(success(id, {
             protocolVersion: params._tag === "Some" ? params.value.protocolVersion : LATEST_PROTOCOL_VERSION,
             // `listChanged`: a server given again under its name with new tools is announced
@@ -412,13 +424,13 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
     const notification = (entry: ServerEntry, message: JsonRpcMessage): Effect.Effect<void> => {
       switch (message.method) {
         case "notifications/cancelled": {
-          const params = Schema.decodeUnknownEither(CancelledParams)(message.params)
+          const params = decodeCancelledParams(message.params)
           if (Either.isLeft(params)) {
             return Effect.logDebug(
               `effect-claude-agent: ignoring malformed notifications/cancelled: ${formatParseError(params.left)}`
             )
           }
-          return FiberMap.remove(running, fiberKey(entry.server.name, params.right.requestId))
+          return interrupt(fiberKey(entry.server.name, params.right.requestId))
         }
         case "notifications/initialized":
           return Effect.void
@@ -431,9 +443,9 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
       Effect.gen(function*() {
         const entry = (yield* Ref.get(table)).get(server_name)
         if (entry === undefined) return unknownServer(message, server_name)
-        const decoded = Schema.decodeUnknownEither(JsonRpcMessage)(message)
+        const decoded = decodeJsonRpcMessage(message)
         if (Either.isLeft(decoded)) {
-          if (Schema.is(JsonRpcResponseIn)(message)) {
+          if (isJsonRpcResponseIn(message)) {
             yield* Effect.logDebug(`effect-claude-agent: ignoring a JSON-RPC response sent to ${server_name}`)
             return notificationAck
           }
@@ -463,8 +475,8 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
         })
         // A removed server's calls cannot be answered any more: the CLI has let go of the server.
         const gone = new Set(result.removed)
-        const keys = Array.from(inFlight).filter((key) => gone.has(key.slice(0, key.indexOf("\u0000"))))
-        yield* Effect.forEach(keys, (key) => FiberMap.remove(running, key), { discard: true })
+        const keys = Array.from(inFlight.keys()).filter((key) => gone.has(key.slice(0, key.indexOf("\u0000"))))
+        yield* Effect.forEach(keys, interrupt, { discard: true })
         return result
       })
 

@@ -126,6 +126,26 @@ describe("ControlChannel", () => {
       expect(Object.fromEntries(yield* FiberRef.get(FiberRef.currentLogAnnotations))).toEqual({})
     }).pipe(Effect.provide(env())))
 
+  it.scoped("a hook callback's logs carry its callback id and event", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const seen = yield* Deferred.make<Record<string, unknown>>()
+      yield* control.handle(Control.HookCallback, () =>
+        Effect.flatMap(FiberRef.get(FiberRef.currentLogAnnotations), (annotations) =>
+          Deferred.succeed(seen, Object.fromEntries(annotations)).pipe(Effect.as({}))))
+      yield* cli.request(
+        { subtype: "hook_callback", callback_id: "hook_3", input: { hook_event_name: "Stop" } },
+        "r-hook"
+      )
+      expect(yield* Deferred.await(seen)).toEqual({
+        controlSubtype: "hook_callback",
+        controlRequestId: "r-hook",
+        callback_id: "hook_3",
+        hook_event_name: "Stop"
+      })
+    }).pipe(Effect.provide(env())))
+
   it.scoped("a failing handler answers with an error response; an unknown subtype too", () =>
     Effect.gen(function*() {
       const control = yield* ControlChannel
