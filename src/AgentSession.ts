@@ -30,6 +30,7 @@ import { HookRegistry } from "./services/HookRegistry.js"
 import { McpBridge } from "./services/McpBridge.js"
 import { PermissionHandler } from "./services/PermissionHandler.js"
 import { Transport } from "./services/Transport.js"
+import { provideCaptured } from "./internal/captured.js"
 
 /**
  * What the message streams (`messages`, `receiveResponse`) can fail with: the framing of stdout,
@@ -531,7 +532,7 @@ export const make = <R = never>(
       Control.Elicitation,
       onElicitation === undefined
         ? () => Effect.succeed(declined)
-        : (request, requestId) => onElicitation(request, requestId).pipe(Effect.provide(callbackContext))
+        : (request, requestId) => provideCaptured(onElicitation(request, requestId), callbackContext)
     )
 
     // The same fields every time, with the in-process servers served at the time.

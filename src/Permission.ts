@@ -13,6 +13,7 @@ import * as Guard from "./internal/guard.js"
 import { RawObject } from "./internal/schemas.js"
 import type * as Control from "./schema/Control.js"
 import type { InboundHandler } from "./services/ControlChannel.js"
+import { provideCaptured } from "./internal/captured.js"
 
 const Destination = Schema.Literal("userSettings", "projectSettings", "localSettings", "session", "cliArg")
 
@@ -284,7 +285,7 @@ export const makeHandler = <E, R>(
     Effect.gen(function*() {
       const toolName = request.tool_name
       const input = request.input
-      const result = yield* Effect.provide(canUseTool(toolName, input, contextOf(request, requestId)), services)
+      const result = yield* provideCaptured(canUseTool(toolName, input, contextOf(request, requestId)), services)
       if (!permissionResult.is(result)) {
         return yield* Effect.fail(new Error(`canUseTool returned an invalid result: ${permissionResult.explain(result)}`))
       }

@@ -19,6 +19,7 @@ import * as Hook from "../Hook.js"
 import type * as Control from "../schema/Control.js"
 import * as Issues from "../internal/issues.js"
 import type { InboundHandler } from "./ControlChannel.js"
+import { provideCaptured } from "../internal/captured.js"
 
 /**
  * What a hook registry does for one session.
@@ -179,7 +180,7 @@ export const make = <R>(hooks: Hook.Hooks<R>): Effect.Effect<HookRegistryShape, 
           const id = `hook_${byId.size}`
           byId.set(id, {
             event,
-            callback: (input, toolUseId) => Effect.provide(callback(input, toolUseId), context)
+            callback: (input, toolUseId) => provideCaptured(callback(input, toolUseId), context)
           })
           return id
         })

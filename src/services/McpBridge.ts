@@ -24,6 +24,7 @@ import type * as McpServer from "../McpServer.js"
 import { OptionsError } from "../SdkError.js"
 import type * as Tool from "../Tool.js"
 import type { InboundHandler } from "./ControlChannel.js"
+import { provideCaptured } from "../internal/captured.js"
 
 /**
  * What an MCP bridge does for one session.
@@ -263,7 +264,7 @@ const validate = <R>(
           })
         )
       }
-      tools.set(tool.name, (args, toolUseId) => tool.call(args, toolUseId).pipe(Effect.provide(context)))
+      tools.set(tool.name, (args, toolUseId) => provideCaptured(tool.call(args, toolUseId), context))
     }
     let timeoutMs: number | undefined
     if (server.timeout !== undefined) {

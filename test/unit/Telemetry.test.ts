@@ -75,13 +75,13 @@ describe("Telemetry (fake CLI)", () => {
       expect(hooks - before.hooks).toBe(1)
     }))
 
-  it.effect("hook, permission and tool-call spans sit under the turn they happen in; between turns, under the session", () =>
+  it.effect("hook, permission and tool-call spans sit under the turn they happen in; between turns, under the session; the callbacks' own spans under them", () =>
     Effect.gen(function*() {
       const { spans, tracer } = yield* recordingTracer
       const add = Tool.make("add", {
         description: "Adds",
         parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
-        handler: ({ a, b }) => Effect.succeed(`${a + b}`)
+        handler: ({ a, b }) => Effect.succeed(`${a + b}`).pipe(Effect.withSpan("user.tool"))
       })
       const callTool = {
         subtype: "mcp_message",
@@ -113,8 +113,8 @@ describe("Telemetry (fake CLI)", () => {
       )
       yield* Effect.scoped(Effect.gen(function*() {
         const session = yield* agent.session({
-          hooks: { Stop: [{ hooks: [() => Effect.succeed({})] }] },
-          canUseTool: () => Effect.succeed({ behavior: "allow" }),
+          hooks: { Stop: [{ hooks: [() => Effect.succeed({}).pipe(Effect.withSpan("user.hook"))] }] },
+          canUseTool: () => Effect.succeed({ behavior: "allow" as const }).pipe(Effect.withSpan("user.permission")),
           mcpServers: { calc: McpServer.make({ name: "calc", tools: [add] }) }
         })
         for (const prompt of ["one", "two"]) {
@@ -148,6 +148,12 @@ describe("Telemetry (fake CLI)", () => {
         for (const id of [`hook-${n}`, `perm-${n}`, `tool-${n}`]) expect(parentOf(byRequest(id))).toBe(turn.spanId)
       }
       expect(parentOf(byRequest("hook-between"))).toBe(session?.spanId)
+      // What a callback does in spans of its own sits under the request it answers.
+      const named = (name: string) => spans.filter((s) => s.name === name)
+      expect(named("user.hook").map(parentOf)).toEqual(["hook-1", "hook-2", "hook-between"].map((id) => byRequest(id)?.spanId))
+      expect(named("user.permission").map(parentOf)).toEqual(["perm-1", "perm-2"].map((id) => byRequest(id)?.spanId))
+      expect(named("user.tool").map(parentOf)).toEqual(named("Tool.add").map((s) => s.spanId))
+      expect(named("Tool.add").map(parentOf)).toEqual(["tool-1", "tool-2"].map((id) => byRequest(id)?.spanId))
     }))
 
   it.effect("the CLI gets the session span's context as TRACEPARENT", () =>
