@@ -41,6 +41,7 @@ import type {
 } from "../services/ControlChannel.js"
 import { type Frame, Transport } from "../services/Transport.js"
 import * as Defaults from "./defaults.js"
+import * as Drain from "./drain.js"
 import { positiveDurationProblem } from "./duration.js"
 import * as Guard from "./guard.js"
 import * as Issues from "./issues.js"
@@ -569,8 +570,8 @@ export const make = (config: ControlChannelConfig) =>
         }
       })
 
-    yield* transport.frames.pipe(
-      Stream.runForEachChunk(routeChunk),
+    // A pull loop rather than `Stream.runForEachChunk`: see ./drain.ts.
+    yield* Drain.forEachChunk(transport.frames, routeChunk).pipe(
       Effect.matchEffect({
         onFailure: (e) => finish(Option.some(e)),
         onSuccess: () => Effect.flatMap(onStdoutEnd, finish)
