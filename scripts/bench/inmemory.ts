@@ -1,13 +1,20 @@
 // The in-memory rows of the README's Performance section: hook round trips and session set-up over
 // `FakeCli.layerClaudeAgent` (no process, no pipe: only the library's and the fake's own CPU).
 //
-//   npx tsx scripts/bench/inmemory.ts [--hooks=5000] [--sessions=500] [--reps=5] [--only=hooks|sessions]
+//   npx tsx scripts/bench/inmemory.ts [--hooks=5000] [--sessions=500] [--reps=5] [--only=hooks|sessions] [--dist]
+//
+// --dist runs the built library (dist/esm, `npm run build` first) instead of src/ through tsx:
+// what users run, and what `node --import tsx --cpu-prof … --dist` profiles map back to src/ lines.
 //
 // Each row: a warm-up, then `reps` measured repetitions; prints medians (min–max) of CPU time
 // (`process.cpuUsage`, user + system) per unit.
 import { Effect, Stream } from "effect"
-import * as ClaudeAgent from "../../src/ClaudeAgent.js"
-import * as FakeCli from "../../src/testing/FakeCli.js"
+import type * as ClaudeAgentModule from "../../src/ClaudeAgent.js"
+import type * as FakeCliModule from "../../src/testing/FakeCli.js"
+
+const base = process.argv.includes("--dist") ? "../../dist/esm" : "../../src"
+const ClaudeAgent: typeof ClaudeAgentModule = await import(`${base}/ClaudeAgent.js`)
+const FakeCli: typeof FakeCliModule = await import(`${base}/testing/FakeCli.js`)
 
 const arg = (name: string, fallback: number): number => {
   const found = process.argv.find((a) => a.startsWith(`--${name}=`))

@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Deferred, Effect, FiberSet, Layer, Option, Predicate, Queue, Ref, type Scope } from "effect"
+import { Context, Deferred, Effect, FiberSet, Layer, Option, Predicate, Queue, type Scope } from "effect"
 import * as ClaudeAgent from "../ClaudeAgent.js"
 import * as Defaults from "../internal/defaults.js"
 import * as MemoryTransport from "../internal/memoryTransport.js"
@@ -402,7 +402,8 @@ export const make = (
   behaviour: Behaviour = {}
 ): Effect.Effect<{ readonly transport: TransportShape; readonly cli: FakeCliHandle }, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const sentLog = yield* Ref.make<ReadonlyArray<JsonObject>>([])
+    // Appended in place: copying the log per frame made a long session's frames cost O(n) each.
+    const sentLog: Array<JsonObject> = []
     const sentQueue = yield* Queue.unbounded<JsonObject>()
     const userQueue = yield* Queue.unbounded<JsonObject | "end">()
     const inputEnded = yield* Deferred.make<void>()
@@ -465,7 +466,7 @@ export const make = (
 
     const receive = (frame: JsonObject): Effect.Effect<void> =>
       Effect.gen(function*() {
-        yield* Ref.update(sentLog, (all) => [...all, frame])
+        sentLog.push(frame)
         yield* Queue.offer(sentQueue, frame)
         switch (frame.type) {
           case "user":
@@ -508,10 +509,10 @@ export const make = (
       cancel: (requestId) => emit({ type: "control_cancel_request", request_id: requestId }),
       stderr: memory.writeStderr,
       exit,
-      sent: Ref.get(sentLog),
+      sent: Effect.sync(() => sentLog.slice()),
       awaitSent: (predicate) =>
         Effect.gen(function*() {
-          const earlier = (yield* Ref.get(sentLog)).find(predicate)
+          const earlier = sentLog.find(predicate)
           if (earlier !== undefined) return earlier
           while (true) {
             const next = yield* Queue.take(sentQueue)
