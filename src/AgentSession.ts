@@ -377,6 +377,32 @@ export interface SessionConfig<R = never> {
   readonly controlTimeout?: Duration.DurationInput | undefined
 }
 
+// `Effect.fn(name)` captures a stack trace for its definition site when called: once here, not
+// once per method per session (≈ 20 per `make`). Each session's methods are still made by
+// `Effect.fn`, so the spans and their call-site stack traces are unchanged.
+const traced = {
+  send: Effect.fn("AgentSession.send"),
+  interrupt: Effect.fn("AgentSession.interrupt"),
+  setPermissionMode: Effect.fn("AgentSession.setPermissionMode"),
+  setModel: Effect.fn("AgentSession.setModel"),
+  setMaxThinkingTokens: Effect.fn("AgentSession.setMaxThinkingTokens"),
+  mcpServerStatus: Effect.fn("AgentSession.mcpServerStatus"),
+  getContextUsage: Effect.fn("AgentSession.getContextUsage"),
+  reinitialize: Effect.fn("AgentSession.reinitialize"),
+  readMcpResource: Effect.fn("AgentSession.readMcpResource"),
+  applyFlagSettings: Effect.fn("AgentSession.applyFlagSettings"),
+  updateSettings: Effect.fn("AgentSession.updateSettings"),
+  reloadPlugins: Effect.fn("AgentSession.reloadPlugins"),
+  reloadSkills: Effect.fn("AgentSession.reloadSkills"),
+  reloadOutputStyles: Effect.fn("AgentSession.reloadOutputStyles"),
+  backgroundTasks: Effect.fn("AgentSession.backgroundTasks"),
+  setMcpPermissionModeOverride: Effect.fn("AgentSession.setMcpPermissionModeOverride"),
+  rewindFiles: Effect.fn("AgentSession.rewindFiles"),
+  stopTask: Effect.fn("AgentSession.stopTask"),
+  reconnectMcpServer: Effect.fn("AgentSession.reconnectMcpServer"),
+  toggleMcpServer: Effect.fn("AgentSession.toggleMcpServer"),
+}
+
 const connectPoll = Duration.millis(100)
 
 // What the `initialize` reply must confirm, as the official SDK checks it: a CLI too old to read
@@ -720,7 +746,7 @@ export const make = <R = never>(
     }
 
     const session: AgentSession = {
-      send: Effect.fn("AgentSession.send")(function*(prompt: Prompt) {
+      send: traced.send(function*(prompt: Prompt) {
         const frame = toUserFrame(prompt, config.verbatimPrompts === true)
         yield* transport.send(frame)
         yield* turns.started
@@ -728,20 +754,20 @@ export const make = <R = never>(
       }),
       messages,
       receiveResponse,
-      interrupt: Effect.fn("AgentSession.interrupt")(function*(options?: InterruptOptions) {
+      interrupt: traced.interrupt(function*(options?: InterruptOptions) {
         return yield* control.request(
           Control.Interrupt,
           options?.cancelQueued === true ? { cancel_queued: true } : {},
           options
         )
       }),
-      setPermissionMode: Effect.fn("AgentSession.setPermissionMode")(function*(mode, options) {
+      setPermissionMode: traced.setPermissionMode(function*(mode, options) {
         return yield* control.request(Control.SetPermissionMode, { mode }, options)
       }),
-      setModel: Effect.fn("AgentSession.setModel")(function*(model, options) {
+      setModel: traced.setModel(function*(model, options) {
         return yield* control.request(Control.SetModel, model === undefined ? {} : { model }, options)
       }),
-      setMaxThinkingTokens: Effect.fn("AgentSession.setMaxThinkingTokens")(function*(tokens, display, options) {
+      setMaxThinkingTokens: traced.setMaxThinkingTokens(function*(tokens, display, options) {
         yield* control.request(
           Control.SetMaxThinkingTokens,
           display === undefined
@@ -750,10 +776,10 @@ export const make = <R = never>(
           options
         )
       }),
-      mcpServerStatus: Effect.fn("AgentSession.mcpServerStatus")(function*(options) {
+      mcpServerStatus: traced.mcpServerStatus(function*(options) {
         return yield* control.request(Control.McpStatus, {}, options)
       }),
-      getContextUsage: Effect.fn("AgentSession.getContextUsage")(function*(options) {
+      getContextUsage: traced.getContextUsage(function*(options) {
         return yield* control.request(
           Control.GetContextUsage,
           options?.detail === undefined ? {} : { detail: options.detail },
@@ -799,7 +825,7 @@ export const make = <R = never>(
       supportedModels: Effect.map(initializationResult, (init) => init.models),
       supportedAgents: Effect.map(initializationResult, (init) => init.agents ?? []),
       accountInfo: Effect.map(initializationResult, (init) => init.account ?? {}),
-      reinitialize: Effect.fn("AgentSession.reinitialize")(function*(options) {
+      reinitialize: traced.reinitialize(function*(options) {
         const payload = yield* initializePayload
         const reply = yield* control.request(Control.Initialize, payload, options)
         yield* confirmApplied(payload, reply).pipe(
@@ -807,29 +833,29 @@ export const make = <R = never>(
         )
         return reply
       }),
-      readMcpResource: Effect.fn("AgentSession.readMcpResource")(function*(serverName, uri, options) {
+      readMcpResource: traced.readMcpResource(function*(serverName, uri, options) {
         return yield* control.request(Control.McpReadResource, { serverName, uri }, options)
       }),
-      applyFlagSettings: Effect.fn("AgentSession.applyFlagSettings")(function*(settings, options) {
+      applyFlagSettings: traced.applyFlagSettings(function*(settings, options) {
         yield* control.request(Control.ApplyFlagSettings, { settings }, options)
       }),
-      updateSettings: Effect.fn("AgentSession.updateSettings")(function*(source, settings, options) {
+      updateSettings: traced.updateSettings(function*(source, settings, options) {
         yield* control.request(Control.UpdateSettings, { source, settings }, options)
       }),
-      reloadPlugins: Effect.fn("AgentSession.reloadPlugins")(function*(options) {
+      reloadPlugins: traced.reloadPlugins(function*(options) {
         return yield* control.request(Control.ReloadPlugins, {
           ...(options?.holdOnCacheImpact === undefined ? {} : { hold_on_cache_impact: options.holdOnCacheImpact }),
           ...(options?.addPlugins === undefined ? {} : { add_plugins: options.addPlugins }),
           ...(options?.refuseIfBusy === undefined ? {} : { refuse_if_busy: options.refuseIfBusy })
         }, options)
       }),
-      reloadSkills: Effect.fn("AgentSession.reloadSkills")(function*(options) {
+      reloadSkills: traced.reloadSkills(function*(options) {
         return yield* control.request(Control.ReloadSkills, {}, options)
       }),
-      reloadOutputStyles: Effect.fn("AgentSession.reloadOutputStyles")(function*(options) {
+      reloadOutputStyles: traced.reloadOutputStyles(function*(options) {
         return yield* control.request(Control.ReloadOutputStyles, {}, options)
       }),
-      backgroundTasks: Effect.fn("AgentSession.backgroundTasks")(function*(toolUseId, options) {
+      backgroundTasks: traced.backgroundTasks(function*(toolUseId, options) {
         const reply = yield* control.request(
           Control.BackgroundTasks,
           toolUseId === undefined ? {} : { tool_use_id: toolUseId },
@@ -838,12 +864,12 @@ export const make = <R = never>(
         // The CLI says `false` only when a given tool use matched nothing; otherwise it sends nothing.
         return reply.backgrounded ?? true
       }),
-      setMcpPermissionModeOverride: Effect.fn("AgentSession.setMcpPermissionModeOverride")(
+      setMcpPermissionModeOverride: traced.setMcpPermissionModeOverride(
         function*(serverName, mode, options) {
           return yield* control.request(Control.SetMcpPermissionModeOverride, { serverName, mode }, options)
         }
       ),
-      rewindFiles: Effect.fn("AgentSession.rewindFiles")(function*(userMessageId, options) {
+      rewindFiles: traced.rewindFiles(function*(userMessageId, options) {
         // The CLI answers "cannot rewind" as data to a dry run but as an error to the real call:
         // asking the dry run first makes it data in both cases.
         const check = yield* control.request(
@@ -854,13 +880,13 @@ export const make = <R = never>(
         if (options?.dryRun === true || !check.canRewind) return check
         return yield* control.request(Control.RewindFiles, { user_message_id: userMessageId }, options)
       }),
-      stopTask: Effect.fn("AgentSession.stopTask")(function*(taskId, options) {
+      stopTask: traced.stopTask(function*(taskId, options) {
         yield* control.request(Control.StopTask, { task_id: taskId }, options)
       }),
-      reconnectMcpServer: Effect.fn("AgentSession.reconnectMcpServer")(function*(serverName, options) {
+      reconnectMcpServer: traced.reconnectMcpServer(function*(serverName, options) {
         yield* control.request(Control.McpReconnect, { serverName }, options)
       }),
-      toggleMcpServer: Effect.fn("AgentSession.toggleMcpServer")(function*(serverName, enabled, options) {
+      toggleMcpServer: traced.toggleMcpServer(function*(serverName, enabled, options) {
         yield* control.request(Control.McpToggle, { serverName, enabled }, options)
       }),
       initializationResult,
