@@ -582,13 +582,25 @@ export const make = (config: ControlChannelConfig) =>
     // Requests still waiting when the session's scope closes must not hang their callers, and
     // neither must a consumer still reading messages (the reader is interrupted with the scope, so
     // the end of the CLI's output may never be seen). Both are no-ops once the reader has finished.
-    // The error is made only when someone can receive it: a `Schema.TaggedError` validates its
-    // fields and captures a stack trace, about a tenth of a millisecond, on every session's close.
-    yield* Effect.addFinalizer(() => {
-      if (pending.size === 0 && queueEnd !== undefined) return Effect.void
-      const closed = new CLIConnectionError({ reason: "The session was closed" })
-      return failAllPending(closed).pipe(Effect.zipRight(endQueue(closed)))
-    })
+    // The error is made only when someone receives it: a `Schema.TaggedError` validates its fields
+    // and captures a stack trace, about a tenth of a millisecond, and most sessions close with
+    // nothing pending and nobody reading on.
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        let closed: CLIConnectionError | undefined
+        const closedError = () => closed ??= new CLIConnectionError({ reason: "The session was closed" })
+        const ending = Effect.sync(() => {
+          if (queueEnd !== undefined) return
+          queueEnd = {
+            get error() {
+              return closedError()
+            }
+          }
+          wakeTakers()
+        })
+        return pending.size === 0 ? ending : Effect.zipRight(failAllPending(closedError()), ending)
+      })
+    )
 
     // ---- outbound requests --------------------------------------------------------------------
 
