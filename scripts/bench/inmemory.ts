@@ -3,7 +3,7 @@
 //
 //   npx tsx scripts/bench/inmemory.ts [--hooks=5000] [--sessions=500] [--reps=5] [--only=hooks|sessions] [--dist]
 //
-// --dist runs the built library (dist/esm, `npm run build` first) instead of src/ through tsx:
+// --dist runs the built library (dist/esm, or --dist=DIR relative to the repository, `npm run build` first) instead of src/ through tsx:
 // what users run, and what `node --import tsx --cpu-prof … --dist` profiles map back to src/ lines.
 //
 // Each row: a warm-up (3 runs of hooks, 2 of sessions), then `reps` measured repetitions; prints medians (min–max) of CPU time
@@ -12,7 +12,8 @@ import { Effect, Stream } from "effect"
 import type * as ClaudeAgentModule from "../../src/ClaudeAgent.js"
 import type * as FakeCliModule from "../../src/testing/FakeCli.js"
 
-const base = process.argv.includes("--dist") ? "../../dist/esm" : "../../src"
+const distArg = process.argv.find((a) => a === "--dist" || a.startsWith("--dist="))
+const base = distArg === undefined ? "../../src" : `../../${distArg === "--dist" ? "dist/esm" : distArg.slice(7)}`
 const ClaudeAgent: typeof ClaudeAgentModule = await import(`${base}/ClaudeAgent.js`)
 const FakeCli: typeof FakeCliModule = await import(`${base}/testing/FakeCli.js`)
 

@@ -309,20 +309,23 @@ export const make = (config: ControlChannelConfig) =>
       if (inbound === undefined) return answerError(requestId, `Unsupported control request subtype: ${subtype}`)
       const details = inboundDetails(request)
       const turn = Option.isSome(currentTurn) ? currentTurn.value.span : undefined
-      const work = Effect.suspend(() => inbound.run(request, requestId)).pipe(
-        Effect.timed,
-        Effect.tap(([elapsed]) => Metric.update(callbackHistogram(subtype), Duration.toMillis(elapsed))),
-        Effect.map(([, answer]) => answer),
-        Effect.exit,
-        Effect.flatMap((exit) => {
+      // Timed as `Effect.timed` would (the fiber's clock, successes only), in fewer steps: this
+      // runs for every request.
+      const work = Effect.clockWith((clock) => {
+        const start = clock.unsafeCurrentTimeNanos()
+        return Effect.flatMap(Effect.exit(Effect.suspend(() => inbound.run(request, requestId))), (exit) => {
           if (Exit.isSuccess(exit)) {
+            const elapsed = Number(clock.unsafeCurrentTimeNanos() - start) / 1_000_000
             const response = exit.value
-            return respond({
-              type: "control_response",
-              response: response === undefined
-                ? { subtype: "success", request_id: requestId }
-                : { subtype: "success", request_id: requestId, response }
-            })
+            return Effect.zipRight(
+              Metric.update(callbackHistogram(subtype), elapsed),
+              respond({
+                type: "control_response",
+                response: response === undefined
+                  ? { subtype: "success", request_id: requestId }
+                  : { subtype: "success", request_id: requestId, response }
+              })
+            )
           }
           // An interrupted handler was cancelled: the CLI expects no answer, and answering
           // "success" could let a gated tool run.
@@ -336,7 +339,7 @@ export const make = (config: ControlChannelConfig) =>
             Effect.zipRight(answerError(requestId, text))
           )
         })
-      )
+      })
       // `FiberMap.run`, except that the handler's fiber starts at once, on this stack: a handler
       // that answers without waiting (most hooks) is done, answer queued, before the reader moves
       // on, with no scheduler round trip. Only a fiber still running joins the map (where

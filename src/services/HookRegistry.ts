@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Data, Duration, Effect, Either, Layer, Predicate } from "effect"
+import { Cause, Context, Data, Duration, Effect, Either, Layer, Option, Predicate } from "effect"
 import * as Hook from "../Hook.js"
 import type * as Control from "../schema/Control.js"
 import * as Issues from "../internal/issues.js"
@@ -199,16 +199,24 @@ export const make = <R>(hooks: Hook.Hooks<R>): Effect.Effect<HookRegistryShape, 
           Effect.fail(new HookCallbackError({ event: registered.event, callbackId: id, detail }))
         const decoded = Hook.decodeInput(request.input)
         if (Either.isLeft(decoded)) return fail(`invalid input: ${decoded.left.detail}`)
-        return registered.callback(decoded.right, request.tool_use_id).pipe(
-          Effect.catchAllDefect((defect) => fail(`died: ${describe(defect)}`)),
-          Effect.catchAll((e) => (e instanceof HookCallbackError ? Effect.fail(e) : fail(`failed: ${describe(e)}`))),
-          Effect.flatMap((output) => {
+        // One step for what `catchAllDefect`, `catchAll` and `flatMap` did in three: a defect
+        // first, then a failure; an interruption goes through as it is.
+        return Effect.matchCauseEffect(registered.callback(decoded.right, request.tool_use_id), {
+          onFailure: (cause) => {
+            const defect = Cause.dieOption(cause)
+            if (Option.isSome(defect)) return fail(`died: ${describe(defect.value)}`)
+            const failure = Cause.failureOption(cause)
+            if (Option.isNone(failure)) return Effect.failCause(cause)
+            const e = failure.value
+            return e instanceof HookCallbackError ? Effect.fail(e) : fail(`failed: ${describe(e)}`)
+          },
+          onSuccess: (output) => {
             const encoded = Hook.encodeOutput(output)
             if (Either.isLeft(encoded)) return fail(`returned an invalid output: ${Issues.describe(encoded.left)}`)
             const wire = encoded.right
             return Predicate.isRecord(wire) ? Effect.succeed(wire) : fail("returned an output that is not an object")
-          })
-        )
+          }
+        })
       })
 
     return { initializeHooks, handleCallback }
