@@ -6,7 +6,7 @@
 // --dist runs the built library (dist/esm, or --dist=DIR relative to the repository, `npm run build` first) instead of src/ through tsx:
 // what users run, and what `node --import tsx --cpu-prof … --dist` profiles map back to src/ lines.
 //
-// Each row: a warm-up (3 runs of hooks, 2 of sessions), then `reps` measured repetitions; prints medians (min–max) of CPU time
+// Each row: a warm-up (3 runs of each), then `reps` measured repetitions; prints medians (min–max) of CPU time
 // (`process.cpuUsage`, user + system) per unit.
 import { Effect, Stream } from "effect"
 import type * as ClaudeAgentModule from "../../src/ClaudeAgent.js"
@@ -85,7 +85,7 @@ const program = Effect.gen(function*() {
     report(`hook round trip (${reps} × ${hooks})`, "CPU µs per round trip", xs, 1)
   }
   if (only === undefined || only === "sessions") {
-    for (let w = 0; w < 2; w++) yield* sessionRun(sessions)
+    for (let w = 0; w < 3; w++) yield* sessionRun(sessions)
     const xs: Array<number> = []
     for (let r = 0; r < reps; r++) xs.push((yield* sessionRun(sessions)) / sessions / 1000)
     report(`session set-up (${reps} × ${sessions})`, "CPU ms per session", xs, 2)
