@@ -21,7 +21,8 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import type { PlatformError } from "@effect/platform/Error"
-import { Chunk, Clock, Config, Effect, Option, Predicate, Schema, Stream } from "effect"
+import { Chunk, Clock, Effect, Option, Predicate, Schema, Stream } from "effect"
+import * as ConfigDir from "./internal/configDir.js"
 import { LineSplitter } from "./internal/framing.js"
 import * as T from "./internal/transcript.js"
 import { OptionsError, SessionNotFoundError } from "./SdkError.js"
@@ -281,25 +282,11 @@ interface Ctx {
   readonly root: string
 }
 
-const envVar = (name: string) =>
-  Effect.option(Config.string(name)).pipe(
-    Effect.map(Option.filter((s) => s.length > 0)),
-    Effect.map(Option.getOrUndefined)
-  )
-
 const context = (configDir: string | undefined) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    let dir = configDir ?? (yield* envVar("CLAUDE_CONFIG_DIR"))
-    if (dir === undefined) {
-      const home = (yield* envVar("HOME")) ?? (yield* envVar("USERPROFILE"))
-      if (home === undefined) {
-        yield* Effect.logWarning("effect-claude-agent: no CLAUDE_CONFIG_DIR, HOME or USERPROFILE; using ./.claude")
-      }
-      dir = path.join(home ?? path.resolve("."), ".claude")
-    }
-    const ctx: Ctx = { fs, path, root: path.join(dir.normalize("NFC"), "projects") }
+    const ctx: Ctx = { fs, path, root: path.join(yield* ConfigDir.resolve({ configDir }), "projects") }
     return ctx
   })
 

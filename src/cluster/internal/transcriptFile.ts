@@ -3,14 +3,9 @@
 // one the CLI process will see: `env` of the session's options is merged over this process's
 // environment, so a `CLAUDE_CONFIG_DIR` or `HOME` there wins.
 import { FileSystem, Path } from "@effect/platform"
-import { Config, Effect, Option } from "effect"
+import { Effect } from "effect"
+import * as ConfigDir from "../../internal/configDir.js"
 import * as T from "../../internal/transcript.js"
-
-const envVar = (name: string) =>
-  Effect.option(Config.string(name)).pipe(
-    Effect.map(Option.filter((s) => s.length > 0)),
-    Effect.map(Option.getOrUndefined)
-  )
 
 const nonEmpty = (s: string | undefined): string | undefined => (s !== undefined && s.length > 0 ? s : undefined)
 
@@ -28,13 +23,9 @@ export const transcriptPath = (
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const env = place.env ?? {}
-    let configDir = nonEmpty(env.CLAUDE_CONFIG_DIR) ?? (yield* envVar("CLAUDE_CONFIG_DIR"))
-    if (configDir === undefined) {
-      const home = nonEmpty(env.HOME) ?? (yield* envVar("HOME")) ?? (yield* envVar("USERPROFILE"))
-      configDir = path.join(home ?? path.resolve("."), ".claude")
-    }
+    const configDir = yield* ConfigDir.resolve({ configDir: nonEmpty(env.CLAUDE_CONFIG_DIR), home: nonEmpty(env.HOME) })
     const cwd = place.cwd ?? path.resolve(".")
     // The CLI records its real working directory (symlinks resolved).
     const real = yield* fs.realPath(cwd).pipe(Effect.orElseSucceed(() => path.resolve(cwd)))
-    return path.join(configDir.normalize("NFC"), "projects", T.projectDirName(real), `${sessionId}.jsonl`)
+    return path.join(configDir, "projects", T.projectDirName(real), `${sessionId}.jsonl`)
   })
