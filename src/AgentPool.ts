@@ -178,6 +178,14 @@ export interface PoolStats {
 /**
  * The pool's operations: `ClaudeAgent`'s, plus what it knows.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { AgentPool } from "effect-claude-agent"
+ *
+ * const busy = Effect.flatMap(AgentPool.AgentPool, (pool) => Effect.map(pool.stats, (s) => s.active + s.pending))
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */

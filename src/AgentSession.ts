@@ -54,6 +54,13 @@ export type Prompt = string | ReadonlyArray<ContentBlock.ContentBlockParam> | Me
 /**
  * Options for `interrupt`.
  *
+ * @example
+ * ```ts
+ * import type { AgentSession } from "effect-claude-agent"
+ *
+ * const stopEverything = (session: AgentSession.AgentSession) => session.interrupt({ cancelQueued: true })
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */
@@ -64,6 +71,14 @@ export interface InterruptOptions extends RequestOptions {
 
 /**
  * Options for `rewindFiles`.
+ *
+ * @example
+ * ```ts
+ * import type { AgentSession } from "effect-claude-agent"
+ *
+ * const preview = (session: AgentSession.AgentSession, userMessageId: string) =>
+ *   session.rewindFiles(userMessageId, { dryRun: true })
+ * ```
  *
  * @since 0.1.0
  * @category models
@@ -177,6 +192,20 @@ export type McpServers<R = never> = {
 
 /**
  * A live session. Every method is safe to call from any fiber.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { ClaudeAgent } from "effect-claude-agent"
+ *
+ * const twoTurns = Effect.scoped(Effect.gen(function*() {
+ *   const session = yield* ClaudeAgent.session({ model: "claude-sonnet-4-5" })
+ *   yield* session.send("Read README.md")
+ *   yield* Stream.runDrain(session.receiveResponse)
+ *   yield* session.send("Now summarise it in one line")
+ *   return yield* Stream.runCollect(session.receiveResponse)
+ * }))
+ * ```
  *
  * @since 0.1.0
  * @category models
@@ -352,6 +381,13 @@ export interface AgentSession {
 /**
  * What `make` needs beyond the session's services. `ClaudeAgent.session` derives it from `Options`.
  * `R` is what `onElicitation` needs.
+ *
+ * @example
+ * ```ts
+ * import type { AgentSession } from "effect-claude-agent"
+ *
+ * const config: AgentSession.SessionConfig = { closeGracePeriod: "5 seconds", controlTimeout: "30 seconds" }
+ * ```
  *
  * @since 0.1.0
  * @category models

@@ -18,6 +18,15 @@ import { Context, Deferred, Effect, Layer, Mailbox, type Scope, Stream } from "e
 /**
  * The guard's operation.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { OrphanGuard } from "effect-claude-agent/cluster"
+ *
+ * // Guarded until the scope closes: close it only after the process has exited.
+ * const guard = (shape: OrphanGuard.OrphanGuardShape, pid: number) => Effect.scoped(shape.watch(pid))
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */

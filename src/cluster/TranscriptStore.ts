@@ -48,6 +48,15 @@ export class TranscriptStoreError extends Schema.TaggedError<TranscriptStoreErro
  * The store's operations. A transcript is the JSONL text of the CLI's session file; the empty
  * string marks a conversation that has started but has no completed turn yet.
  *
+ * @example
+ * ```ts
+ * import { Effect, Option } from "effect"
+ * import { TranscriptStore } from "effect-claude-agent/cluster"
+ *
+ * const hasTurns = (store: TranscriptStore.TranscriptStoreShape, sessionId: string) =>
+ *   Effect.map(store.load(sessionId), Option.exists((text) => text.length > 0))
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */

@@ -797,6 +797,15 @@ export interface ElicitationResult extends Schema.Schema.Type<typeof Elicitation
 // ---- descriptors --------------------------------------------------------------------------------
 
 /**
+ * Marks a control request descriptor (what `Control.request` makes).
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ *
+ * const isDescriptor = (u: object) => Control.RequestTypeId in u
+ * ```
+ *
  * @since 0.1.0
  * @category type ids
  */
