@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import type { CommandExecutor, FileSystem, Path } from "@effect/platform"
+import type { FileSystem, Path } from "@effect/platform"
 import {
   Clock,
   Context,
@@ -1080,5 +1080,5 @@ export const layer = (
 ): Layer.Layer<
   AgentPool | ClaudeAgent.ClaudeAgent,
   never,
-  CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
+  FileSystem.FileSystem | Path.Path
 > => layerOver(config).pipe(Layer.provide(ClaudeAgent.layer))

@@ -8,7 +8,6 @@
  *
  * @since 0.1.0
  */
-import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import { Context, Effect, ExecutionStrategy, Layer, Metric, Option, type Schema, Scope, Stream } from "effect"
@@ -294,13 +293,13 @@ const processEnv = (): Record<string, string | undefined> => {
 export const subprocessFactory: Effect.Effect<
   TransportFactory,
   never,
-  CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
+  FileSystem.FileSystem | Path.Path
 > = Effect.map(
-  Effect.context<CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path>(),
+  Effect.context<FileSystem.FileSystem | Path.Path>(),
   (all): TransportFactory => {
     // Only these services: the caller's whole context may hold the Scope a layer was built in,
     // and providing that would tie every session's process to the layer's lifetime.
-    const context = Context.pick(CommandExecutor.CommandExecutor, FileSystem.FileSystem, Path.Path)(all)
+    const context = Context.pick(FileSystem.FileSystem, Path.Path)(all)
     return (launch, options) =>
       Effect.gen(function*() {
         const cli = yield* Discovery.findCli(options.pathToClaudeCodeExecutable, launch.env)
@@ -308,7 +307,9 @@ export const subprocessFactory: Effect.Effect<
         const { args, command } = Discovery.invocation(cli, options.executable, options.executableArgs)
         // Beside the spawn, never in front of it: it only warns, and a wrapper script that does
         // not answer `-v` must not delay the session.
-        yield* Effect.forkScoped(Discovery.checkVersion(command, launch.env, args))
+        if (!Discovery.versionCheckDone(command, launch.env, args)) {
+          yield* Effect.forkScoped(Discovery.checkVersion(command, launch.env, args))
+        }
         return yield* Transport.makeSubprocess({
           command,
           args: [...args, ...launch.args],
@@ -323,8 +324,9 @@ export const subprocessFactory: Effect.Effect<
 )
 
 /**
- * The service backed by the real `claude` CLI. Needs a `CommandExecutor`, `FileSystem` and
- * `Path` (on Node: `NodeContext.layer` from `@effect/platform-node`).
+ * The service backed by the real `claude` CLI. Needs a `FileSystem` and `Path` to find it (on
+ * Node: `NodeContext.layer` from `@effect/platform-node`); the process is started with
+ * `node:child_process` (Node, Bun and Deno all provide it).
  *
  * @example
  * ```ts
@@ -345,7 +347,7 @@ export const subprocessFactory: Effect.Effect<
 export const layer: Layer.Layer<
   ClaudeAgent,
   never,
-  CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
+  FileSystem.FileSystem | Path.Path
 > = Layer.effect(ClaudeAgent, Effect.map(subprocessFactory, (factory) => make(factory)))
 
 /**

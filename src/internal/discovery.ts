@@ -4,11 +4,10 @@
 // `@anthropic-ai/claude-code` in a node_modules above this package or the working directory →
 // `claude` on PATH → the usual install locations. An explicit path that does not exist is an
 // error, not a reason to fall back: the caller asked for that binary.
-import * as Command from "@effect/platform/Command"
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import { execFile } from "node:child_process"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { Duration, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { CLINotFoundError } from "../SdkError.js"
 
 /** The oldest CLI this SDK is tested against; older ones only get a warning. */
@@ -88,6 +87,8 @@ const usable = (fs: FileSystem.FileSystem, file: string) =>
     Effect.orElseSucceed(() => false)
   )
 
+const searched = new Map<string, string>()
+
 /**
  * Resolves the executable. `explicit` is the `pathToClaudeCodeExecutable` option; `env` is the
  * child's environment (it may set `CLAUDE_CODE_PATH` and `PATH`).
@@ -108,9 +109,18 @@ export const findCli = Effect.fn("ClaudeAgent.findCli")(function*(
         : "the path in the environment variable CLAUDE_CODE_PATH does not exist"
     })
   }
+  // The search stats every candidate (dozens of paths): what it found is remembered for the same
+  // PATH, HOME and working directory, and only checked again (one stat) for the next session.
+  const key = [env.PATH, env.HOME ?? env.USERPROFILE, hostProcess().cwd].join("\u0000")
+  const found = searched.get(key)
+  if (found !== undefined && (yield* usable(fs, found))) return found
+  searched.delete(key)
   const list = yield* candidates(env)
   for (const file of list) {
-    if (yield* usable(fs, file)) return file
+    if (yield* usable(fs, file)) {
+      searched.set(key, file)
+      return file
+    }
   }
   return yield* new CLINotFoundError({ searched: list, reason: "no claude executable in any searched location" })
 })
@@ -164,6 +174,32 @@ export const versionLessThan = (a: string, b: string): boolean => {
  */
 const checking = new Set<string>()
 
+// `command args… -v`'s stdout, or undefined when it fails or takes more than 2 s (then it is killed).
+const versionOutput = (command: string, args: ReadonlyArray<string>) =>
+  Effect.async<string | undefined>((resume) => {
+    try {
+      const child = execFile(command, [...args, "-v"], { timeout: 2000, killSignal: "SIGKILL", windowsHide: true }, (error, stdout) => {
+        resume(Effect.succeed(error === null ? stdout : undefined))
+      })
+      return Effect.sync(() => {
+        child.kill()
+      })
+    } catch {
+      resume(Effect.succeed(undefined))
+    }
+  })
+
+/** Whether `checkVersion` has nothing to do (checked already, being checked, or skipped): no fiber needed. */
+export const versionCheckDone = (
+  command: string,
+  env: Readonly<Record<string, string | undefined>>,
+  args: ReadonlyArray<string> = []
+): boolean => {
+  if (env[skipVersionCheckEnv] !== undefined) return true
+  const key = [command, ...args].join("\u0000")
+  return versionCache.has(key) || checking.has(key)
+}
+
 export const checkVersion = Effect.fn("ClaudeAgent.checkVersion")(function*(
   command: string,
   env: Readonly<Record<string, string | undefined>>,
@@ -176,14 +212,9 @@ export const checkVersion = Effect.fn("ClaudeAgent.checkVersion")(function*(
   // Sessions opened together check once: the others go on without waiting (the check only warns).
   if (checking.has(key)) return Option.none<string>()
   checking.add(key)
-  const output = yield* Command.make(command, ...args, "-v").pipe(
-    Command.string,
-    Effect.timeout(Duration.seconds(2)),
-    Effect.option,
-    Effect.ensuring(Effect.sync(() => checking.delete(key)))
-  )
+  const output = yield* versionOutput(command, args).pipe(Effect.ensuring(Effect.sync(() => checking.delete(key))))
   const label = [command, ...args].join(" ")
-  const version = Option.flatMap(output, (text) => Option.fromNullable(/(\d+\.\d+\.\d+)/.exec(text)?.[1]))
+  const version = Option.flatMap(Option.fromNullable(output), (text) => Option.fromNullable(/(\d+\.\d+\.\d+)/.exec(text)?.[1]))
   versionCache.set(key, version)
   if (Option.isNone(version)) {
     yield* Effect.logDebug(`effect-claude-agent: could not read the version of ${label}`)
@@ -198,4 +229,4 @@ export const checkVersion = Effect.fn("ClaudeAgent.checkVersion")(function*(
   command: string,
   env: Readonly<Record<string, string | undefined>>,
   args?: ReadonlyArray<string>
-) => Effect.Effect<Option.Option<string>, never, CommandExecutor.CommandExecutor>
+) => Effect.Effect<Option.Option<string>>

@@ -39,7 +39,11 @@ const stripCR = (line: string): string =>
  * @internal
  */
 export class LineSplitter {
-  private readonly partial = new TextDecoder("utf-8")
+  // Made on the first line that spans chunks: a `TextDecoder` costs tens of microseconds to make.
+  private partialDecoder: InstanceType<typeof TextDecoder> | undefined
+  private get partial(): InstanceType<typeof TextDecoder> {
+    return this.partialDecoder ??= new TextDecoder("utf-8")
+  }
   private pending = ""
   private pendingBytes = 0
 

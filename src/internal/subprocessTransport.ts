@@ -1,214 +1,485 @@
 /**
- * The subprocess `Transport`: the real CLI started with `@effect/platform` `Command`.
+ * The subprocess `Transport`: the real CLI started with `node:child_process` (Node, Bun and Deno
+ * all provide it), its pipes driven by their own events.
  *
- * Ordering matters here (finalizers run last-in-first-out):
- * 1. the stdin writer is forked before the process starts, so it is interrupted after the process
- *    is dead and an EPIPE becomes a typed failure instead of an uncaught exception;
- * 2. `Command.start` registers the platform's own release (SIGTERM to the group, then wait);
- * 3. our stop sequence is registered last so it runs first: end stdin, wait, SIGTERM, wait,
- *    SIGKILL. The platform release alone waits forever on a CLI that ignores SIGTERM.
+ * Why not `@effect/platform`'s `Command`: every frame went through a writer fiber and the
+ * platform's stdin `Sink` (a fiber wake-up and a channel step per write, waiting for the write's
+ * callback), every read through the platform's `Readable` stream (a channel step and a pull per
+ * read), and its start ran a `FileSystem.access` of the working directory, a fiber for the exit
+ * code and a stream per pipe. Measured over the bench's fake CLI, that was most of what a session
+ * cost beyond the in-memory transport (README, Performance). Here:
+ * - stdout is split and parsed in its `data` handler; the reader takes everything parsed so far in
+ *   one pull, and stdout is paused while more than `READ_AHEAD_BYTES` wait to be taken (so a reader
+ *   that stops pulling — a full message queue — stops the reading, as before);
+ * - `send` writes on the caller's fiber (one `write` per frame, in call order, never interleaved)
+ *   and waits only when the pipe asks it to (`drain`);
+ * - stderr is always drained, whatever its subscribers do: a CLI blocked on a full stderr pipe
+ *   stops writing stdout too.
+ *
+ * The stop sequence runs when the scope closes: end stdin, wait, SIGTERM to the process group,
+ * wait, SIGKILL. The CLI is started in a process group of its own (not on Windows) so that what it
+ * started goes with it.
  *
  * @internal
  */
-import * as Command from "@effect/platform/Command"
-import type { PlatformError } from "@effect/platform/Error"
-import { Cause, Chunk, Deferred, Duration, Effect, Mailbox, Option, Predicate, PubSub, Ref, Sink, Stream } from "effect"
-import { CLIConnectionError, CLINotFoundError } from "../SdkError.js"
-import type { ExitStatus, SubprocessConfig, TransportShape } from "../services/Transport.js"
+import { type ChildProcess, spawn } from "node:child_process"
+import { accessSync } from "node:fs"
+import type { Readable, Writable } from "node:stream"
+import { Cause, Chunk, Deferred, Duration, Effect, Exit, Option, Predicate, PubSub, Runtime, Stream } from "effect"
+import { CLIConnectionError, CLIJSONDecodeError, CLINotFoundError } from "../SdkError.js"
+import type { ExitStatus, Frame, ReadError, SubprocessConfig, TransportShape } from "../services/Transport.js"
 import * as Defaults from "./defaults.js"
+import * as Drain from "./drain.js"
 import { runDetached } from "./detached.js"
 import * as Framing from "./framing.js"
 import * as Orphans from "./orphans.js"
 import { StderrTail } from "./stderr.js"
 
-const OUTBOX_CAPACITY = 64
+// Parsed frames held for the reader before stdout is paused. Node's own buffer (64 KiB) and the
+// pipe's come on top; a line longer than this still completes (it is bounded by `maxBufferSize`).
+export const READ_AHEAD_BYTES = 256 * 1024
 const STDERR_SUBSCRIBER_BUFFER = 1024
-const encoder = new TextEncoder()
+const isWindows = process.platform === "win32"
 
-// Frames queued while the writer was busy go out in one write (one syscall, one read for the CLI).
-const joinFrames = (frames: Chunk.Chunk<Uint8Array>): Chunk.Chunk<Uint8Array> => {
-  if (frames.length <= 1) return frames
-  let total = 0
-  for (const frame of frames) total += frame.length
-  const joined = new Uint8Array(total)
-  let offset = 0
-  for (const frame of frames) {
-    joined.set(frame, offset)
-    offset += frame.length
+const messageOf = (u: unknown): string =>
+  Predicate.hasProperty(u, "message") && typeof u.message === "string" ? u.message : String(u)
+
+const codeOf = (u: unknown): string | undefined =>
+  Predicate.hasProperty(u, "code") && typeof u.code === "string" ? u.code : undefined
+
+const accessible = (dir: string): string | undefined => {
+  try {
+    accessSync(dir)
+    return undefined
+  } catch (error) {
+    return messageOf(error)
   }
-  return Chunk.of(joined)
 }
 
-const signalOf = (error: PlatformError): string | undefined => {
-  const match = /signal: (SIG[A-Z0-9]+)/.exec(error.message)
-  return match?.[1]
-}
-
-const startError = (config: SubprocessConfig, error: PlatformError): CLINotFoundError | CLIConnectionError => {
-  if (error._tag === "SystemError" && error.reason === "NotFound" && error.method !== "access") {
-    return new CLINotFoundError({ searched: [config.command], reason: error.message })
+// Node reports a missing working directory as ENOENT of the command itself: the directory is
+// checked only then, off the path of every successful start.
+const startError = (config: SubprocessConfig, error: unknown): CLINotFoundError | CLIConnectionError => {
+  const code = codeOf(error)
+  if (code === "ENOENT" && config.cwd !== undefined) {
+    const problem = accessible(config.cwd)
+    if (problem !== undefined) {
+      return new CLIConnectionError({
+        reason: `The working directory ${config.cwd} is not accessible: ${problem}`,
+        cause: error
+      })
+    }
   }
-  if (error._tag === "SystemError" && error.method === "access") {
-    return new CLIConnectionError({
-      reason: `The working directory ${config.cwd ?? "(unset)"} is not accessible: ${error.message}`,
-      cause: error
-    })
-  }
-  return new CLIConnectionError({ reason: `Could not start ${config.command}: ${error.message}`, cause: error })
-}
-
-// Node's spawn throws some failures synchronously (ENOTDIR for a `cwd` that is a file, for one),
-// which the platform surfaces as defects: every way of failing to start is typed here.
-const spawnDefectError = (config: SubprocessConfig, defect: unknown): CLIConnectionError => {
-  const code = Predicate.hasProperty(defect, "code") && typeof defect.code === "string" ? defect.code : undefined
-  const text = Predicate.hasProperty(defect, "message") && typeof defect.message === "string"
-    ? defect.message
-    : String(defect)
+  if (code === "ENOENT") return new CLINotFoundError({ searched: [config.command], reason: messageOf(error) })
   if (code === "ENOTDIR" && config.cwd !== undefined) {
     return new CLIConnectionError({
       reason: `The working directory ${config.cwd} is not a directory (ENOTDIR): set \`cwd\` to a directory`,
-      cause: defect
+      cause: error
     })
   }
   return new CLIConnectionError({
-    reason: `Could not start ${config.command}${config.cwd === undefined ? "" : ` in ${config.cwd}`}: ${code ?? text}`,
-    cause: defect
+    reason: `Could not start ${config.command}${config.cwd === undefined ? "" : ` in ${config.cwd}`}: ${
+      code ?? messageOf(error)
+    }`,
+    cause: error
   })
 }
+
+type Pull = Effect.Effect<Chunk.Chunk<Frame>, Option.Option<ReadError>>
+
+/**
+ * stdout, split and parsed as it arrives, for one reader.
+ *
+ * @internal
+ */
+export class StdoutFrames {
+  private buffer: Array<Frame> = []
+  private bufferedBytes = 0
+  private noise: Array<string> | undefined
+  private failure: ReadError | undefined
+  private ended = false
+  private paused = false
+  private waiter: ((next: Pull) => void) | undefined
+  private readonly splitter: Framing.LineSplitter
+
+  constructor(private readonly stdout: Readable, maxBytes: number) {
+    this.splitter = new Framing.LineSplitter(maxBytes)
+    stdout.on("data", (chunk: Uint8Array) => this.onData(chunk))
+    stdout.on("end", () => this.onEnd())
+    stdout.on("error", (error: unknown) =>
+      this.onFailure(
+        new CLIConnectionError({ reason: `Reading the CLI's stdout failed: ${messageOf(error)}`, cause: error })
+      )
+    )
+  }
+
+  private onData(chunk: Uint8Array): void {
+    // After a protocol error nothing more is parsed, but the pipe is still drained until the end.
+    if (this.failure !== undefined || this.ended) return
+    const lines = this.splitter.push(chunk)
+    if (lines instanceof CLIJSONDecodeError) return this.onFailure(lines)
+    if (lines.length === 0) return
+    if (!this.addLines(lines)) return
+    if (this.bufferedBytes >= READ_AHEAD_BYTES && !this.paused) {
+      this.paused = true
+      this.stdout.pause()
+    }
+    this.wake()
+  }
+
+  private addLines(lines: ReadonlyArray<string>): boolean {
+    for (const line of lines) {
+      const parsed = Framing.parseLine(line)
+      if (parsed instanceof CLIJSONDecodeError) {
+        this.onFailure(parsed)
+        return false
+      }
+      // The line's length stands for its size: what is buffered is bounded by it, not billed.
+      if (parsed._tag === "Frame") {
+        this.buffer.push({ value: parsed.frame, bytes: line.length + 1 })
+        this.bufferedBytes += line.length + 1
+      } else if (parsed.line.length > 0) {
+        ;(this.noise ??= []).push(parsed.line)
+      }
+    }
+    return true
+  }
+
+  private onEnd(): void {
+    if (this.failure !== undefined || this.ended) return
+    const last = this.splitter.flush()
+    if (last !== undefined && !this.addLines([last])) return
+    this.ended = true
+    this.wake()
+  }
+
+  private onFailure(error: ReadError): void {
+    if (this.failure !== undefined) return
+    this.failure = error
+    // Keep draining: a CLI blocked on a full pipe would never see its stdin close.
+    if (this.paused) {
+      this.paused = false
+      this.stdout.resume()
+    }
+    this.wake()
+  }
+
+  private wake(): void {
+    const waiter = this.waiter
+    if (waiter === undefined) return
+    const next = this.take()
+    if (next === undefined) return
+    this.waiter = undefined
+    waiter(next)
+  }
+
+  // Frames parsed before a failure are delivered before it.
+  private take(): Pull | undefined {
+    const noise = this.noise
+    this.noise = undefined
+    let next: Pull | undefined
+    if (this.buffer.length > 0) {
+      const frames = this.buffer
+      this.buffer = []
+      this.bufferedBytes = 0
+      if (this.paused) {
+        this.paused = false
+        this.stdout.resume()
+      }
+      next = Effect.succeed(Chunk.unsafeFromArray(frames))
+    } else if (this.failure !== undefined) {
+      next = Effect.fail(Option.some(this.failure))
+    } else if (this.ended) {
+      next = Effect.fail(Option.none())
+    }
+    if (noise === undefined) return next
+    const logged = Effect.logDebug("effect-claude-agent: skipped non-JSON stdout lines", noise.map(Framing.linePrefix))
+    return next === undefined ? undefined : Effect.zipRight(logged, next)
+  }
+
+  readonly pull: Pull = Effect.suspend(() =>
+    this.take() ?? Effect.async<Chunk.Chunk<Frame>, Option.Option<ReadError>>((resume) => {
+      this.waiter = resume
+      return Effect.sync(() => {
+        if (this.waiter === resume) this.waiter = undefined
+      })
+    })
+  )
+}
+
+/**
+ * stderr, always drained: every line goes to the tail, the `stderr` callback and the subscribers
+ * of the moment.
+ *
+ * @internal
+ */
+class StderrLines {
+  readonly tail = new StderrTail(Defaults.stderrTailBytes)
+  // Made for the first subscriber: most sessions never read `stderr` (and a subscriber sees the
+  // lines from the moment it runs, not earlier ones).
+  private hub: PubSub.PubSub<string> | undefined
+  private open = true
+  private decoder: InstanceType<typeof TextDecoder> | undefined
+  private partial = ""
+  private callbackFailed = false
+
+  constructor(
+    stderr: Readable,
+    private readonly onStderr: ((line: string) => void) | undefined,
+    private readonly runtime: Runtime.Runtime<never>
+  ) {
+    stderr.on("data", (chunk: Uint8Array) => {
+      const text = this.partial + (this.decoder ??= new TextDecoder("utf-8")).decode(chunk, { stream: true })
+      let from = 0
+      for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", from)) {
+        this.line(text.slice(from, nl))
+        from = nl + 1
+      }
+      this.partial = text.slice(from)
+    })
+    stderr.once("end", () => {
+      const rest = this.decoder === undefined ? this.partial : this.partial + this.decoder.decode()
+      this.partial = ""
+      if (rest.length > 0) this.line(rest)
+      Runtime.runFork(runtime)(this.close)
+    })
+    stderr.on("error", () => {})
+  }
+
+  private line(raw: string): void {
+    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw
+    this.tail.append(line)
+    if (this.onStderr !== undefined) {
+      try {
+        this.onStderr(line)
+      } catch (error) {
+        // A throwing user callback must not stop the drain; it is reported once, not per line.
+        if (!this.callbackFailed) {
+          this.callbackFailed = true
+          Runtime.runFork(this.runtime)(
+            Effect.logWarning(
+              `effect-claude-agent: the \`stderr\` callback threw (${
+                messageOf(error)
+              }); stderr is still drained, later failures are not reported`
+            )
+          )
+        }
+      }
+    }
+    this.hub?.unsafeOffer(line)
+  }
+
+  readonly close: Effect.Effect<void> = Effect.suspend(() => {
+    this.open = false
+    return this.hub === undefined ? Effect.void : PubSub.shutdown(this.hub)
+  })
+
+  readonly lines: Stream.Stream<string> = Stream.unwrap(Effect.suspend(() => {
+    if (!this.open) return Effect.succeed(Stream.empty)
+    if (this.hub !== undefined) return Effect.succeed(Stream.fromPubSub(this.hub))
+    return Effect.map(PubSub.sliding<string>(STDERR_SUBSCRIBER_BUFFER), (hub) => {
+      this.hub ??= hub
+      return Stream.fromPubSub(this.hub)
+    })
+  }))
+}
+
+/**
+ * stdin: one `write` per frame, on the caller's fiber.
+ *
+ * @internal
+ */
+class StdinFrames {
+  private ended = false
+  private failure: unknown
+  // Senders held back by a full pipe, released together by one listener.
+  private waiters: Array<() => void> = []
+
+  constructor(private readonly stdin: Writable) {
+    stdin.on("error", (error: unknown) => {
+      this.failure ??= error
+    })
+    const release = () => {
+      const waiters = this.waiters
+      this.waiters = []
+      for (const waiter of waiters) waiter()
+    }
+    stdin.on("drain", release)
+    stdin.on("close", release)
+  }
+
+  private readonly drained = Effect.async<void>((resume) => {
+    const waiter = () => resume(Effect.void)
+    this.waiters.push(waiter)
+    return Effect.sync(() => {
+      this.waiters = this.waiters.filter((w) => w !== waiter)
+    })
+  })
+
+  readonly send = (frame: unknown): Effect.Effect<void, CLIConnectionError> =>
+    Effect.suspend(() => {
+      if (this.failure !== undefined) {
+        return Effect.fail(
+          new CLIConnectionError({
+            reason: `Cannot write to the Claude Code CLI: ${messageOf(this.failure)}`,
+            cause: this.failure
+          })
+        )
+      }
+      if (this.ended || !this.stdin.writable) {
+        return Effect.fail(
+          new CLIConnectionError({ reason: "Cannot write to the Claude Code CLI: its input was already closed" })
+        )
+      }
+      // Concurrent senders never interleave, and frames written while the pipe is busy leave
+      // together (Node's `writev`).
+      return this.stdin.write(Framing.encodeFrame(frame)) ? Effect.void : this.drained
+    })
+
+  readonly end: Effect.Effect<void> = Effect.sync(() => {
+    if (this.ended) return
+    this.ended = true
+    this.stdin.end()
+  })
+}
+
+interface Started {
+  readonly child: ChildProcess
+  readonly pid: number
+  readonly stdin: StdinFrames
+  readonly stdout: StdoutFrames
+  readonly stderr: StderrLines
+  readonly exited: () => ExitStatus | undefined
+}
+
+// Sends `signal` to the process group (the CLI and what it started), else to the process.
+const signalGroup = (child: ChildProcess, pid: number, signal: NodeJS.Signals): void => {
+  try {
+    if (!isWindows) {
+      process.kill(-pid, signal)
+      return
+    }
+  } catch {
+    // No group (already gone): the process itself below.
+  }
+  try {
+    child.kill(signal)
+  } catch {
+    // Already gone.
+  }
+}
+
+// Spawns the CLI and listens to everything it can emit before anything can be emitted: its
+// pipes, its exit (which may come before this fiber runs again).
+const start = (config: SubprocessConfig, runtime: Runtime.Runtime<never>, exitStatus: Deferred.Deferred<ExitStatus>) =>
+  Effect.async<Started, CLINotFoundError | CLIConnectionError>((resume) => {
+    let child: ChildProcess
+    try {
+      child = spawn(config.command, config.args, {
+        stdio: ["pipe", "pipe", "pipe"],
+        cwd: config.cwd,
+        env: config.env,
+        detached: !isWindows
+      })
+    } catch (defect) {
+      // Some failures are thrown at once (ENOTDIR for a `cwd` that is a file, for one).
+      resume(Effect.fail(startError(config, defect)))
+      return
+    }
+    const { stderr, stdin, stdout } = child
+    if (stdin === null || stdout === null || stderr === null) {
+      child.kill("SIGKILL")
+      resume(Effect.fail(new CLIConnectionError({ reason: `Could not start ${config.command}: no pipes to the process` })))
+      return
+    }
+    const pipes = {
+      stdin: new StdinFrames(stdin),
+      stdout: new StdoutFrames(stdout, config.maxBufferSize),
+      stderr: new StderrLines(stderr, config.onStderr, runtime)
+    }
+    let status: ExitStatus | undefined
+    let unregister = () => {}
+    child.once("exit", (code, signal) => {
+      status = { exitCode: code ?? undefined, signal: signal ?? undefined }
+      unregister()
+      Deferred.unsafeDone(exitStatus, Exit.succeed(status))
+    })
+    let spawned = false
+    child.on("error", (error) => {
+      // After the start, a failure (a signal that cannot be sent) is not the session's concern.
+      if (!spawned) resume(Effect.fail(startError(config, error)))
+    })
+    child.once("spawn", () => {
+      spawned = true
+      const pid = child.pid
+      if (pid === undefined) {
+        resume(Effect.fail(new CLIConnectionError({ reason: `Could not start ${config.command}: no process id` })))
+        return
+      }
+      unregister = Orphans.register(pid)
+      resume(Effect.succeed({ child, pid, ...pipes, exited: () => status }))
+    })
+  })
 
 /** @internal */
 export const makeSubprocess = (config: SubprocessConfig) =>
   Effect.gen(function*() {
-    // Frames are encoded by `send`, on the caller's fiber: the writer only hands bytes to stdin.
-    const outbox = yield* Mailbox.make<Uint8Array>({ capacity: OUTBOX_CAPACITY })
-    const stdinSink = yield* Deferred.make<Sink.Sink<void, Uint8Array, never, PlatformError>>()
-    const writerFailure = yield* Ref.make<Option.Option<PlatformError>>(Option.none())
-    const tail = new StderrTail(Defaults.stderrTailBytes)
-
-    // (1) the writer: one long-lived stream into stdin (each finished `Stream.run` would close it).
-    yield* Deferred.await(stdinSink).pipe(
-      Effect.flatMap((sink) => Mailbox.toStream(outbox).pipe(Stream.mapChunks(joinFrames), Stream.run(sink))),
-      Effect.catchAll((e) => Ref.set(writerFailure, Option.some(e))),
-      // Later offers must fail fast instead of filling a queue nobody drains.
-      Effect.ensuring(outbox.end),
-      Effect.forkScoped
-    )
-
-    const command = Command.make(config.command, ...config.args).pipe(
-      Command.env(config.env, { extendEnv: false }),
-      config.cwd !== undefined ? Command.workingDirectory(config.cwd) : (c) => c
-    )
-
-    // (2) the process, with the platform's release.
-    const proc = yield* Command.start(command).pipe(
-      Effect.mapError((e) => startError(config, e)),
-      Effect.catchAllDefect((defect) => Effect.fail(spawnDefectError(config, defect)))
-    )
-    const unregister = Orphans.register(proc.pid)
-
-    const exitStatus = yield* Deferred.make<ExitStatus>()
-    yield* proc.exitCode.pipe(
-      Effect.map((code): ExitStatus => ({ exitCode: code, signal: undefined })),
-      Effect.catchAll((e) => Effect.succeed<ExitStatus>({ exitCode: undefined, signal: signalOf(e) })),
-      Effect.flatMap((status) => Deferred.succeed(exitStatus, status)),
-      Effect.ensuring(Effect.sync(unregister)),
-      Effect.forkScoped
-    )
-
-    // (3) the stop sequence, registered last so it runs first.
+    const runtime = yield* Effect.runtime<never>()
     const grace = config.closeGracePeriod === undefined
       ? Defaults.closeGracePeriod
       : Duration.decode(config.closeGracePeriod)
-    const waitExit = Deferred.await(exitStatus).pipe(Effect.interruptible, Effect.timeout(grace))
-    yield* Effect.addFinalizer(() =>
-      outbox.end.pipe(
+    const exitStatus = yield* Deferred.make<ExitStatus>()
+
+    // The stop sequence, run when the scope closes: end stdin, wait, SIGTERM to the group, wait,
+    // SIGKILL. Released with the start, atomically: no interruption can leave the process behind.
+    const stop = ({ child, exited, pid, stderr, stdin }: Started) => {
+      const kill = (signal: NodeJS.Signals) =>
+        Effect.sync(() => {
+          if (exited() === undefined) signalGroup(child, pid, signal)
+        })
+      const waitExit = Deferred.await(exitStatus).pipe(Effect.interruptible, Effect.timeout(grace))
+      const sequence = stdin.end.pipe(
         Effect.zipRight(waitExit),
         // `Effect.timeout`'s own exception: matched by its guard, not by its `_tag` (which this
         // library's TimeoutException shares).
         Effect.catchIf(Cause.isTimeoutException, () =>
-          Effect.logDebug(`effect-claude-agent: CLI ${proc.pid} still running after stdin EOF; SIGTERM`).pipe(
-            Effect.zipRight(proc.kill("SIGTERM").pipe(Effect.ignore, Effect.interruptible, Effect.timeout(grace))),
+          Effect.logDebug(`effect-claude-agent: CLI ${pid} still running after stdin EOF; SIGTERM`).pipe(
+            Effect.zipRight(kill("SIGTERM")),
             Effect.zipRight(waitExit)
           )),
         Effect.catchIf(Cause.isTimeoutException, () =>
-          Effect.logWarning(`effect-claude-agent: CLI ${proc.pid} ignored SIGTERM; SIGKILL`).pipe(
-            Effect.zipRight(proc.kill("SIGKILL").pipe(Effect.ignore, Effect.interruptible, Effect.timeout(grace))),
-            Effect.ignore
+          Effect.logWarning(`effect-claude-agent: CLI ${pid} ignored SIGTERM; SIGKILL`).pipe(
+            Effect.zipRight(kill("SIGKILL")),
+            Effect.zipRight(waitExit)
           )),
         Effect.ignore,
         runDetached
       )
-    )
-
-    yield* Deferred.succeed(stdinSink, proc.stdin)
-
-    // stderr is always drained: a CLI blocked on a full stderr pipe stops writing stdout too.
-    const onStderr = config.onStderr
-    const stderrHub = yield* PubSub.sliding<string>(STDERR_SUBSCRIBER_BUFFER)
-    // A throwing user callback must not stop the drain; it is reported once, not per line.
-    let callbackFailure: unknown
-    let callbackFailureReported = false
-    yield* proc.stderr.pipe(
-      Stream.decodeText(),
-      Stream.splitLines,
-      Stream.runForEach((line) =>
-        Effect.suspend(() => {
-          tail.append(line)
-          if (onStderr !== undefined) {
-            try {
-              onStderr(line)
-            } catch (error) {
-              callbackFailure ??= error
-            }
-          }
-          if (callbackFailure === undefined || callbackFailureReported) return PubSub.publish(stderrHub, line)
-          callbackFailureReported = true
-          return Effect.logWarning(
-            `effect-claude-agent: the \`stderr\` callback threw (${
-              Predicate.hasProperty(callbackFailure, "message") ? String(callbackFailure.message) : String(callbackFailure)
-            }); stderr is still drained, later failures are not reported`
-          ).pipe(Effect.zipRight(PubSub.publish(stderrHub, line)))
-        })
-      ),
-      Effect.ignore,
-      Effect.ensuring(PubSub.shutdown(stderrHub)),
-      Effect.forkScoped
-    )
-
-    const send = (frame: unknown): Effect.Effect<void, CLIConnectionError> =>
-      Effect.suspend(() => {
-        const line = encoder.encode(Framing.encodeFrame(frame))
-        return outbox.offer(line).pipe(
-          Effect.flatMap((accepted) =>
-            accepted ? Effect.void : Effect.flatMap(Ref.get(writerFailure), (failure) =>
-              Effect.fail(
-                new CLIConnectionError({
-                  reason: Option.isSome(failure)
-                    ? `Cannot write to the Claude Code CLI: ${failure.value.message}`
-                    : "Cannot write to the Claude Code CLI: its input was already closed",
-                  ...(Option.isSome(failure) ? { cause: failure.value } : {})
-                })
-              ))
-          )
-        )
+      // As the platform's `Command` did: a CLI that exited with an error may have left what it
+      // started (MCP servers, tool processes) in its group.
+      const cleanup = Effect.sync(() => {
+        const code = exited()?.exitCode
+        if (code !== undefined && code !== 0 && !isWindows) signalGroup(child, pid, "SIGTERM")
       })
-
-    const frames: TransportShape["frames"] = proc.stdout.pipe(
-      Framing.framesMapError(
-        config.maxBufferSize,
-        (e: PlatformError) => new CLIConnectionError({ reason: `Reading the CLI's stdout failed: ${e.message}`, cause: e })
+      return Effect.suspend(() => exited() === undefined ? sequence : Effect.void).pipe(
+        Effect.zipRight(cleanup),
+        Effect.zipRight(stderr.close)
       )
-    )
+    }
+    const started = yield* Effect.acquireRelease(start(config, runtime, exitStatus), stop)
+    const { child, pid, stderr, stdin, stdout } = started
 
     const transport: TransportShape = {
-      send,
-      frames,
-      endInput: Effect.asVoid(outbox.end),
-      terminate: proc.kill("SIGTERM").pipe(Effect.ignore),
+      send: stdin.send,
+      frames: Drain.withDirectPull(Stream.fromPull(Effect.succeed(stdout.pull)), stdout.pull),
+      endInput: stdin.end,
+      terminate: Effect.suspend(() => {
+        if (started.exited() === undefined) signalGroup(child, pid, "SIGTERM")
+        return Effect.asVoid(Deferred.await(exitStatus))
+      }),
       exitStatus: Deferred.await(exitStatus),
-      stderrTail: Effect.sync(() => tail.get()),
-      stderr: Stream.fromPubSub(stderrHub),
-      pid: Option.some(proc.pid)
+      stderrTail: Effect.sync(() => stderr.tail.get()),
+      stderr: stderr.lines,
+      pid: Option.some(pid)
     }
     return transport
   })

@@ -10,7 +10,6 @@
  */
 import type { Duration, Effect, Option, Scope, Stream } from "effect"
 import { Context, Layer } from "effect"
-import type { CommandExecutor } from "@effect/platform"
 import type { CLIConnectionError, CLIJSONDecodeError, CLINotFoundError } from "../SdkError.js"
 import * as internal from "../internal/subprocessTransport.js"
 
@@ -134,9 +133,10 @@ export interface SubprocessConfig {
  */
 export class Transport extends Context.Tag("effect-claude-agent/Transport")<Transport, TransportShape>() {
   /**
-   * Spawns the CLI as a scoped resource. Closing the scope ends stdin, waits `closeGracePeriod`,
-   * sends SIGTERM to the process group, waits again, then SIGKILL, all inside an uninterruptible
-   * finalizer, so the process never outlives the scope.
+   * Spawns the CLI as a scoped resource, with `node:child_process` (Node, Bun and Deno all
+   * provide it; for anything else, provide a `Transport` of your own). Closing the scope ends
+   * stdin, waits `closeGracePeriod`, sends SIGTERM to the process group, waits again, then
+   * SIGKILL, all inside an uninterruptible finalizer, so the process never outlives the scope.
    *
    * @example
    * ```ts
@@ -154,7 +154,7 @@ export class Transport extends Context.Tag("effect-claude-agent/Transport")<Tran
    */
   static readonly layerSubprocess = (
     config: SubprocessConfig
-  ): Layer.Layer<Transport, CLINotFoundError | CLIConnectionError, CommandExecutor.CommandExecutor> =>
+  ): Layer.Layer<Transport, CLINotFoundError | CLIConnectionError> =>
     Layer.scoped(Transport, internal.makeSubprocess(config))
 
   /**
@@ -180,6 +180,6 @@ export class Transport extends Context.Tag("effect-claude-agent/Transport")<Tran
   ): Effect.Effect<
     TransportShape,
     CLINotFoundError | CLIConnectionError,
-    CommandExecutor.CommandExecutor | Scope.Scope
+    Scope.Scope
   > => internal.makeSubprocess(config)
 }

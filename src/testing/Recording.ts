@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { CommandExecutor, FileSystem, Path } from "@effect/platform"
+import { FileSystem, Path } from "@effect/platform"
 import {
   Clock,
   Context,
@@ -329,14 +329,14 @@ export const layerRecord = (
 ): Layer.Layer<
   ClaudeAgent.ClaudeAgent,
   never,
-  CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
+  FileSystem.FileSystem | Path.Path
 > =>
   Layer.effect(
     ClaudeAgent.ClaudeAgent,
     Effect.gen(function*() {
       // Only these services, as in `ClaudeAgent.layer`: the layer's Scope must not leak into sessions.
-      const context = Context.pick(CommandExecutor.CommandExecutor, FileSystem.FileSystem, Path.Path)(
-        yield* Effect.context<CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path>()
+      const context = Context.pick(FileSystem.FileSystem, Path.Path)(
+        yield* Effect.context<FileSystem.FileSystem | Path.Path>()
       )
       const fs = yield* FileSystem.FileSystem
       const pathService = yield* Path.Path

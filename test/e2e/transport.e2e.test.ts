@@ -39,6 +39,60 @@ describe("e2e: subprocess Transport", () => {
       expect((yield* transport.exitStatus).exitCode).toBe(0)
     }).pipe(Effect.provide(NodeContext.layer)))
 
+  it.scopedLive("after endInput a send is a CLIConnectionError; what was sent before is delivered", () =>
+    Effect.gen(function*() {
+      const transport = yield* Transport.makeSubprocess(config())
+      yield* transport.send({ type: "probe", id: 1 })
+      yield* transport.endInput
+      const error = yield* Effect.flip(transport.send({ type: "probe", id: 2 }))
+      expect(error._tag).toBe("CLIConnectionError")
+      expect(error.message).toContain("its input was already closed")
+      const frames = yield* transport.frames.pipe(Stream.map((f) => f.value), Stream.runCollect)
+      expect(Chunk.toArray(frames)).toEqual([{ type: "probe", id: 1 }])
+      expect((yield* transport.exitStatus).exitCode).toBe(0)
+    }))
+
+  it.scopedLive("stderr streams the child's lines to a subscriber and ends when the child exits", () =>
+    Effect.gen(function*() {
+      // Each stdin line comes back on stderr; EOF ends the child.
+      const script = 'require("readline").createInterface({ input: process.stdin }).on("line", (l) => process.stderr.write("got " + l + "\\n"))'
+      const transport = yield* Transport.makeSubprocess({ ...config(), command: process.execPath, args: ["-e", script] })
+      const lines = yield* Effect.fork(Stream.runCollect(transport.stderr))
+      // The subscriber runs up to its first wait before this fiber goes on.
+      yield* Effect.yieldNow()
+      yield* transport.send({ n: 1 })
+      yield* transport.send({ n: 2 })
+      yield* transport.endInput
+      expect(Chunk.toArray(yield* Fiber.join(lines))).toEqual(['got {"n":1}', 'got {"n":2}'])
+      // A subscriber after the end gets nothing, and ends.
+      expect(Chunk.toArray(yield* Stream.runCollect(transport.stderr))).toEqual([])
+      expect(yield* transport.stderrTail).toBe('got {"n":1}\ngot {"n":2}')
+    }))
+
+  it.scopedLive("a child that exits at once: its exit status, the end of its frames, its last stderr", () =>
+    Effect.gen(function*() {
+      const script = 'process.stdout.write("{\\"last\\":1}\\n"); process.stderr.write("bye"); process.exit(3)'
+      const transport = yield* Transport.makeSubprocess({ ...config(), command: process.execPath, args: ["-e", script] })
+      const frames = yield* transport.frames.pipe(Stream.map((f) => f.value), Stream.runCollect)
+      expect(Chunk.toArray(frames)).toEqual([{ last: 1 }])
+      expect(yield* transport.exitStatus).toEqual({ exitCode: 3, signal: undefined })
+      // Writing to a pipe nobody reads any more: a typed failure (EPIPE), never an uncaught error.
+      const error = yield* Effect.flip(transport.send({ late: true }).pipe(Effect.repeat({ until: () => false })))
+      expect(error._tag).toBe("CLIConnectionError")
+      // stderr may end after the exit: its stream ends with it, and then the tail is complete.
+      yield* Stream.runDrain(transport.stderr)
+      expect(yield* transport.stderrTail).toBe("bye")
+    }))
+
+  it.scopedLive("a missing working directory and a missing command are told apart (Node reports both as ENOENT)", () =>
+    Effect.gen(function*() {
+      const noDir = yield* Effect.flip(Transport.makeSubprocess({ ...config(), cwd: "/nonexistent/effect-claude-agent" }))
+      expect(noDir._tag).toBe("CLIConnectionError")
+      expect(noDir.message).toContain("The working directory /nonexistent/effect-claude-agent is not accessible")
+      const noCommand = yield* Effect.flip(Transport.makeSubprocess({ ...config(), command: "/nonexistent/claude" }))
+      expect(noCommand._tag).toBe("CLINotFoundError")
+    }))
+
   it.scopedLive("a child that floods stderr (8 MiB) is drained: stdout keeps flowing, the tail is kept", () =>
     Effect.gen(function*() {
       const lines: Array<string> = []

@@ -1,7 +1,9 @@
 // Options validation, options → argv / env / initialize, and CLI discovery.
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Either } from "effect"
+import { FileSystem } from "@effect/platform"
+import { SystemError } from "@effect/platform/Error"
+import { Duration, Effect, Either, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -423,13 +425,52 @@ describe("CLI discovery", () => {
       expect(found).toMatch(/node_modules\/@anthropic-ai\/claude-code(-[a-z0-9-]+)?\/(bin\/claude\.exe|claude)$/)
     }).pipe(Effect.provide(NodeContext.layer)))
 
+  it.effect("remembers what the search found: one stat for the next session, a new search once it is gone", () =>
+    Effect.gen(function*() {
+      // A counting FileSystem over the real one (a test double): stats are counted, and paths in
+      // `gone` are reported missing.
+      let stats = 0
+      const gone = new Set<string>()
+      const counting = Layer.effect(
+        FileSystem.FileSystem,
+        Effect.map(FileSystem.FileSystem, (real) => ({
+          ...real,
+          stat: (file: string) => {
+            stats++
+            return gone.has(file)
+              ? Effect.fail(new SystemError({ reason: "NotFound", module: "FileSystem", method: "stat", pathOrDescriptor: file }))
+              : real.stat(file)
+          }
+        }))
+      ).pipe(Layer.provide(NodeContext.layer))
+      // A PATH of its own, so no earlier test's search is remembered for it.
+      const env = { PATH: `/nonexistent-${Date.now()}` }
+      const find = Discovery.findCli(undefined, env).pipe(Effect.provide(Layer.merge(NodeContext.layer, counting)))
+      const first = yield* find
+      const searchedStats = stats
+      stats = 0
+      expect(yield* find).toBe(first)
+      expect(stats).toBe(1)
+      expect(searchedStats).toBeGreaterThanOrEqual(1)
+      // The remembered binary is gone: the next session searches again and does not return it.
+      gone.add(first)
+      stats = 0
+      const again = yield* Effect.either(find)
+      expect(stats).toBeGreaterThan(1)
+      expect(Either.isRight(again) ? again.right : undefined).not.toBe(first)
+    }))
+
   it.effect("reads the version once per path and warns below the minimum", () =>
     Effect.gen(function*() {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eca-version-"))
       const fake = path.join(dir, "claude")
       const counter = path.join(dir, "count")
       fs.writeFileSync(fake, `#!/bin/sh\necho x >> ${counter}\necho "1.0.3 (Claude Code)"\n`, { mode: 0o755 })
+      // Sessions fork the check only while it has something to do.
+      expect(Discovery.versionCheckDone(fake, {})).toBe(false)
       const first = yield* Discovery.checkVersion(fake, {})
+      expect(Discovery.versionCheckDone(fake, {})).toBe(true)
+      expect(Discovery.versionCheckDone(fake, { CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK: "1" })).toBe(true)
       const second = yield* Discovery.checkVersion(fake, {})
       expect(first).toEqual(second)
       expect(first._tag === "Some" ? first.value : undefined).toBe("1.0.3")
