@@ -28,26 +28,50 @@ const tooLong = (start: string, limit: number, observed: number) =>
 const stripCR = (line: string): string =>
   line.length > 0 && line.charCodeAt(line.length - 1) === CR ? line.slice(0, -1) : line
 
+// A line's pieces (the tails and heads of the chunks it spans) joined into one array, to be
+// decoded in one call: the non-streaming decoder is more than twice as fast as a streaming one
+// (measured on 100 KB lines in two pieces, Node 20), and one copy of the bytes costs less than
+// that difference.
+const joinPieces = (pieces: ReadonlyArray<Uint8Array>, last: Uint8Array | undefined, total: number): Uint8Array => {
+  const joined = new Uint8Array(total)
+  let offset = 0
+  for (const piece of pieces) {
+    joined.set(piece, offset)
+    offset += piece.length
+  }
+  if (last !== undefined) joined.set(last, offset)
+  return joined
+}
+
 /**
  * A stateful splitter: feed it chunks, it returns the complete lines they finish.
  * Plain imperative code because it runs once per 64 KiB chunk on the hot path.
  *
- * A line split across chunks is decoded as it comes, with a streaming decoder of its own (which
- * keeps a multi-byte character cut by a chunk boundary for the next piece): no bytes are kept,
- * copied or joined, which for 100 KB lines was most of the splitter's time.
+ * A line that spans chunks is kept as the pieces of those chunks (references, not copies) and
+ * decoded once when it completes, so a multi-byte character cut by a chunk boundary is whole
+ * again before it is decoded.
  *
  * @internal
  */
 export class LineSplitter {
-  // Made on the first line that spans chunks: a `TextDecoder` costs tens of microseconds to make.
-  private partialDecoder: InstanceType<typeof TextDecoder> | undefined
-  private get partial(): InstanceType<typeof TextDecoder> {
-    return this.partialDecoder ??= new TextDecoder("utf-8")
-  }
-  private pending = ""
+  private pending: Array<Uint8Array> = []
   private pendingBytes = 0
 
   constructor(readonly maxBytes: number) {}
+
+  // The start of the pending line (and of `more`), for an error message.
+  private prefix(more: Uint8Array | undefined): string {
+    const want = PREFIX_CHARS * 4
+    const pieces: Array<Uint8Array> = []
+    let have = 0
+    for (const piece of more === undefined ? this.pending : [...this.pending, more]) {
+      if (have >= want) break
+      const part = piece.subarray(0, want - have)
+      pieces.push(part)
+      have += part.length
+    }
+    return decoder.decode(joinPieces(pieces, undefined, have))
+  }
 
   /** Returns the lines completed by `chunk`, or the error for an over-long line. */
   push(chunk: Uint8Array): Array<string> | CLIJSONDecodeError {
@@ -57,12 +81,9 @@ export class LineSplitter {
     // The line that completes what earlier chunks started.
     if (nl !== -1 && this.pendingBytes > 0) {
       const lineBytes = this.pendingBytes + nl
-      if (lineBytes > this.maxBytes) {
-        const start = this.pending + this.partial.decode(chunk.subarray(0, Math.min(nl, PREFIX_CHARS * 4)))
-        return tooLong(start, this.maxBytes, lineBytes)
-      }
-      const line = this.pending + this.partial.decode(chunk.subarray(0, nl))
-      this.pending = ""
+      if (lineBytes > this.maxBytes) return tooLong(this.prefix(chunk.subarray(0, nl)), this.maxBytes, lineBytes)
+      const line = decoder.decode(joinPieces(this.pending, chunk.subarray(0, nl), lineBytes))
+      this.pending = []
       this.pendingBytes = 0
       lines.push(stripCR(line))
       start = nl + 1
@@ -93,11 +114,9 @@ export class LineSplitter {
     }
     if (start < chunk.length) {
       const rest = chunk.subarray(start)
+      this.pending.push(rest)
       this.pendingBytes += rest.length
-      this.pending += this.partial.decode(rest, { stream: true })
-      if (this.pendingBytes > this.maxBytes) {
-        return tooLong(this.pending, this.maxBytes, this.pendingBytes)
-      }
+      if (this.pendingBytes > this.maxBytes) return tooLong(this.prefix(undefined), this.maxBytes, this.pendingBytes)
     }
     return lines
   }
@@ -105,8 +124,8 @@ export class LineSplitter {
   /** The complete last line of a stream that did not end with a newline. */
   flush(): string | undefined {
     if (this.pendingBytes === 0) return undefined
-    const line = this.pending + this.partial.decode()
-    this.pending = ""
+    const line = decoder.decode(joinPieces(this.pending, undefined, this.pendingBytes))
+    this.pending = []
     this.pendingBytes = 0
     return stripCR(line)
   }

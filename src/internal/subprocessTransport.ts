@@ -35,9 +35,10 @@ import * as Framing from "./framing.js"
 import * as Orphans from "./orphans.js"
 import { StderrTail } from "./stderr.js"
 
-// Parsed frames held for the reader before stdout is paused. Node's own buffer (64 KiB) and the
-// pipe's come on top; a line longer than this still completes (it is bounded by `maxBufferSize`).
-export const READ_AHEAD_BYTES = 256 * 1024
+// Parsed frames held for a reader that is not taking them before stdout is paused. Node's own
+// buffer (64 KiB) and the pipe's come on top; a line longer than this still completes (it is
+// bounded by `maxBufferSize`).
+export const READ_AHEAD_BYTES = 1024 * 1024
 const STDERR_SUBSCRIBER_BUFFER = 1024
 const isWindows = process.platform === "win32"
 
@@ -87,15 +88,21 @@ const startError = (config: SubprocessConfig, error: unknown): CLINotFoundError 
 type Pull = Effect.Effect<Chunk.Chunk<Frame>, Option.Option<ReadError>>
 
 /**
- * stdout, split and parsed as it arrives, for one reader.
+ * stdout for one reader: the chunks as they arrive, split and parsed when the reader takes them.
+ *
+ * Parsing on arrival would keep parsed messages (several times the size of their bytes) alive
+ * for as long as the reader is behind: they then outlive young-generation collections and are
+ * promoted, and that tripled the GC time of a 20k-message flood. Chunks waiting here are bytes
+ * outside the JavaScript heap.
  *
  * @internal
  */
 export class StdoutFrames {
-  private buffer: Array<Frame> = []
+  private chunks: Array<Uint8Array> = []
   private bufferedBytes = 0
-  private noise: Array<string> | undefined
   private failure: ReadError | undefined
+  // Frames parsed before a protocol error, and the error: the frames go first.
+  private failed = false
   private ended = false
   private paused = false
   private waiter: ((next: Pull) => void) | undefined
@@ -113,41 +120,23 @@ export class StdoutFrames {
   }
 
   private onData(chunk: Uint8Array): void {
-    // After a protocol error nothing more is parsed, but the pipe is still drained until the end.
+    // After an error nothing more is kept, but the pipe is still drained until the end: a CLI
+    // blocked on a full pipe would never see its stdin close.
     if (this.failure !== undefined || this.ended) return
-    const lines = this.splitter.push(chunk)
-    if (lines instanceof CLIJSONDecodeError) return this.onFailure(lines)
-    if (lines.length === 0) return
-    if (!this.addLines(lines)) return
-    if (this.bufferedBytes >= READ_AHEAD_BYTES && !this.paused) {
+    this.chunks.push(chunk)
+    this.bufferedBytes += chunk.length
+    this.wake()
+    // Only a reader that is not waiting (busy, or held back by a full message queue) lets chunks
+    // pile up here. Pausing and resuming the pipe costs a system call each, so it is not done
+    // while the reader keeps up.
+    if (this.waiter === undefined && this.bufferedBytes >= READ_AHEAD_BYTES && !this.paused) {
       this.paused = true
       this.stdout.pause()
     }
-    this.wake()
-  }
-
-  private addLines(lines: ReadonlyArray<string>): boolean {
-    for (const line of lines) {
-      const parsed = Framing.parseLine(line)
-      if (parsed instanceof CLIJSONDecodeError) {
-        this.onFailure(parsed)
-        return false
-      }
-      // The line's length stands for its size: what is buffered is bounded by it, not billed.
-      if (parsed._tag === "Frame") {
-        this.buffer.push({ value: parsed.frame, bytes: line.length + 1 })
-        this.bufferedBytes += line.length + 1
-      } else if (parsed.line.length > 0) {
-        ;(this.noise ??= []).push(parsed.line)
-      }
-    }
-    return true
   }
 
   private onEnd(): void {
     if (this.failure !== undefined || this.ended) return
-    const last = this.splitter.flush()
-    if (last !== undefined && !this.addLines([last])) return
     this.ended = true
     this.wake()
   }
@@ -155,7 +144,8 @@ export class StdoutFrames {
   private onFailure(error: ReadError): void {
     if (this.failure !== undefined) return
     this.failure = error
-    // Keep draining: a CLI blocked on a full pipe would never see its stdin close.
+    this.chunks = []
+    this.bufferedBytes = 0
     if (this.paused) {
       this.paused = false
       this.stdout.resume()
@@ -163,37 +153,69 @@ export class StdoutFrames {
     this.wake()
   }
 
+  // The waiting reader takes what is there on its own fiber.
   private wake(): void {
     const waiter = this.waiter
     if (waiter === undefined) return
-    const next = this.take()
-    if (next === undefined) return
     this.waiter = undefined
-    waiter(next)
+    waiter(this.pull)
   }
 
-  // Frames parsed before a failure are delivered before it.
+  // Everything complete so far, or the end, or the failure; undefined when there is nothing yet.
   private take(): Pull | undefined {
-    const noise = this.noise
-    this.noise = undefined
-    let next: Pull | undefined
-    if (this.buffer.length > 0) {
-      const frames = this.buffer
-      this.buffer = []
+    const frames: Array<Frame> = []
+    let noise: Array<string> | undefined
+    let failure: ReadError | undefined
+    if (this.chunks.length > 0) {
+      const chunks = this.chunks
+      this.chunks = []
       this.bufferedBytes = 0
       if (this.paused) {
         this.paused = false
         this.stdout.resume()
       }
+      for (const chunk of chunks) {
+        const lines = this.splitter.push(chunk)
+        if (lines instanceof CLIJSONDecodeError) {
+          failure = lines
+          break
+        }
+        failure = this.parse(lines, frames, (line) => (noise ??= []).push(line))
+        if (failure !== undefined) break
+      }
+    }
+    if (failure === undefined && this.ended && !this.failed) {
+      const last = this.splitter.flush()
+      if (last !== undefined) failure = this.parse([last], frames, (line) => (noise ??= []).push(line))
+    }
+    if (failure !== undefined) this.onFailure(failure)
+    let next: Pull | undefined
+    if (frames.length > 0) {
       next = Effect.succeed(Chunk.unsafeFromArray(frames))
-    } else if (this.failure !== undefined) {
+    } else if (this.failure !== undefined && !this.failed) {
+      this.failed = true
       next = Effect.fail(Option.some(this.failure))
-    } else if (this.ended) {
+    } else if (this.failed || this.ended) {
       next = Effect.fail(Option.none())
     }
     if (noise === undefined) return next
     const logged = Effect.logDebug("effect-claude-agent: skipped non-JSON stdout lines", noise.map(Framing.linePrefix))
-    return next === undefined ? undefined : Effect.zipRight(logged, next)
+    return Effect.zipRight(logged, next ?? this.pull)
+  }
+
+  private parse(
+    lines: ReadonlyArray<string>,
+    frames: Array<Frame>,
+    onNoise: (line: string) => void
+  ): CLIJSONDecodeError | undefined {
+    for (const line of lines) {
+      const parsed = Framing.parseLine(line)
+      if (parsed instanceof CLIJSONDecodeError) return parsed
+      // The line's length stands for its size: what is buffered is bounded by it, not billed.
+      if (parsed._tag === "Frame") frames.push({ value: parsed.frame, bytes: line.length + 1 })
+      else if (parsed.line.length > 0) onNoise(parsed.line)
+    }
+    return undefined
   }
 
   readonly pull: Pull = Effect.suspend(() =>
