@@ -574,7 +574,7 @@ export const make = (config: ControlChannelConfig) =>
       })
 
     // A pull loop rather than `Stream.runForEachChunk`: see ./drain.ts.
-    yield* Drain.forEachFrameChunk(transport.frames, routeChunk).pipe(
+    yield* Drain.forEachChunk(transport.frames, routeChunk).pipe(
       Effect.matchEffect({
         onFailure: (e) => finish(Option.some(e)),
         onSuccess: () => Effect.flatMap(onStdoutEnd, finish)

@@ -13,7 +13,6 @@
  */
 import { Effect, Option, Stream } from "effect"
 import type { Chunk } from "effect"
-import type { Frame, ReadError } from "../services/Transport.js"
 
 /**
  * Runs `f` on every chunk of `self`, in order, one after the other; ends with the stream, fails
@@ -38,39 +37,3 @@ export const forEachChunk = <A, E, R, E2, R2>(
     })
   )
 
-// Frame streams that can also be read by calling a pull effect directly (the subprocess
-// transport's stdout): the reader then skips the channel executor that `Stream.toPull` runs every
-// chunk through. Keyed by the stream value, so a stream wrapped by anyone (a recording, a test
-// double) is read the ordinary way.
-type FramePull = Effect.Effect<Chunk.Chunk<Frame>, Option.Option<ReadError>>
-const pulls = new WeakMap<Stream.Stream<Frame, ReadError>, FramePull>()
-
-/**
- * Registers `pull` as a direct way to read `self`, which must be the stream of the same pull
- * (`Stream.fromPull(Effect.succeed(pull))`): one reader, chunks in order, `None` at the end.
- *
- * @internal
- */
-export const withDirectPull = (self: Stream.Stream<Frame, ReadError>, pull: FramePull): Stream.Stream<Frame, ReadError> => {
-  pulls.set(self, pull)
-  return self
-}
-
-/**
- * `forEachChunk` over a transport's frames, through their pull when one is registered.
- *
- * @internal
- */
-export const forEachFrameChunk = <E2, R2>(
-  self: Stream.Stream<Frame, ReadError>,
-  f: (chunk: Chunk.Chunk<Frame>) => Effect.Effect<unknown, E2, R2>
-): Effect.Effect<void, ReadError | E2, R2> => {
-  const pull = pulls.get(self)
-  if (pull === undefined) return forEachChunk(self, f)
-  const body = Effect.flatMap(pull, (chunk) => Effect.mapError(f(chunk), Option.some))
-  return Effect.whileLoop({ while: () => true, body: () => body, step: () => {} }).pipe(
-    Effect.catchAll((error: Option.Option<ReadError | E2>) =>
-      Option.isNone(error) ? Effect.void : Effect.fail(error.value)
-    )
-  )
-}

@@ -29,7 +29,6 @@ import { Cause, Chunk, Deferred, Duration, Effect, Exit, Option, Predicate, PubS
 import { CLIConnectionError, CLIJSONDecodeError, CLINotFoundError } from "../SdkError.js"
 import type { ExitStatus, Frame, ReadError, SubprocessConfig, TransportShape } from "../services/Transport.js"
 import * as Defaults from "./defaults.js"
-import * as Drain from "./drain.js"
 import { runDetached } from "./detached.js"
 import * as Framing from "./framing.js"
 import * as Orphans from "./orphans.js"
@@ -176,11 +175,9 @@ export class StdoutFrames {
       }
       for (const chunk of chunks) {
         const lines = this.splitter.push(chunk)
-        if (lines instanceof CLIJSONDecodeError) {
-          failure = lines
-          break
-        }
-        failure = this.parse(lines, frames, (line) => (noise ??= []).push(line))
+        failure = lines instanceof CLIJSONDecodeError
+          ? lines
+          : this.parse(lines, frames, (line) => (noise ??= []).push(line))
         if (failure !== undefined) break
       }
     }
@@ -492,7 +489,7 @@ export const makeSubprocess = (config: SubprocessConfig) =>
 
     const transport: TransportShape = {
       send: stdin.send,
-      frames: Drain.withDirectPull(Stream.fromPull(Effect.succeed(stdout.pull)), stdout.pull),
+      frames: Stream.fromPull(Effect.succeed(stdout.pull)),
       endInput: stdin.end,
       terminate: Effect.suspend(() => {
         if (started.exited() === undefined) signalGroup(child, pid, "SIGTERM")
