@@ -177,11 +177,13 @@ export interface Member<A> {
  * types; `Schema` itself is invariant in its type).
  */
 export const member = <S extends Schema.Schema.AnyNoContext>(schema: S): Member<Schema.Schema.Type<S>> => {
-  const check = compileNode(SchemaAST.typeAST(schema.ast))
-  const is = (u: unknown): u is Schema.Schema.Type<S> => check(u)
-  const slow = Schema.validateEither(schema)
+  // Compiled on first use: tables of members are built at import, for every message type, hook
+  // event and permission shape, and most of them never see a value in a given process.
+  let check: ((u: unknown) => boolean) | undefined
+  let slow: ((u: unknown) => Either.Either<Schema.Schema.Type<S>, ParseResult.ParseError>) | undefined
+  const is = (u: unknown): u is Schema.Schema.Type<S> => (check ??= compileNode(SchemaAST.typeAST(schema.ast)))(u)
   const validate = (u: unknown): Either.Either<Schema.Schema.Type<S>, ParseResult.ParseError> =>
-    is(u) ? Either.right(u) : slow(u)
+    is(u) ? Either.right(u) : (slow ??= Schema.validateEither(schema))(u)
   return {
     is,
     validate,
