@@ -6,11 +6,11 @@
  * platform's stdin `Sink` (a fiber wake-up and a channel step per write, waiting for the write's
  * callback), every read through the platform's `Readable` stream (a channel step and a pull per
  * read), and its start ran a `FileSystem.access` of the working directory, a fiber for the exit
- * code and a stream per pipe. Measured over the bench's fake CLI, that was most of what a session
- * cost beyond the in-memory transport (README, Performance). Here:
- * - stdout is split and parsed in its `data` handler; the reader takes everything parsed so far in
- *   one pull, and stdout is paused while more than `READ_AHEAD_BYTES` wait to be taken (so a reader
- *   that stops pulling — a full message queue — stops the reading, as before);
+ * code and a stream per pipe. Measured over the bench's fake CLI, dropping it took a quarter off a
+ * hook round trip's CPU and a fifth off a session's set-up (README, Performance, sixth round). Here:
+ * - stdout's chunks are kept as they arrive and split and parsed when the reader takes them, all
+ *   at once; stdout is paused when the reader is not waiting and `READ_AHEAD_BYTES` are pending
+ *   (so a reader that stops pulling — a full message queue — stops the reading, as before);
  * - `send` writes on the caller's fiber (one `write` per frame, in call order, never interleaved)
  *   and waits only when the pipe asks it to (`drain`);
  * - stderr is always drained, whatever its subscribers do: a CLI blocked on a full stderr pipe
