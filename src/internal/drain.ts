@@ -36,4 +36,3 @@ export const forEachChunk = <A, E, R, E2, R2>(
       )
     })
   )
-

@@ -47,9 +47,10 @@ const joinPieces = (pieces: ReadonlyArray<Uint8Array>, last: Uint8Array | undefi
  * A stateful splitter: feed it chunks, it returns the complete lines they finish.
  * Plain imperative code because it runs once per 64 KiB chunk on the hot path.
  *
- * A line that spans chunks is kept as the pieces of those chunks (references, not copies) and
- * decoded once when it completes, so a multi-byte character cut by a chunk boundary is whole
- * again before it is decoded.
+ * A line that spans chunks is kept as the pieces of those chunks (references, not copies: the
+ * chunks must not be reused by whoever produced them, which holds for Node's reads and for the
+ * in-memory transport) and decoded once when it completes, so a multi-byte character cut by a
+ * chunk boundary is whole again before it is decoded.
  *
  * @internal
  */

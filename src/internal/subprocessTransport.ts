@@ -22,7 +22,7 @@
  *
  * @internal
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { accessSync } from "node:fs"
 import type { Readable, Writable } from "node:stream"
 import { Cause, Chunk, Deferred, Duration, Effect, Exit, Option, Predicate, PubSub, Runtime, Stream } from "effect"
@@ -370,13 +370,19 @@ interface Started {
   readonly exited: () => ExitStatus | undefined
 }
 
-// Sends `signal` to the process group (the CLI and what it started), else to the process.
+// Sends `signal` to the process group (the CLI and what it started), else to the process. Windows
+// has neither groups nor signals: the process tree is ended with `taskkill /T /F`, as the
+// platform's `Command` did.
 const signalGroup = (child: ChildProcess, pid: number, signal: NodeJS.Signals): void => {
+  if (isWindows) {
+    execFile("taskkill", ["/pid", String(pid), "/T", "/F"], { windowsHide: true }, (error) => {
+      if (error !== null) child.kill(signal)
+    })
+    return
+  }
   try {
-    if (!isWindows) {
-      process.kill(-pid, signal)
-      return
-    }
+    process.kill(-pid, signal)
+    return
   } catch {
     // No group (already gone): the process itself below.
   }
