@@ -89,10 +89,9 @@ type Pull = Effect.Effect<Chunk.Chunk<Frame>, Option.Option<ReadError>>
 /**
  * stdout for one reader: the chunks as they arrive, split and parsed when the reader takes them.
  *
- * Parsing on arrival would keep parsed messages (several times the size of their bytes) alive
- * for as long as the reader is behind: they then outlive young-generation collections and are
- * promoted, and that tripled the GC time of a 20k-message flood. Chunks waiting here are bytes
- * outside the JavaScript heap.
+ * Chunks waiting here are bytes outside the JavaScript heap; parsed messages (several times the
+ * size of their bytes) are made only when the reader is ready for them, so they never wait for a
+ * busy reader, where they would outlive young-generation collections.
  *
  * @internal
  */
@@ -100,7 +99,7 @@ export class StdoutFrames {
   private chunks: Array<Uint8Array> = []
   private bufferedBytes = 0
   private failure: ReadError | undefined
-  // Frames parsed before a protocol error, and the error: the frames go first.
+  // Whether `failure` has been handed to the reader (the frames parsed before it go first).
   private failed = false
   private ended = false
   private paused = false
