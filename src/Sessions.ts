@@ -23,7 +23,7 @@ import * as Path from "@effect/platform/Path"
 import type { PlatformError } from "@effect/platform/Error"
 import { Chunk, Clock, Effect, Option, Predicate, Schema, Stream } from "effect"
 import * as ConfigDir from "./internal/configDir.js"
-import { LineSplitter } from "./internal/framing.js"
+import { LineSplitter } from "./internal/protocol/lineSplitter.js"
 import * as T from "./internal/transcript.js"
 import { OptionsError, SessionNotFoundError } from "./SdkError.js"
 

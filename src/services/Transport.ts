@@ -11,7 +11,7 @@
 import type { Duration, Effect, Option, Scope, Stream } from "effect"
 import { Context, Layer } from "effect"
 import type { CLIConnectionError, CLIJSONDecodeError, CLINotFoundError } from "../SdkError.js"
-import * as internal from "../internal/subprocessTransport.js"
+import * as internal from "../internal/process/subprocess.js"
 
 /**
  * What reading the CLI's stdout can fail with: a line that is too long or not JSON, or the pipe.

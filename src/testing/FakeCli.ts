@@ -12,7 +12,7 @@
 import { Context, Deferred, Effect, FiberSet, Layer, Option, Predicate, Queue, type Scope } from "effect"
 import * as ClaudeAgent from "../ClaudeAgent.js"
 import * as Defaults from "../internal/defaults.js"
-import * as MemoryTransport from "../internal/memoryTransport.js"
+import * as MemoryTransport from "./internal/memoryTransport.js"
 import { Transport, type TransportShape } from "../services/Transport.js"
 
 /**

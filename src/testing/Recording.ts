@@ -29,8 +29,8 @@ import {
 import * as ClaudeAgent from "../ClaudeAgent.js"
 import { runDetached } from "../internal/detached.js"
 import * as Defaults from "../internal/defaults.js"
-import * as Framing from "../internal/framing.js"
-import * as MemoryTransport from "../internal/memoryTransport.js"
+import * as Framing from "../internal/protocol/json.js"
+import * as MemoryTransport from "./internal/memoryTransport.js"
 import { CLIConnectionError } from "../SdkError.js"
 import type { TransportShape } from "../services/Transport.js"
 

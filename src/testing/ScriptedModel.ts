@@ -12,7 +12,7 @@ import { FileSystem, HttpRouter, HttpServerRequest, HttpServerResponse, Path } f
 import { NodeFileSystem, NodeHttpServer, NodeHttpServerRequest, NodePath } from "@effect/platform-node"
 import { Context, Effect, Layer, Option, Predicate, Ref, Scope, Stream, SubscriptionRef } from "effect"
 import * as http from "node:http"
-import * as Framing from "../internal/framing.js"
+import * as Framing from "../internal/protocol/json.js"
 import * as Sse from "./internal/sse.js"
 
 // ---------------------------------------------------------------------------------------------

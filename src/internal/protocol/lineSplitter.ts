@@ -126,7 +126,8 @@ export class LineSplitter {
     let problem: LineTooLong | undefined
     while (nl !== -1) {
       if (nl - start > this.maxBytes) {
-        problem = tooLong(decoder.decode(chunk.subarray(start, start + PREFIX_CHARS * 4)), this.maxBytes, nl - start)
+        const prefixEnd = Math.min(nl, start + PREFIX_CHARS * 4)
+        problem = tooLong(decoder.decode(chunk.subarray(start, prefixEnd)), this.maxBytes, nl - start)
         break
       }
       sizes.push(nl - start + 1)

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Exit, Fiber, Option } from "effect"
 import { PassThrough } from "node:stream"
-import { READ_AHEAD_BYTES, StdoutFrames } from "../../src/internal/subprocessTransport.js"
+import { READ_AHEAD_BYTES, StdoutFrames } from "../../../src/internal/process/stdout.js"
 
 const line = (value: unknown) => JSON.stringify(value) + "\n"
 
@@ -34,7 +34,7 @@ describe("StdoutFrames (the subprocess transport's stdout)", () => {
   it.effect("delivers every frame in order across arbitrary chunk boundaries, then the end", () =>
     Effect.gen(function*() {
       const stdout = new PassThrough()
-      const source = new StdoutFrames(stdout, 1024 * 1024)
+      const source = StdoutFrames.fromReadable(stdout, 1024 * 1024)
       const text = Array.from({ length: 200 }, (_, i) => line({ n: i, text: "é€😀".repeat(i % 7) })).join("")
       const bytes = new TextEncoder().encode(text)
       // Cut every 37 bytes: multi-byte characters and lines split across chunks.
@@ -52,7 +52,7 @@ describe("StdoutFrames (the subprocess transport's stdout)", () => {
   it.effect("a reader waiting for frames is woken by the next complete line, not by a partial one", () =>
     Effect.gen(function*() {
       const stdout = new PassThrough()
-      const source = new StdoutFrames(stdout, 1024)
+      const source = StdoutFrames.fromReadable(stdout, 1024)
       const fiber = yield* Effect.fork(source.pull)
       yield* Effect.yieldNow()
       stdout.write('{"a":')
@@ -66,7 +66,7 @@ describe("StdoutFrames (the subprocess transport's stdout)", () => {
   it.effect("stdout is paused while the reader is behind, and resumed when it takes the frames", () =>
     Effect.gen(function*() {
       const stdout = new PassThrough()
-      const source = new StdoutFrames(stdout, 1024 * 1024)
+      const source = StdoutFrames.fromReadable(stdout, 1024 * 1024)
       const frame = line({ pad: "x".repeat(1000) })
       const perWrite = 64
       const writes = Math.ceil(READ_AHEAD_BYTES / (frame.length * perWrite)) + 1
@@ -87,7 +87,7 @@ describe("StdoutFrames (the subprocess transport's stdout)", () => {
   it.effect("frames before a line that is not JSON are delivered, then the protocol error", () =>
     Effect.gen(function*() {
       const stdout = new PassThrough()
-      const source = new StdoutFrames(stdout, 1024)
+      const source = StdoutFrames.fromReadable(stdout, 1024)
       stdout.write(line({ a: 1 }) + "debug noise\n" + line({ b: 2 }) + "{not json\n" + line({ c: 3 }))
       const { exit, out } = yield* drain(source)
       expect(out).toEqual([{ a: 1 }, { b: 2 }])
@@ -97,13 +97,13 @@ describe("StdoutFrames (the subprocess transport's stdout)", () => {
   it.effect("a last line without a newline is delivered at the end; a too-long line is CLIJSONDecodeError", () =>
     Effect.gen(function*() {
       const stdout = new PassThrough()
-      const source = new StdoutFrames(stdout, 1024)
+      const source = StdoutFrames.fromReadable(stdout, 1024)
       stdout.end(line({ a: 1 }) + '{"last":true}')
       const { out } = yield* drain(source)
       expect(out).toEqual([{ a: 1 }, { last: true }])
 
       const long = new PassThrough()
-      const limited = new StdoutFrames(long, 100)
+      const limited = StdoutFrames.fromReadable(long, 100)
       long.write('{"pad":"' + "y".repeat(200))
       const { exit } = yield* drain(limited)
       expect(failedWith(exit)).toBe("CLIJSONDecodeError")

@@ -1,18 +1,20 @@
 /**
  * A `Transport` with no process behind it, shared by the testing kit's CLI doubles (the fake CLI
- * and the recording player): a mailbox for stdout read through the real framing, the end of
- * input, stderr, and an exit status, tied to a scope like the real transport.
+ * and the recording player): stdout pushed as bytes into the same frame reader as the real
+ * transport's, the end of input, stderr, and an exit status, tied to a scope like the real
+ * transport.
  *
  * The double decides what the CLI does: it receives each frame sent (as the CLI would read it)
  * and the end of input, and writes stdout lines, stderr lines and the exit.
  *
  * @internal
  */
-import { Deferred, Effect, Mailbox, type Option, PubSub, type Scope, Stream } from "effect"
-import { CLIConnectionError } from "../SdkError.js"
-import type { ExitStatus, ReadError, TransportShape } from "../services/Transport.js"
-import * as Defaults from "./defaults.js"
-import * as Framing from "./framing.js"
+import { Deferred, Effect, type Option, PubSub, type Scope, Stream } from "effect"
+import * as Defaults from "../../internal/defaults.js"
+import { StdoutFrames } from "../../internal/process/stdout.js"
+import { encodeFrame, parseJsonBoundary } from "../../internal/protocol/json.js"
+import { CLIConnectionError } from "../../SdkError.js"
+import type { ExitStatus, ReadError, TransportShape } from "../../services/Transport.js"
 
 /**
  * What the double does with the code's input.
@@ -50,7 +52,6 @@ export interface MemoryTransport {
   readonly exited: Effect.Effect<boolean>
 }
 
-
 /**
  * Builds the transport in the current scope. Closing the scope ends a CLI that is still running
  * (exit by `SIGTERM`), as the real transport does.
@@ -59,22 +60,26 @@ export interface MemoryTransport {
  */
 export const make = (options: Options): Effect.Effect<MemoryTransport, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const stdout = yield* Mailbox.make<string, ReadError>()
+    const stdout = new StdoutFrames(options.maxBufferSize)
     const exitStatus = yield* Deferred.make<ExitStatus>()
     const stderrHub = yield* PubSub.sliding<string>(1024)
     let stderrTail: string | undefined
     let inputOpen = true
 
     const exit = (status: ExitStatus) =>
-      stdout.end.pipe(
+      Effect.sync(() => stdout.onEnd()).pipe(
         Effect.zipRight(PubSub.shutdown(stderrHub)),
         Effect.zipRight(Deferred.succeed(exitStatus, status)),
         Effect.asVoid
       )
 
-    const crash = (error: ReadError, status: ExitStatus) => Effect.zipRight(stdout.fail(error), exit(status))
+    const crash = (error: ReadError, status: ExitStatus) =>
+      Effect.zipRight(Effect.sync(() => stdout.onFailure(error)), exit(status))
 
-    const writeLine = (line: string) => Effect.asVoid(stdout.offer(line))
+    // Lines go in as the bytes the CLI would write, through the real reader, so noise and
+    // malformed lines behave as in production.
+    const encoder = new TextEncoder()
+    const writeLine = (line: string) => Effect.sync(() => stdout.onData(encoder.encode(line + "\n")))
 
     yield* Effect.addFinalizer(() =>
       Effect.flatMap(
@@ -83,21 +88,16 @@ export const make = (options: Options): Effect.Effect<MemoryTransport, never, Sc
       )
     )
 
-    // stdout lines go through the real framing, so noise and malformed lines behave as in production.
-    const encoder = new TextEncoder()
     const transport: TransportShape = {
       send: (frame) =>
         Effect.suspend(() =>
           inputOpen
-            ? options.onSend(Framing.parseJsonBoundary(Framing.encodeFrame(frame)))
+            ? options.onSend(parseJsonBoundary(encodeFrame(frame)))
             : Effect.fail(
               new CLIConnectionError({ reason: "Cannot write to the Claude Code CLI: its input was already closed" })
             )
         ),
-      frames: Mailbox.toStream(stdout).pipe(
-        Stream.map((line) => encoder.encode(line + "\n")),
-        Framing.frames(options.maxBufferSize)
-      ),
+      frames: stdout.stream,
       endInput: Effect.suspend(() => {
         if (!inputOpen) return Effect.void
         inputOpen = false
@@ -116,7 +116,7 @@ export const make = (options: Options): Effect.Effect<MemoryTransport, never, Sc
     return {
       transport,
       writeLine,
-      writeFrame: (frame) => Effect.suspend(() => writeLine(Framing.encodeFrame(frame).slice(0, -1))),
+      writeFrame: (frame) => Effect.sync(() => stdout.onData(encoder.encode(encodeFrame(frame)))),
       writeStderr: (line) =>
         Effect.suspend(() => {
           stderrTail = (stderrTail === undefined ? line : `${stderrTail}\n${line}`).slice(-Defaults.stderrTailBytes)

@@ -1,0 +1,73 @@
+/**
+ * What a failed start of the CLI means: a missing command, a missing or unusable working
+ * directory, or anything else, told apart from Node's error codes.
+ *
+ * @internal
+ */
+import { accessSync } from "node:fs"
+import { Predicate } from "effect"
+import { CLIConnectionError, CLINotFoundError } from "../../SdkError.js"
+import type { SubprocessConfig } from "../../services/Transport.js"
+
+/**
+ * The message of an error-like value, else its string form.
+ *
+ * @example
+ * ```ts
+ * messageOf(new Error("boom")) // "boom"
+ * ```
+ *
+ * @internal
+ */
+export const messageOf = (u: unknown): string =>
+  Predicate.hasProperty(u, "message") && typeof u.message === "string" ? u.message : String(u)
+
+const codeOf = (u: unknown): string | undefined =>
+  Predicate.hasProperty(u, "code") && typeof u.code === "string" ? u.code : undefined
+
+const accessible = (dir: string): string | undefined => {
+  try {
+    accessSync(dir)
+    return undefined
+  } catch (error) {
+    return messageOf(error)
+  }
+}
+
+/**
+ * The error for a start that failed. Node reports a missing working directory as ENOENT of the
+ * command itself: the directory is checked only then, off the path of every successful start.
+ *
+ * @example
+ * ```ts
+ * startError({ command: "claude", args: [], env: {}, maxBufferSize: 1 << 20 }, { code: "ENOENT" })
+ * // CLINotFoundError
+ * ```
+ *
+ * @internal
+ */
+export const startError = (config: SubprocessConfig, error: unknown): CLINotFoundError | CLIConnectionError => {
+  const code = codeOf(error)
+  if (code === "ENOENT" && config.cwd !== undefined) {
+    const problem = accessible(config.cwd)
+    if (problem !== undefined) {
+      return new CLIConnectionError({
+        reason: `The working directory ${config.cwd} is not accessible: ${problem}`,
+        cause: error
+      })
+    }
+  }
+  if (code === "ENOENT") return new CLINotFoundError({ searched: [config.command], reason: messageOf(error) })
+  if (code === "ENOTDIR" && config.cwd !== undefined) {
+    return new CLIConnectionError({
+      reason: `The working directory ${config.cwd} is not a directory (ENOTDIR): set \`cwd\` to a directory`,
+      cause: error
+    })
+  }
+  return new CLIConnectionError({
+    reason: `Could not start ${config.command}${config.cwd === undefined ? "" : ` in ${config.cwd}`}: ${
+      code ?? messageOf(error)
+    }`,
+    cause: error
+  })
+}

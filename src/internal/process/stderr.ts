@@ -1,0 +1,132 @@
+/**
+ * The CLI's stderr, always drained whatever its subscribers do: a CLI blocked on a full stderr
+ * pipe stops writing stdout too. Every line goes to a bounded tail (for error messages), the
+ * `stderr` callback and the subscribers of the moment.
+ *
+ * @internal
+ */
+import type { Readable } from "node:stream"
+import { Effect, PubSub, Runtime, Stream } from "effect"
+import * as Defaults from "../defaults.js"
+import { messageOf } from "./errors.js"
+
+const SUBSCRIBER_BUFFER = 1024
+
+/**
+ * A bounded tail of the CLI's stderr, kept for error messages.
+ *
+ * @example
+ * ```ts
+ * const tail = new StderrTail(2048)
+ * tail.append("warning: x")
+ * tail.get() // "warning: x"
+ * ```
+ *
+ * @internal
+ */
+export class StderrTail {
+  private lines: Array<string> = []
+  private size = 0
+
+  constructor(readonly maxChars: number) {}
+
+  append(line: string): void {
+    this.lines.push(line)
+    this.size += line.length + 1
+    while (this.size > this.maxChars && this.lines.length > 1) {
+      const dropped = this.lines.shift()
+      this.size -= (dropped?.length ?? 0) + 1
+    }
+  }
+
+  get(): string {
+    const text = this.lines.join("\n")
+    return text.length > this.maxChars ? text.slice(text.length - this.maxChars) : text
+  }
+}
+
+/**
+ * stderr's lines: the tail, the callback, and a stream for subscribers.
+ *
+ * @example
+ * ```ts
+ * declare const child: import("node:child_process").ChildProcessWithoutNullStreams
+ * declare const runtime: import("effect").Runtime.Runtime<never>
+ * const stderr = new StderrLines(child.stderr, undefined, runtime)
+ * // stderr.lines: Stream<string>; stderr.tail.get(): the last 2 KiB
+ * ```
+ *
+ * @internal
+ */
+export class StderrLines {
+  readonly tail = new StderrTail(Defaults.stderrTailBytes)
+  // Made for the first subscriber: most sessions never read `stderr` (and a subscriber sees the
+  // lines from the moment it runs, not earlier ones).
+  private hub: PubSub.PubSub<string> | undefined
+  private open = true
+  private decoder: InstanceType<typeof TextDecoder> | undefined
+  private partial = ""
+  private callbackFailed = false
+
+  constructor(
+    stderr: Readable,
+    private readonly onStderr: ((line: string) => void) | undefined,
+    private readonly runtime: Runtime.Runtime<never>
+  ) {
+    stderr.on("data", (chunk: Uint8Array) => {
+      const text = this.partial + (this.decoder ??= new TextDecoder("utf-8")).decode(chunk, { stream: true })
+      let from = 0
+      for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", from)) {
+        this.line(text.slice(from, nl))
+        from = nl + 1
+      }
+      this.partial = text.slice(from)
+    })
+    stderr.once("end", () => {
+      const rest = this.decoder === undefined ? this.partial : this.partial + this.decoder.decode()
+      this.partial = ""
+      if (rest.length > 0) this.line(rest)
+      Runtime.runFork(runtime)(this.close)
+    })
+    stderr.on("error", () => {})
+  }
+
+  private line(raw: string): void {
+    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw
+    this.tail.append(line)
+    if (this.onStderr !== undefined) {
+      try {
+        this.onStderr(line)
+      } catch (error) {
+        // A throwing user callback must not stop the drain; it is reported once, not per line.
+        if (!this.callbackFailed) {
+          this.callbackFailed = true
+          Runtime.runFork(this.runtime)(
+            Effect.logWarning(
+              `effect-claude-agent: the \`stderr\` callback threw (${
+                messageOf(error)
+              }); stderr is still drained, later failures are not reported`
+            )
+          )
+        }
+      }
+    }
+    this.hub?.unsafeOffer(line)
+  }
+
+  /** Ends the subscribers' streams. */
+  readonly close: Effect.Effect<void> = Effect.suspend(() => {
+    this.open = false
+    return this.hub === undefined ? Effect.void : PubSub.shutdown(this.hub)
+  })
+
+  /** The lines from the moment the stream runs; a subscriber 1024 lines behind loses the oldest. */
+  readonly lines: Stream.Stream<string> = Stream.unwrap(Effect.suspend(() => {
+    if (!this.open) return Effect.succeed(Stream.empty)
+    if (this.hub !== undefined) return Effect.succeed(Stream.fromPubSub(this.hub))
+    return Effect.map(PubSub.sliding<string>(SUBSCRIBER_BUFFER), (hub) => {
+      this.hub ??= hub
+      return Stream.fromPubSub(this.hub)
+    })
+  }))
+}
