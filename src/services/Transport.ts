@@ -36,7 +36,7 @@ export type ReadError = CLIJSONDecodeError | CLIConnectionError
  */
 export interface Frame {
   readonly value: unknown
-  /** The length of the line, newline included. */
+  /** The size of the line in UTF-8 bytes as the CLI wrote it, newline included. */
   readonly bytes: number
 }
 

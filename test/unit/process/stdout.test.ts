@@ -2,9 +2,10 @@
 // for the pipe): frames in order across chunk boundaries, stdout paused while the reader is behind
 // and resumed when it takes, frames before a protocol error delivered before it, the end.
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Exit, Fiber, Option } from "effect"
+import { Chunk, Effect, Exit, Fiber, Logger, LogLevel, Option, Stream } from "effect"
 import { PassThrough } from "node:stream"
 import { READ_AHEAD_BYTES, StdoutFrames } from "../../../src/internal/process/stdout.js"
+import { CLIConnectionError } from "../../../src/SdkError.js"
 
 const line = (value: unknown) => JSON.stringify(value) + "\n"
 
@@ -107,5 +108,62 @@ describe("StdoutFrames (the subprocess transport's stdout)", () => {
       long.write('{"pad":"' + "y".repeat(200))
       const { exit } = yield* drain(limited)
       expect(failedWith(exit)).toBe("CLIJSONDecodeError")
+    }))
+})
+
+describe("StdoutFrames fed by any source", () => {
+  const enc = new TextEncoder()
+
+  it.effect("frames from the chunks before a source's failure come first, then the failure, then the end", () =>
+    Effect.gen(function*() {
+      const source = new StdoutFrames(1024)
+      source.onData(enc.encode(line({ a: 1 }) + '{"b"'))
+      source.onData(enc.encode(":2}\n" + '{"partial'))
+      source.onFailure(new CLIConnectionError({ reason: "pipe broke" }))
+      // Nothing after the failure is kept.
+      source.onData(enc.encode(line({ c: 3 })))
+      const { exit, out } = yield* drain(source)
+      expect(out).toEqual([{ a: 1 }, { b: 2 }])
+      expect(failedWith(exit)).toBe("CLIConnectionError")
+      expect(yield* Effect.exit(source.pull)).toStrictEqual(Exit.fail(Option.none()))
+    }))
+
+  it.effect("a waiting reader is woken by a push; the stream ends at onEnd; frames are sized in UTF-8 bytes", () =>
+    Effect.gen(function*() {
+      const source = new StdoutFrames(1024)
+      const fiber = yield* Effect.fork(Stream.runCollect(source.stream))
+      yield* Effect.yieldNow()
+      source.onData(enc.encode(line({ t: "日本" })))
+      source.onEnd()
+      const frames = Chunk.toArray(yield* Fiber.join(fiber))
+      expect(frames).toEqual([{ value: { t: "日本" }, bytes: 15 }])
+    }))
+
+  it.effect("without flow hooks nothing is paused: everything pushed is kept for the reader", () =>
+    Effect.gen(function*() {
+      const source = new StdoutFrames(1024 * 1024)
+      const frame = enc.encode(line({ pad: "x".repeat(1000) }))
+      const count = Math.ceil((2 * READ_AHEAD_BYTES) / frame.length)
+      for (let i = 0; i < count; i++) source.onData(frame)
+      source.onEnd()
+      const { out } = yield* drain(source)
+      expect(out).toHaveLength(count)
+    }))
+
+  it.effect("noise lines are logged at debug level and skipped", () =>
+    Effect.gen(function*() {
+      const logged: Array<unknown> = []
+      const logger = Logger.make(({ logLevel, message }) => {
+        if (logLevel._tag === "Debug") logged.push(message)
+      })
+      const source = new StdoutFrames(1024)
+      source.onData(enc.encode("[debug] hello\n" + line({ a: 1 })))
+      source.onEnd()
+      const { out } = yield* drain(source).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+        Logger.withMinimumLogLevel(LogLevel.Debug)
+      )
+      expect(out).toEqual([{ a: 1 }])
+      expect(JSON.stringify(logged)).toContain("[debug] hello")
     }))
 })
