@@ -13,7 +13,7 @@ import type { Duration, Effect, Scope, Stream } from "effect"
 import { Context, Layer } from "effect"
 import type * as Control from "../schema/Control.js"
 import type { CLIConnectionError, ControlError, ProcessError, TimeoutException } from "../SdkError.js"
-import * as internal from "../internal/controlChannel.js"
+import * as internal from "../internal/control/channel.js"
 import type { ReadError, Transport } from "./Transport.js"
 
 /**

@@ -1,0 +1,79 @@
+/**
+ * The control channel's implementation, as wiring of its parts: the protocol core's pending
+ * table and session bookkeeping, the outbound and inbound halves, the message queue and the
+ * reader. See `services/ControlChannel.ts` for the contract.
+ *
+ * @internal
+ */
+import { Deferred, Duration, Effect } from "effect"
+import { CLIConnectionError } from "../../SdkError.js"
+import type { ControlChannelConfig, ControlChannelShape, StreamError } from "../../services/ControlChannel.js"
+import { Transport } from "../../services/Transport.js"
+import * as Defaults from "../defaults.js"
+import { PendingTable } from "../protocol/pending.js"
+import { CurrentTurn } from "../turns.js"
+import * as Inbound from "./inbound.js"
+import * as MessageQueue from "./messageQueue.js"
+import * as Outbound from "./outbound.js"
+import * as Reader from "./reader.js"
+import * as SessionState from "./sessionState.js"
+
+/**
+ * A control channel over the `Transport` in context, its reader in the current scope.
+ *
+ * @example
+ * ```ts
+ * const channel = yield* make({ controlTimeout: "30 seconds" })
+ * ```
+ *
+ * @internal
+ */
+export const make = (config: ControlChannelConfig) =>
+  Effect.gen(function*() {
+    const transport = yield* Transport
+    // Inbound spans sit under the running turn, when the session tracks one.
+    const currentTurn = yield* Effect.serviceOption(CurrentTurn)
+    const defaultTimeout = config.controlTimeout !== undefined
+      ? Duration.decode(config.controlTimeout)
+      : Defaults.controlTimeout
+    const sendQuietly = (frame: unknown) =>
+      transport.send(frame).pipe(
+        Effect.catchAll((e) => Effect.logDebug(`effect-claude-agent: could not answer a control request: ${e.message}`))
+      )
+    const table = new PendingTable<Outbound.Waiter>()
+    const terminal = yield* Deferred.make<void, StreamError>()
+    const outbound = Outbound.make(transport, table, defaultTimeout, sendQuietly)
+    const inbound = yield* Inbound.make(sendQuietly, currentTurn)
+    const queue = yield* MessageQueue.make(config.messageBufferBytes ?? Defaults.messageBufferBytes)
+    const state = yield* SessionState.make(terminal)
+    yield* Reader.start({ transport, table, outbound, inbound, queue, state, terminal })
+
+    // Requests still waiting when the session's scope closes must not hang their callers, and
+    // neither must a consumer still reading messages (the reader is interrupted with the scope, so
+    // the end of the CLI's output may never be seen). Both are no-ops once the reader has finished.
+    // The error is made only when someone receives it: a `Schema.TaggedError` validates its fields
+    // and captures a stack trace, and most sessions close with nothing pending and nobody reading on.
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        let closed: CLIConnectionError | undefined
+        const closedError = () => closed ??= new CLIConnectionError({ reason: "The session was closed" })
+        return Effect.zipRight(outbound.failPending(closedError), Effect.sync(() => queue.endLazily(closedError)))
+      })
+    )
+
+    const shape: ControlChannelShape = {
+      request: outbound.request,
+      start: outbound.start,
+      handle: inbound.handle,
+      messages: queue.stream,
+      inFlight: inbound.inFlight,
+      awaitNoneInFlight: inbound.awaitNoneInFlight,
+      lastSessionId: state.lastSessionId,
+      awaitSessionId: state.awaitSessionId,
+      closed: Deferred.await(terminal),
+      runState: state.runState,
+      awaitRunState: state.awaitRunState,
+      results: state.results
+    }
+    return shape
+  })

@@ -1,0 +1,237 @@
+/**
+ * Inbound control requests (hooks, permission prompts, MCP tool calls, elicitations): the
+ * handler registry, one fiber per request with its span, log annotations and metric, the answer
+ * written from that fiber, cancellation through a `FiberMap`, and the count of requests running.
+ *
+ * @internal
+ */
+import {
+  Cause,
+  Clock,
+  Context,
+  Effect,
+  Either,
+  Exit,
+  FiberMap,
+  FiberRef,
+  FiberRefs,
+  HashMap,
+  Metric,
+  Option,
+  ParseResult,
+  Predicate,
+  Runtime,
+  Tracer
+} from "effect"
+import * as Control from "../../schema/Control.js"
+import type { ControlChannelShape, InboundHandler } from "../../services/ControlChannel.js"
+import * as Telemetry from "../../Telemetry.js"
+import * as Issues from "../issues.js"
+import * as Frames from "../protocol/controlFrames.js"
+import { route, type RequestBody } from "../protocol/router.js"
+import type { CurrentTurn } from "../turns.js"
+import { errorText, oneLine } from "./text.js"
+
+const decodeOptions = { onExcessProperty: "preserve" } as const
+
+/** A registered handler: decodes the request, runs the handler, encodes its answer. */
+type Run = (request: unknown, requestId: string) => Effect.Effect<unknown, unknown>
+
+/** @internal */
+export interface Inbound {
+  readonly handle: ControlChannelShape["handle"]
+  /** Starts the handler of one request on the caller's stack, or answers that none is registered. */
+  readonly run: (requestId: string, request: RequestBody) => Effect.Effect<void>
+  /** Interrupts the handler of a request the CLI withdrew; it writes nothing. */
+  readonly cancel: (requestId: string) => Effect.Effect<void>
+  /** Runs the permission prompts an `initialize` reply lists, unless already running. */
+  readonly redeliver: (envelope: { readonly [key: string]: unknown }) => Effect.Effect<void>
+  readonly inFlight: Effect.Effect<number>
+  readonly awaitNoneInFlight: Effect.Effect<void>
+}
+
+// Attributes for the inbound request's span and logs: what the request is about.
+const inboundDetails = (request: { readonly [key: string]: unknown }): Record<string, string> => {
+  const details: Record<string, string> = {}
+  for (const key of ["callback_id", "tool_name", "server_name"]) {
+    const value = request[key]
+    if (typeof value === "string") details[key] = value
+  }
+  const message = request.message
+  if (Predicate.isRecord(message) && typeof message.method === "string") details.method = message.method
+  // A hook's event, so that the hook registry need not annotate its callbacks' logs itself.
+  const input = request.input
+  if (Predicate.isRecord(input) && typeof input.hook_event_name === "string") {
+    details.hook_event_name = input.hook_event_name
+  }
+  return details
+}
+
+const compile = <Req extends Control.Request.Any>(
+  descriptor: Req,
+  handler: InboundHandler<Req>
+): Run => {
+  // Compiled once per handler rather than looked up for every request.
+  const decodePayload = ParseResult.decodeUnknownEither(descriptor.payload, decodeOptions)
+  const encodeSuccess = ParseResult.encodeUnknownEither(descriptor.success)
+  return (request, requestId) => {
+    const payload = decodePayload(request)
+    if (Either.isLeft(payload)) {
+      return Effect.fail(`malformed ${descriptor.subtype} request: ${Issues.describe(payload.left)}`)
+    }
+    return Effect.flatMap(handler(payload.right, requestId), (success) => {
+      const encoded = encodeSuccess(success)
+      return Either.isLeft(encoded)
+        ? Effect.fail(`invalid ${descriptor.subtype} answer: ${Issues.describe(encoded.left)}`)
+        : Effect.succeed(encoded.right)
+    })
+  }
+}
+
+/**
+ * The inbound half of a channel: answers go out through `send` (which ignores write failures);
+ * spans sit under the running turn when `currentTurn` tracks one, else under the reader's span.
+ *
+ * @example
+ * ```ts
+ * const inbound = yield* Inbound.make(respond, Option.none())
+ * yield* inbound.handle(Control.CanUseTool, (request) => Effect.succeed({ behavior: "allow" }))
+ * ```
+ *
+ * @internal
+ */
+export const make = (
+  send: (frame: unknown) => Effect.Effect<void>,
+  currentTurn: Option.Option<Context.Tag.Service<CurrentTurn>>
+) =>
+  Effect.gen(function*() {
+    const handlers = new Map<string, Run>()
+    const running = yield* FiberMap.make<string>()
+    // The span's end time is read as `Effect.withSpan` reads it: the channel's clock, when timing is on.
+    const clock = yield* Effect.clock
+    const timing = yield* FiberRef.get(FiberRef.currentTracerTimingEnabled)
+    // Requests still running: a plain counter (it changes twice per request) and a latch open when
+    // it is zero. Touched only from synchronous steps.
+    let inFlight = 0
+    const idle = yield* Effect.makeLatch(true)
+    const done = () => {
+      if (--inFlight === 0) idle.unsafeOpen()
+    }
+    // Histograms tagged by subtype, made once per subtype: this runs on every request.
+    const histograms = new Map<string, typeof Telemetry.callbackDuration>()
+    const histogram = (subtype: string) => {
+      let found = histograms.get(subtype)
+      if (found === undefined) {
+        found = Telemetry.callbackDuration.pipe(Metric.tagged("subtype", subtype))
+        histograms.set(subtype, found)
+      }
+      return found
+    }
+
+    // Timed as `Effect.timed` would (the fiber's clock, successes only), in fewer steps.
+    const work = (run: Run, requestId: string, request: RequestBody) =>
+      Effect.clockWith((clock) => {
+        const subtype = request.subtype
+        const start = clock.unsafeCurrentTimeNanos()
+        return Effect.flatMap(Effect.exit(Effect.suspend(() => run(request, requestId))), (exit) => {
+          if (Exit.isSuccess(exit)) {
+            const elapsed = Number(clock.unsafeCurrentTimeNanos() - start) / 1_000_000
+            return Effect.zipRight(Metric.update(histogram(subtype), elapsed), send(Frames.success(requestId, exit.value)))
+          }
+          // An interrupted handler was cancelled: the CLI expects no answer, and answering
+          // "success" could let a gated tool run.
+          if (Cause.isInterruptedOnly(exit.cause)) return Effect.void
+          const failure = Cause.failureOption(exit.cause)
+          const text = Option.isSome(failure)
+            ? errorText(failure.value)
+            : `handler defect: ${errorText(Cause.squash(exit.cause))}`
+          return Effect.logWarning(`effect-claude-agent: ${subtype} failed (request ${requestId}): ${oneLine(text)}`).pipe(
+            Effect.zipRight(Effect.logDebug(`effect-claude-agent: ${subtype} failure in full`, exit.cause)),
+            Effect.zipRight(send(Frames.error(requestId, text)))
+          )
+        })
+      })
+
+    // `FiberMap.run`, except that the handler's fiber starts at once, on this stack: a handler
+    // that answers without waiting (most hooks) is done, answer queued, before the reader moves
+    // on, with no scheduler round trip. Only a fiber still running joins the map (where
+    // `control_cancel_request` and the scope's end interrupt it). The span is made here with
+    // `Effect.makeSpan` and is the new fiber's parent span from its first step; the fiber's
+    // observer ends it. The log annotations are part of the new fiber's initial state, as
+    // `Effect.annotateLogs` around the work would set them, in one update.
+    const fork = (run: Run, requestId: string, request: RequestBody, span: Tracer.Span, details: Record<string, string>) =>
+      Effect.withFiberRuntime<void>((parent) => {
+        if (inFlight++ === 0) idle.unsafeClose()
+        let annotations = parent.getFiberRef(FiberRef.currentLogAnnotations)
+        annotations = HashMap.set(annotations, "controlSubtype", request.subtype)
+        annotations = HashMap.set(annotations, "controlRequestId", requestId)
+        for (const key in details) annotations = HashMap.set(annotations, key, details[key])
+        const runtime = Runtime.make({
+          context: Context.add(parent.currentContext, Tracer.ParentSpan, span),
+          fiberRefs: FiberRefs.updateAs(parent.getFiberRefs(), {
+            fiberId: parent.id(),
+            fiberRef: FiberRef.currentLogAnnotations,
+            value: annotations
+          }),
+          runtimeFlags: Runtime.defaultRuntime.runtimeFlags
+        })
+        const fiber = Runtime.runFork(runtime)(work(run, requestId, request), { immediate: true })
+        // Called at once if the fiber is already done.
+        fiber.addObserver((exit) => {
+          if (span.status._tag === "Started") span.end(timing ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
+          done()
+        })
+        if (fiber.unsafePoll() === null) FiberMap.unsafeSet(running, requestId, fiber, { interruptAs: parent.id() })
+        return Effect.void
+      })
+
+    const run = (requestId: string, request: RequestBody): Effect.Effect<void> => {
+      const subtype = request.subtype
+      const handler = handlers.get(subtype)
+      // The CLI's own words for a subtype it does not serve.
+      if (handler === undefined) return send(Frames.error(requestId, `Unsupported control request subtype: ${subtype}`))
+      const details = inboundDetails(request)
+      const turn = Option.isSome(currentTurn) ? currentTurn.value.span : undefined
+      return Effect.flatMap(
+        Effect.makeSpan(`ControlChannel.${subtype}`, {
+          kind: "server",
+          // The call site is always this line: capturing it costs a stack trace per request.
+          captureStackTrace: false,
+          ...(turn === undefined ? {} : { parent: turn }),
+          attributes: { "control.subtype": subtype, "control.request_id": requestId, ...details }
+        }),
+        (span) => fork(handler, requestId, request, span, details)
+      )
+    }
+
+    // An `initialize` reply lists the permission prompts the CLI is still waiting for (a host that
+    // attaches, or re-initializes, learns of prompts it never saw): each is run like a request
+    // just received, unless it is running already. As in the official SDK, only `can_use_tool`.
+    const redeliver = (envelope: { readonly [key: string]: unknown }): Effect.Effect<void> => {
+      const listed = envelope.pending_permission_requests
+      if (!Array.isArray(listed) || listed.length === 0) return Effect.void
+      return Effect.forEach(listed, (frame: unknown) => {
+        const routed = route(frame)
+        if (routed._tag !== "Request" || routed.request.subtype !== Control.CanUseTool.subtype) return Effect.void
+        const { server_policy_ask_only: _ignored, ...request } = routed.request
+        return FiberMap.has(running, routed.requestId).pipe(
+          Effect.flatMap((running) =>
+            running ? Effect.void : Effect.zipRight(
+              Effect.logDebug(`effect-claude-agent: permission request ${routed.requestId} redelivered by initialize`),
+              run(routed.requestId, { ...request, subtype: routed.request.subtype })
+            )
+          )
+        )
+      }, { discard: true })
+    }
+
+    const inbound: Inbound = {
+      handle: (descriptor, handler) => Effect.sync(() => void handlers.set(descriptor.subtype, compile(descriptor, handler))),
+      run,
+      cancel: (requestId) => FiberMap.remove(running, requestId),
+      redeliver,
+      inFlight: Effect.sync(() => inFlight),
+      awaitNoneInFlight: idle.await
+    }
+    return inbound
+  })

@@ -1,0 +1,153 @@
+/**
+ * The reader: the loop over the transport's frames, which routes control traffic at once and
+ * queues the rest for the user, and the end of the stream, which tells a clean exit from a crash
+ * and ends every wait with it.
+ *
+ * @internal
+ */
+import { type Chunk, Deferred, Duration, Effect, Option, type Scope } from "effect"
+import { CLIConnectionError, ProcessError } from "../../SdkError.js"
+import type { RequestError, StreamError } from "../../services/ControlChannel.js"
+import type { Frame, TransportShape } from "../../services/Transport.js"
+import * as Drain from "../drain.js"
+import type { PendingTable } from "../protocol/pending.js"
+import { isControl, isObject, type RawObject, route } from "../protocol/router.js"
+import type { Inbound } from "./inbound.js"
+import type { MessageQueue } from "./messageQueue.js"
+import type { Outbound, Waiter } from "./outbound.js"
+import type { SessionState } from "./sessionState.js"
+
+/** How long to wait for the exit status once stdout has closed. */
+const EXIT_WAIT = Duration.seconds(10)
+
+/** The parts the reader feeds. @internal */
+export interface Parts {
+  readonly transport: TransportShape
+  readonly table: PendingTable<Waiter>
+  readonly outbound: Outbound
+  readonly inbound: Inbound
+  readonly queue: MessageQueue
+  readonly state: SessionState
+  readonly terminal: Deferred.Deferred<void, StreamError>
+}
+
+// What a pending request fails with when the connection ends: the process's death or the
+// connection's end as they are; a framing failure as the end of the connection, with its cause.
+const toRequestError = (error: StreamError): RequestError =>
+  error._tag === "CLIJSONDecodeError"
+    ? new CLIConnectionError({ reason: `The connection to the CLI failed: ${error.message}`, cause: error })
+    : error
+
+const routeControl = ({ inbound, outbound, table }: Parts, frame: RawObject): Effect.Effect<void> => {
+  const routed = route(frame)
+  switch (routed._tag) {
+    case "Request":
+      return inbound.run(routed.requestId, routed.request)
+    case "MalformedRequest":
+      return Effect.logWarning("effect-claude-agent: malformed control_request ignored", frame)
+    case "Cancel":
+      return inbound.cancel(routed.requestId)
+    case "Ignored":
+    case "Message":
+      return Effect.void
+    default: {
+      const outcome = table.resolve(routed)
+      if (outcome === undefined) {
+        return routed._tag === "MalformedResponse"
+          ? Effect.logDebug("effect-claude-agent: malformed control_response ignored", frame)
+          : Effect.logDebug(`effect-claude-agent: control_response for unknown request ${routed.requestId}`)
+      }
+      const settled = outbound.settle(outcome)
+      return outcome._tag === "Succeeded" && outcome.entry.subtype === "initialize"
+        ? Effect.zipRight(settled, inbound.redeliver(outcome.envelope))
+        : settled
+    }
+  }
+}
+
+/**
+ * One pass over a chunk of frames with plain bookkeeping, then at most one effect per kind of
+ * change and one offer for the messages. Control frames are acted on before the chunk's messages
+ * are queued, so a slow consumer never delays a reply.
+ *
+ * @internal
+ */
+export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.Effect<void> => {
+  const book = parts.state.book
+  const out: Array<unknown> = []
+  let bytes = 0
+  const effects: Array<Effect.Effect<void>> = []
+  for (const { bytes: size, value: frame } of chunk) {
+    if (isObject(frame)) {
+      if (isControl(frame.type)) {
+        effects.push(routeControl(parts, frame))
+        continue
+      }
+      book.observe(frame)
+    }
+    out.push(frame)
+    bytes += size
+  }
+  const changes = book.takeChanges()
+  if (changes !== undefined) effects.push(parts.state.publish(changes))
+  if (out.length > 0) effects.push(parts.queue.offer(out, bytes))
+  return effects.length === 1 && effects[0] !== undefined ? effects[0] : Effect.all(effects, { discard: true })
+}
+
+// What ended the stream, once stdout is closed: a clean exit, an exit explained by an error
+// `result` the user already has, or a crash.
+const onStdoutEnd = ({ state, transport }: Parts) =>
+  Effect.gen(function*() {
+    const status = yield* transport.exitStatus.pipe(Effect.timeout(EXIT_WAIT), Effect.option)
+    const stderrTail = yield* transport.stderrTail
+    if (Option.isNone(status)) {
+      return Option.some<StreamError>(
+        new CLIConnectionError({ reason: "The Claude Code CLI closed its stdout but did not exit" })
+      )
+    }
+    const { exitCode, signal } = status.value
+    const lastResult = state.book.lastResult
+    const lastWasError = state.book.lastWasError
+    if (exitCode === 0 || (exitCode === 1 && lastWasError)) return Option.none<StreamError>()
+    return Option.some<StreamError>(
+      new ProcessError({
+        ...(exitCode !== undefined ? { exitCode } : {}),
+        ...(signal !== undefined ? { signal } : {}),
+        stderrTail,
+        ...(lastWasError && lastResult !== undefined ? { lastErrorResult: lastResult } : {})
+      })
+    )
+  })
+
+const finish = ({ outbound, queue, terminal }: Parts, error: Option.Option<StreamError>) =>
+  Effect.suspend(() => {
+    const failed = Option.isSome(error)
+      ? toRequestError(error.value)
+      : new CLIConnectionError({ reason: "The Claude Code CLI exited before answering this control request" })
+    const ended = Option.getOrUndefined(error)
+    return outbound.failAll(failed).pipe(
+      Effect.zipRight(Effect.sync(() => queue.end(ended))),
+      Effect.zipRight(ended === undefined ? Deferred.succeed(terminal, undefined) : Deferred.fail(terminal, ended))
+    )
+  })
+
+/**
+ * Starts the reader in the current scope. A pull loop rather than `Stream.runForEachChunk`: see
+ * ../drain.ts.
+ *
+ * @example
+ * ```ts
+ * yield* Reader.start(parts)
+ * ```
+ *
+ * @internal
+ */
+export const start = (parts: Parts): Effect.Effect<void, never, Scope.Scope> =>
+  Drain.forEachChunk(parts.transport.frames, routeChunk(parts)).pipe(
+    Effect.matchEffect({
+      onFailure: (e) => finish(parts, Option.some(e)),
+      onSuccess: () => Effect.flatMap(onStdoutEnd(parts), (error) => finish(parts, error))
+    }),
+    Effect.forkScoped,
+    Effect.asVoid
+  )
