@@ -38,12 +38,6 @@ export interface KeyedLeasesConfig {
 /**
  * The keyed leases.
  *
- * @example
- * ```ts
- * const leases = yield* KeyedLeases.make({ agent, slots, spares, publish, idleTimeToLive, inPoolContext })
- * const answer = Effect.scoped(Effect.flatMap(leases.lookup("user-1", undefined), (session) => useIt(session)))
- * ```
- *
  * @internal
  */
 export interface KeyedLeases {
@@ -332,12 +326,6 @@ const lookup = <R>(
 
 /**
  * Keyed leases in the current scope (the pool's: idle timers run in it).
- *
- * @example
- * ```ts
- * const leases = yield* KeyedLeases.make({ agent, slots, spares, publish, idleTimeToLive: Duration.minutes(5), inPoolContext })
- * yield* leases.invalidate("user-1")
- * ```
  *
  * @internal
  */

@@ -42,11 +42,6 @@ export interface LeasedProcess {
  * process under it (only closing the pool does; the process then ends without closing the
  * stream).
  *
- * @example
- * ```ts
- * const session = leased(live, { sent: 0, read: 0, resultsBefore: 0, ended: false })
- * ```
- *
  * @internal
  */
 export const leased = (live: LeasedProcess, use: Use): AgentSession.AgentSession => {

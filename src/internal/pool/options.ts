@@ -9,11 +9,6 @@ import type * as Options from "../../schema/Options.js"
 /**
  * Options are the same when their data is, and their callbacks are the same functions.
  *
- * @example
- * ```ts
- * sameOptions({ model: "a", hooks: undefined }, { model: "a" }) // true
- * ```
- *
  * @internal
  */
 export const sameOptions = (a: unknown, b: unknown): boolean => {
@@ -29,11 +24,6 @@ export const sameOptions = (a: unknown, b: unknown): boolean => {
 /**
  * `sameOptions`, where no options and empty options are the same.
  *
- * @example
- * ```ts
- * sameKeyedOptions(undefined, {}) // true
- * ```
- *
  * @internal
  */
 export const sameKeyedOptions = (a: object | undefined, b: object | undefined): boolean =>
@@ -42,11 +32,6 @@ export const sameKeyedOptions = (a: object | undefined, b: object | undefined): 
 /**
  * The options that reopen a keyed conversation: its own session id resumed, without what
  * started (or forked) it the first time.
- *
- * @example
- * ```ts
- * resumeOptions({ model: "a", sessionId: "s" }, "s") // { model: "a", resume: "s", sessionId: undefined, ... }
- * ```
  *
  * @internal
  */
@@ -62,11 +47,6 @@ export const resumeOptions = <R>(options: Options.Options<R> | undefined, sessio
 /**
  * The CLI's answer to a prompt for a `resume` whose conversation it cannot find: an error result,
  * "No conversation found with session ID: <id>".
- *
- * @example
- * ```ts
- * messages.some(isNoConversation)
- * ```
  *
  * @internal
  */

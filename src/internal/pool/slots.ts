@@ -50,13 +50,6 @@ export interface SlotsConfig {
 /**
  * The pool's slots.
  *
- * @example
- * ```ts
- * const slots = Slots.make({ maxConcurrent: 2, maxPending: 10, pendingTimeout: undefined,
- *   reclaim: () => Option.none(), onFree: Effect.void, onQueued: () => Effect.void })
- * const held = Effect.scoped(Effect.zipRight(slots.acquire, work))
- * ```
- *
  * @internal
  */
 export interface Slots {
@@ -87,12 +80,6 @@ interface Waiter {
 
 /**
  * Slots for `config.maxConcurrent` processes.
- *
- * @example
- * ```ts
- * const slots = Slots.make({ maxConcurrent: 4, maxPending: 1000, pendingTimeout: undefined,
- *   reclaim: () => Option.none(), onFree: Effect.void, onQueued: () => Effect.void })
- * ```
  *
  * @internal
  */

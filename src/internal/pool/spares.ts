@@ -42,12 +42,6 @@ export interface SparesConfig {
 /**
  * The spares.
  *
- * @example
- * ```ts
- * const spares = yield* Spares.make({ agent, warm: 1, warmOptions: {}, slots, publish })
- * const claimed = spares.claim(undefined) // Option<Spare>, its slot with it
- * ```
- *
  * @internal
  */
 export interface Spares {
@@ -70,12 +64,6 @@ export interface Spares {
 
 /**
  * Spares in the current scope (the pool's): their starter fiber runs until it closes.
- *
- * @example
- * ```ts
- * const spares = yield* Spares.make({ agent, warm: 2, warmOptions: { model: "claude-haiku-4-5" }, slots, publish })
- * yield* spares.refill
- * ```
  *
  * @internal
  */
