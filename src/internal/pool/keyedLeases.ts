@@ -42,7 +42,7 @@ export interface KeyedLeasesConfig {
  */
 export interface KeyedLeases {
   /** The session under `key` for the current scope, exclusively. */
-  readonly lookup: <R>(
+  readonly lookup: <R = never>(
     key: string,
     options: Options.Options<R> | undefined
   ) => Effect.Effect<AgentSession.AgentSession, SdkError, Scope.Scope | R>
