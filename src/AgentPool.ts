@@ -359,22 +359,21 @@ const sessionOver = (
       Effect.catchAll((error) => publish({ _tag: "Crashed", error })),
       Effect.forkScoped
     )
+  // The spare's scope now ends with the caller's, and its slot with it.
+  const claim = (options: Options.Options<unknown> | undefined) =>
+    Effect.uninterruptible(Effect.gen(function*() {
+      const spare = spares.claim(options)
+      if (Option.isSome(spare)) {
+        counts.active++
+        yield* Effect.addFinalizer((exit) =>
+          Scope.close(spare.value.scope, exit).pipe(Effect.zipRight(released), Effect.zipRight(slots.release))
+        )
+      }
+      return spare
+    }))
   return (options) =>
     Effect.gen(function*() {
-      const claimed = yield* Effect.uninterruptible(Effect.suspend(():
-        Effect.Effect<Option.Option<Spares.Spare>, never, Scope.Scope> =>
-      {
-        const spare = spares.claim(options)
-        if (Option.isNone(spare)) return Effect.succeed(spare)
-        // The spare's scope now ends with the caller's.
-        counts.active++
-        return Effect.as(
-          Effect.addFinalizer((exit) =>
-            Scope.close(spare.value.scope, exit).pipe(Effect.zipRight(released), Effect.zipRight(slots.release))
-          ),
-          spare
-        )
-      }))
+      const claimed = yield* claim(options)
       if (Option.isSome(claimed)) {
         yield* publish({ _tag: "ClaimedWarm" })
         yield* watchCrash(claimed.value.session)

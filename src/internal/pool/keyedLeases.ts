@@ -353,9 +353,9 @@ export const make = (config: KeyedLeasesConfig): Effect.Effect<KeyedLeases, neve
       },
       close: () => {
         const lives = Array.from(state.keyed.values()).flatMap((entry) =>
-          entry.live === undefined ? [] : [[entry, entry.live] as const]
+          entry.live === undefined ? [] : [{ entry, live: entry.live }]
         )
-        return Effect.forEach(lives, ([entry, live]) => retire(state, entry, live, "pool-closed"), {
+        return Effect.forEach(lives, ({ entry, live }) => retire(state, entry, live, "pool-closed"), {
           concurrency: "unbounded",
           discard: true
         })
