@@ -24,6 +24,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import { Rpc } from "@effect/rpc"
 import {
   Clock,
+  type Context,
   Deferred,
   Duration,
   Effect,
@@ -49,8 +50,8 @@ import type * as Options from "../schema/Options.js"
 import type { SdkError } from "../SdkError.js"
 import { transcriptPath } from "./internal/transcriptFile.js"
 import { v5 } from "./internal/uuid.js"
-import { OrphanGuard } from "./OrphanGuard.js"
-import { TranscriptStore, type TranscriptStoreError } from "./TranscriptStore.js"
+import { OrphanGuard, type OrphanGuardShape } from "./OrphanGuard.js"
+import { TranscriptStore, type TranscriptStoreError, type TranscriptStoreShape } from "./TranscriptStore.js"
 
 // ---------------------------------------------------------------------------------------------
 // Wire schemas
@@ -429,9 +430,316 @@ interface Pending {
   readonly answer: Deferred.Deferred<Permission.PermissionResult>
 }
 
+// What an entity instance works with: fixed when the instance starts.
+interface Instance<R> {
+  readonly conversationId: string
+  readonly sessionId: string
+  readonly agent: ClaudeAgent.ClaudeAgentShape
+  readonly store: TranscriptStoreShape
+  readonly guard: Option.Option<OrphanGuardShape>
+  readonly fs: FileSystem.FileSystem
+  readonly path: Path.Path
+  readonly services: Context.Context<R | FileSystem.FileSystem | Path.Path>
+  readonly scope: Scope.Scope
+  /** The session options given to the layer, without what the entity sets itself. */
+  readonly base: Options.Options<R>
+}
+
+// What an instance knows of its conversation now: the RPC handlers read and change it.
+interface Conversation {
+  live: Live | undefined
+  busy: boolean
+  turnId: string | null
+  turns: number
+  model: string | null
+  modelOverride: string | null | undefined
+  permissionMode: string | null
+  permissionOverride: Control.PermissionMode | undefined
+  readonly pending: Map<string, Pending>
+}
+
 // Mirroring is retried briefly: a database blip should not fail a turn that the model completed.
 const mirrorRetry = Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(4)))
 const transcriptSettle = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(50)))
+
+// A tool use the client decides: it waits in `pending` for `AnswerPermission`, or is denied once
+// `permissionTimeout` has passed.
+const askClient = (
+  state: Conversation,
+  permissionTimeout: Duration.DurationInput | undefined,
+  toolName: string,
+  input: { readonly [key: string]: unknown },
+  context: Permission.CanUseToolContext
+): Effect.Effect<Permission.PermissionResult> =>
+  Effect.gen(function*() {
+    const answer = yield* Deferred.make<Permission.PermissionResult>()
+    const since = yield* Clock.currentTimeMillis
+    state.pending.set(context.toolUseID, {
+      answer,
+      info: {
+        toolUseId: context.toolUseID,
+        toolName,
+        input,
+        decisionReason: context.decisionReason ?? null,
+        blockedPath: context.blockedPath ?? null,
+        suggestions: context.suggestions,
+        since
+      }
+    })
+    const wait = Deferred.await(answer)
+    return yield* permissionTimeout === undefined ? wait : wait.pipe(
+      Effect.timeoutTo({
+        duration: permissionTimeout,
+        onTimeout: () => Permission.deny(`${toolName}: no answer from the client in time`),
+        onSuccess: (result) => result
+      })
+    )
+  }).pipe(Effect.ensuring(Effect.sync(() => state.pending.delete(context.toolUseID))))
+
+// The session's `canUseTool`: the client's decision for the tools `askClient` names, the
+// options' own callback (or a denial) for the others.
+const permissionsFor = <R>(
+  state: Conversation,
+  options: LayerOptions<R>,
+  own: Options.Options<R>["canUseTool"]
+): Permission.CanUseTool<unknown, R> | undefined => {
+  const ask = options.askClient ?? false
+  if (ask === false) return own
+  return (toolName, input, context) =>
+    ask === true || ask(toolName, input)
+      ? askClient(state, options.permissionTimeout, toolName, input, context)
+      : own !== undefined
+      ? own(toolName, input, context)
+      : Effect.succeed(Permission.deny(`${toolName} is not allowed`))
+}
+
+// Decides between a new session and `resume`, putting the stored transcript in place first.
+// The store is the authority: a local file that differs from it holds a turn that never
+// completed (the runner died in it), and that turn is about to be re-run.
+const prepareTranscript = <R>(instance: Instance<R>, file: string) =>
+  Effect.gen(function*() {
+    const { conversationId, fs, sessionId, store } = instance
+    const stored = yield* store.load(sessionId)
+    const local = yield* fs.readFileString(file).pipe(Effect.option)
+    if (Option.isSome(stored)) {
+      if (stored.value.length === 0) {
+        if (Option.isSome(local)) yield* fs.remove(file)
+        return false
+      }
+      if (!(Option.isSome(local) && local.value === stored.value)) {
+        yield* fs.makeDirectory(instance.path.dirname(file), { recursive: true })
+        yield* fs.writeFileString(file, stored.value)
+        yield* Effect.logDebug("AgentEntity: transcript restored from the store").pipe(
+          Effect.annotateLogs({ conversationId, sessionId, file })
+        )
+      }
+      return true
+    }
+    if (Option.isSome(local) && local.value.length > 0) return true
+    if (Option.isSome(local)) yield* fs.remove(file)
+    // Started: until a turn completes, a later instance starts the conversation afresh.
+    yield* store.save(sessionId, "")
+    return false
+  })
+
+// The CLI writes an assistant message to the transcript before it reports the turn's
+// `result`; reading again briefly covers a write still in flight. No file, nothing to mirror:
+// `persistSession: false`, or a CLI that is not the real one.
+const mirror = <R>(instance: Instance<R>, current: Live, lastAssistant: string | undefined) =>
+  instance.fs.readFileString(current.file).pipe(
+    Effect.option,
+    Effect.flatMap((read) =>
+      lastAssistant !== undefined && Option.isSome(read) && !read.value.includes(lastAssistant)
+        ? Effect.fail(read)
+        : Effect.succeed(read)
+    ),
+    Effect.retry(transcriptSettle),
+    Effect.catchAll((read) => Effect.succeed(read)),
+    Effect.flatMap(Option.match({
+      onNone: () => Effect.void,
+      onSome: (transcript) => instance.store.save(instance.sessionId, transcript).pipe(Effect.retry(mirrorRetry))
+    }))
+  )
+
+// Opens the conversation's CLI session in a scope of the instance's: a new conversation, or the
+// stored one resumed.
+const openSession = <R>(
+  instance: Instance<R>,
+  state: Conversation,
+  canUseTool: Permission.CanUseTool<unknown, R> | undefined
+) =>
+  Effect.gen(function*() {
+    const { base, conversationId, guard, sessionId } = instance
+    const file = yield* transcriptPath(sessionId, base)
+    const resume = yield* prepareTranscript(instance, file)
+    const scope = yield* Scope.fork(instance.scope, ExecutionStrategy.sequential)
+    // Forked first, so it closes last: the guard forgets the process after it has exited.
+    const guardScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+    const sessionOptions: Options.Options<R> = {
+      ...base,
+      ...(resume ? { resume: sessionId } : { sessionId }),
+      ...(state.modelOverride === undefined ? {} : { model: state.modelOverride ?? undefined }),
+      ...(state.permissionOverride === undefined ? {} : { permissionMode: state.permissionOverride }),
+      canUseTool
+    }
+    const session = yield* instance.agent.session(sessionOptions).pipe(
+      Scope.extend(scope),
+      Effect.onError(() => Scope.close(scope, Exit.void))
+    )
+    if (Option.isSome(guard) && Option.isSome(session.pid)) {
+      yield* guard.value.watch(session.pid.value).pipe(Scope.extend(guardScope))
+    }
+    yield* Effect.logDebug(resume ? "AgentEntity: session resumed" : "AgentEntity: session started").pipe(
+      Effect.annotateLogs({ conversationId, sessionId })
+    )
+    const opened: Live = { session, scope, file }
+    state.live = opened
+    return opened
+  }).pipe(Effect.provide(instance.services))
+
+// A session whose turn did not complete (interrupted, failed, the CLI died) is not reused:
+// the next turn resumes the conversation on a new process.
+const drop = (state: Conversation, current: Live) =>
+  Effect.suspend(() => {
+    if (state.live === current) state.live = undefined
+    return Scope.close(current.scope, Exit.void)
+  })
+
+const observe = (state: Conversation, message: Message.Message) => {
+  if (Message.isSystemInit(message)) {
+    state.model = message.model
+    state.permissionMode = message.permissionMode
+  }
+}
+
+// One `Send`: the prompt sent on the conversation's session (opened if need be), its messages up
+// to the `result`, the transcript mirrored to the store before the `result` is passed on.
+const runTurn = <R>(
+  instance: Instance<R>,
+  state: Conversation,
+  ensureOpen: Effect.Effect<Live, SdkError | TranscriptStoreError | PlatformError>,
+  request: Entity.Request<typeof Send>
+): Stream.Stream<Message.Message, AgentError> =>
+  Stream.suspend(() => {
+    // The first attempt's `result` reached the client, only the end of the reply was lost.
+    if (Option.exists(request.lastSentChunkValue, Message.isResult)) return Stream.empty
+    let current: Live | undefined
+    let completed = false
+    let lastAssistant: string | undefined
+    const start: Effect.Effect<
+      Stream.Stream<Message.Message, AgentSession.MessageError | TranscriptStoreError | PlatformError>,
+      SdkError | TranscriptStoreError | PlatformError
+    > = Effect.gen(function*() {
+      if (Option.isSome(request.lastSentChunk)) {
+        yield* Effect.logInfo("AgentEntity: re-running a turn whose runner stopped").pipe(
+          Effect.annotateLogs({ conversationId: instance.conversationId, turnId: request.payload.turnId })
+        )
+      }
+      current = yield* ensureOpen
+      state.busy = true
+      state.turnId = request.payload.turnId
+      yield* current.session.send(request.payload.prompt)
+      const session = current
+      return session.session.receiveResponse.pipe(
+        Stream.tap((message) =>
+          Effect.sync(() => {
+            observe(state, message)
+            if (Message.isAssistant(message) && message.uuid !== undefined) lastAssistant = message.uuid
+          })
+        ),
+        Stream.mapEffect((message): Effect.Effect<Message.Message, TranscriptStoreError | PlatformError> =>
+          Message.isResult(message)
+            ? mirror(instance, session, lastAssistant).pipe(
+              Effect.zipRight(Effect.sync(() => {
+                completed = true
+                state.turns++
+              })),
+              Effect.as(message)
+            )
+            : Effect.succeed(message)
+        )
+      )
+    })
+    return Stream.unwrap(start).pipe(
+      Stream.mapError(toAgentError),
+      Stream.ensuring(Effect.suspend(() => {
+        state.busy = false
+        state.turnId = null
+        return current !== undefined && !completed ? drop(state, current) : Effect.void
+      }))
+    )
+  })
+
+// The volatile RPCs: they act on the session that is open, if any, and on what the next one
+// is opened with.
+const controlHandlers = <R>(instance: Instance<R>, state: Conversation) => ({
+  Interrupt: () =>
+    Rpc.fork(Effect.suspend(() => {
+      const current = state.live
+      if (!state.busy || current === undefined) return Effect.succeed({ interrupted: false })
+      return current.session.interrupt().pipe(
+        Effect.as({ interrupted: true }),
+        Effect.mapError(toAgentError)
+      )
+    })),
+  SetModel: ({ payload }: { readonly payload: { readonly model: string | null } }) =>
+    Rpc.fork(Effect.suspend(() => {
+      state.modelOverride = payload.model
+      if (payload.model !== null) state.model = payload.model
+      const current = state.live
+      return current === undefined
+        ? Effect.void
+        : current.session.setModel(payload.model ?? undefined).pipe(Effect.asVoid, Effect.mapError(toAgentError))
+    })),
+  SetPermissionMode: ({ payload }: { readonly payload: { readonly mode: Control.PermissionMode } }) =>
+    Rpc.fork(Effect.suspend(() => {
+      state.permissionOverride = payload.mode
+      state.permissionMode = payload.mode
+      const current = state.live
+      return current === undefined
+        ? Effect.void
+        : current.session.setPermissionMode(payload.mode).pipe(Effect.asVoid, Effect.mapError(toAgentError))
+    })),
+  Status: () =>
+    Rpc.fork(Effect.sync(() => ({
+      conversationId: instance.conversationId,
+      sessionId: instance.sessionId,
+      running: state.live !== undefined,
+      busy: state.busy,
+      turnId: state.turnId,
+      turns: state.turns,
+      model: state.model,
+      permissionMode: state.permissionMode,
+      pendingPermissions: Array.from(state.pending.values(), (p) => p.info).sort((a, b) => a.since - b.since)
+    }))),
+  AnswerPermission: ({ payload }: { readonly payload: { readonly toolUseId: string; readonly result: Permission.PermissionResult } }) =>
+    Rpc.fork(Effect.suspend(() => {
+      const waiting = state.pending.get(payload.toolUseId)
+      return waiting === undefined ? Effect.succeed(false) : Deferred.succeed(waiting.answer, payload.result)
+    }))
+})
+
+// The instance's environment, read from the entity's context.
+const makeInstance = <R>(options: LayerOptions<R>) =>
+  Effect.gen(function*() {
+    const address = yield* Entity.CurrentAddress
+    const conversationId = address.entityId
+    const given = typeof options.options === "function" ? options.options(conversationId) : options.options ?? {}
+    const { continue: _continue, forkSession: _fork, resume: _resume, sessionId: _sessionId, ...base } = given
+    const instance: Instance<R> = {
+      conversationId,
+      sessionId: sessionIdFor(conversationId),
+      agent: yield* ClaudeAgent.ClaudeAgent,
+      store: yield* TranscriptStore,
+      guard: yield* Effect.serviceOption(OrphanGuard),
+      fs: yield* FileSystem.FileSystem,
+      path: yield* Path.Path,
+      services: yield* Effect.context<R | FileSystem.FileSystem | Path.Path>(),
+      scope: yield* Effect.scope,
+      base
+    }
+    return instance
+  })
 
 /**
  * The entity's behaviour: registers `AgentEntity` with the `Sharding` in context. Needs
@@ -459,264 +767,26 @@ const transcriptSettle = Schedule.spaced("20 millis").pipe(Schedule.intersect(Sc
 export const layer = <R = never>(options: LayerOptions<R> = {}) =>
   AgentEntity.toLayer(
     Effect.gen(function*() {
-      const address = yield* Entity.CurrentAddress
-      const conversationId = address.entityId
-      const sessionId = sessionIdFor(conversationId)
-      const agent = yield* ClaudeAgent.ClaudeAgent
-      const store = yield* TranscriptStore
-      const guard = yield* Effect.serviceOption(OrphanGuard)
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
-      const services = yield* Effect.context<R | FileSystem.FileSystem | Path.Path>()
-      const instanceScope = yield* Effect.scope
-
-      const given = typeof options.options === "function" ? options.options(conversationId) : options.options ?? {}
-      const { continue: _continue, forkSession: _fork, resume: _resume, sessionId: _sessionId, ...base } = given
-
-      let live: Live | undefined
-      let busy = false
-      let turnId: string | null = null
-      let turns = 0
-      let model: string | null = base.model ?? null
-      let modelOverride: string | null | undefined
-      let permissionMode: string | null = base.permissionMode ?? null
-      let permissionOverride: Control.PermissionMode | undefined
-      const pending = new Map<string, Pending>()
+      const instance = yield* makeInstance(options)
+      const state: Conversation = {
+        live: undefined,
+        busy: false,
+        turnId: null,
+        turns: 0,
+        model: instance.base.model ?? null,
+        modelOverride: undefined,
+        permissionMode: instance.base.permissionMode ?? null,
+        permissionOverride: undefined,
+        pending: new Map()
+      }
+      const canUseTool = permissionsFor(state, options, instance.base.canUseTool)
       const openLock = yield* Effect.makeSemaphore(1)
-
-      const askClient = (
-        toolName: string,
-        input: { readonly [key: string]: unknown },
-        context: Permission.CanUseToolContext
-      ): Effect.Effect<Permission.PermissionResult> =>
-        Effect.gen(function*() {
-          const answer = yield* Deferred.make<Permission.PermissionResult>()
-          const since = yield* Clock.currentTimeMillis
-          pending.set(context.toolUseID, {
-            answer,
-            info: {
-              toolUseId: context.toolUseID,
-              toolName,
-              input,
-              decisionReason: context.decisionReason ?? null,
-              blockedPath: context.blockedPath ?? null,
-              suggestions: context.suggestions,
-              since
-            }
-          })
-          const wait = Deferred.await(answer)
-          return yield* options.permissionTimeout === undefined ? wait : wait.pipe(
-            Effect.timeoutTo({
-              duration: options.permissionTimeout,
-              onTimeout: () => Permission.deny(`${toolName}: no answer from the client in time`),
-              onSuccess: (result) => result
-            })
-          )
-        }).pipe(Effect.ensuring(Effect.sync(() => pending.delete(context.toolUseID))))
-
-      const ask = options.askClient ?? false
-      const ownCanUseTool = base.canUseTool
-      const canUseTool: Permission.CanUseTool<unknown, R> | undefined = ask === false ? ownCanUseTool : (
-        toolName,
-        input,
-        context
-      ) =>
-        ask === true || ask(toolName, input)
-          ? askClient(toolName, input, context)
-          : ownCanUseTool !== undefined
-          ? ownCanUseTool(toolName, input, context)
-          : Effect.succeed(Permission.deny(`${toolName} is not allowed`))
-
-      // Decides between a new session and `resume`, putting the stored transcript in place first.
-      // The store is the authority: a local file that differs from it holds a turn that never
-      // completed (the runner died in it), and that turn is about to be re-run.
-      const prepareTranscript = (file: string) =>
-        Effect.gen(function*() {
-          const stored = yield* store.load(sessionId)
-          const local = yield* fs.readFileString(file).pipe(Effect.option)
-          if (Option.isSome(stored)) {
-            if (stored.value.length === 0) {
-              if (Option.isSome(local)) yield* fs.remove(file)
-              return false
-            }
-            if (!(Option.isSome(local) && local.value === stored.value)) {
-              yield* fs.makeDirectory(path.dirname(file), { recursive: true })
-              yield* fs.writeFileString(file, stored.value)
-              yield* Effect.logDebug("AgentEntity: transcript restored from the store").pipe(
-                Effect.annotateLogs({ conversationId, sessionId, file })
-              )
-            }
-            return true
-          }
-          if (Option.isSome(local) && local.value.length > 0) return true
-          if (Option.isSome(local)) yield* fs.remove(file)
-          // Started: until a turn completes, a later instance starts the conversation afresh.
-          yield* store.save(sessionId, "")
-          return false
-        })
-
-      const open = Effect.gen(function*() {
-        const file = yield* transcriptPath(sessionId, base)
-        const resume = yield* prepareTranscript(file)
-        const scope = yield* Scope.fork(instanceScope, ExecutionStrategy.sequential)
-        // Forked first, so it closes last: the guard forgets the process after it has exited.
-        const guardScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-        const sessionOptions: Options.Options<R> = {
-          ...base,
-          ...(resume ? { resume: sessionId } : { sessionId }),
-          ...(modelOverride === undefined ? {} : { model: modelOverride ?? undefined }),
-          ...(permissionOverride === undefined ? {} : { permissionMode: permissionOverride }),
-          canUseTool
-        }
-        const session = yield* agent.session(sessionOptions).pipe(
-          Scope.extend(scope),
-          Effect.onError(() => Scope.close(scope, Exit.void))
-        )
-        if (Option.isSome(guard) && Option.isSome(session.pid)) {
-          yield* guard.value.watch(session.pid.value).pipe(Scope.extend(guardScope))
-        }
-        yield* Effect.logDebug(resume ? "AgentEntity: session resumed" : "AgentEntity: session started").pipe(
-          Effect.annotateLogs({ conversationId, sessionId })
-        )
-        const opened: Live = { session, scope, file }
-        live = opened
-        return opened
-      }).pipe(Effect.provide(services))
-
-      const ensureOpen = openLock.withPermits(1)(Effect.suspend(() => live !== undefined ? Effect.succeed(live) : open))
-
-      // A session whose turn did not complete (interrupted, failed, the CLI died) is not reused:
-      // the next turn resumes the conversation on a new process.
-      const drop = (current: Live) =>
-        Effect.suspend(() => {
-          if (live === current) live = undefined
-          return Scope.close(current.scope, Exit.void)
-        })
-
-      // The CLI writes an assistant message to the transcript before it reports the turn's
-      // `result`; reading again briefly covers a write still in flight. No file, nothing to mirror:
-      // `persistSession: false`, or a CLI that is not the real one.
-      const mirror = (current: Live, lastAssistant: string | undefined) =>
-        fs.readFileString(current.file).pipe(
-          Effect.option,
-          Effect.flatMap((read) =>
-            lastAssistant !== undefined && Option.isSome(read) && !read.value.includes(lastAssistant)
-              ? Effect.fail(read)
-              : Effect.succeed(read)
-          ),
-          Effect.retry(transcriptSettle),
-          Effect.catchAll((read) => Effect.succeed(read)),
-          Effect.flatMap(Option.match({
-            onNone: () => Effect.void,
-            onSome: (transcript) => store.save(sessionId, transcript).pipe(Effect.retry(mirrorRetry))
-          }))
-        )
-
-      const observe = (message: Message.Message) =>
-        Effect.sync(() => {
-          if (Message.isSystemInit(message)) {
-            model = message.model
-            permissionMode = message.permissionMode
-          }
-        })
-
-      const runTurn = (request: Entity.Request<typeof Send>): Stream.Stream<Message.Message, AgentError> =>
-        Stream.suspend(() => {
-          // The first attempt's `result` reached the client, only the end of the reply was lost.
-          if (Option.exists(request.lastSentChunkValue, Message.isResult)) return Stream.empty
-          let current: Live | undefined
-          let completed = false
-          let lastAssistant: string | undefined
-          const start: Effect.Effect<
-            Stream.Stream<Message.Message, AgentSession.MessageError | TranscriptStoreError | PlatformError>,
-            SdkError | TranscriptStoreError | PlatformError
-          > = Effect.gen(function*() {
-            if (Option.isSome(request.lastSentChunk)) {
-              yield* Effect.logInfo("AgentEntity: re-running a turn whose runner stopped").pipe(
-                Effect.annotateLogs({ conversationId, turnId: request.payload.turnId })
-              )
-            }
-            current = yield* ensureOpen
-            busy = true
-            turnId = request.payload.turnId
-            yield* current.session.send(request.payload.prompt)
-            const session = current
-            return session.session.receiveResponse.pipe(
-              Stream.tap(observe),
-              Stream.tap((message) =>
-                Effect.sync(() => {
-                  if (Message.isAssistant(message) && message.uuid !== undefined) lastAssistant = message.uuid
-                })
-              ),
-              Stream.mapEffect((message): Effect.Effect<Message.Message, TranscriptStoreError | PlatformError> =>
-                Message.isResult(message)
-                  ? mirror(session, lastAssistant).pipe(
-                    Effect.zipRight(Effect.sync(() => {
-                      completed = true
-                      turns++
-                    })),
-                    Effect.as(message)
-                  )
-                  : Effect.succeed(message)
-              )
-            )
-          })
-          return Stream.unwrap(start).pipe(
-            Stream.mapError(toAgentError),
-            Stream.ensuring(Effect.suspend(() => {
-              busy = false
-              turnId = null
-              return current !== undefined && !completed ? drop(current) : Effect.void
-            }))
-          )
-        })
-
+      const ensureOpen = openLock.withPermits(1)(
+        Effect.suspend(() => state.live !== undefined ? Effect.succeed(state.live) : openSession(instance, state, canUseTool))
+      )
       return AgentEntity.of({
-        Send: runTurn,
-        Interrupt: () =>
-          Rpc.fork(Effect.suspend(() => {
-            const current = live
-            if (!busy || current === undefined) return Effect.succeed({ interrupted: false })
-            return current.session.interrupt().pipe(
-              Effect.as({ interrupted: true }),
-              Effect.mapError(toAgentError)
-            )
-          })),
-        SetModel: ({ payload }) =>
-          Rpc.fork(Effect.suspend(() => {
-            modelOverride = payload.model
-            if (payload.model !== null) model = payload.model
-            const current = live
-            return current === undefined
-              ? Effect.void
-              : current.session.setModel(payload.model ?? undefined).pipe(Effect.asVoid, Effect.mapError(toAgentError))
-          })),
-        SetPermissionMode: ({ payload }) =>
-          Rpc.fork(Effect.suspend(() => {
-            permissionOverride = payload.mode
-            permissionMode = payload.mode
-            const current = live
-            return current === undefined
-              ? Effect.void
-              : current.session.setPermissionMode(payload.mode).pipe(Effect.asVoid, Effect.mapError(toAgentError))
-          })),
-        Status: () =>
-          Rpc.fork(Effect.sync(() => ({
-            conversationId,
-            sessionId,
-            running: live !== undefined,
-            busy,
-            turnId,
-            turns,
-            model,
-            permissionMode,
-            pendingPermissions: Array.from(pending.values(), (p) => p.info).sort((a, b) => a.since - b.since)
-          }))),
-        AnswerPermission: ({ payload }) =>
-          Rpc.fork(Effect.suspend(() => {
-            const waiting = pending.get(payload.toolUseId)
-            return waiting === undefined ? Effect.succeed(false) : Deferred.succeed(waiting.answer, payload.result)
-          }))
+        Send: (request) => runTurn(instance, state, ensureOpen, request),
+        ...controlHandlers(instance, state)
       })
     }),
     {

@@ -1,0 +1,364 @@
+/**
+ * The pool's keyed sessions: per-key exclusive leases on a session that stays open while idle,
+ * for `idleTimeToLive`, and is reopened with `resume` on its session id when its process was
+ * stopped (evicted for another request, expired, crashed). Modelled on Effect's `RcMap`
+ * (`lookup`, `idleTimeToLive`, `invalidate`) and `KeyedPool`: a lookup holds the key's lock for
+ * its scope, so uses of one key take turns.
+ *
+ * @internal
+ */
+import { Deferred, Duration, Effect, Exit, FiberId, Option, Scope } from "effect"
+import type * as AgentSession from "../../AgentSession.js"
+import type { EvictionReason, PoolEvent } from "../../AgentPool.js"
+import type * as ClaudeAgent from "../../ClaudeAgent.js"
+import type * as Options from "../../schema/Options.js"
+import { CLIConnectionError, type SdkError } from "../../SdkError.js"
+import { leased, type Use } from "./leasedSession.js"
+import { resumeOptions, sameKeyedOptions } from "./options.js"
+import type { Slots } from "./slots.js"
+import type { Spares } from "./spares.js"
+
+type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+/**
+ * Settings and collaborators of `make`.
+ *
+ * @internal
+ */
+export interface KeyedLeasesConfig {
+  readonly agent: ClaudeAgent.ClaudeAgentShape
+  readonly slots: Slots
+  readonly spares: Spares
+  readonly publish: (event: PoolEvent) => Effect.Effect<unknown>
+  readonly idleTimeToLive: Duration.Duration
+  /** Runs a key's session opening in the pool's context (its span, logger), not the caller's. */
+  readonly inPoolContext: (key: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}
+
+/**
+ * The keyed leases.
+ *
+ * @internal
+ */
+export interface KeyedLeases {
+  /** The session under `key` for the current scope, exclusively. */
+  readonly lookup: <R = never>(
+    key: string,
+    options: Options.Options<R> | undefined
+  ) => Effect.Effect<AgentSession.AgentSession, SdkError, Scope.Scope | R>
+  /** Waits for the key's current use, stops its process and forgets its session id. */
+  readonly invalidate: (key: string) => Effect.Effect<void>
+  /** Keyed sessions in use. */
+  readonly inUse: () => number
+  /** Keyed sessions open and not in use. */
+  readonly idle: () => number
+  /** Picks the least recently used idle session to stop for a request (`Slots`' `reclaim`). */
+  readonly reclaim: () => Option.Option<Effect.Effect<void>>
+  /** Takes every open session; the returned effect stops them (the pool is closing). */
+  readonly close: () => Effect.Effect<void>
+}
+
+// What the pool keeps per key: the conversation's session id (to resume it) and, while its
+// process runs, that process. The lock makes uses of one key take turns.
+interface Keyed {
+  readonly key: string
+  readonly lock: Effect.Semaphore
+  /** Uses holding or waiting for the lock, and `invalidate`s: while non-zero the entry stays mapped. */
+  holders: number
+  sessionId: string | undefined
+  live: Live | undefined
+  /** Completed when the last stopped process of this key has exited: a resume waits for it. */
+  stopping: Deferred.Deferred<void> | undefined
+}
+
+interface Live {
+  readonly session: AgentSession.AgentSession
+  readonly scope: Scope.CloseableScope
+  readonly options: Options.Options<unknown> | undefined
+  /** Releases the process's slot. */
+  readonly release: Effect.Effect<void>
+  inUse: boolean
+  dead: boolean
+  /** Completing it cancels the idle timer. */
+  idleTimer: Deferred.Deferred<void> | undefined
+  /** Completed once the pool has stopped the process. */
+  readonly stopped: Deferred.Deferred<void>
+  /** The CLI found no conversation to resume (it answered a prompt with "No conversation found"). */
+  resumeFailed: boolean
+}
+
+interface State {
+  readonly config: KeyedLeasesConfig
+  readonly poolScope: Scope.Scope
+  readonly keyed: Map<string, Keyed>
+  /** The keyed sessions open and not in use, least recently used first (a Set keeps insertion order). */
+  readonly idle: Set<Keyed>
+  inUse: number
+}
+
+const entryFor = (state: State, key: string): Keyed => {
+  const existing = state.keyed.get(key)
+  if (existing !== undefined) return existing
+  const entry: Keyed = {
+    key,
+    lock: Effect.unsafeMakeSemaphore(1),
+    holders: 0,
+    sessionId: undefined,
+    live: undefined,
+    stopping: undefined
+  }
+  state.keyed.set(key, entry)
+  return entry
+}
+
+// An entry with nothing to remember and nobody using it is dropped.
+const dropIfUnused = (state: State, entry: Keyed) => {
+  if (
+    entry.holders === 0 && entry.live === undefined && entry.sessionId === undefined &&
+    state.keyed.get(entry.key) === entry
+  ) {
+    state.keyed.delete(entry.key)
+  }
+}
+
+// Holds the entry (so it stays mapped) and its lock, until the current scope closes. A use
+// waits for the lock at most `pendingTimeout`; `invalidate` as long as it takes.
+const holdKey = <E>(state: State, key: string, wait: (take: Effect.Effect<number>) => Effect.Effect<number, E>) =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function*() {
+      const entry = entryFor(state, key)
+      entry.holders++
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          entry.holders--
+          dropIfUnused(state, entry)
+        })
+      )
+      yield* restore(wait(entry.lock.take(1)))
+      yield* Effect.addFinalizer(() => entry.lock.release(1))
+      return entry
+    })
+  )
+
+// Stops a keyed session's process and frees its slot; the key keeps its session id, so its
+// next use resumes the conversation. Does nothing if that process is already being stopped.
+const retire = (state: State, entry: Keyed, live: Live, reason: EvictionReason): Effect.Effect<void> =>
+  Effect.uninterruptible(Effect.suspend(() => {
+    if (entry.live !== live) return Effect.void
+    entry.live = undefined
+    state.idle.delete(entry)
+    const stopping = Deferred.unsafeMake<void>(FiberId.none)
+    entry.stopping = stopping
+    return Effect.gen(function*() {
+      if (live.idleTimer !== undefined) yield* Deferred.succeed(live.idleTimer, undefined)
+      const id = yield* live.session.control.lastSessionId
+      if (id !== undefined && reason !== "forgotten" && reason !== "resume-failed") entry.sessionId = id
+      yield* Scope.close(live.scope, Exit.void)
+      yield* Deferred.succeed(live.stopped, undefined)
+      yield* Deferred.succeed(stopping, undefined)
+      yield* state.config.publish({ _tag: "Evicted", reason, key: entry.key })
+      yield* live.release
+    })
+  }))
+
+// The process's watcher: a keyed session whose CLI exits while idle is retired at once (its
+// slot freed); one in use is retired when its use ends.
+const watch = (state: State, entry: Keyed, live: Live) =>
+  live.session.control.closed.pipe(
+    Effect.either,
+    Effect.flatMap((ended) =>
+      Effect.suspend(() => {
+        live.dead = true
+        const crash = ended._tag === "Left"
+          ? state.config.publish({ _tag: "Crashed", error: ended.left, key: entry.key })
+          : Effect.void
+        if (entry.live !== live || live.inUse) return crash
+        return Effect.zipRight(crash, retire(state, entry, live, "session-died"))
+      })
+    ),
+    Effect.interruptible,
+    Effect.forkIn(live.scope)
+  )
+
+const adopt = (
+  state: State,
+  entry: Keyed,
+  opened: Pick<Live, "session" | "scope" | "options" | "release">
+) =>
+  Effect.suspend(() => {
+    const live: Live = {
+      ...opened,
+      inUse: true,
+      dead: false,
+      idleTimer: undefined,
+      stopped: Deferred.unsafeMake(FiberId.none),
+      resumeFailed: false
+    }
+    entry.live = live
+    state.inUse++
+    return Effect.as(watch(state, entry, live), live)
+  })
+
+// Opens the key's process (holding its lock): a fresh conversation may claim a spare; a known
+// one is resumed on a new process.
+const open = <R>(state: State, entry: Keyed, options: Options.Options<R> | undefined, restore: Restore) =>
+  Effect.gen(function*() {
+    const { agent, inPoolContext, publish, slots, spares } = state.config
+    const sessionId = entry.sessionId
+    if (sessionId === undefined) {
+      const claimed = spares.claim(options)
+      if (Option.isSome(claimed)) {
+        const live = yield* adopt(state, entry, { ...claimed.value, options, release: slots.release })
+        yield* publish({ _tag: "ClaimedWarm", key: entry.key })
+        yield* spares.refill
+        return live
+      }
+    }
+    const slot = yield* Scope.make()
+    const scope = yield* Scope.make()
+    const opened = yield* Effect.gen(function*() {
+      yield* restore(Scope.extend(slots.acquire, slot))
+      // Two processes must not write one conversation: the one stopped last must be gone.
+      if (entry.stopping !== undefined) yield* restore(Deferred.await(entry.stopping))
+      yield* publish({ _tag: "Started", key: entry.key })
+      if (sessionId !== undefined) yield* publish({ _tag: "Resumed", key: entry.key, sessionId })
+      return yield* restore(
+        agent.session(sessionId === undefined ? options : resumeOptions(options, sessionId)).pipe(
+          Scope.extend(scope),
+          inPoolContext(entry.key)
+        )
+      )
+    }).pipe(Effect.onError(() => Scope.close(scope, Exit.void).pipe(Effect.zipRight(Scope.close(slot, Exit.void)))))
+    return yield* adopt(state, entry, { session: opened, scope, options, release: Scope.close(slot, Exit.void) })
+  })
+
+// Keeps an idle session open for `idleTimeToLive` (forever when it is infinite), unless its key
+// is used again first.
+const keepIdle = (state: State, entry: Keyed, live: Live, cancel: Deferred.Deferred<void>) => {
+  const ttl = state.config.idleTimeToLive
+  state.idle.add(entry)
+  live.idleTimer = cancel
+  if (!Duration.isFinite(ttl)) return Effect.void
+  return Effect.raceFirst(
+    Effect.as(Effect.sleep(ttl), true),
+    Effect.as(Deferred.await(cancel), false)
+  ).pipe(
+    Effect.flatMap((expired) =>
+      expired && entry.live === live && !live.inUse ? retire(state, entry, live, "idle-expired") : Effect.void
+    ),
+    Effect.interruptible,
+    Effect.forkIn(state.poolScope),
+    Effect.asVoid
+  )
+}
+
+// Ends a use: the session goes back to idle if the use read every turn it started to its end
+// and its CLI is alive; otherwise its process is stopped (the next use resumes it).
+const endUse = (state: State, entry: Keyed, live: Live, exit: Exit.Exit<unknown, unknown>, use: Use) =>
+  Effect.gen(function*() {
+    const run = yield* live.session.control.runState
+    const id = yield* live.session.control.lastSessionId
+    const cancel = yield* Deferred.make<void>()
+    return yield* Effect.suspend(() => {
+      state.inUse--
+      if (entry.live !== live) return Effect.void
+      if (id !== undefined) entry.sessionId = id
+      live.inUse = false
+      if (live.resumeFailed) {
+        // Resuming again would fail again: the next use starts a new conversation.
+        entry.sessionId = undefined
+        return retire(state, entry, live, "resume-failed")
+      }
+      if (live.dead) return retire(state, entry, live, "session-died")
+      const finished = Exit.isSuccess(exit) && use.sent === use.read && run.results - use.resultsBefore === use.read
+      if (!finished) return retire(state, entry, live, "unfinished")
+      if (state.config.slots.isClosed()) return retire(state, entry, live, "pool-closed")
+      if (state.config.slots.pending() > 0) return retire(state, entry, live, "slot-needed")
+      const ttl = state.config.idleTimeToLive
+      if (!Duration.isFinite(ttl) || Duration.toMillis(ttl) > 0) return keepIdle(state, entry, live, cancel)
+      return retire(state, entry, live, "idle-expired")
+    })
+  })
+
+// Takes the key's idle session, or opens one, for this use; the use ends with the current scope.
+const begin = <R>(state: State, entry: Keyed, options: Options.Options<R> | undefined) =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function*() {
+      const reused = entry.live
+      let live: Live
+      if (reused !== undefined) {
+        state.idle.delete(entry)
+        reused.inUse = true
+        state.inUse++
+        if (reused.idleTimer !== undefined) yield* Deferred.succeed(reused.idleTimer, undefined)
+        reused.idleTimer = undefined
+        yield* state.config.publish({ _tag: "Reused", key: entry.key })
+        live = reused
+      } else {
+        live = yield* open(state, entry, options, restore)
+      }
+      const use: Use = { sent: 0, read: 0, resultsBefore: (yield* live.session.control.runState).results, ended: false }
+      yield* Effect.addFinalizer((exit) =>
+        Effect.suspend(() => {
+          use.ended = true
+          return endUse(state, entry, live, exit, use)
+        })
+      )
+      return leased(live, use)
+    })
+  )
+
+const lookup = <R>(
+  state: State,
+  key: string,
+  options: Options.Options<R> | undefined
+): Effect.Effect<AgentSession.AgentSession, SdkError, Scope.Scope | R> =>
+  Effect.gen(function*() {
+    const { slots } = state.config
+    if (slots.isClosed()) return yield* Effect.fail(new CLIConnectionError({ reason: "The agent pool is closed" }))
+    const entry = yield* holdKey(state, key, slots.withPendingTimeout)
+    const current = entry.live
+    if (current !== undefined && (current.dead || !sameKeyedOptions(current.options, options))) {
+      yield* retire(state, entry, current, current.dead ? "session-died" : "options-changed")
+    }
+    return yield* begin(state, entry, options)
+  }).pipe(Effect.withSpan("AgentPool.lease", { attributes: { key } }))
+
+/**
+ * Keyed leases in the current scope (the pool's: idle timers run in it).
+ *
+ * @internal
+ */
+export const make = (config: KeyedLeasesConfig): Effect.Effect<KeyedLeases, never, Scope.Scope> =>
+  Effect.map(Effect.scope, (poolScope): KeyedLeases => {
+    const state: State = { config, poolScope, keyed: new Map(), idle: new Set(), inUse: 0 }
+    return {
+      lookup: (key, options) => lookup(state, key, options),
+      invalidate: (key) =>
+        Effect.suspend(() => {
+          if (!state.keyed.has(key)) return Effect.void
+          return Effect.scoped(Effect.gen(function*() {
+            const entry = yield* holdKey(state, key, (take) => take)
+            if (entry.live !== undefined) yield* retire(state, entry, entry.live, "forgotten")
+            entry.sessionId = undefined
+          }))
+        }),
+      inUse: () => state.inUse,
+      idle: () => state.idle.size,
+      reclaim: () => {
+        for (const entry of state.idle) {
+          if (entry.live !== undefined) return Option.some(retire(state, entry, entry.live, "slot-needed"))
+        }
+        return Option.none()
+      },
+      close: () => {
+        const lives = Array.from(state.keyed.values()).flatMap((entry) =>
+          entry.live === undefined ? [] : [{ entry, live: entry.live }]
+        )
+        return Effect.forEach(lives, ({ entry, live }) => retire(state, entry, live, "pool-closed"), {
+          concurrency: "unbounded",
+          discard: true
+        })
+      }
+    }
+  })

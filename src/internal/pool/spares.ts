@@ -1,0 +1,169 @@
+/**
+ * The pool's warm spares: sessions started and initialized ahead of any request, each holding a
+ * slot. A request whose options equal `warmOptions` (or that gives none) claims one; a request
+ * that needs a slot while every one is taken stops one (`reclaim`). Spares are started by one
+ * fiber of the pool's own, never by a request's fiber: a spare must not inherit the context
+ * (scope, logger, interruption) of whichever request triggered it.
+ *
+ * @internal
+ */
+import { Effect, Exit, Mailbox, Option, Scope } from "effect"
+import type * as AgentSession from "../../AgentSession.js"
+import type { EvictionReason, PoolEvent } from "../../AgentPool.js"
+import type * as ClaudeAgent from "../../ClaudeAgent.js"
+import type * as Options from "../../schema/Options.js"
+import { sameOptions } from "./options.js"
+import type { Slots } from "./slots.js"
+
+/**
+ * A spare: its session and the scope its process lives in.
+ *
+ * @internal
+ */
+export interface Spare {
+  readonly session: AgentSession.AgentSession
+  readonly scope: Scope.CloseableScope
+}
+
+/**
+ * Settings and collaborators of `make`.
+ *
+ * @internal
+ */
+export interface SparesConfig {
+  readonly agent: ClaudeAgent.ClaudeAgentShape
+  /** How many spares to keep. */
+  readonly warm: number
+  readonly warmOptions: Options.Options
+  readonly slots: Slots
+  readonly publish: (event: PoolEvent) => Effect.Effect<unknown>
+}
+
+/**
+ * The spares.
+ *
+ * @internal
+ */
+export interface Spares {
+  /** Spares ready to be claimed. */
+  readonly ready: () => number
+  /** Spares starting. */
+  readonly starting: () => number
+  /**
+   * Takes a ready spare for a request with `options`, with its slot, if they match `warmOptions`
+   * and nobody waits for a slot. The caller then owns the spare's scope and calls `refill`.
+   */
+  readonly claim: <R>(options: Options.Options<R> | undefined) => Option.Option<Spare>
+  /** Picks a ready spare to stop for a request (`Slots`' `reclaim`). */
+  readonly reclaim: () => Option.Option<Effect.Effect<void>>
+  /** Starts spares while fewer than `warm` are ready or starting, slots are free and nobody waits. */
+  readonly refill: Effect.Effect<void>
+  /** Takes every ready spare; the returned effect stops them (the pool is closing). */
+  readonly close: () => Effect.Effect<void>
+}
+
+/**
+ * Spares in the current scope (the pool's): their starter fiber runs until it closes.
+ *
+ * @internal
+ */
+export const make = (config: SparesConfig): Effect.Effect<Spares, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { slots, publish, warm } = config
+    const poolScope = yield* Effect.scope
+    const ready: Array<Spare> = []
+    let starting = 0
+
+    const stop = (spare: Spare, reason: EvictionReason) =>
+      Scope.close(spare.scope, Exit.void).pipe(
+        Effect.zipRight(publish({ _tag: "Evicted", reason })),
+        Effect.zipRight(slots.release)
+      )
+
+    // A spare whose CLI dies while it waits is dropped and its slot freed.
+    const watch = (spare: Spare) =>
+      spare.session.control.closed.pipe(
+        Effect.exit,
+        Effect.flatMap(() => {
+          const index = ready.indexOf(spare)
+          if (index === -1) return Effect.void
+          ready.splice(index, 1)
+          return stop(spare, "spare-died")
+        }),
+        Effect.forkIn(spare.scope)
+      )
+
+    const started = (spare: Spare) =>
+      Effect.gen(function*() {
+        starting--
+        if (slots.isClosed()) {
+          // Nobody waits once the pool is closed: the slot is only counted back.
+          yield* Scope.close(spare.scope, Exit.void)
+          return yield* slots.releaseQuietly
+        }
+        // A request started waiting while this spare started: it needs the slot more.
+        if (slots.pending() > 0) return yield* stop(spare, "slot-needed")
+        ready.push(spare)
+        yield* publish({ _tag: "WarmReady" })
+        yield* watch(spare)
+      })
+
+    const start = Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      yield* config.agent.session(config.warmOptions).pipe(
+        Effect.tap((session) => session.initializationResult),
+        Scope.extend(scope),
+        Effect.matchEffect({
+          onFailure: (error) =>
+            Effect.logWarning(`effect-claude-agent: a warm spare failed to start: ${error.message}`).pipe(
+              Effect.zipRight(Scope.close(scope, Exit.void)),
+              Effect.zipRight(Effect.sync(() => void starting--)),
+              // Not refilled at once: a spare that cannot start would otherwise be retried in a loop.
+              Effect.zipRight(slots.releaseQuietly)
+            ),
+          onSuccess: (session) => started({ session, scope })
+        })
+      )
+    })
+
+    const starts = yield* Mailbox.make<void>()
+    yield* starts.take.pipe(
+      Effect.flatMap(() => Effect.forkIn(start, poolScope)),
+      Effect.forever,
+      Effect.forkIn(poolScope)
+    )
+
+    const refill: Effect.Effect<void> = Effect.suspend(() => {
+      if (slots.isClosed() || warm === 0) return Effect.void
+      const missing = warm - ready.length - starting
+      let count = 0
+      while (count < missing && slots.tryTake()) {
+        starting++
+        count++
+      }
+      if (count === 0) return Effect.void
+      return starts.offerAll(Array.from({ length: count }, () => undefined))
+    })
+
+    return {
+      ready: () => ready.length,
+      starting: () => starting,
+      claim: (options) => {
+        if (ready.length === 0 || slots.pending() > 0) return Option.none()
+        if (options !== undefined && !sameOptions(options, config.warmOptions)) return Option.none()
+        return Option.fromNullable(ready.shift())
+      },
+      reclaim: () => {
+        const spare = ready.shift()
+        return spare === undefined ? Option.none() : Option.some(stop(spare, "slot-needed"))
+      },
+      refill,
+      close: () => {
+        const stopped = ready.splice(0)
+        return Effect.forEach(stopped, (spare) => Scope.close(spare.scope, Exit.void), {
+          concurrency: "unbounded",
+          discard: true
+        })
+      }
+    }
+  })
