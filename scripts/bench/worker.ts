@@ -147,6 +147,8 @@ interface Cli {
   readonly write: (value: unknown) => void
   readonly reply: (requestId: unknown, response: unknown) => void
   readonly end: () => void
+  /** Ends the process if it is still running (a consumer that stops early). */
+  readonly kill: () => void
 }
 
 // Spawn the fake CLI as the SDKs do, send `initialize` and the prompt, and hand each stdout
@@ -168,7 +170,10 @@ const spawnCli = (
     write,
     reply: (requestId, response) =>
       write({ type: "control_response", response: { subtype: "success", request_id: requestId, response } }),
-    end: () => child.stdin.end()
+    end: () => child.stdin.end(),
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill()
+    }
   }
   let buffer = ""
   child.stdout.setEncoding("utf8")
@@ -259,37 +264,49 @@ const loadFloor = async (): Promise<RunQuery> => {
     })
   }
 
+  // Control requests are answered here, on the reader's side; messages are batched per read.
+  const route = (lines: ReadonlyArray<unknown>, cli: Cli): Array<Delivered> => {
+    const out: Array<Delivered> = []
+    for (const m of lines) {
+      const type = field(m, "type")
+      if (type === "control_request") {
+        const requestId = field(m, "request_id")
+        const request = field(m, "request")
+        const subtype = field(request, "subtype")
+        if (subtype === "hook_callback") {
+          answer(cli, requestId, hook(field(request, "input")), "floor.hook", (a) => a)
+        } else if (subtype === "mcp_message") {
+          const message = field(request, "message")
+          if (field(message, "method") === "tools/call") {
+            answer(cli, requestId, echo(message), "floor.tools/call", (result) => mcpResponse(message, result))
+          } else cli.reply(requestId, mcpResponse(message, mcpResult(message)))
+        }
+        continue
+      }
+      if (type === "control_response" || typeof type !== "string") continue
+      out.push(delivered(m, type))
+      if (type === "result") cli.end()
+    }
+    return out
+  }
+
   return (prompt, features, onMessage) => {
-    const messages = Stream.asyncPush<Delivered, Error>((emit) =>
-      Effect.sync(() =>
-        spawnCli(prompt, features, {
-          onLines: (lines, cli) => {
-            const out: Array<Delivered> = []
-            for (const m of lines) {
-              const type = field(m, "type")
-              if (type === "control_request") {
-                const requestId = field(m, "request_id")
-                const request = field(m, "request")
-                const subtype = field(request, "subtype")
-                if (subtype === "hook_callback") {
-                  answer(cli, requestId, hook(field(request, "input")), "floor.hook", (a) => a)
-                } else if (subtype === "mcp_message") {
-                  const message = field(request, "message")
-                  if (field(message, "method") === "tools/call") {
-                    answer(cli, requestId, echo(message), "floor.tools/call", (result) => mcpResponse(message, result))
-                  } else cli.reply(requestId, mcpResponse(message, mcpResult(message)))
-                }
-                continue
-              }
-              if (type === "control_response" || typeof type !== "string") continue
-              out.push(delivered(m, type))
-              if (type === "result") cli.end()
-            }
-            if (out.length > 0) emit.array(out)
-          },
-          onExit: (error) => (error === undefined ? emit.end() : emit.fail(error))
-        })
-      ), { bufferSize: "unbounded" })
+    const messages = Stream.asyncPush<Delivered, Error>(
+      (emit) =>
+        Effect.acquireRelease(
+          Effect.sync(() =>
+            spawnCli(prompt, features, {
+              onLines: (lines, cli) => {
+                const out = route(lines, cli)
+                if (out.length > 0) emit.array(out)
+              },
+              onExit: (error) => (error === undefined ? emit.end() : emit.fail(error))
+            })
+          ),
+          (cli) => Effect.sync(() => cli.kill())
+        ),
+      { bufferSize: "unbounded" }
+    )
     return runPromise(Stream.runForEach(messages, (m) => Effect.sync(() => onMessage(m))))
   }
 }

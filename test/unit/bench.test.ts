@@ -79,9 +79,17 @@ describe("bench harness", () => {
     }
   }, 120_000)
 
-  it("refuses the baseline contender without --baseline, before building anything", async () => {
-    const run = await runBench(["--smoke", "--contenders=library,baseline"])
-    expect(run.error).not.toBeNull()
-    expect(run.stderr).toContain("needs --baseline=DIR")
+  it("refuses the baseline contender without --baseline, or a --baseline without a build, before running anything", async () => {
+    const missing = await runBench(["--smoke", "--contenders=library,baseline"])
+    expect(missing.error).not.toBeNull()
+    expect(missing.stderr).toContain("needs --baseline=DIR")
+    const dir = mkdtempSync(join(tmpdir(), "bench-baseline-"))
+    try {
+      const unbuilt = await runBench(["--smoke", `--baseline=${dir}`])
+      expect(unbuilt.error).not.toBeNull()
+      expect(unbuilt.stderr).toContain(`--baseline: no ${join(dir, "dist", "esm", "index.js")}`)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   }, 60_000)
 })
