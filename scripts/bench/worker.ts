@@ -142,7 +142,7 @@ const mcpResponse = (message: unknown, result: unknown) => ({
   mcp_response: { jsonrpc: "2.0", id: field(message, "id") ?? 0, result }
 })
 
-/** What a hand-written consumer needs of the fake CLI: its stdin, and its stdout split in lines. */
+/** What a hand-written consumer does to the fake CLI: write to its stdin, end it, kill it. */
 interface Cli {
   readonly write: (value: unknown) => void
   readonly reply: (requestId: unknown, response: unknown) => void
@@ -151,9 +151,9 @@ interface Cli {
   readonly kill: () => void
 }
 
-// Spawn the fake CLI as the SDKs do, send `initialize` and the prompt, and hand each stdout
-// line, parsed, to `onLine`; shared by the raw consumer and the Effect floor so that they differ
-// only in how messages are delivered and callbacks answered.
+// Spawn the fake CLI as the SDKs do, send `initialize` and the prompt, and hand the lines of each
+// stdout read, parsed, to `onLines`; shared by the raw consumer and the Effect floor so that they
+// differ only in how messages are delivered and callbacks answered.
 const spawnCli = (
   prompt: string,
   features: Features,
