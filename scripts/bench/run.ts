@@ -1,6 +1,9 @@
-// `npm run bench`: this library against the official `@anthropic-ai/claude-agent-sdk` (pinned in
+// `npm run bench`: this library against the Effect floor (the least Effect code doing the
+// library's job, issue #18), the official `@anthropic-ai/claude-agent-sdk` (pinned in
 // devDependencies) and a raw Node consumer, all driving the same fake CLI
-// (scripts/fixtures/bench-cli.mjs), on the workloads of issue #10 (scripts/bench/workloads.ts).
+// (scripts/fixtures/bench-cli.mjs), on the workloads of issue #10 (scripts/bench/workloads.ts);
+// with --baseline=DIR, also the library built in another checkout (DIR/dist/esm/index.js), so a
+// change is measured back to back against main.
 //
 //   npm run bench                      full: 5 cold repetitions + 1 warm-up and 5 warm ones (~6 min)
 //   npm run bench -- --quick           counts ÷ 5, 2 cold + 2 warm repetitions (~1.5 min)
@@ -8,19 +11,21 @@
 //
 // Options: --reps=N (cold), --warm-reps=N, --warmups=N, --scale=X, --only=flood1k,hooks,…,
 // --contenders=library,official, --cold-only, --warm-only, --library=dist|src, --no-build,
+// --baseline=DIR (adds the "baseline" contender: DIR/dist/esm/index.js, e.g. main's build),
+// --markdown=FILE (the table and its notes as Markdown, for the README),
 // --out=FILE (JSON; default bench-results.json), --cpu-prof=DIR (one V8 CPU profile per job, of
 // the job alone; summarise with `tsx scripts/bench/profile.ts DIR/library-flood1k-warm-*.cpuprofile`).
 //
 // Cold: every repetition is a fresh process (node start and imports are not timed except where
 // the metric says so). Warm: one long-lived process per contender, a warm-up round first. Within
-// each repetition the three contenders run back to back in a rotating order, so drift on the
-// machine hits them alike. Reported: medians with min–max, and the ratios library / official and
-// library / raw. The library is measured from dist/esm (what users import: tsc's output, no
+// each repetition the contenders run back to back in a rotating order, so drift on the machine
+// hits them alike. Reported: medians with min–max, and the ratios library / floor, floor /
+// official, library / official (and library / baseline), with issue #18's targets. The library is measured from dist/esm (what users import: tsc's output, no
 // loader), built first unless --no-build; --library=src runs src/ through tsx instead (smoke
 // runs and tests, where dist may not exist).
 import * as esbuild from "esbuild"
 import { type ChildProcess, execFileSync, fork } from "node:child_process"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import { join, resolve } from "node:path"
 import { performance } from "node:perf_hooks"
@@ -28,6 +33,7 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 import {
   type Contender,
   contenders as allContenders,
+  defaultContenders,
   type FromWorker,
   type Job,
   type Metric,
@@ -72,6 +78,8 @@ const settings = {
   library: option("library") ?? (SMOKE ? "src" : "dist"),
   build: !flag("no-build"),
   out: option("out") ?? join(root, "bench-results.json"),
+  markdown: ((file) => (file === undefined ? undefined : resolve(file)))(option("markdown")),
+  baseline: ((dir) => (dir === undefined ? undefined : resolve(dir)))(option("baseline")),
   cpuProf: ((dir) => (dir === undefined ? undefined : resolve(dir)))(option("cpu-prof"))
 }
 if (settings.library !== "dist" && settings.library !== "src") throw new Error("--library must be dist or src")
@@ -84,7 +92,14 @@ const pick = <A extends string>(name: string, all: ReadonlyArray<A>): ReadonlyAr
   if (unknown.length > 0) throw new Error(`--${name}: unknown ${unknown.join(", ")} (known: ${all.join(", ")})`)
   return all.filter((a) => wanted.includes(a))
 }
-const contenders = pick("contenders", allContenders)
+const contenders = option("contenders") === undefined
+  ? allContenders.filter((c) => defaultContenders.includes(c) || (c === "baseline" && settings.baseline !== undefined))
+  : pick("contenders", allContenders)
+if (contenders.includes("baseline") && settings.baseline === undefined) {
+  throw new Error("the baseline contender needs --baseline=DIR (a checkout whose dist/esm/index.js it loads)")
+}
+const baselineEntry = settings.baseline === undefined ? undefined : join(settings.baseline, "dist", "esm", "index.js")
+if (baselineEntry !== undefined && !existsSync(baselineEntry)) throw new Error(`--baseline: no ${baselineEntry}`)
 const selected = pick<WorkloadId>("only", allWorkloads.map((w) => w.id))
 const workloads = allWorkloads.filter((w) => selected.includes(w.id))
 
@@ -92,7 +107,8 @@ const workloads = allWorkloads.filter((w) => selected.includes(w.id))
 // workers
 
 const cacheDir = join(root, "node_modules", ".cache", "effect-claude-agent-bench")
-const workerFile = join(cacheDir, "worker.mjs")
+// One file per run: node_modules may be shared by several checkouts benchmarking at once.
+const workerFile = join(cacheDir, `worker-${process.pid}.mjs`)
 
 // The worker runs as plain JavaScript: bundled from worker.ts with its npm imports left as
 // imports, so each contender loads its packages from node_modules exactly as an app would.
@@ -111,6 +127,9 @@ const buildWorker = async (): Promise<void> => {
 }
 
 const libraryUrl = pathToFileURL(join(root, settings.library === "dist" ? "dist/esm/index.js" : "src/index.ts")).href
+// The floor, official and raw contenders ignore the URL.
+const urlOf = (contender: Contender): string =>
+  contender === "baseline" && baselineEntry !== undefined ? pathToFileURL(baselineEntry).href : libraryUrl
 
 interface Worker {
   readonly contender: Contender
@@ -122,7 +141,7 @@ const JOB_TIMEOUT_MS = 180_000
 
 const startWorker = (contender: Contender): Promise<Worker> =>
   new Promise((resolve, reject) => {
-    const child: ChildProcess = fork(workerFile, [contender, libraryUrl, CLI], {
+    const child: ChildProcess = fork(workerFile, [contender, urlOf(contender), CLI], {
       execArgv: contender === "library" && settings.library === "src" ? ["--import", "tsx"] : [],
       env: settings.cpuProf === undefined ? process.env : { ...process.env, BENCH_CPU_PROF_DIR: settings.cpuProf },
       stdio: ["ignore", "inherit", "inherit", "ipc"],
@@ -267,11 +286,18 @@ interface Row {
   readonly mode: Mode
   readonly better: Metric["better"]
   readonly stats: Partial<Record<Contender, Stat>>
+  readonly libraryVsFloor: number | undefined
+  readonly floorVsOfficial: number | undefined
   readonly libraryVsOfficial: number | undefined
   readonly libraryVsRaw: number | undefined
+  readonly libraryVsBaseline: number | undefined
   readonly target: string
   readonly met: boolean | undefined
 }
+
+// A change counts as no worse than the baseline within this much: two builds of the same code
+// differ by a few percent from run to run on a quiet machine.
+const BASELINE_NOISE = 1.05
 
 const rows = (): Array<Row> =>
   workloads.flatMap((w: Workload) =>
@@ -284,24 +310,33 @@ const rows = (): Array<Row> =>
           if (s !== undefined) stats[c] = s
         }
         if (Object.keys(stats).length === 0) return []
-        const ratio = (other: Contender) => {
-          const a = stats.library?.median
-          const b = stats[other]?.median
+        const ratio = (top: Contender, bottom: Contender) => {
+          const a = stats[top]?.median
+          const b = stats[bottom]?.median
           return a === undefined || b === undefined || b === 0 ? undefined : a / b
         }
-        const vsOfficial = ratio("official")
-        const vsRaw = ratio("raw")
+        const vsFloor = ratio("library", "floor")
+        const vsOfficial = ratio("library", "official")
+        const vsRaw = ratio("library", "raw")
+        const vsBaseline = ratio("library", "baseline")
         const op = m.better === "higher" ? "≥" : "≤"
         const ok = (r: number | undefined, t: number) => r === undefined ? undefined : m.better === "higher" ? r >= t : r <= t
         const checks: Array<{ text: string; met: boolean | undefined }> = []
-        if (m.targetVsOfficial !== undefined) {
+        if (m.targetVsFloor !== undefined && stats.floor !== undefined) {
+          checks.push({ text: `${op} ${m.targetVsFloor.toFixed(2)}× floor`, met: ok(vsFloor, m.targetVsFloor) })
+        }
+        if (m.targetVsOfficial !== undefined && stats.official !== undefined) {
           checks.push({ text: `${op} ${m.targetVsOfficial.toFixed(1)}× official`, met: ok(vsOfficial, m.targetVsOfficial) })
         }
-        if (m.targetVsRawWarm !== undefined && mode === "warm") {
+        if (m.targetVsRawWarm !== undefined && mode === "warm" && stats.raw !== undefined) {
           checks.push({ text: `${op} ${m.targetVsRawWarm.toFixed(2)}× raw`, met: ok(vsRaw, m.targetVsRawWarm) })
         }
         if (m.key === "ownImportMs" && stats.library !== undefined) {
           checks.push({ text: "≤ 50 ms", met: stats.library.median <= 50 })
+        }
+        if (stats.baseline !== undefined && m.key !== "importMs") {
+          const limit = m.better === "higher" ? 1 / BASELINE_NOISE : BASELINE_NOISE
+          checks.push({ text: `${op} ${limit.toFixed(2)}× baseline`, met: ok(vsBaseline, limit) })
         }
         const known = checks.filter((c) => c.met !== undefined)
         return [{
@@ -312,8 +347,11 @@ const rows = (): Array<Row> =>
           mode,
           better: m.better,
           stats,
+          libraryVsFloor: vsFloor,
+          floorVsOfficial: ratio("floor", "official"),
           libraryVsOfficial: vsOfficial,
           libraryVsRaw: vsRaw,
+          libraryVsBaseline: vsBaseline,
           target: checks.map((c) => `${c.text}${c.met === undefined ? "" : c.met ? " ✓" : " ✗"}`).join("; "),
           met: known.length === 0 ? undefined : known.every((c) => c.met === true)
         }]
@@ -329,10 +367,26 @@ const cell = (s: Stat | undefined, digits: number) =>
   s === undefined ? "–" : s.n === 1 ? fmt(s.median, digits) : `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`
 const ratioCell = (r: number | undefined) => (r === undefined ? "–" : `${r.toFixed(2)}×`)
 
-const names: Record<Contender, string> = { library: "this library", official: "official SDK", raw: "raw Node" }
+const names: Record<Contender, string> = {
+  library: "library",
+  floor: "Effect floor",
+  official: "official SDK",
+  raw: "raw Node",
+  baseline: "baseline"
+}
 
+// Columns: the contenders' medians, then the ratios issue #18 reads (library ÷ floor, floor ÷
+// official, library ÷ official, and library ÷ baseline when there is one), then the targets.
 const table = (all: ReadonlyArray<Row>): string => {
-  const header = ["workload", "metric", "mode", ...contenders.map((c) => names[c]), "lib / official", "lib / raw", "target"]
+  const columns: ReadonlyArray<{ readonly title: string; readonly of: (r: Row) => number | undefined; readonly shown: boolean }> = [
+    { title: "lib / floor", of: (r) => r.libraryVsFloor, shown: contenders.includes("floor") },
+    { title: "floor / official", of: (r) => r.floorVsOfficial, shown: contenders.includes("floor") && contenders.includes("official") },
+    { title: "lib / official", of: (r) => r.libraryVsOfficial, shown: contenders.includes("official") },
+    { title: "lib / raw", of: (r) => r.libraryVsRaw, shown: contenders.includes("raw") && !contenders.includes("floor") },
+    { title: "lib / baseline", of: (r) => r.libraryVsBaseline, shown: contenders.includes("baseline") }
+  ]
+  const ratios = columns.filter((c) => c.shown)
+  const header = ["workload", "metric", "mode", ...contenders.map((c) => names[c]), ...ratios.map((c) => c.title), "target"]
   const lines = [
     `| ${header.join(" | ")} |`,
     `|${header.map(() => "---").join("|")}|`,
@@ -342,8 +396,7 @@ const table = (all: ReadonlyArray<Row>): string => {
         `${r.label} ${r.better === "higher" ? "↑" : "↓"}`,
         r.mode,
         ...contenders.map((c) => cell(r.stats[c], digitsOf(r))),
-        ratioCell(r.libraryVsOfficial),
-        ratioCell(r.libraryVsRaw),
+        ...ratios.map((c) => ratioCell(c.of(r))),
         r.target
       ].join(" | ")} |`
     )
@@ -379,6 +432,16 @@ const machine = () => {
   }
 }
 
+// The checkout the baseline was built from, when its directory records it (a COMMIT file).
+const baselineCommit = (): string => {
+  if (settings.baseline === undefined) return ""
+  try {
+    return ` (commit ${readFileSync(join(settings.baseline, "COMMIT"), "utf8").trim().slice(0, 12)})`
+  } catch {
+    return ""
+  }
+}
+
 const main = async (): Promise<void> => {
   const started = performance.now()
   const loadBefore = os.loadavg()
@@ -391,10 +454,14 @@ const main = async (): Promise<void> => {
   progress(
     `bench: ${contenders.join(", ")} × ${workloads.map((w) => w.id).join(", ")}; ` +
       `${settings.reps} cold + ${settings.warmReps} warm repetitions (${settings.warmups} warm-up), scale ${settings.scale}, ` +
-      `library from ${settings.library}`
+      `library from ${settings.library}${settings.baseline === undefined ? "" : `, baseline from ${settings.baseline}`}`
   )
-  await runCold()
-  await runWarm()
+  try {
+    await runCold()
+    await runWarm()
+  } finally {
+    rmSync(workerFile, { force: true })
+  }
   const all = rows()
   const seconds = (performance.now() - started) / 1000
   const chunk = stat((samples.get(key("chunked4k", "warm", "raw")) ?? samples.get(key("chunked4k", "cold", "raw")) ?? []).map((s) => s.meanChunkBytes ?? Number.NaN))
@@ -405,11 +472,17 @@ const main = async (): Promise<void> => {
     `counts × ${settings.scale}; library from ${settings.library === "dist" ? "dist/esm" : "src (tsx)"}; ` +
     `load average before ${loadBefore.map((l) => l.toFixed(2)).join(" ")}; ${Math.round(seconds)} s in all`,
     ...(chunk === undefined ? [] : [`4 KB chunks: the raw consumer's reads averaged ${Math.round(chunk.median)} bytes`]),
-    "cells: median (min–max); ↑ higher is better, ↓ lower is better; ratios are library ÷ other, of the medians"
+    ...(baselineEntry === undefined ? [] : [`baseline: ${baselineEntry}${baselineCommit()}`]),
+    "cells: median (min–max); ↑ higher is better, ↓ lower is better; ratios are of the medians " +
+    "(lib / floor is library ÷ Effect floor, and so on); targets: issue #18 (floor), issue #10 (official, raw)" +
+    (baselineEntry === undefined ? "" : `, and no worse than the baseline by more than ${Math.round((BASELINE_NOISE - 1) * 100)}% (noise)`)
   ]
-  console.log(table(all))
-  console.log("")
-  for (const n of notes) console.log(`- ${n}`)
+  const report = `${table(all)}\n\n${notes.map((n) => `- ${n}`).join("\n")}\n`
+  process.stdout.write(report)
+  if (settings.markdown !== undefined) {
+    writeFileSync(settings.markdown, report)
+    progress(`wrote ${settings.markdown}`)
+  }
   const json = {
     date: new Date().toISOString(),
     machine: info,

@@ -1,6 +1,7 @@
-// One benchmark process: a contender (argv[2]: library | official | raw) runs the jobs run.ts
-// sends over IPC. Built by run.ts with esbuild into a plain .mjs so no loader sits in the
-// process; the library is imported from the URL in argv[3] (dist/esm, or src/ under tsx).
+// One benchmark process: a contender (argv[2]: library | floor | official | raw | baseline) runs
+// the jobs run.ts sends over IPC. Built by run.ts with esbuild into a plain .mjs so no loader sits
+// in the process; the library is imported from the URL in argv[3] (dist/esm, or src/ under tsx;
+// for the baseline, another checkout's dist/esm).
 //
 // Every contender implements one primitive, `runQuery(prompt, features, onMessage)`: spawn the
 // fake CLI, run one prompt, call `onMessage` per delivered message, resolve when the query is
@@ -11,6 +12,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
+import type { Effect as EffectNs } from "effect"
 import type { Contender, FromWorker, Job, Sample, ToWorker } from "./workloads.js"
 import { sizes } from "./workloads.js"
 
@@ -117,74 +119,204 @@ const loadOfficial = async (): Promise<RunQuery> => {
   }
 }
 
-// The baseline: spawn, split("\n"), JSON.parse, answer control requests by hand. Untyped and
+const field = (value: unknown, key: string): unknown =>
+  typeof value === "object" && value !== null ? Reflect.get(value, key) : undefined
+const text = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
+
+const echoResult = (message: unknown) => ({
+  content: [{ type: "text", text: field(field(field(message, "params"), "arguments"), "text") }]
+})
+
+// The MCP server's answers other than tools/call (the handshake): plain data.
+const mcpResult = (message: unknown): unknown => {
+  const method = field(message, "method")
+  return method === "initialize"
+    ? { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "bench", version: "1.0.0" } }
+    : method === "tools/list"
+    ? { tools: [{ name: "echo", description: "Echoes its input", inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } }] }
+    : method === "tools/call"
+    ? echoResult(message)
+    : {}
+}
+const mcpResponse = (message: unknown, result: unknown) => ({
+  mcp_response: { jsonrpc: "2.0", id: field(message, "id") ?? 0, result }
+})
+
+/** What a hand-written consumer does to the fake CLI: write to its stdin, end it, kill it. */
+interface Cli {
+  readonly write: (value: unknown) => void
+  readonly reply: (requestId: unknown, response: unknown) => void
+  readonly end: () => void
+  /** Ends the process if it is still running (a consumer that stops early). */
+  readonly kill: () => void
+}
+
+// Spawn the fake CLI as the SDKs do, send `initialize` and the prompt, and hand the lines of each
+// stdout read, parsed, to `onLines`; shared by the raw consumer and the Effect floor so that they
+// differ only in how messages are delivered and callbacks answered.
+const spawnCli = (
+  prompt: string,
+  features: Features,
+  handlers: {
+    readonly onLines: (lines: ReadonlyArray<unknown>, cli: Cli) => void
+    readonly onExit: (error: Error | undefined) => void
+  }
+): Cli => {
+  const child = spawn(process.execPath, [CLI, ...CLI_ARGS], { stdio: ["pipe", "pipe", "inherit"] })
+  const write = (value: unknown) => {
+    child.stdin.write(JSON.stringify(value) + "\n")
+  }
+  const cli: Cli = {
+    write,
+    reply: (requestId, response) =>
+      write({ type: "control_response", response: { subtype: "success", request_id: requestId, response } }),
+    end: () => child.stdin.end(),
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill()
+    }
+  }
+  let buffer = ""
+  child.stdout.setEncoding("utf8")
+  child.stdout.on("data", (chunk: string) => {
+    rawChunks.count++
+    rawChunks.bytes += chunk.length
+    buffer += chunk
+    const lines = buffer.split("\n")
+    buffer = lines.pop() ?? ""
+    const parsed: Array<unknown> = []
+    for (const line of lines) if (line !== "") parsed.push(JSON.parse(line))
+    handlers.onLines(parsed, cli)
+  })
+  child.on("error", (e) => handlers.onExit(e))
+  child.on("exit", (code) => handlers.onExit(code === 0 ? undefined : new Error(`fake CLI exited with ${code}`)))
+  write({
+    type: "control_request",
+    request_id: "init_1",
+    request: {
+      subtype: "initialize",
+      ...(features.hooks === true ? { hooks: { PreToolUse: [{ matcher: "Bash", hookCallbackIds: ["hook_0"] }] } } : {}),
+      ...(features.mcp === true ? { sdkMcpServers: ["bench"] } : {})
+    }
+  })
+  write({ type: "user", message: { role: "user", content: [{ type: "text", text: prompt }] }, parent_tool_use_id: null, session_id: "" })
+  return cli
+}
+
+const delivered = (m: unknown, type: string): Delivered => ({
+  type,
+  subtype: text(field(m, "subtype")),
+  result: type === "result" ? text(field(m, "result")) : undefined
+})
+
+// Raw Node: spawn, split("\n"), JSON.parse, answer control requests by hand. Untyped and
 // unvalidated: what a program that needs none of an SDK's guarantees would write.
 const rawQuery: RunQuery = (prompt, features, onMessage) =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...CLI_ARGS], { stdio: ["pipe", "pipe", "inherit"] })
-    const write = (value: unknown) => child.stdin.write(JSON.stringify(value) + "\n")
-    const reply = (requestId: unknown, response: unknown) =>
-      write({ type: "control_response", response: { subtype: "success", request_id: requestId, response } })
-    const field = (value: unknown, key: string): unknown =>
-      typeof value === "object" && value !== null ? Reflect.get(value, key) : undefined
-    const text = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
-
-    const mcp = (message: unknown): unknown => {
-      const method = field(message, "method")
-      const id = field(message, "id") ?? 0
-      const result = method === "initialize"
-        ? { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "bench", version: "1.0.0" } }
-        : method === "tools/list"
-        ? { tools: [{ name: "echo", description: "Echoes its input", inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } }] }
-        : method === "tools/call"
-        ? { content: [{ type: "text", text: field(field(field(message, "params"), "arguments"), "text") }] }
-        : {}
-      return { mcp_response: { jsonrpc: "2.0", id, result } }
-    }
-
-    let buffer = ""
-    child.stdout.setEncoding("utf8")
-    child.stdout.on("data", (chunk: string) => {
-      rawChunks.count++
-      rawChunks.bytes += chunk.length
-      buffer += chunk
-      const lines = buffer.split("\n")
-      buffer = lines.pop() ?? ""
-      for (const line of lines) {
-        if (line === "") continue
-        const m: unknown = JSON.parse(line)
-        const type = field(m, "type")
-        if (type === "control_request") {
-          const request = field(m, "request")
-          const subtype = field(request, "subtype")
-          if (subtype === "hook_callback") reply(field(m, "request_id"), hookAnswer)
-          else if (subtype === "mcp_message") reply(field(m, "request_id"), mcp(field(request, "message")))
-          continue
+    spawnCli(prompt, features, {
+      onLines: (lines, cli) => {
+        for (const m of lines) {
+          const type = field(m, "type")
+          if (type === "control_request") {
+            const request = field(m, "request")
+            const subtype = field(request, "subtype")
+            if (subtype === "hook_callback") cli.reply(field(m, "request_id"), hookAnswer)
+            else if (subtype === "mcp_message") {
+              const message = field(request, "message")
+              cli.reply(field(m, "request_id"), mcpResponse(message, mcpResult(message)))
+            }
+            continue
+          }
+          if (type === "control_response" || typeof type !== "string") continue
+          onMessage(delivered(m, type))
+          if (type === "result") cli.end()
         }
-        if (type === "control_response" || typeof type !== "string") continue
-        const subtype = text(field(m, "subtype"))
-        onMessage({ type, subtype, result: type === "result" ? text(field(m, "result")) : undefined })
-        if (type === "result") child.stdin.end()
-      }
+      },
+      onExit: (error) => (error === undefined ? resolve() : reject(error))
     })
-    child.on("error", reject)
-    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`fake CLI exited with ${code}`))))
-    write({
-      type: "control_request",
-      request_id: "init_1",
-      request: {
-        subtype: "initialize",
-        ...(features.hooks === true ? { hooks: { PreToolUse: [{ matcher: "Bash", hookCallbackIds: ["hook_0"] }] } } : {}),
-        ...(features.mcp === true ? { sdkMcpServers: ["bench"] } : {})
-      }
-    })
-    write({ type: "user", message: { role: "user", content: [{ type: "text", text: prompt }] }, parent_tool_use_id: null, session_id: "" })
   })
+
+// The Effect floor (issue #18's anchor): the least Effect code doing the library's job. The raw
+// consumer's spawn and line split; messages delivered through `Stream.asyncPush` (one push per
+// stdout read) and consumed with `Stream.runForEach`; each hook_callback and MCP tools/call
+// answered by an Effect callback run in its own fiber (`Runtime.runFork`) inside a span, the
+// answer written from the fiber's observer. No validation. `effect` is imported as the library
+// contender imports it (timed the same way); the floor needs nothing of `@effect/platform-node`,
+// so what the platform adds to import time and memory counts as the library's.
+const loadFloor = async (): Promise<RunQuery> => {
+  const t0 = performance.now()
+  const { Effect, Exit, Runtime, Stream } = await import("effect")
+  imports.importMs = performance.now() - t0
+
+  const runtime = Runtime.defaultRuntime
+  const runFork = Runtime.runFork(runtime)
+  const runPromise = Runtime.runPromise(runtime)
+  // The user's callbacks, as a library user writes them.
+  const hook = (_input: unknown) => Effect.succeed(hookAnswer)
+  const echo = (message: unknown) => Effect.succeed(echoResult(message))
+
+  const answer = <A>(cli: Cli, requestId: unknown, effect: EffectNs.Effect<A>, name: string, encode: (a: A) => unknown) => {
+    const fiber = runFork(Effect.withSpan(effect, name, { captureStackTrace: false }))
+    fiber.addObserver((exit) => {
+      if (Exit.isSuccess(exit)) cli.reply(requestId, encode(exit.value))
+      else {
+        cli.write({ type: "control_response", response: { subtype: "error", request_id: requestId, error: "callback failed" } })
+      }
+    })
+  }
+
+  // Control requests are answered here, on the reader's side; messages are batched per read.
+  const route = (lines: ReadonlyArray<unknown>, cli: Cli): Array<Delivered> => {
+    const out: Array<Delivered> = []
+    for (const m of lines) {
+      const type = field(m, "type")
+      if (type === "control_request") {
+        const requestId = field(m, "request_id")
+        const request = field(m, "request")
+        const subtype = field(request, "subtype")
+        if (subtype === "hook_callback") {
+          answer(cli, requestId, hook(field(request, "input")), "floor.hook", (a) => a)
+        } else if (subtype === "mcp_message") {
+          const message = field(request, "message")
+          if (field(message, "method") === "tools/call") {
+            answer(cli, requestId, echo(message), "floor.tools/call", (result) => mcpResponse(message, result))
+          } else cli.reply(requestId, mcpResponse(message, mcpResult(message)))
+        }
+        continue
+      }
+      if (type === "control_response" || typeof type !== "string") continue
+      out.push(delivered(m, type))
+      if (type === "result") cli.end()
+    }
+    return out
+  }
+
+  return (prompt, features, onMessage) => {
+    const messages = Stream.asyncPush<Delivered, Error>(
+      (emit) =>
+        Effect.acquireRelease(
+          Effect.sync(() =>
+            spawnCli(prompt, features, {
+              onLines: (lines, cli) => {
+                const out = route(lines, cli)
+                if (out.length > 0) emit.array(out)
+              },
+              onExit: (error) => (error === undefined ? emit.end() : emit.fail(error))
+            })
+          ),
+          (cli) => Effect.sync(() => cli.kill())
+        ),
+      { bufferSize: "unbounded" }
+    )
+    return runPromise(Stream.runForEach(messages, (m) => Effect.sync(() => onMessage(m))))
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // measurement
 
-const imports: { importMs?: number; ownImportMs?: number } = {}
+// Taken when the contender is loaded: the import's duration, and the process's RSS right after it
+// (for the raw consumer, which imports nothing, the RSS of the bare worker).
+const imports: { importMs?: number; ownImportMs?: number; rssMb?: number } = {}
 const rawChunks = { count: 0, bytes: 0 }
 
 const cpuUs = (): number => {
@@ -348,6 +480,7 @@ const runJob = async (run: RunQuery, job: Job): Promise<Sample> => {
       return {
         firstMessageMs: t.firstAt - t0,
         ...(imports.importMs === undefined ? {} : { importMs: imports.importMs }),
+        ...(imports.rssMb === undefined ? {} : { importRssMb: imports.rssMb }),
         ...(imports.ownImportMs === undefined ? {} : { ownImportMs: imports.ownImportMs })
       }
     }
@@ -393,18 +526,24 @@ const profiling = async <A>(name: string, body: () => Promise<A>): Promise<A> =>
 }
 
 const isContender = (value: string | undefined): value is Contender =>
-  value === "library" || value === "official" || value === "raw"
+  value === "library" || value === "floor" || value === "official" || value === "raw" || value === "baseline"
 
 const main = async (): Promise<void> => {
   const contender = contenderArg
   if (!isContender(contender) || libraryUrl === undefined || CLI === "") {
-    throw new Error("usage: worker <library|official|raw> <library module URL> <fake CLI path>")
+    throw new Error("usage: worker <library|floor|official|raw|baseline> <library module URL> <fake CLI path>")
   }
   let run: RunQuery | undefined
   const load = async (): Promise<RunQuery> => {
-    if (contender === "library") return loadLibrary(libraryUrl ?? "")
-    if (contender === "official") return loadOfficial()
-    return rawQuery
+    const loaded = contender === "library" || contender === "baseline"
+      ? await loadLibrary(libraryUrl ?? "")
+      : contender === "floor"
+      ? await loadFloor()
+      : contender === "official"
+      ? await loadOfficial()
+      : rawQuery
+    imports.rssMb = process.memoryUsage.rss() / 2 ** 20
+    return loaded
   }
   process.on("message", (message: ToWorker) => {
     void (async () => {

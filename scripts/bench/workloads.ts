@@ -2,9 +2,15 @@
 // processes (worker.ts). Sizes follow issue #10's table; `scale` shrinks the counts for the
 // quick and smoke modes (never the message sizes).
 
-/** Who consumes the fake CLI: this library, the official SDK, or hand-written Node code. */
-export type Contender = "library" | "official" | "raw"
-export const contenders: ReadonlyArray<Contender> = ["library", "official", "raw"]
+/**
+ * Who consumes the fake CLI: this library, the Effect floor (the least Effect code doing the
+ * library's job, issue #18), the official SDK, hand-written Node code, or the library built from
+ * another checkout (`--baseline=DIR`, to compare a change with main back to back).
+ */
+export type Contender = "library" | "floor" | "official" | "raw" | "baseline"
+export const contenders: ReadonlyArray<Contender> = ["library", "floor", "official", "raw", "baseline"]
+/** The contenders that run without options (the baseline needs `--baseline=DIR`). */
+export const defaultContenders: ReadonlyArray<Contender> = ["library", "floor", "official", "raw"]
 
 /** `cold`: one repetition per fresh process; `warm`: repetitions in one process, after a warm-up. */
 export type Mode = "cold" | "warm"
@@ -31,6 +37,11 @@ export interface Metric {
   readonly targetVsOfficial?: number
   /** Issue #10's target for library / raw, warm only. */
   readonly targetVsRawWarm?: number
+  /**
+   * Issue #18's target for library / Effect floor: every row ≤ 1.2× the floor's cost (≥ 1 / 1.2
+   * of its rate), session set-up ≤ 1.5×. Absent where the floor has nothing to compare.
+   */
+  readonly targetVsFloor?: number
   /** Only measured in these modes (default: the workload's). */
   readonly modes?: ReadonlyArray<Mode>
 }
@@ -42,8 +53,9 @@ export interface Workload {
   readonly metrics: ReadonlyArray<Metric>
 }
 
-const throughput = (label: string): Metric => ({ key: "msgsPerSec", label, better: "higher", digits: 0, targetVsOfficial: 1, targetVsRawWarm: 0.8 })
-const cpuPerMsg: Metric = { key: "cpuUsPerMsg", label: "CPU µs per message", better: "lower", digits: 1, targetVsOfficial: 1 }
+const FLOOR = 1.2
+const throughput = (label: string): Metric => ({ key: "msgsPerSec", label, better: "higher", digits: 0, targetVsOfficial: 1, targetVsRawWarm: 0.8, targetVsFloor: 1 / FLOOR })
+const cpuPerMsg: Metric = { key: "cpuUsPerMsg", label: "CPU µs per message", better: "lower", digits: 1, targetVsOfficial: 1, targetVsFloor: FLOOR }
 
 export const workloads: ReadonlyArray<Workload> = [
   {
@@ -53,7 +65,7 @@ export const workloads: ReadonlyArray<Workload> = [
     metrics: [
       throughput("msgs/s"),
       cpuPerMsg,
-      { key: "rssGrowthMb", label: "peak RSS growth over import, MB", better: "lower", digits: 1, targetVsOfficial: 1.2, modes: ["cold"] }
+      { key: "rssGrowthMb", label: "peak RSS growth over import, MB", better: "lower", digits: 1, targetVsOfficial: 1.2, targetVsFloor: FLOOR, modes: ["cold"] }
     ]
   },
   {
@@ -67,23 +79,23 @@ export const workloads: ReadonlyArray<Workload> = [
     title: "200 × 100 KB messages",
     modes: ["cold", "warm"],
     metrics: [
-      { key: "mbPerSec", label: "MB/s", better: "higher", digits: 0, targetVsOfficial: 1, targetVsRawWarm: 0.8 },
-      { key: "cpuMsPerMb", label: "CPU ms per MB", better: "lower", digits: 2, targetVsOfficial: 1 }
+      { key: "mbPerSec", label: "MB/s", better: "higher", digits: 0, targetVsOfficial: 1, targetVsRawWarm: 0.8, targetVsFloor: 1 / FLOOR },
+      { key: "cpuMsPerMb", label: "CPU ms per MB", better: "lower", digits: 2, targetVsOfficial: 1, targetVsFloor: FLOOR }
     ]
   },
   {
     id: "line900k",
     title: "one 900 KB line",
     modes: ["cold", "warm"],
-    metrics: [{ key: "deliveredMs", label: "init → delivered, ms", better: "lower", digits: 2, targetVsOfficial: 1, targetVsRawWarm: 1.25 }]
+    metrics: [{ key: "deliveredMs", label: "init → delivered, ms", better: "lower", digits: 2, targetVsOfficial: 1, targetVsRawWarm: 1.25, targetVsFloor: FLOOR }]
   },
   {
     id: "hooks",
     title: "hook round trip (2000 sequential)",
     modes: ["cold", "warm"],
     metrics: [
-      { key: "p50Us", label: "p50 µs (CLI clock)", better: "lower", digits: 0, targetVsOfficial: 1 },
-      { key: "cpuUsPerRt", label: "CPU µs per round trip", better: "lower", digits: 0, targetVsOfficial: 1 }
+      { key: "p50Us", label: "p50 µs (CLI clock)", better: "lower", digits: 0, targetVsOfficial: 1, targetVsFloor: FLOOR },
+      { key: "cpuUsPerRt", label: "CPU µs per round trip", better: "lower", digits: 0, targetVsOfficial: 1, targetVsFloor: FLOOR }
     ]
   },
   {
@@ -91,8 +103,8 @@ export const workloads: ReadonlyArray<Workload> = [
     title: "SDK MCP tools/call round trip (2000 sequential)",
     modes: ["cold", "warm"],
     metrics: [
-      { key: "p50Us", label: "p50 µs (CLI clock)", better: "lower", digits: 0, targetVsOfficial: 1 },
-      { key: "cpuUsPerRt", label: "CPU µs per round trip", better: "lower", digits: 0, targetVsOfficial: 1 }
+      { key: "p50Us", label: "p50 µs (CLI clock)", better: "lower", digits: 0, targetVsOfficial: 1, targetVsFloor: FLOOR },
+      { key: "cpuUsPerRt", label: "CPU µs per round trip", better: "lower", digits: 0, targetVsOfficial: 1, targetVsFloor: FLOOR }
     ]
   },
   {
@@ -100,17 +112,17 @@ export const workloads: ReadonlyArray<Workload> = [
     title: "10k hook round trips, 64 in flight",
     modes: ["cold", "warm"],
     metrics: [
-      { key: "rtPerSec", label: "round trips/s", better: "higher", digits: 0, targetVsOfficial: 1 },
-      { key: "cpuUsPerRt", label: "CPU µs per round trip", better: "lower", digits: 0, targetVsOfficial: 1 }
+      { key: "rtPerSec", label: "round trips/s", better: "higher", digits: 0, targetVsOfficial: 1, targetVsFloor: 1 / FLOOR },
+      { key: "cpuUsPerRt", label: "CPU µs per round trip", better: "lower", digits: 0, targetVsOfficial: 1, targetVsFloor: FLOOR }
     ]
   },
   {
     id: "setup",
     title: "session set-up (trivial one-message query, 20 in a row)",
-    modes: ["warm"],
+    modes: ["cold", "warm"],
     metrics: [
-      { key: "cpuMsPerSession", label: "CPU ms per session", better: "lower", digits: 2, targetVsOfficial: 1.5 },
-      { key: "wallMsPerSession", label: "wall ms per session", better: "lower", digits: 1 }
+      { key: "cpuMsPerSession", label: "CPU ms per session", better: "lower", digits: 2, targetVsOfficial: 1.5, targetVsFloor: 1.5 },
+      { key: "wallMsPerSession", label: "wall ms per session", better: "lower", digits: 1, targetVsFloor: 1.5 }
     ]
   },
   {
@@ -118,8 +130,9 @@ export const workloads: ReadonlyArray<Workload> = [
     title: "cold first query",
     modes: ["cold"],
     metrics: [
-      { key: "firstMessageMs", label: "query() → first message, ms", better: "lower", digits: 1, targetVsOfficial: 1.2 },
+      { key: "firstMessageMs", label: "query() → first message, ms", better: "lower", digits: 1, targetVsOfficial: 1.2, targetVsFloor: FLOOR },
       { key: "importMs", label: "import, ms (info)", better: "lower", digits: 0 },
+      { key: "importRssMb", label: "RSS after import, MB", better: "lower", digits: 1, targetVsFloor: FLOOR },
       { key: "ownImportMs", label: "library's own import on top of effect + platform-node, ms (target ≤ 50)", better: "lower", digits: 0 }
     ]
   },
@@ -128,8 +141,8 @@ export const workloads: ReadonlyArray<Workload> = [
     title: "8 concurrent sessions × 5000 messages",
     modes: ["cold", "warm"],
     metrics: [
-      { key: "wallMs", label: "wall ms (spawn → all done)", better: "lower", digits: 0, targetVsOfficial: 1 },
-      { key: "msgsPerSec", label: "aggregate msgs/s", better: "higher", digits: 0, targetVsOfficial: 1 }
+      { key: "wallMs", label: "wall ms (spawn → all done)", better: "lower", digits: 0, targetVsOfficial: 1, targetVsFloor: FLOOR },
+      { key: "msgsPerSec", label: "aggregate msgs/s", better: "higher", digits: 0, targetVsOfficial: 1, targetVsFloor: 1 / FLOOR }
     ]
   }
 ]
@@ -162,7 +175,7 @@ export const sizes = (scale: number) => {
     mcp: { count: n(2_000, 20) },
     hooks10k: { count: n(10_000, 100), window: 64 },
     setup: { sessions: n(20, 2) },
-    // Smoke runs (scale < 0.1) open 2 sessions: 8 × 3 contenders of process starts is most of their time.
+    // Smoke runs (scale < 0.1) open 2 sessions: 8 × 4 contenders of process starts is most of their time.
     concurrent: { sessions: scale < 0.1 ? 2 : 8, count: n(5_000, 50), size: 1024 }
   }
 }
