@@ -78,118 +78,127 @@ interface Waiter {
   readonly granted: Deferred.Deferred<void, CLIConnectionError>
 }
 
+type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+interface State {
+  readonly config: SlotsConfig
+  used: number
+  closed: boolean
+  /** By priority, then arrival. */
+  readonly waiters: Array<Waiter>
+}
+
+const grantNext = (state: State): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (state.used >= state.config.maxConcurrent) return Effect.void
+    const next = state.waiters.shift()
+    if (next !== undefined) {
+      state.used++
+      return Effect.zipRight(Deferred.succeed(next.granted, undefined), grantNext(state))
+    }
+    return state.config.onFree
+  })
+
+const release = (state: State) =>
+  Effect.suspend(() => {
+    state.used--
+    return grantNext(state)
+  })
+
+const withPendingTimeout = (state: State) => <A, E>(wait: Effect.Effect<A, E>): Effect.Effect<A, E | PoolTimeoutError> => {
+  const { maxConcurrent, pendingTimeout } = state.config
+  return pendingTimeout === undefined ? wait : wait.pipe(Effect.timeoutFail({
+    duration: pendingTimeout,
+    onTimeout: () => new PoolTimeoutError({ timeoutMillis: Duration.toMillis(pendingTimeout), maxConcurrent })
+  }))
+}
+
+// Waits in the queue, by priority then arrival. The wait's length and the queue's depth go to
+// the pool metrics, whatever ends the wait.
+const enqueue = (state: State, restore: Restore) =>
+  Effect.gen(function*() {
+    const { waiters } = state
+    const priority = yield* FiberRef.get(priorityRef)
+    const waiter: Waiter = { priority, granted: yield* Deferred.make<void, CLIConnectionError>() }
+    const at = waiters.findIndex((w) => w.priority < priority)
+    if (at === -1) waiters.push(waiter)
+    else waiters.splice(at, 0, waiter)
+    yield* state.config.onQueued(waiters.length)
+    yield* Metric.set(Telemetry.poolPending, waiters.length)
+    const queuedAt = yield* Clock.currentTimeMillis
+    const measured = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.zipRight(
+        Metric.update(Telemetry.poolWait, now - queuedAt),
+        Effect.suspend(() => Metric.set(Telemetry.poolPending, waiters.length))
+      ))
+    yield* restore(withPendingTimeout(state)(Deferred.await(waiter.granted))).pipe(Effect.onExit((exit) =>
+      (Exit.isSuccess(exit) ? Effect.void : Effect.suspend(() => {
+        const index = waiters.indexOf(waiter)
+        if (index !== -1) {
+          waiters.splice(index, 1)
+          return Effect.void
+        }
+        // Granted while it was giving up: pass the slot on.
+        return Deferred.isDone(waiter.granted).pipe(
+          Effect.flatMap((granted) => (granted ? release(state) : Effect.void))
+        )
+      })).pipe(Effect.zipRight(measured))
+    ))
+  })
+
+// A free slot at once, else a reclaimed one, else a place in the queue. Invariant: while a
+// request waits, no spare and no idle keyed session holds a slot (each is stopped for it).
+const take = (state: State, restore: Restore) =>
+  Effect.suspend((): Effect.Effect<void, SlotError> => {
+    const { maxConcurrent, maxPending } = state.config
+    if (state.closed) return Effect.fail(new CLIConnectionError({ reason: "The agent pool is closed" }))
+    if (state.used < maxConcurrent && state.waiters.length === 0) {
+      state.used++
+      return Effect.void
+    }
+    if (state.waiters.length === 0) {
+      const reclaimed = state.config.reclaim()
+      if (Option.isSome(reclaimed)) {
+        // The stopped process's slot passes straight to this request.
+        state.used++
+        return reclaimed.value
+      }
+    }
+    if (state.waiters.length >= maxPending) {
+      return Effect.fail(new PoolFullError({ pending: state.waiters.length, maxConcurrent }))
+    }
+    return enqueue(state, restore)
+  })
+
 /**
  * Slots for `config.maxConcurrent` processes.
  *
  * @internal
  */
 export const make = (config: SlotsConfig): Slots => {
-  const { maxConcurrent, maxPending, pendingTimeout } = config
-  let used = 0
-  let closed = false
-  const waiters: Array<Waiter> = []
-
-  const grantNext = (): Effect.Effect<void> =>
-    Effect.suspend(() => {
-      if (used >= maxConcurrent) return Effect.void
-      const next = waiters.shift()
-      if (next !== undefined) {
-        used++
-        return Effect.zipRight(Deferred.succeed(next.granted, undefined), grantNext())
-      }
-      return config.onFree
-    })
-
-  const release = Effect.suspend(() => {
-    used--
-    return grantNext()
-  })
-
-  const releaseQuietly = Effect.suspend(() => {
-    used--
-    return waiters.length > 0 ? grantNext() : Effect.void
-  })
-
-  const withPendingTimeout = <A, E>(wait: Effect.Effect<A, E>): Effect.Effect<A, E | PoolTimeoutError> =>
-    pendingTimeout === undefined ? wait : wait.pipe(Effect.timeoutFail({
-      duration: pendingTimeout,
-      onTimeout: () => new PoolTimeoutError({ timeoutMillis: Duration.toMillis(pendingTimeout), maxConcurrent })
-    }))
-
-  // Waits in the queue, by priority then arrival. The wait's length and the queue's depth go to
-  // the pool metrics, whatever ends the wait.
-  const enqueue = (restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) =>
-    Effect.gen(function*() {
-      const priority = yield* FiberRef.get(priorityRef)
-      const waiter: Waiter = { priority, granted: yield* Deferred.make<void, CLIConnectionError>() }
-      const at = waiters.findIndex((w) => w.priority < priority)
-      if (at === -1) waiters.push(waiter)
-      else waiters.splice(at, 0, waiter)
-      yield* config.onQueued(waiters.length)
-      yield* Metric.set(Telemetry.poolPending, waiters.length)
-      const queuedAt = yield* Clock.currentTimeMillis
-      const measured = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.zipRight(
-          Metric.update(Telemetry.poolWait, now - queuedAt),
-          Effect.suspend(() => Metric.set(Telemetry.poolPending, waiters.length))
-        ))
-      yield* restore(withPendingTimeout(Deferred.await(waiter.granted))).pipe(Effect.onExit((exit) =>
-        (Exit.isSuccess(exit) ? Effect.void : Effect.suspend(() => {
-          const index = waiters.indexOf(waiter)
-          if (index !== -1) {
-            waiters.splice(index, 1)
-            return Effect.void
-          }
-          // Granted while it was giving up: pass the slot on.
-          return Deferred.isDone(waiter.granted).pipe(
-            Effect.flatMap((granted) => (granted ? release : Effect.void))
-          )
-        })).pipe(Effect.zipRight(measured))
-      ))
-    })
-
-  // A free slot at once, else a reclaimed one, else a place in the queue. Invariant: while a
-  // request waits, no spare and no idle keyed session holds a slot (each is stopped for it).
-  const take = (restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) =>
-    Effect.suspend((): Effect.Effect<void, SlotError> => {
-      if (closed) return Effect.fail(new CLIConnectionError({ reason: "The agent pool is closed" }))
-      if (used < maxConcurrent && waiters.length === 0) {
-        used++
-        return Effect.void
-      }
-      if (waiters.length === 0) {
-        const reclaimed = config.reclaim()
-        if (Option.isSome(reclaimed)) {
-          // The stopped process's slot passes straight to this request.
-          used++
-          return reclaimed.value
-        }
-      }
-      if (waiters.length >= maxPending) {
-        return Effect.fail(new PoolFullError({ pending: waiters.length, maxConcurrent }))
-      }
-      return enqueue(restore)
-    })
-
+  const state: State = { config, used: 0, closed: false, waiters: [] }
   return {
-    maxConcurrent,
-    used: () => used,
-    pending: () => waiters.length,
-    isClosed: () => closed,
+    maxConcurrent: config.maxConcurrent,
+    used: () => state.used,
+    pending: () => state.waiters.length,
+    isClosed: () => state.closed,
     tryTake: () => {
-      if (used >= maxConcurrent || waiters.length > 0) return false
-      used++
+      if (state.used >= config.maxConcurrent || state.waiters.length > 0) return false
+      state.used++
       return true
     },
     acquire: Effect.uninterruptibleMask((restore) =>
-      Effect.zipRight(take(restore), Effect.addFinalizer(() => release))
+      Effect.zipRight(take(state, restore), Effect.addFinalizer(() => release(state)))
     ),
-    release,
-    releaseQuietly,
-    withPendingTimeout,
+    release: release(state),
+    releaseQuietly: Effect.suspend(() => {
+      state.used--
+      return state.waiters.length > 0 ? grantNext(state) : Effect.void
+    }),
+    withPendingTimeout: withPendingTimeout(state),
     close: () => {
-      closed = true
-      const pending = waiters.splice(0)
+      state.closed = true
+      const pending = state.waiters.splice(0)
       return Effect.forEach(
         pending,
         (w) => Deferred.fail(w.granted, new CLIConnectionError({ reason: "The agent pool was closed" })),
