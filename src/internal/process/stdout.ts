@@ -57,7 +57,7 @@ const END: Pull = Effect.fail(Option.none())
 export class StdoutFrames {
   private chunks: Array<Uint8Array> = []
   private bufferedBytes = 0
-  // Set by the source's end or failure: no more chunks are kept.
+  // Set by the source's end or failure, or by a protocol problem: no more chunks are kept.
   private closed: "ended" | ReadError | undefined
   // What the reader gets once the frames before it are taken: `None` for the end.
   private outcome: Option.Option<ReadError> | undefined
