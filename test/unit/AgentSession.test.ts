@@ -179,7 +179,7 @@ describe("closing a session", () => {
             yield* cli.emit(stateFrame("running"))
             yield* FakeCli.echoTurn(m, cli)
             // A late callback after the result still gets its answer: stdin is open until idle.
-            const reply = yield* cli.request({ subtype: "mcp_message", server_name: "x", message: { jsonrpc: "2.0", id: 1, method: "ping" } })
+            const reply = yield* cli.requestRaw({ subtype: "mcp_message", server_name: "x", message: { jsonrpc: "2.0", id: 1, method: "ping" } })
             expect(reply.subtype).toBe("success")
             yield* cli.emit(stateFrame("idle"))
             yield* Deferred.succeed(idleSent, undefined)
@@ -274,8 +274,8 @@ describe("AgentSession (fake CLI)", () => {
         Effect.provide(FakeCli.layerClaudeAgent({
           onUserMessage: (m, cli) =>
             Effect.gen(function*() {
-              const hook = yield* cli.request({ subtype: "hook_callback", callback_id: "hook_9", input: {} })
-              const mcp = yield* cli.request({
+              const hook = yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_9", input: {} })
+              const mcp = yield* cli.requestRaw({
                 subtype: "mcp_message",
                 server_name: "calc",
                 message: { jsonrpc: "2.0", id: 7, method: "tools/list" }
@@ -378,12 +378,12 @@ describe("callback failures are logged once, in one short line naming the field 
       const layer = FakeCli.layerClaudeAgent({
         onUserMessage: (_message, cli) =>
           Effect.all([
-            cli.request({
+            cli.requestRaw({
               subtype: "hook_callback",
               callback_id: "hook_0",
               input: { hook_event_name: "Stop", session_id: "s", transcript_path: "/t", cwd: "/", stop_hook_active: false }
             }),
-            cli.request({ subtype: "can_use_tool", tool_name: "Bash", input: { command: "ls" } })
+            cli.requestRaw({ subtype: "can_use_tool", tool_name: "Bash", input: { command: "ls" } })
           ]).pipe(Effect.flatMap((all) => Deferred.succeed(answers, all)))
       })
       yield* Effect.scoped(Effect.gen(function*() {

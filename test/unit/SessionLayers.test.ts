@@ -124,7 +124,7 @@ describe("HookRegistry is a layer swap", () => {
       const fake = yield* cli
       const init = yield* fake.awaitSent(isControlRequest("initialize"))
       expect(requestOf(init).hooks).toEqual({ PreToolUse: [{ hookCallbackIds: ["audit_0"] }] })
-      const answer = yield* fake.request({
+      const answer = yield* fake.requestRaw({
         subtype: "hook_callback",
         callback_id: "audit_0",
         tool_use_id: "toolu_1",
@@ -167,7 +167,7 @@ describe("McpBridge is a layer swap", () => {
       const fake = yield* cli
       const init = yield* fake.awaitSent(isControlRequest("initialize"))
       expect(requestOf(init).sdkMcpServers).toEqual(["toolkit"])
-      const answer = yield* fake.request({
+      const answer = yield* fake.requestRaw({
         subtype: "mcp_message",
         server_name: "toolkit",
         message: { jsonrpc: "2.0", id: 7, method: "tools/list" }
@@ -192,7 +192,7 @@ describe("PermissionHandler is a layer swap", () => {
       const { agent, cli, args } = yield* agentWithHandles()
       yield* agent.session().pipe(Effect.provide(handler))
       expect(yield* args).toContain("--permission-prompt-tool=stdio")
-      const answer = yield* (yield* cli).request({ subtype: "can_use_tool", tool_name: "Bash", input: { command: "ls" } })
+      const answer = yield* (yield* cli).requestRaw({ subtype: "can_use_tool", tool_name: "Bash", input: { command: "ls" } })
       expect(answer).toMatchObject({ subtype: "success", response: { behavior: "deny", message: "Bash is audited" } })
       expect(yield* Ref.get(asked)).toEqual(["Bash"])
     }))
@@ -202,7 +202,7 @@ describe("PermissionHandler is a layer swap", () => {
       const { agent, cli, args } = yield* agentWithHandles()
       yield* agent.session()
       expect((yield* args).some((arg) => arg.startsWith("--permission-prompt-tool"))).toBe(false)
-      const answer = yield* (yield* cli).request({ subtype: "can_use_tool", tool_name: "Bash", input: {} })
+      const answer = yield* (yield* cli).requestRaw({ subtype: "can_use_tool", tool_name: "Bash", input: {} })
       expect(answer).toMatchObject({ subtype: "error" })
       expect(String(answer.error)).toContain("can_use_tool")
     }))
@@ -215,7 +215,7 @@ describe("inbound control requests are traced", () => {
       yield* Effect.gen(function*() {
         const { agent, cli } = yield* agentWithHandles()
         yield* agent.session({ hooks: { Stop: [{ hooks: [() => Effect.succeed({})] }] } })
-        const answer = yield* (yield* cli).request({
+        const answer = yield* (yield* cli).requestRaw({
           subtype: "hook_callback",
           callback_id: "hook_0",
           input: { hook_event_name: "Stop", session_id: "s", transcript_path: "/t", cwd: "/", stop_hook_active: false }

@@ -34,7 +34,7 @@ const agentWithCli = (behaviour: FakeCli.Behaviour = {}) =>
   })
 
 const mcpRequest = (cli: FakeCli.FakeCliHandle, server: string, message: unknown) =>
-  cli.request({ subtype: "mcp_message", server_name: server, message })
+  cli.requestRaw({ subtype: "mcp_message", server_name: server, message })
 
 class Greeting extends Context.Tag("test/Greeting")<Greeting, string>() {}
 
@@ -488,7 +488,7 @@ describe("onElicitation (fake CLI)", () => {
     Effect.gen(function*() {
       const { agent, cli } = yield* agentWithCli()
       yield* agent.session()
-      const answer = yield* (yield* cli).request(elicitation)
+      const answer = yield* (yield* cli).requestRaw(elicitation)
       expect(answer).toMatchObject({ subtype: "success", response: { action: "decline" } })
     }))
 
@@ -503,7 +503,7 @@ describe("onElicitation (fake CLI)", () => {
             return { action: "accept" as const, content: { name: yield* Greeting } }
           })
       }).pipe(Effect.provideService(Greeting, "Ada"))
-      const answer = yield* (yield* cli).request(elicitation)
+      const answer = yield* (yield* cli).requestRaw(elicitation)
       expect(answer).toMatchObject({ subtype: "success", response: { action: "accept", content: { name: "Ada" } } })
       expect(yield* Ref.get(seen)).toEqual([{
         subtype: "elicitation",
@@ -519,7 +519,7 @@ describe("onElicitation (fake CLI)", () => {
     Effect.gen(function*() {
       const { agent, cli } = yield* agentWithCli()
       yield* agent.session({ onElicitation: () => Effect.fail("no user at the keyboard") })
-      const answer = yield* (yield* cli).request(elicitation)
+      const answer = yield* (yield* cli).requestRaw(elicitation)
       expect(answer).toMatchObject({ subtype: "error" })
       expect(String(answer.error)).toContain("no user at the keyboard")
     }))
