@@ -2,6 +2,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Deferred, Duration, Effect, Exit, Fiber, Logger, LogLevel, Option, Ref, Scope, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
+import * as Control from "../../src/schema/Control.js"
 import * as Message from "../../src/schema/Message.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
 
@@ -439,21 +440,19 @@ describe("user message ids and rewinding (fake CLI)", () => {
       const rewinds = yield* Ref.make<ReadonlyArray<unknown>>([])
       const canRewind = yield* Ref.make(false)
       const layer = FakeCli.layerClaudeAgent({
-        onControlRequest: (request) =>
-          request.subtype !== "rewind_files"
-            ? Effect.succeed(Option.none())
-            : Ref.update(rewinds, (all) => [...all, request.dry_run ?? false]).pipe(
+        answers: [
+          FakeCli.answer(Control.RewindFiles, (request) =>
+            Ref.update(rewinds, (all) => [...all, request.dry_run ?? false]).pipe(
               Effect.zipRight(Ref.get(canRewind)),
               Effect.map((can) =>
-                Option.some(
-                  can
-                    ? request.dry_run === true ? { canRewind: true, filesChanged: ["/w/a.txt"] } : { canRewind: true }
-                    : request.dry_run === true
-                    ? { canRewind: false, error: "File rewinding is not enabled." }
-                    : FakeCli.controlFailure("File rewinding is not enabled.")
-                )
+                can
+                  ? request.dry_run === true ? { canRewind: true, filesChanged: ["/w/a.txt"] } : { canRewind: true }
+                  : request.dry_run === true
+                  ? { canRewind: false, error: "File rewinding is not enabled." }
+                  : FakeCli.controlFailure("File rewinding is not enabled.")
               )
-            )
+            ))
+        ]
       })
       yield* Effect.gen(function*() {
         const session = yield* ClaudeAgent.session()

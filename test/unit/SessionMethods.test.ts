@@ -2,10 +2,10 @@
 // supportedCommands, reinitialize, readMcpResource, …) and the `elicitation` callback, over the
 // in-memory fake CLI: what each writes on the wire, and what it makes of the reply.
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Context, Deferred, Effect, Fiber, Option, Predicate, Ref, Schema, Stream } from "effect"
+import { Chunk, Context, Deferred, Effect, Fiber, Predicate, Ref, Schema, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as McpServer from "../../src/McpServer.js"
-import type * as Control from "../../src/schema/Control.js"
+import * as Control from "../../src/schema/Control.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
 import * as Tool from "../../src/Tool.js"
 
@@ -162,12 +162,13 @@ describe("control methods (fake CLI)", () => {
     Effect.gen(function*() {
       let initializations = 0
       const { agent, cli } = yield* agentWithCli({
-        onControlRequest: (request) =>
-          Effect.sync(() => {
-            if (request.subtype !== "initialize") return Option.none()
-            initializations++
-            return Option.some({ commands: [], models: [], pid: 1000 + initializations })
-          })
+        answers: [
+          FakeCli.answer(Control.Initialize, () =>
+            Effect.sync(() => {
+              initializations++
+              return { commands: [], models: [], pid: 1000 + initializations }
+            }))
+        ]
       })
       const session = yield* agent.session({
         systemPrompt: "be brief",
@@ -195,11 +196,10 @@ describe("permission prompts listed in an initialize reply (fake CLI)", () => {
     Effect.gen(function*() {
       let initializations = 0
       const { agent, cli } = yield* agentWithCli({
-        onControlRequest: (request, fake) =>
+        answers: [FakeCli.answer(Control.Initialize, (_payload, fake, byDefault) =>
           Effect.gen(function*() {
-            if (request.subtype !== "initialize") return Option.none()
             initializations++
-            if (initializations === 1) return Option.none()
+            if (initializations === 1) return yield* byDefault
             // The envelope carries the list beside `response`; the fake's answers have no room for
             // it, so this reply is written by hand (the fake's own answer follows, for an id
             // already answered, and is ignored).
@@ -215,8 +215,8 @@ describe("permission prompts listed in an initialize reply (fake CLI)", () => {
                 pending_user_dialog_requests: []
               }
             })
-            return Option.some({ commands: [], models: [] })
-          })
+            return { commands: [], models: [] }
+          }))]
       })
       const asked: Array<string> = []
       const release = yield* Deferred.make<void>()
@@ -251,13 +251,10 @@ describe("permission prompts listed in an initialize reply (fake CLI)", () => {
 
 describe("the initialize reply's confirmations (fake CLI)", () => {
   // A CLI that answers initialize like one from before `mcp_servers_applied` / `onFailure`.
-  const oldCli = (extra: FakeCli.JsonObject = {}): FakeCli.Behaviour => ({
-    onControlRequest: (request) =>
-      Effect.succeed(
-        request.subtype === "initialize"
-          ? Option.some({ commands: [], models: [], pid: 7, claude_code_version: "2.0.9", ...extra })
-          : Option.none()
-      )
+  const oldCli = (): FakeCli.Behaviour => ({
+    answers: [
+      FakeCli.answer(Control.Initialize, () => Effect.succeed({ commands: [], models: [], pid: 7, claude_code_version: "2.0.9" }))
+    ]
   })
   const stdio = { files: { command: "mcp-files", args: ["--root", "/"] } }
 
@@ -307,12 +304,13 @@ describe("the initialize reply's confirmations (fake CLI)", () => {
       // A CLI that confirms initially but not on reinitialize.
       let answers = 0
       const flaky = yield* agentWithCli({
-        onControlRequest: (request) =>
-          Effect.sync(() => {
-            if (request.subtype !== "initialize") return Option.none()
-            answers++
-            return Option.some({ commands: [], models: [], ...(answers === 1 ? { hook_on_failure_supported: true } : {}) })
-          })
+        answers: [
+          FakeCli.answer(Control.Initialize, () =>
+            Effect.sync(() => {
+              answers++
+              return { commands: [], models: [], ...(answers === 1 ? { hook_on_failure_supported: true } : {}) }
+            }))
+        ]
       })
       const again = yield* flaky.agent.session({ hooks: blocking })
       yield* again.initializationResult
@@ -423,10 +421,10 @@ describe("setMcpServers (fake CLI)", () => {
       let sets = 0
       const { agent, cli } = yield* agentWithCli({
         // The CLI holds its answer to the first set until the test releases it.
-        onControlRequest: (request) =>
-          request.subtype === "mcp_set_servers" && ++sets === 1
-            ? Effect.as(Deferred.await(release), Option.none())
-            : Effect.succeed(Option.none())
+        answers: [
+          FakeCli.answer(Control.McpSetServers, (_payload, _cli, byDefault) =>
+            ++sets === 1 ? Effect.zipRight(Deferred.await(release), byDefault) : byDefault)
+        ]
       })
       const session = yield* agent.session()
       const fake = yield* cli
