@@ -270,17 +270,20 @@ describe("AgentSession (fake CLI)", () => {
 
   it.scoped("hook_callback and mcp_message without registered callbacks get error answers, not silence", () =>
     Effect.gen(function*() {
-      const replies = yield* Deferred.make<ReadonlyArray<FakeCli.JsonObject>>()
+      const replies = yield* Deferred.make<readonly [FakeCli.ErrorAnswer, Control.Request.Success<typeof Control.McpMessage>]>()
       const session = yield* ClaudeAgent.session().pipe(
         Effect.provide(FakeCli.layerClaudeAgent({
           onUserMessage: (m, cli) =>
             Effect.gen(function*() {
-              const hook = yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_9", input: {} })
-              const mcp = yield* cli.requestRaw({
-                subtype: "mcp_message",
+              // Answered with an error: a success here fails the test.
+              const hook = yield* cli.request(Control.HookCallback, { callback_id: "hook_9", input: {} }).pipe(
+                Effect.flip,
+                Effect.orDie
+              )
+              const mcp = yield* cli.request(Control.McpMessage, {
                 server_name: "calc",
                 message: { jsonrpc: "2.0", id: 7, method: "tools/list" }
-              })
+              }).pipe(Effect.orDie)
               yield* Deferred.succeed(replies, [hook, mcp])
               yield* FakeCli.echoTurn(m, cli)
             })
@@ -289,10 +292,8 @@ describe("AgentSession (fake CLI)", () => {
       yield* session.send("hi")
       yield* session.receiveResponse.pipe(Stream.runDrain)
       const [hook, mcp] = yield* Deferred.await(replies)
-      expect(hook?.subtype).toBe("error")
-      expect(String(hook?.error)).toContain("hook_9")
-      expect(mcp?.subtype).toBe("success")
-      expect(mcp?.response).toEqual({
+      expect(hook.error).toContain("hook_9")
+      expect(mcp).toEqual({
         mcp_response: { jsonrpc: "2.0", id: 7, error: { code: -32601, message: "SDK MCP server not found: calc" } }
       })
     }))

@@ -33,8 +33,9 @@ const agentWithCli = (behaviour: FakeCli.Behaviour = {}) =>
     return { agent, cli: Deferred.await(handle) }
   })
 
+// The CLI's JSON-RPC message to an in-process server, and the server's JSON-RPC answer.
 const mcpRequest = (cli: FakeCli.FakeCliHandle, server: string, message: unknown) =>
-  cli.requestRaw({ subtype: "mcp_message", server_name: server, message })
+  Effect.map(cli.request(Control.McpMessage, { server_name: server, message }), (answer) => answer.mcp_response)
 
 class Greeting extends Context.Tag("test/Greeting")<Greeting, string>() {}
 
@@ -339,16 +340,14 @@ describe("setMcpServers (fake CLI)", () => {
         files: { command: "mcp-files", args: [] }
       })
       const listed = yield* mcpRequest(fake, "greeter", { jsonrpc: "2.0", id: 1, method: "tools/list" })
-      expect(listed).toMatchObject({ response: { mcp_response: { result: { tools: [{ name: "greet" }] } } } })
+      expect(listed).toMatchObject({ result: { tools: [{ name: "greet" }] } })
       const called = yield* mcpRequest(fake, "greeter", {
         jsonrpc: "2.0",
         id: 2,
         method: "tools/call",
         params: { name: "greet", arguments: { name: "Ada" } }
       })
-      expect(called).toMatchObject({
-        response: { mcp_response: { id: 2, result: { content: [{ type: "text", text: "Hello, Ada" }] } } }
-      })
+      expect(called).toMatchObject({ id: 2, result: { content: [{ type: "text", text: "Hello, Ada" }] } })
       // `reinitialize` announces the servers served now.
       yield* session.reinitialize()
       const inits = (yield* sentRequests(fake)).filter((r) => r.subtype === "initialize")
@@ -382,13 +381,11 @@ describe("setMcpServers (fake CLI)", () => {
       expect(reply).toEqual({ added: ["echoer"], removed: ["calc"], errors: {} })
       yield* Deferred.await(interrupted)
       const gone = yield* mcpRequest(fake, "calc", { jsonrpc: "2.0", id: 6, method: "tools/list" })
-      expect(gone).toMatchObject({
-        response: { mcp_response: { id: 6, error: { code: -32601, message: "SDK MCP server not found: calc" } } }
-      })
+      expect(gone).toMatchObject({ id: 6, error: { code: -32601, message: "SDK MCP server not found: calc" } })
       // The CLI cancels the call it no longer waits for; the interrupted call writes no answer.
       yield* Fiber.interrupt(call)
       const answered = yield* mcpRequest(fake, "echoer", { jsonrpc: "2.0", id: 7, method: "tools/list" })
-      expect(answered).toMatchObject({ response: { mcp_response: { result: { tools: [{ name: "echo" }] } } } })
+      expect(answered).toMatchObject({ result: { tools: [{ name: "echo" }] } })
     }))
 
   it.scoped("a new definition under a served name is swapped in and the CLI is told to list its tools again", () =>
@@ -412,7 +409,7 @@ describe("setMcpServers (fake CLI)", () => {
         message: { jsonrpc: "2.0", method: "notifications/tools/list_changed" }
       }])
       const listed = yield* mcpRequest(fake, "kit", { jsonrpc: "2.0", id: 1, method: "tools/list" })
-      expect(listed).toMatchObject({ response: { mcp_response: { result: { tools: [{ name: "greet" }] } } } })
+      expect(listed).toMatchObject({ result: { tools: [{ name: "greet" }] } })
     }))
 
   it.scoped("concurrent calls are applied one at a time, in the same order in the bridge and the CLI", () =>
@@ -436,7 +433,7 @@ describe("setMcpServers (fake CLI)", () => {
       const setsSent = Effect.map(sentRequests(fake), (rs) => rs.filter((r) => r.subtype === "mcp_set_servers"))
       expect((yield* setsSent).map((r) => r.servers)).toEqual([{ a: { type: "sdk", name: "a" } }])
       const stillA = yield* mcpRequest(fake, "a", { jsonrpc: "2.0", id: 1, method: "tools/list" })
-      expect(stillA).toMatchObject({ response: { mcp_response: { result: { tools: [{ name: "echo" }] } } } })
+      expect(stillA).toMatchObject({ result: { tools: [{ name: "echo" }] } })
       yield* Deferred.succeed(release, undefined)
       expect(yield* Fiber.join(first)).toEqual({ added: ["a"], removed: [], errors: {} })
       expect(yield* Fiber.join(second)).toEqual({ added: ["b"], removed: ["a"], errors: {} })
@@ -468,13 +465,12 @@ describe("setMcpServers (fake CLI)", () => {
       ])
       expect((yield* sentRequests(fake)).map((r) => r.subtype)).toEqual(["initialize"])
       const listed = yield* mcpRequest(fake, "kit", { jsonrpc: "2.0", id: 1, method: "tools/list" })
-      expect(listed).toMatchObject({ response: { mcp_response: { result: { tools: [{ name: "echo" }] } } } })
+      expect(listed).toMatchObject({ result: { tools: [{ name: "echo" }] } })
     }))
 })
 
 describe("onElicitation (fake CLI)", () => {
-  const elicitation = {
-    subtype: "elicitation",
+  const elicitation: Control.ElicitationRequest = {
     mcp_server_name: "fixture",
     message: "What is your name?",
     mode: "form",
@@ -486,8 +482,7 @@ describe("onElicitation (fake CLI)", () => {
     Effect.gen(function*() {
       const { agent, cli } = yield* agentWithCli()
       yield* agent.session()
-      const answer = yield* (yield* cli).requestRaw(elicitation)
-      expect(answer).toMatchObject({ subtype: "success", response: { action: "decline" } })
+      expect(yield* (yield* cli).request(Control.Elicitation, elicitation)).toEqual({ action: "decline" })
     }))
 
   it.scoped("the callback gets the request and answers it, with the services of the session", () =>
@@ -501,8 +496,8 @@ describe("onElicitation (fake CLI)", () => {
             return { action: "accept" as const, content: { name: yield* Greeting } }
           })
       }).pipe(Effect.provideService(Greeting, "Ada"))
-      const answer = yield* (yield* cli).requestRaw(elicitation)
-      expect(answer).toMatchObject({ subtype: "success", response: { action: "accept", content: { name: "Ada" } } })
+      const answer = yield* (yield* cli).request(Control.Elicitation, elicitation)
+      expect(answer).toEqual({ action: "accept", content: { name: "Ada" } })
       expect(yield* Ref.get(seen)).toEqual([{
         subtype: "elicitation",
         mcp_server_name: "fixture",
@@ -517,8 +512,7 @@ describe("onElicitation (fake CLI)", () => {
     Effect.gen(function*() {
       const { agent, cli } = yield* agentWithCli()
       yield* agent.session({ onElicitation: () => Effect.fail("no user at the keyboard") })
-      const answer = yield* (yield* cli).requestRaw(elicitation)
-      expect(answer).toMatchObject({ subtype: "error" })
-      expect(String(answer.error)).toContain("no user at the keyboard")
+      const refused = yield* Effect.flip((yield* cli).request(Control.Elicitation, elicitation))
+      expect(refused.error).toContain("no user at the keyboard")
     }))
 })
