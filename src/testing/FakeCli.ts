@@ -125,6 +125,13 @@ export class ErrorAnswer extends Schema.TaggedError<ErrorAnswer>()("ErrorAnswer"
 /**
  * Builders of frames shaped like the real CLI 2.1.330's, each with its own `uuid` counter.
  *
+ * @example
+ * ```ts
+ * import { FakeCli } from "effect-claude-agent/testing"
+ *
+ * const turn = (frames: FakeCli.Frames, text: string) => [frames.assistantText(text), frames.result(text)]
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */
@@ -230,6 +237,16 @@ export type AnswerTypeId = typeof AnswerTypeId
  * How the fake answers one SDK→CLI control request, made by `answer`. The fake picks the entry by
  * the descriptor's `subtype` (the wire carries nothing else); a test's entry replaces the default
  * one for that subtype.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Control } from "effect-claude-agent"
+ * import { FakeCli } from "effect-claude-agent/testing"
+ *
+ * const busy: FakeCli.Answer = FakeCli.answer(Control.ReloadPlugins, () =>
+ *   Effect.succeed(FakeCli.controlFailure("session busy", "reload_plugins_busy")))
+ * ```
  *
  * @since 0.1.0
  * @category models
