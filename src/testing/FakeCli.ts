@@ -20,7 +20,6 @@ import {
   FiberSet,
   Layer,
   Option,
-  type ParseResult,
   Predicate,
   Queue,
   Schema,
@@ -260,8 +259,6 @@ export interface Answer {
 
 const decodeOptions = { onExcessProperty: "preserve" } as const
 
-const parseMessage = (error: ParseResult.ParseError): string => error.message
-
 // Decodes the request's fields with the descriptor's payload Schema; a request that does not
 // decode is refused, as a CLI refuses what it cannot read.
 const entry = <R extends Control.Request.Any>(
@@ -275,14 +272,15 @@ const entry = <R extends Control.Request.Any>(
     run: (fields, context) =>
       Effect.matchEffect(decode(fields), {
         onFailure: (error) =>
-          Effect.succeed(Either.left(controlFailure(`Invalid ${descriptor.subtype} request: ${parseMessage(error)}`))),
+          Effect.succeed(Either.left(controlFailure(`Invalid ${descriptor.subtype} request: ${error.message}`))),
         onSuccess: (payload) => run(payload, context)
       })
   }
 }
 
-// Encodes a typed answer with the descriptor's success Schema. A value that does not encode can
-// only come past the types; it is answered as an error naming the fault.
+// Encodes a typed answer with the descriptor's success Schema. A value the Schema refuses (a
+// refinement the type does not show) is answered as an error naming the fault, which the test
+// then sees instead of a frame the real CLI would never write.
 const encodeReply = <R extends Control.Request.Any>(descriptor: R) => {
   const encode = Schema.encode(descriptor.success, decodeOptions)
   return (answer: Control.Request.Success<R> | ControlFailure): Effect.Effect<Reply> =>
@@ -290,11 +288,12 @@ const encodeReply = <R extends Control.Request.Any>(descriptor: R) => {
       ? Effect.succeed(Either.left(answer))
       : Effect.match(encode(answer), {
         onFailure: (error) =>
-          Either.left(controlFailure(`FakeCli: the answer to ${descriptor.subtype} does not encode: ${parseMessage(error)}`)),
+          Either.left(controlFailure(`FakeCli: the answer to ${descriptor.subtype} does not encode: ${error.message}`)),
         onSuccess: Either.right
       })
 }
 
+// An entry whose handler answers with the descriptor's success type.
 const typed = <R extends Control.Request.Any>(
   descriptor: R,
   handler: (payload: Control.Request.Payload<R>, context: AnswerContext) => Effect.Effect<Control.Request.Success<R> | ControlFailure>

@@ -57,6 +57,14 @@ describe("FakeCli answers", () => {
       ]
     }))))
 
+  it.scoped("an answer its success Schema refuses reaches the SDK as an error naming the fault", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const error = yield* Effect.flip(control.request(Counted))
+      expect(error).toMatchObject({ _tag: "ControlError", subtype: "get_count" })
+      expect(error._tag === "ControlError" && error.error.startsWith("FakeCli: the answer to get_count does not encode")).toBe(true)
+    }).pipe(Effect.provide(env({ answers: [FakeCli.answer(Counted, () => Effect.succeed({ count: -1 }))] }))))
+
   it.scoped("a request whose payload does not decode with the descriptor is refused", () =>
     Effect.gen(function*() {
       const control = yield* ControlChannel
@@ -164,5 +172,7 @@ describe("FakeCli frames", () => {
       ])
     }))
 })
+
+const Counted = Control.request("get_count", { success: Schema.Struct({ count: Schema.NonNegativeInt }) })
 
 const Rename = Control.request("rename_session", { payload: Schema.Struct({ title: Schema.String }) })
