@@ -30,6 +30,7 @@ import * as Defaults from "../internal/defaults.js"
 import * as MemoryTransport from "../internal/memoryTransport.js"
 import * as Control from "../schema/Control.js"
 import { Transport, type TransportShape } from "../services/Transport.js"
+import * as CliAnswers from "./internal/cliAnswers.js"
 
 /**
  * A JSON object as the fake CLI reads and writes it.
@@ -80,13 +81,7 @@ export interface ControlFailure {
  * @since 0.1.0
  * @category constructors
  */
-export const controlFailure = (error: string, errorCode?: string): ControlFailure => ({
-  _tag: "ControlFailure",
-  error,
-  ...(errorCode !== undefined ? { errorCode } : {})
-})
-
-const isControlFailure = (u: unknown): u is ControlFailure => Predicate.isRecord(u) && u._tag === "ControlFailure"
+export const controlFailure: (error: string, errorCode?: string) => ControlFailure = CliAnswers.controlFailure
 
 /**
  * The error answer the SDK gave to a request made with `cli.request`.
@@ -191,27 +186,6 @@ export interface FakeCliHandle {
   readonly frames: Frames
 }
 
-// ---- answers ------------------------------------------------------------------------------------
-
-// What the CLI writes for one control request: the encoded `response` (`undefined`: no
-// `response` key) or an error.
-type Reply = Either.Either<unknown, ControlFailure>
-
-// What the default answers remember: the MCP servers the SDK has set (`mcp_set_servers`
-// replaces the `initialize` request's `sdkMcpServers` and its own earlier set, as the CLI does).
-interface DefaultState {
-  mcpServers: ReadonlyArray<string>
-}
-
-// What an entry runs with: the fake, and what the default answers need.
-interface AnswerContext {
-  readonly cli: FakeCliHandle
-  readonly pid: number
-  readonly state: DefaultState
-  // The default table's reply to the same request.
-  readonly byDefault: Effect.Effect<Reply>
-}
-
 /**
  * Marks an `answer` entry.
  *
@@ -224,7 +198,7 @@ interface AnswerContext {
  * @since 0.1.0
  * @category type ids
  */
-export const AnswerTypeId: unique symbol = Symbol.for("effect-claude-agent/testing/FakeCli/Answer")
+export const AnswerTypeId: typeof CliAnswers.AnswerTypeId = CliAnswers.AnswerTypeId
 
 /**
  * @since 0.1.0
@@ -254,52 +228,7 @@ export interface Answer {
   readonly [AnswerTypeId]: AnswerTypeId
   readonly descriptor: Control.Request.Any
   /** @internal */
-  readonly run: (fields: JsonObject, context: AnswerContext) => Effect.Effect<Reply>
-}
-
-const decodeOptions = { onExcessProperty: "preserve" } as const
-
-// Decodes the request's fields with the descriptor's payload Schema; a request that does not
-// decode is refused, as a CLI refuses what it cannot read.
-const entry = <R extends Control.Request.Any>(
-  descriptor: R,
-  run: (payload: Control.Request.Payload<R>, context: AnswerContext) => Effect.Effect<Reply>
-): Answer => {
-  const decode = Schema.decodeUnknown(descriptor.payload, decodeOptions)
-  return {
-    [AnswerTypeId]: AnswerTypeId,
-    descriptor,
-    run: (fields, context) =>
-      Effect.matchEffect(decode(fields), {
-        onFailure: (error) =>
-          Effect.succeed(Either.left(controlFailure(`Invalid ${descriptor.subtype} request: ${error.message}`))),
-        onSuccess: (payload) => run(payload, context)
-      })
-  }
-}
-
-// Encodes a typed answer with the descriptor's success Schema. A value the Schema refuses (a
-// refinement the type does not show) is answered as an error naming the fault, which the test
-// then sees instead of a frame the real CLI would never write.
-const encodeReply = <R extends Control.Request.Any>(descriptor: R) => {
-  const encode = Schema.encode(descriptor.success, decodeOptions)
-  return (answer: Control.Request.Success<R> | ControlFailure): Effect.Effect<Reply> =>
-    isControlFailure(answer)
-      ? Effect.succeed(Either.left(answer))
-      : Effect.match(encode(answer), {
-        onFailure: (error) =>
-          Either.left(controlFailure(`FakeCli: the answer to ${descriptor.subtype} does not encode: ${error.message}`)),
-        onSuccess: Either.right
-      })
-}
-
-// An entry whose handler answers with the descriptor's success type.
-const typed = <R extends Control.Request.Any>(
-  descriptor: R,
-  handler: (payload: Control.Request.Payload<R>, context: AnswerContext) => Effect.Effect<Control.Request.Success<R> | ControlFailure>
-): Answer => {
-  const encode = encodeReply(descriptor)
-  return entry(descriptor, (payload, context) => Effect.flatMap(handler(payload, context), encode))
+  readonly run: (fields: JsonObject, context: CliAnswers.AnswerContext) => Effect.Effect<CliAnswers.Reply>
 }
 
 /**
@@ -336,128 +265,12 @@ export const answer = <R extends Control.Request.Any>(
     byDefault: Effect.Effect<Control.Request.Success<R> | ControlFailure>
   ) => Effect.Effect<Control.Request.Success<R> | ControlFailure>
 ): Answer => {
-  const decodeSuccess = Schema.decodeUnknown(descriptor.success, decodeOptions)
-  const typedDefault = (reply: Reply): Effect.Effect<Control.Request.Success<R> | ControlFailure> =>
+  const decodeSuccess = Schema.decodeUnknown(descriptor.success, CliAnswers.decodeOptions)
+  const typedDefault = (reply: CliAnswers.Reply): Effect.Effect<Control.Request.Success<R> | ControlFailure> =>
     Either.isLeft(reply) ? Effect.succeed(reply.left) : Effect.orDie(decodeSuccess(reply.right))
-  return typed(descriptor, (payload, context) =>
+  return CliAnswers.typed(descriptor, (payload, context) =>
     handler(payload, context.cli, Effect.flatMap(context.byDefault, typedDefault)))
 }
-
-const stringsOf = (value: unknown): ReadonlyArray<string> =>
-  Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : []
-
-const initializeResponse = (payload: Control.InitializePayload, pid: number) => ({
-  commands: [{ name: "compact", description: "Clear conversation history but keep a summary", argumentHint: "", builtin: true }],
-  agents: [{ name: "general-purpose", description: "General-purpose agent" }],
-  output_style: "default",
-  available_output_styles: ["default"],
-  models: [{
-    value: "default",
-    resolvedModel: "claude-fake-1",
-    displayName: "Default",
-    description: "fake",
-    supportsEffort: true,
-    supportedEffortLevels: ["low", "medium", "high"],
-    supportsAdaptiveThinking: true
-  }],
-  account: { tokenSource: "none", apiKeySource: "ANTHROPIC_API_KEY", apiProvider: "firstParty" },
-  pid,
-  claude_code_version: "2.1.330",
-  current_permission_mode: "default",
-  hooks_applied: true,
-  hook_on_failure_supported: true,
-  // As 2.1.330: confirmed when the request carried them.
-  ...(payload.mcpServers === undefined ? {} : { mcp_servers_applied: true }),
-  ...(payload.plugins === undefined ? {} : { plugins_applied: true }),
-  capabilities: []
-})
-
-const contextUsage = {
-  categories: [{ id: "free_space", name: "Free space", tokens: 200000, color: "promptBorder", kind: "free" }],
-  totalTokens: 0,
-  maxTokens: 200000,
-  rawMaxTokens: 200000,
-  percentage: 0,
-  model: "claude-fake-1",
-  memoryFiles: [],
-  mcpTools: [],
-  agents: [],
-  isAutoCompactEnabled: true,
-  apiUsage: null
-}
-
-const setServers = (servers: ReadonlyArray<string>, state: DefaultState): Control.McpSetServersResponse => {
-  const previous = state.mcpServers
-  state.mcpServers = servers
-  return {
-    added: servers.filter((name) => !previous.includes(name)),
-    removed: previous.filter((name) => !servers.includes(name)),
-    errors: {}
-  }
-}
-
-// The CLI's allowlist per settings file (a session whose `settingSources` exclude the file is
-// refused too).
-const updateSettings = (payload: Control.Request.Payload<typeof Control.UpdateSettings>): Reply => {
-  const allowed = payload.source === "localSettings" ? "outputStyle" : "effortLevel"
-  const refused = Object.keys(payload.settings).filter((key) => key !== allowed)
-  return refused.length > 0 ? Either.left(controlFailure(`update_settings keys not allowed: ${refused.join(", ")}`)) : Either.right({})
-}
-
-const none = Effect.succeed(undefined)
-
-/**
- * The answers of the CLI 2.1.330 to every SDK→CLI request, one entry per descriptor. Replies the
- * CLI sends without a `response` key answer `undefined`; `stop_task` and `update_settings` answer
- * `{}` on the wire, as the CLI does, although their descriptors decode no payload.
- */
-const defaultAnswers: ReadonlyArray<Answer> = [
-  typed(Control.Initialize, (payload, { pid, state }) =>
-    Effect.sync(() => {
-      state.mcpServers = stringsOf(payload.sdkMcpServers)
-      return initializeResponse(payload, pid)
-    })),
-  typed(Control.Interrupt, () => Effect.succeed({ still_queued: [] })),
-  typed(Control.SetModel, (payload) => Effect.succeed({ model: payload.model ?? "claude-fake-1" })),
-  typed(Control.SetPermissionMode, (payload) => Effect.succeed({ mode: payload.mode })),
-  typed(Control.SetMaxThinkingTokens, () => none),
-  typed(Control.McpStatus, () => Effect.succeed({ mcpServers: [] })),
-  typed(Control.GetContextUsage, () => Effect.succeed(contextUsage)),
-  typed(Control.RewindFiles, () => Effect.succeed({ canRewind: false, error: "File rewinding is not enabled." })),
-  entry(Control.StopTask, () => Effect.succeed(Either.right({}))),
-  typed(Control.McpReconnect, () => Effect.succeed(controlFailure("SDK servers should be handled in print.ts"))),
-  typed(Control.McpToggle, () => none),
-  typed(Control.McpSetServers, (payload, { state }) => Effect.sync(() => setServers(Object.keys(payload.servers), state))),
-  typed(Control.McpServerMessage, () => none),
-  // The CLI checks the scheme first; the fake has no server of its own to read from.
-  typed(Control.McpReadResource, (payload) =>
-    Effect.succeed(
-      payload.uri.startsWith("ui://")
-        ? controlFailure(`Server not found: ${payload.serverName}`)
-        : controlFailure("mcp_read_resource: uri must use the ui:// scheme")
-    )),
-  typed(Control.SetMcpPermissionModeOverride, (payload) =>
-    Effect.succeed({
-      warning: payload.mode === null
-        ? `MCP server '${payload.serverName}' is not known; its stored override was cleared.`
-        : `MCP server '${payload.serverName}' is not yet known; override stored but will not apply until a server with that exact name connects.`
-    })),
-  typed(Control.ApplyFlagSettings, () => none),
-  entry(Control.UpdateSettings, (payload) => Effect.succeed(updateSettings(payload))),
-  typed(Control.ReloadPlugins, () => Effect.succeed({ commands: [], agents: [], plugins: [], mcpServers: [], error_count: 0 })),
-  typed(Control.ReloadSkills, () => Effect.succeed({ skills: [] })),
-  typed(Control.ReloadOutputStyles, () => Effect.succeed({ available_output_styles: ["default", "Explanatory", "Learning"] })),
-  // No foreground task runs in the fake: the CLI sends an empty reply, or `false` for a given tool use.
-  typed(Control.BackgroundTasks, (payload) => Effect.succeed(payload.tool_use_id === undefined ? {} : { backgrounded: false }))
-]
-
-const tableOf = (answers: ReadonlyArray<Answer>): ReadonlyMap<string, Answer> =>
-  new Map(answers.map((a) => [a.descriptor.subtype, a]))
-
-const defaultTable = tableOf(defaultAnswers)
-
-const unsupported = (subtype: string): Effect.Effect<Reply> =>
-  Effect.succeed(Either.left(controlFailure(`Unsupported control request subtype: ${subtype}`, "unsupported_request")))
 
 /**
  * How the fake CLI reacts. Every field is optional; the defaults behave like a healthy CLI whose
@@ -650,25 +463,6 @@ export const echoTurn = (message: JsonObject, cli: FakeCliHandle): Effect.Effect
  */
 export class FakeCli extends Context.Tag("effect-claude-agent/testing/FakeCli")<FakeCli, FakeCliHandle>() {}
 
-const replyFrame = (requestId: string, reply: Reply): JsonObject =>
-  Either.match(reply, {
-    onLeft: (failure) => ({
-      type: "control_response",
-      response: {
-        subtype: "error",
-        request_id: requestId,
-        error: failure.error,
-        ...(failure.errorCode !== undefined ? { error_code: failure.errorCode } : {})
-      }
-    }),
-    onRight: (response) => ({
-      type: "control_response",
-      response: response === undefined
-        ? { subtype: "success", request_id: requestId }
-        : { subtype: "success", request_id: requestId, response }
-    })
-  })
-
 // The CLI side of CLI→SDK requests: ids, the waiters for their answers, the typed form.
 const makeRequester = (emit: (frame: JsonObject) => Effect.Effect<void>) => {
   const awaiting = new Map<string, Deferred.Deferred<JsonObject>>()
@@ -693,7 +487,7 @@ const makeRequester = (emit: (frame: JsonObject) => Effect.Effect<void>) => {
           ...(typeof response.error_code === "string" ? { errorCode: response.error_code } : {})
         })
       }
-      return yield* Effect.orDie(Schema.decodeUnknown(descriptor.success, decodeOptions)(response.response))
+      return yield* Effect.orDie(Schema.decodeUnknown(descriptor.success, CliAnswers.decodeOptions)(response.response))
     })
   const resolve = (response: unknown): Effect.Effect<void> => {
     if (!Predicate.isRecord(response) || typeof response.request_id !== "string") return Effect.void
@@ -735,10 +529,10 @@ export const make = (
     const fibers = yield* FiberSet.make()
     let lastResultWasError = false
     const pid = behaviour.pid ?? 4242
-    const state: DefaultState = { mcpServers: [] }
+    const state: CliAnswers.DefaultState = { mcpServers: [] }
     const table = behaviour.answers === undefined || behaviour.answers.length === 0
-      ? defaultTable
-      : tableOf([...defaultAnswers, ...behaviour.answers])
+      ? CliAnswers.defaultTable
+      : CliAnswers.tableOf([...CliAnswers.defaultAnswers, ...behaviour.answers])
 
     const memory = yield* MemoryTransport.make({
       onSend: (frame) => (Predicate.isRecord(frame) ? receive(frame) : Effect.void),
@@ -764,13 +558,13 @@ export const make = (
 
     const requester = makeRequester(emit)
 
-    const answerFromTable = (request: JsonObject & { readonly subtype: string }): Effect.Effect<Reply> => {
+    const answerFromTable = (request: JsonObject & { readonly subtype: string }): Effect.Effect<CliAnswers.Reply> => {
       const { subtype, ...fields } = request
-      const run = (answers: ReadonlyMap<string, Answer>): Effect.Effect<Reply> => {
+      const run = (answers: ReadonlyMap<string, Answer>): Effect.Effect<CliAnswers.Reply> => {
         const found = answers.get(subtype)
         return found === undefined
-          ? unsupported(subtype)
-          : found.run(fields, { cli, pid, state, byDefault: Effect.suspend(() => run(defaultTable)) })
+          ? CliAnswers.unsupported(subtype)
+          : found.run(fields, { cli, pid, state, byDefault: Effect.suspend(() => run(CliAnswers.defaultTable)) })
       }
       return run(table)
     }
@@ -780,10 +574,10 @@ export const make = (
         const custom = behaviour.onControlRequest !== undefined
           ? yield* behaviour.onControlRequest(request, cli)
           : Option.none()
-        const reply: Reply = Option.isSome(custom)
-          ? isControlFailure(custom.value) ? Either.left(custom.value) : Either.right(custom.value)
+        const reply: CliAnswers.Reply = Option.isSome(custom)
+          ? CliAnswers.isControlFailure(custom.value) ? Either.left(custom.value) : Either.right(custom.value)
           : yield* answerFromTable(request)
-        yield* emit(replyFrame(requestId, reply))
+        yield* emit(CliAnswers.replyFrame(requestId, reply))
       })
 
     const receive = (frame: JsonObject): Effect.Effect<void> =>
