@@ -103,9 +103,6 @@ export const typed = <R extends Control.Request.Any>(
   return entry(descriptor, (payload, context) => Effect.flatMap(handler(payload, context), encode))
 }
 
-const stringsOf = (value: unknown): ReadonlyArray<string> =>
-  Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : []
-
 const initializeResponse = (payload: Control.InitializePayload, pid: number) => ({
   commands: [{ name: "compact", description: "Clear conversation history but keep a summary", argumentHint: "", builtin: true }],
   agents: [{ name: "general-purpose", description: "General-purpose agent" }],
@@ -176,7 +173,7 @@ const none = Effect.succeed(undefined)
 export const defaultAnswers: ReadonlyArray<Answer> = [
   typed(Control.Initialize, (payload, { pid, state }) =>
     Effect.sync(() => {
-      state.mcpServers = stringsOf(payload.sdkMcpServers)
+      state.mcpServers = payload.sdkMcpServers ?? []
       return initializeResponse(payload, pid)
     })),
   typed(Control.Interrupt, () => Effect.succeed({ still_queued: [] })),
