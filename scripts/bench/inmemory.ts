@@ -42,7 +42,7 @@ const hookRun = (n: number) =>
         Effect.gen(function*() {
           const start = cpuMicros()
           for (let i = 0; i < n; i++) {
-            yield* cli.request({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput })
+            yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput })
           }
           elapsed = cpuMicros() - start
           yield* FakeCli.echoTurn(message, cli)

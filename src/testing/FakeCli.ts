@@ -4,16 +4,33 @@
  * can itself send `can_use_tool` / `hook_callback` / `mcp_message` requests and check the answers.
  * Deterministic, and it runs under `TestClock`.
  *
+ * Control requests are typed by the library's own `Control` descriptors: the fake answers each
+ * SDK→CLI request from a table of `answer` entries (defaults that answer like the CLI 2.1.330,
+ * overridden by a test's own), and `cli.request(descriptor, payload)` sends CLI→SDK requests.
  * Frames cross it as JSON text (encoded and parsed again), so a test catches anything the real
  * CLI could not receive.
  *
  * @since 0.1.0
  */
-import { Context, Deferred, Effect, FiberSet, Layer, Option, Predicate, Queue, type Scope } from "effect"
+import {
+  Context,
+  Deferred,
+  Effect,
+  Either,
+  FiberSet,
+  Layer,
+  Option,
+  Predicate,
+  Queue,
+  Schema,
+  type Scope
+} from "effect"
 import * as ClaudeAgent from "../ClaudeAgent.js"
 import * as Defaults from "../internal/defaults.js"
+import * as Control from "../schema/Control.js"
 import * as MemoryTransport from "./internal/memoryTransport.js"
 import { Transport, type TransportShape } from "../services/Transport.js"
+import * as CliAnswers from "./internal/cliAnswers.js"
 
 /**
  * A JSON object as the fake CLI reads and writes it.
@@ -30,7 +47,13 @@ import { Transport, type TransportShape } from "../services/Transport.js"
 export type JsonObject = { readonly [key: string]: unknown }
 
 /**
- * An error answer to a control request, returned by a behaviour's `onControlRequest`.
+ * An error answer to a control request, returned by an `answer` entry or by `onControlRequest`.
+ *
+ * @example
+ * ```ts
+ * import { FakeCli } from "effect-claude-agent/testing"
+ * const refused: FakeCli.ControlFailure = FakeCli.controlFailure("busy", "reload_plugins_busy")
+ * ```
  *
  * @since 0.1.0
  * @category models
@@ -42,29 +65,78 @@ export interface ControlFailure {
 }
 
 /**
- * Builds an error answer for `onControlRequest`.
+ * Builds an error answer (`{"subtype":"error","error":…,"error_code":…}` on the wire).
  *
  * @example
  * ```ts
- * import { Effect, Option } from "effect"
+ * import { Effect } from "effect"
+ * import { Control } from "effect-claude-agent"
  * import { FakeCli } from "effect-claude-agent/testing"
  *
  * const behaviour: FakeCli.Behaviour = {
- *   onControlRequest: (req) =>
- *     Effect.succeed(Option.some(FakeCli.controlFailure(`no ${req.subtype}`, "unsupported_request")))
+ *   answers: [FakeCli.answer(Control.SetModel, (payload) => Effect.succeed(FakeCli.controlFailure(`no ${payload.model}`)))]
  * }
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const controlFailure = (error: string, errorCode?: string): ControlFailure => ({
-  _tag: "ControlFailure",
-  error,
-  ...(errorCode !== undefined ? { errorCode } : {})
-})
+export const controlFailure: (error: string, errorCode?: string) => ControlFailure = CliAnswers.controlFailure
 
-const isControlFailure = (u: unknown): u is ControlFailure => Predicate.isRecord(u) && u._tag === "ControlFailure"
+/**
+ * The error answer the SDK gave to a request made with `cli.request`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Control } from "effect-claude-agent"
+ * import { FakeCli } from "effect-claude-agent/testing"
+ *
+ * const refusal = Effect.gen(function*() {
+ *   const cli = yield* FakeCli.FakeCli
+ *   const error = yield* Effect.flip(cli.request(Control.HookCallback, { callback_id: "hook_9", input: {} }))
+ *   return error.error // "No hook callback found for ID: hook_9"
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ErrorAnswer extends Schema.TaggedError<ErrorAnswer>()("ErrorAnswer", {
+  subtype: Schema.String,
+  requestId: Schema.String,
+  error: Schema.String,
+  errorCode: Schema.optional(Schema.String)
+}) {
+  /**
+   * @since 0.1.0
+   */
+  override get message(): string {
+    return `${this.subtype} (${this.requestId}) answered with an error: ${this.error}`
+  }
+}
+
+/**
+ * Builders of frames shaped like the real CLI 2.1.330's, each with its own `uuid` counter.
+ *
+ * @example
+ * ```ts
+ * import { FakeCli } from "effect-claude-agent/testing"
+ *
+ * const turn = (frames: FakeCli.Frames, text: string) => [frames.assistantText(text), frames.result(text)]
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Frames {
+  /** `system/init`, as the CLI writes it at the start of each turn. */
+  readonly systemInit: (options?: { readonly model?: string; readonly permissionMode?: string }) => JsonObject
+  /** An assistant message with one text block. */
+  readonly assistantText: (text: string, options?: { readonly model?: string }) => JsonObject
+  /** A `result`: `success` by default; another `subtype` carries `text` in `errors`. */
+  readonly result: (text: string, options?: { readonly isError?: boolean; readonly subtype?: string }) => JsonObject
+}
 
 /**
  * The CLI's side of the conversation, handed to behaviours and to tests.
@@ -76,10 +148,21 @@ export interface FakeCliHandle {
   /** Writes a frame to the SDK (the CLI's stdout). */
   readonly emit: (frame: JsonObject) => Effect.Effect<void>
   /**
-   * Sends a CLI→SDK `control_request` and waits for the SDK's `control_response` (the whole
-   * `response` object: `{subtype, request_id, response?}` or `{subtype:"error", error}`).
+   * Sends a CLI→SDK `control_request` typed by its descriptor and waits for the SDK's answer:
+   * the success payload decoded with the descriptor's success Schema, or an `ErrorAnswer`.
+   * `requestId` defaults to `cli-req-<n>`.
    */
-  readonly request: (
+  readonly request: <R extends Control.Request.Any>(
+    descriptor: R,
+    payload: Control.Request.Payload<R>,
+    options?: { readonly requestId?: string }
+  ) => Effect.Effect<Control.Request.Success<R>, ErrorAnswer>
+  /**
+   * Sends a `control_request` as given, untyped, and waits for the SDK's `control_response`: the
+   * whole `response` object (`{subtype, request_id, response?}` or `{subtype:"error", error}`).
+   * For subtypes with no descriptor and for checking the exact envelope.
+   */
+  readonly requestRaw: (
     request: { readonly subtype: string; readonly [key: string]: unknown },
     requestId?: string
   ) => Effect.Effect<JsonObject>
@@ -99,6 +182,94 @@ export interface FakeCliHandle {
   readonly inputEnded: Effect.Effect<void>
   /** The session id the fake reports. */
   readonly sessionId: string
+  /** Frame builders whose `uuid`s count for this fake alone. */
+  readonly frames: Frames
+}
+
+/**
+ * Marks an `answer` entry.
+ *
+ * @example
+ * ```ts
+ * import { FakeCli } from "effect-claude-agent/testing"
+ * const isAnswer = (u: object) => FakeCli.AnswerTypeId in u
+ * ```
+ *
+ * @since 0.1.0
+ * @category type ids
+ */
+export const AnswerTypeId: typeof CliAnswers.AnswerTypeId = CliAnswers.AnswerTypeId
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type AnswerTypeId = typeof AnswerTypeId
+
+/**
+ * How the fake answers one SDK→CLI control request, made by `answer`. The fake picks the entry by
+ * the descriptor's `subtype` (the wire carries nothing else); a test's entry replaces the default
+ * one for that subtype.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Control } from "effect-claude-agent"
+ * import { FakeCli } from "effect-claude-agent/testing"
+ *
+ * const busy: FakeCli.Answer = FakeCli.answer(Control.ReloadPlugins, () =>
+ *   Effect.succeed(FakeCli.controlFailure("session busy", "reload_plugins_busy")))
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Answer {
+  readonly [AnswerTypeId]: AnswerTypeId
+  readonly descriptor: Control.Request.Any
+  /** @internal */
+  readonly run: (fields: JsonObject, context: CliAnswers.AnswerContext) => Effect.Effect<CliAnswers.Reply>
+}
+
+/**
+ * An entry of the fake's answer table: answers the requests of `descriptor` with `handler`. The
+ * handler gets the payload decoded with the descriptor's payload Schema, the fake, and the default
+ * answer to the same request (an effect: run it to answer as the fake would, e.g. after recording
+ * the payload); its answer is encoded with the descriptor's success Schema. Return
+ * `controlFailure(…)` for an error answer. Each request is answered in its own fiber.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Control } from "effect-claude-agent"
+ * import { FakeCli } from "effect-claude-agent/testing"
+ *
+ * const behaviour: FakeCli.Behaviour = {
+ *   answers: [
+ *     FakeCli.answer(Control.McpStatus, () =>
+ *       Effect.succeed({ mcpServers: [{ name: "github", status: "connected" }] })),
+ *     FakeCli.answer(Control.SetModel, (payload, _cli, byDefault) =>
+ *       payload.model === "opus" ? Effect.succeed(FakeCli.controlFailure("unknown model")) : byDefault)
+ *   ]
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const answer = <R extends Control.Request.Any>(
+  descriptor: R,
+  handler: (
+    payload: Control.Request.Payload<R>,
+    cli: FakeCliHandle,
+    byDefault: Effect.Effect<Control.Request.Success<R> | ControlFailure>
+  ) => Effect.Effect<Control.Request.Success<R> | ControlFailure>
+): Answer => {
+  const decodeSuccess = Schema.decodeUnknown(descriptor.success, CliAnswers.decodeOptions)
+  const typedDefault = (reply: CliAnswers.Reply): Effect.Effect<Control.Request.Success<R> | ControlFailure> =>
+    Either.isLeft(reply) ? Effect.succeed(reply.left) : Effect.orDie(decodeSuccess(reply.right))
+  return CliAnswers.typed(descriptor, (payload, context) =>
+    handler(payload, context.cli, Effect.flatMap(context.byDefault, typedDefault)))
 }
 
 /**
@@ -112,8 +283,15 @@ export interface Behaviour {
   /** Runs for each user message, one at a time, in order. Default: `echoTurn`. */
   readonly onUserMessage?: (message: JsonObject, cli: FakeCliHandle) => Effect.Effect<void>
   /**
-   * Answers an SDK→CLI control request: the success payload (`undefined` for none) or a
-   * `controlFailure`. Return `Option.none()` to fall back to the default answer. Runs in its own fiber.
+   * Answers SDK→CLI control requests, typed: each entry replaces the default answer for its
+   * descriptor's subtype (the last entry for a subtype wins). See `answer`.
+   */
+  readonly answers?: ReadonlyArray<Answer>
+  /**
+   * The raw escape hatch, consulted before `answers`: the request as sent (untyped), answered with
+   * any value as the success payload (`undefined` for none) or a `controlFailure`;
+   * `Option.none()` falls through to the answer table. For answers no descriptor admits (malformed
+   * replies), requests that are never answered, and observing every request. Runs in its own fiber.
    */
   readonly onControlRequest?: (
     request: { readonly subtype: string; readonly [key: string]: unknown },
@@ -125,16 +303,89 @@ export interface Behaviour {
   readonly pid?: number
 }
 
+// ---- frames -------------------------------------------------------------------------------------
+
 const SESSION_ID = "00000000-0000-4000-8000-000000000001"
 
-let uuidCounter = 0
-const uuid = (): string => {
-  uuidCounter++
-  return `00000000-0000-4000-8000-${uuidCounter.toString(16).padStart(12, "0")}`
+/**
+ * Frame builders with a `uuid` counter of their own (ids `00000000-0000-4000-8000-<n>` from 1).
+ * Each fake has such builders as `cli.frames`.
+ *
+ * @example
+ * ```ts
+ * import { FakeCli } from "effect-claude-agent/testing"
+ *
+ * const frames = FakeCli.makeFrames()
+ * const first = frames.systemInit() // uuid …000000000001
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeFrames = (): Frames => {
+  let counter = 0
+  const uuid = (): string => {
+    counter++
+    return `00000000-0000-4000-8000-${counter.toString(16).padStart(12, "0")}`
+  }
+  return {
+    systemInit: (options = {}) => ({
+      type: "system",
+      subtype: "init",
+      cwd: "/fake",
+      session_id: SESSION_ID,
+      tools: ["Bash", "Read", "Write"],
+      mcp_servers: [],
+      model: options.model ?? "claude-fake-1",
+      permissionMode: options.permissionMode ?? "default",
+      slash_commands: [],
+      apiKeySource: "ANTHROPIC_API_KEY",
+      claude_code_version: "2.1.330",
+      output_style: "default",
+      agents: [],
+      skills: [],
+      plugins: [],
+      uuid: uuid()
+    }),
+    assistantText: (text, options = {}) => ({
+      type: "assistant",
+      message: {
+        id: `msg_${uuid()}`,
+        type: "message",
+        role: "assistant",
+        model: options.model ?? "claude-fake-1",
+        content: [{ type: "text", text }],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 5 }
+      },
+      parent_tool_use_id: null,
+      session_id: SESSION_ID,
+      uuid: uuid()
+    }),
+    result: (text, options = {}) => ({
+      type: "result",
+      subtype: options.subtype ?? "success",
+      is_error: options.isError ?? false,
+      duration_ms: 12,
+      duration_api_ms: 10,
+      num_turns: 1,
+      ...(options.subtype === undefined || options.subtype === "success" ? { result: text } : { errors: [text] }),
+      stop_reason: "end_turn",
+      session_id: SESSION_ID,
+      total_cost_usd: 0.001,
+      usage: { input_tokens: 10, output_tokens: 5 },
+      modelUsage: {},
+      permission_denials: [],
+      terminal_reason: options.isError === true ? "api_error" : "completed",
+      uuid: uuid()
+    })
+  }
 }
 
 /**
- * Frame builders that match the real CLI 2.1.330's shapes.
+ * Frame builders that match the real CLI 2.1.330's shapes, for use outside a fake (their `uuid`
+ * counter is shared by every user of this value; a fake's own `cli.frames` count for it alone).
  *
  * @example
  * ```ts
@@ -146,59 +397,7 @@ const uuid = (): string => {
  * @since 0.1.0
  * @category constructors
  */
-export const frames = {
-  systemInit: (options: { readonly model?: string; readonly permissionMode?: string } = {}): JsonObject => ({
-    type: "system",
-    subtype: "init",
-    cwd: "/fake",
-    session_id: SESSION_ID,
-    tools: ["Bash", "Read", "Write"],
-    mcp_servers: [],
-    model: options.model ?? "claude-fake-1",
-    permissionMode: options.permissionMode ?? "default",
-    slash_commands: [],
-    apiKeySource: "ANTHROPIC_API_KEY",
-    claude_code_version: "2.1.330",
-    output_style: "default",
-    agents: [],
-    skills: [],
-    plugins: [],
-    uuid: uuid()
-  }),
-  assistantText: (text: string, options: { readonly model?: string } = {}): JsonObject => ({
-    type: "assistant",
-    message: {
-      id: `msg_${uuid()}`,
-      type: "message",
-      role: "assistant",
-      model: options.model ?? "claude-fake-1",
-      content: [{ type: "text", text }],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { input_tokens: 10, output_tokens: 5 }
-    },
-    parent_tool_use_id: null,
-    session_id: SESSION_ID,
-    uuid: uuid()
-  }),
-  result: (text: string, options: { readonly isError?: boolean; readonly subtype?: string } = {}): JsonObject => ({
-    type: "result",
-    subtype: options.subtype ?? "success",
-    is_error: options.isError ?? false,
-    duration_ms: 12,
-    duration_api_ms: 10,
-    num_turns: 1,
-    ...(options.subtype === undefined || options.subtype === "success" ? { result: text } : { errors: [text] }),
-    stop_reason: "end_turn",
-    session_id: SESSION_ID,
-    total_cost_usd: 0.001,
-    usage: { input_tokens: 10, output_tokens: 5 },
-    modelUsage: {},
-    permission_denials: [],
-    terminal_reason: options.isError === true ? "api_error" : "completed",
-    uuid: uuid()
-  })
-}
+export const frames: Frames = makeFrames()
 
 /**
  * The text of a user message frame (string content or its text blocks).
@@ -238,127 +437,10 @@ export const userText = (frame: JsonObject): string => {
 export const echoTurn = (message: JsonObject, cli: FakeCliHandle): Effect.Effect<void> => {
   const reply = `echo: ${userText(message)}`
   return Effect.forEach(
-    [frames.systemInit(), frames.assistantText(reply), frames.result(reply)],
+    [cli.frames.systemInit(), cli.frames.assistantText(reply), cli.frames.result(reply)],
     cli.emit,
     { discard: true }
   )
-}
-
-// What the default answers remember: the MCP servers the SDK has set (`mcp_set_servers`
-// replaces the `initialize` request's `sdkMcpServers` and its own earlier set, as the CLI does).
-interface DefaultState {
-  mcpServers: ReadonlyArray<string>
-}
-
-const stringsOf = (value: unknown): ReadonlyArray<string> =>
-  Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : []
-
-const defaultAnswer = (
-  request: { readonly subtype: string; readonly [key: string]: unknown },
-  pid: number,
-  state: DefaultState
-): unknown => {
-  switch (request.subtype) {
-    case "initialize":
-      state.mcpServers = stringsOf(request.sdkMcpServers)
-      return {
-        commands: [{ name: "compact", description: "Clear conversation history but keep a summary", argumentHint: "", builtin: true }],
-        agents: [{ name: "general-purpose", description: "General-purpose agent" }],
-        output_style: "default",
-        available_output_styles: ["default"],
-        models: [{
-          value: "default",
-          resolvedModel: "claude-fake-1",
-          displayName: "Default",
-          description: "fake",
-          supportsEffort: true,
-          supportedEffortLevels: ["low", "medium", "high"],
-          supportsAdaptiveThinking: true
-        }],
-        account: { tokenSource: "none", apiKeySource: "ANTHROPIC_API_KEY", apiProvider: "firstParty" },
-        pid,
-        claude_code_version: "2.1.330",
-        current_permission_mode: "default",
-        hooks_applied: true,
-        hook_on_failure_supported: true,
-        // As 2.1.330: confirmed when the request carried them.
-        ...(request.mcpServers === undefined ? {} : { mcp_servers_applied: true }),
-        ...(request.plugins === undefined ? {} : { plugins_applied: true }),
-        capabilities: []
-      }
-    case "interrupt":
-      return { still_queued: [] }
-    case "set_model":
-      return { model: typeof request.model === "string" ? request.model : "claude-fake-1" }
-    case "set_permission_mode":
-      return { mode: request.mode }
-    case "mcp_status":
-      return { mcpServers: [] }
-    case "get_context_usage":
-      return {
-        categories: [{ id: "free_space", name: "Free space", tokens: 200000, color: "promptBorder", kind: "free" }],
-        totalTokens: 0,
-        maxTokens: 200000,
-        rawMaxTokens: 200000,
-        percentage: 0,
-        model: "claude-fake-1",
-        memoryFiles: [],
-        mcpTools: [],
-        agents: [],
-        isAutoCompactEnabled: true,
-        apiUsage: null
-      }
-    case "rewind_files":
-      return { canRewind: false, error: "File rewinding is not enabled." }
-    case "stop_task":
-      return {}
-    case "set_max_thinking_tokens":
-    case "mcp_toggle":
-    case "apply_flag_settings":
-    case "mcp_message":
-      return undefined
-    case "mcp_reconnect":
-      return controlFailure("SDK servers should be handled in print.ts")
-    case "mcp_set_servers": {
-      const next = Predicate.isRecord(request.servers) ? Object.keys(request.servers) : []
-      const previous = state.mcpServers
-      state.mcpServers = next
-      return {
-        added: next.filter((name) => !previous.includes(name)),
-        removed: previous.filter((name) => !next.includes(name)),
-        errors: {}
-      }
-    }
-    case "mcp_read_resource":
-      // The CLI checks the scheme first; the fake has no server of its own to read from.
-      return typeof request.uri === "string" && request.uri.startsWith("ui://")
-        ? controlFailure(`Server not found: ${String(request.serverName)}`)
-        : controlFailure("mcp_read_resource: uri must use the ui:// scheme")
-    case "set_mcp_permission_mode_override":
-      return {
-        warning: request.mode === null
-          ? `MCP server '${String(request.serverName)}' is not known; its stored override was cleared.`
-          : `MCP server '${String(request.serverName)}' is not yet known; override stored but will not apply until a server with that exact name connects.`
-      }
-    case "update_settings": {
-      // The CLI's allowlist per file (a session whose `settingSources` exclude the file is refused too).
-      const allowed = request.source === "localSettings" ? "outputStyle" : "effortLevel"
-      const keys = Predicate.isRecord(request.settings) ? Object.keys(request.settings) : []
-      const refused = keys.filter((key) => key !== allowed)
-      return refused.length > 0 ? controlFailure(`update_settings keys not allowed: ${refused.join(", ")}`) : {}
-    }
-    case "reload_plugins":
-      return { commands: [], agents: [], plugins: [], mcpServers: [], error_count: 0 }
-    case "reload_skills":
-      return { skills: [] }
-    case "reload_output_styles":
-      return { available_output_styles: ["default", "Explanatory", "Learning"] }
-    case "background_tasks":
-      // No foreground task runs in the fake: the CLI sends an empty reply, or `false` for a given tool use.
-      return typeof request.tool_use_id === "string" ? { backgrounded: false } : {}
-    default:
-      return controlFailure(`Unsupported control request subtype: ${request.subtype}`, "unsupported_request")
-  }
 }
 
 /**
@@ -367,11 +449,12 @@ const defaultAnswer = (
  * @example
  * ```ts
  * import { Effect } from "effect"
+ * import { Control } from "effect-claude-agent"
  * import { FakeCli } from "effect-claude-agent/testing"
  *
  * const program = Effect.gen(function* () {
  *   const cli = yield* FakeCli.FakeCli
- *   const answer = yield* cli.request({ subtype: "can_use_tool", tool_name: "Bash", input: {} })
+ *   const decision = yield* cli.request(Control.CanUseTool, { tool_name: "Bash", input: { command: "ls" } })
  * })
  * ```
  *
@@ -379,6 +462,42 @@ const defaultAnswer = (
  * @category tags
  */
 export class FakeCli extends Context.Tag("effect-claude-agent/testing/FakeCli")<FakeCli, FakeCliHandle>() {}
+
+// The CLI side of CLI→SDK requests: ids, the waiters for their answers, the typed form.
+const makeRequester = (emit: (frame: JsonObject) => Effect.Effect<void>) => {
+  const awaiting = new Map<string, Deferred.Deferred<JsonObject>>()
+  let counter = 0
+  const requestRaw: FakeCliHandle["requestRaw"] = (request, requestId) =>
+    Effect.gen(function*() {
+      const id = requestId ?? `cli-req-${++counter}`
+      const waiter = yield* Deferred.make<JsonObject>()
+      awaiting.set(id, waiter)
+      yield* emit({ type: "control_request", request_id: id, request })
+      return yield* Deferred.await(waiter)
+    })
+  const request: FakeCliHandle["request"] = (descriptor, payload, options) =>
+    Effect.gen(function*() {
+      const fields = yield* Effect.orDie(Schema.encode(descriptor.payload)(payload))
+      const response = yield* requestRaw({ ...fields, subtype: descriptor.subtype }, options?.requestId)
+      if (response.subtype === "error") {
+        return yield* new ErrorAnswer({
+          subtype: descriptor.subtype,
+          requestId: String(response.request_id),
+          error: String(response.error),
+          ...(typeof response.error_code === "string" ? { errorCode: response.error_code } : {})
+        })
+      }
+      return yield* Effect.orDie(Schema.decodeUnknown(descriptor.success, CliAnswers.decodeOptions)(response.response))
+    })
+  const resolve = (response: unknown): Effect.Effect<void> => {
+    if (!Predicate.isRecord(response) || typeof response.request_id !== "string") return Effect.void
+    const waiter = awaiting.get(response.request_id)
+    if (waiter === undefined) return Effect.void
+    awaiting.delete(response.request_id)
+    return Deferred.succeed(waiter, response)
+  }
+  return { request, requestRaw, resolve }
+}
 
 /**
  * Builds a fake CLI in the current scope: the `Transport` to give the SDK and the handle that
@@ -408,11 +527,12 @@ export const make = (
     const userQueue = yield* Queue.unbounded<JsonObject | "end">()
     const inputEnded = yield* Deferred.make<void>()
     const fibers = yield* FiberSet.make()
-    const awaiting = new Map<string, Deferred.Deferred<JsonObject>>()
     let lastResultWasError = false
-    let requestCounter = 0
     const pid = behaviour.pid ?? 4242
-    const defaults: DefaultState = { mcpServers: [] }
+    const state: CliAnswers.DefaultState = { mcpServers: [] }
+    const table = behaviour.answers === undefined || behaviour.answers.length === 0
+      ? CliAnswers.defaultTable
+      : CliAnswers.tableOf([...CliAnswers.defaultAnswers, ...behaviour.answers])
 
     const memory = yield* MemoryTransport.make({
       onSend: (frame) => (Predicate.isRecord(frame) ? receive(frame) : Effect.void),
@@ -436,76 +556,56 @@ export const make = (
         signal: status.signal
       })
 
-    let cli: FakeCliHandle
+    const requester = makeRequester(emit)
 
-    const answerControl = (requestId: string, request: { readonly subtype: string; readonly [key: string]: unknown }) =>
+    const answerFromTable = (request: JsonObject & { readonly subtype: string }): Effect.Effect<CliAnswers.Reply> => {
+      const { subtype, ...fields } = request
+      const run = (answers: ReadonlyMap<string, Answer>): Effect.Effect<CliAnswers.Reply> => {
+        const found = answers.get(subtype)
+        return found === undefined
+          ? CliAnswers.unsupported(subtype)
+          : found.run(fields, { cli, pid, state, byDefault: Effect.suspend(() => run(CliAnswers.defaultTable)) })
+      }
+      return run(table)
+    }
+
+    const answerControl = (requestId: string, request: JsonObject & { readonly subtype: string }) =>
       Effect.gen(function*() {
         const custom = behaviour.onControlRequest !== undefined
           ? yield* behaviour.onControlRequest(request, cli)
           : Option.none()
-        const answer = Option.isSome(custom) ? custom.value : defaultAnswer(request, pid, defaults)
-        if (isControlFailure(answer)) {
-          yield* emit({
-            type: "control_response",
-            response: {
-              subtype: "error",
-              request_id: requestId,
-              error: answer.error,
-              ...(answer.errorCode !== undefined ? { error_code: answer.errorCode } : {})
-            }
-          })
-        } else {
-          yield* emit({
-            type: "control_response",
-            response: answer === undefined
-              ? { subtype: "success", request_id: requestId }
-              : { subtype: "success", request_id: requestId, response: answer }
-          })
-        }
+        const reply: CliAnswers.Reply = Option.isSome(custom)
+          ? CliAnswers.isControlFailure(custom.value) ? Either.left(custom.value) : Either.right(custom.value)
+          : yield* answerFromTable(request)
+        yield* emit(CliAnswers.replyFrame(requestId, reply))
       })
 
     const receive = (frame: JsonObject): Effect.Effect<void> =>
-      Effect.gen(function*() {
+      Effect.suspend(() => {
         sentLog.push(frame)
-        yield* Queue.offer(sentQueue, frame)
+        const logged = Queue.offer(sentQueue, frame)
         switch (frame.type) {
           case "user":
-            yield* Queue.offer(userQueue, frame)
-            return
+            return Effect.zipRight(logged, Queue.offer(userQueue, frame))
           case "control_request": {
             const request = frame.request
-            if (typeof frame.request_id === "string" && Predicate.isRecord(request) && typeof request.subtype === "string") {
-              yield* FiberSet.run(fibers, answerControl(frame.request_id, { ...request, subtype: request.subtype }))
-            }
-            return
+            return typeof frame.request_id === "string" && Predicate.isRecord(request) &&
+                typeof request.subtype === "string"
+              ? Effect.zipRight(logged, FiberSet.run(fibers, answerControl(frame.request_id, { ...request, subtype: request.subtype })))
+              : logged
           }
-          case "control_response": {
-            const response = frame.response
-            if (Predicate.isRecord(response) && typeof response.request_id === "string") {
-              const waiter = awaiting.get(response.request_id)
-              if (waiter !== undefined) {
-                awaiting.delete(response.request_id)
-                yield* Deferred.succeed(waiter, response)
-              }
-            }
-            return
-          }
+          case "control_response":
+            return Effect.zipRight(logged, requester.resolve(frame.response))
           default:
-            return
+            return logged
         }
-      })
+      }).pipe(Effect.asVoid)
 
-    cli = {
+    const cli: FakeCliHandle = {
       emit,
       emitRaw: memory.writeLine,
-      request: (request, requestId) =>
-        Effect.gen(function*() {
-          const id = requestId ?? `cli-req-${++requestCounter}`
-          const waiter = yield* Deferred.make<JsonObject>()
-          awaiting.set(id, waiter)
-          yield* emit({ type: "control_request", request_id: id, request })
-          return yield* Deferred.await(waiter)
-        }),
+      request: requester.request,
+      requestRaw: requester.requestRaw,
       cancel: (requestId) => emit({ type: "control_cancel_request", request_id: requestId }),
       stderr: memory.writeStderr,
       exit,
@@ -520,7 +620,8 @@ export const make = (
           }
         }),
       inputEnded: Deferred.await(inputEnded),
-      sessionId: SESSION_ID
+      sessionId: SESSION_ID,
+      frames: makeFrames()
     }
 
     // The CLI's main loop: user messages one at a time, then the end of input.

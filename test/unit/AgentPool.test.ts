@@ -348,7 +348,7 @@ describe("AgentPool keyed sessions (fake CLI)", () => {
               onUserMessage: (message, cli) =>
                 Effect.gen(function*() {
                   turn++
-                  yield* cli.request({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput }, `hook-${turn}`)
+                  yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput }, `hook-${turn}`)
                   yield* FakeCli.echoTurn(message, cli)
                 })
             }),

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Deferred, Duration, Effect, Exit, Fiber, Logger, LogLevel, Option, Ref, Scope, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
+import * as Control from "../../src/schema/Control.js"
 import * as Message from "../../src/schema/Message.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
 
@@ -179,7 +180,7 @@ describe("closing a session", () => {
             yield* cli.emit(stateFrame("running"))
             yield* FakeCli.echoTurn(m, cli)
             // A late callback after the result still gets its answer: stdin is open until idle.
-            const reply = yield* cli.request({ subtype: "mcp_message", server_name: "x", message: { jsonrpc: "2.0", id: 1, method: "ping" } })
+            const reply = yield* cli.requestRaw({ subtype: "mcp_message", server_name: "x", message: { jsonrpc: "2.0", id: 1, method: "ping" } })
             expect(reply.subtype).toBe("success")
             yield* cli.emit(stateFrame("idle"))
             yield* Deferred.succeed(idleSent, undefined)
@@ -269,17 +270,20 @@ describe("AgentSession (fake CLI)", () => {
 
   it.scoped("hook_callback and mcp_message without registered callbacks get error answers, not silence", () =>
     Effect.gen(function*() {
-      const replies = yield* Deferred.make<ReadonlyArray<FakeCli.JsonObject>>()
+      const replies = yield* Deferred.make<readonly [FakeCli.ErrorAnswer, Control.Request.Success<typeof Control.McpMessage>]>()
       const session = yield* ClaudeAgent.session().pipe(
         Effect.provide(FakeCli.layerClaudeAgent({
           onUserMessage: (m, cli) =>
             Effect.gen(function*() {
-              const hook = yield* cli.request({ subtype: "hook_callback", callback_id: "hook_9", input: {} })
-              const mcp = yield* cli.request({
-                subtype: "mcp_message",
+              // Answered with an error: a success here fails the test.
+              const hook = yield* cli.request(Control.HookCallback, { callback_id: "hook_9", input: {} }).pipe(
+                Effect.flip,
+                Effect.orDie
+              )
+              const mcp = yield* cli.request(Control.McpMessage, {
                 server_name: "calc",
                 message: { jsonrpc: "2.0", id: 7, method: "tools/list" }
-              })
+              }).pipe(Effect.orDie)
               yield* Deferred.succeed(replies, [hook, mcp])
               yield* FakeCli.echoTurn(m, cli)
             })
@@ -288,10 +292,8 @@ describe("AgentSession (fake CLI)", () => {
       yield* session.send("hi")
       yield* session.receiveResponse.pipe(Stream.runDrain)
       const [hook, mcp] = yield* Deferred.await(replies)
-      expect(hook?.subtype).toBe("error")
-      expect(String(hook?.error)).toContain("hook_9")
-      expect(mcp?.subtype).toBe("success")
-      expect(mcp?.response).toEqual({
+      expect(hook.error).toContain("hook_9")
+      expect(mcp).toEqual({
         mcp_response: { jsonrpc: "2.0", id: 7, error: { code: -32601, message: "SDK MCP server not found: calc" } }
       })
     }))
@@ -378,12 +380,12 @@ describe("callback failures are logged once, in one short line naming the field 
       const layer = FakeCli.layerClaudeAgent({
         onUserMessage: (_message, cli) =>
           Effect.all([
-            cli.request({
+            cli.requestRaw({
               subtype: "hook_callback",
               callback_id: "hook_0",
               input: { hook_event_name: "Stop", session_id: "s", transcript_path: "/t", cwd: "/", stop_hook_active: false }
             }),
-            cli.request({ subtype: "can_use_tool", tool_name: "Bash", input: { command: "ls" } })
+            cli.requestRaw({ subtype: "can_use_tool", tool_name: "Bash", input: { command: "ls" } })
           ]).pipe(Effect.flatMap((all) => Deferred.succeed(answers, all)))
       })
       yield* Effect.scoped(Effect.gen(function*() {
@@ -439,21 +441,19 @@ describe("user message ids and rewinding (fake CLI)", () => {
       const rewinds = yield* Ref.make<ReadonlyArray<unknown>>([])
       const canRewind = yield* Ref.make(false)
       const layer = FakeCli.layerClaudeAgent({
-        onControlRequest: (request) =>
-          request.subtype !== "rewind_files"
-            ? Effect.succeed(Option.none())
-            : Ref.update(rewinds, (all) => [...all, request.dry_run ?? false]).pipe(
+        answers: [
+          FakeCli.answer(Control.RewindFiles, (request) =>
+            Ref.update(rewinds, (all) => [...all, request.dry_run ?? false]).pipe(
               Effect.zipRight(Ref.get(canRewind)),
               Effect.map((can) =>
-                Option.some(
-                  can
-                    ? request.dry_run === true ? { canRewind: true, filesChanged: ["/w/a.txt"] } : { canRewind: true }
-                    : request.dry_run === true
-                    ? { canRewind: false, error: "File rewinding is not enabled." }
-                    : FakeCli.controlFailure("File rewinding is not enabled.")
-                )
+                can
+                  ? request.dry_run === true ? { canRewind: true, filesChanged: ["/w/a.txt"] } : { canRewind: true }
+                  : request.dry_run === true
+                  ? { canRewind: false, error: "File rewinding is not enabled." }
+                  : FakeCli.controlFailure("File rewinding is not enabled.")
               )
-            )
+            ))
+        ]
       })
       yield* Effect.gen(function*() {
         const session = yield* ClaudeAgent.session()

@@ -100,7 +100,7 @@ describe("ControlChannel", () => {
       const control = yield* ControlChannel
       const cli = yield* FakeCli.FakeCli
       yield* control.handle(Control.CanUseTool, (req) => Effect.succeed({ behavior: "allow", updatedInput: req.input }))
-      const answer = yield* cli.request({ subtype: "can_use_tool", tool_name: "Write", input: { a: 1 } }, "r1")
+      const answer = yield* cli.requestRaw({ subtype: "can_use_tool", tool_name: "Write", input: { a: 1 } }, "r1")
       expect(answer).toEqual({ subtype: "success", request_id: "r1", response: { behavior: "allow", updatedInput: { a: 1 } } })
       const responses = (yield* cli.sent).filter((f) => f.type === "control_response")
       expect(responses).toHaveLength(1)
@@ -116,7 +116,7 @@ describe("ControlChannel", () => {
           Deferred.succeed(seen, Object.fromEntries(annotations)).pipe(
             Effect.as({ behavior: "allow" as const, updatedInput: req.input })
           )))
-      yield* cli.request({ subtype: "can_use_tool", tool_name: "Write", input: {} }, "r-annotated")
+      yield* cli.requestRaw({ subtype: "can_use_tool", tool_name: "Write", input: {} }, "r-annotated")
       expect(yield* Deferred.await(seen)).toEqual({
         controlSubtype: "can_use_tool",
         controlRequestId: "r-annotated",
@@ -134,7 +134,7 @@ describe("ControlChannel", () => {
       yield* control.handle(Control.HookCallback, () =>
         Effect.flatMap(FiberRef.get(FiberRef.currentLogAnnotations), (annotations) =>
           Deferred.succeed(seen, Object.fromEntries(annotations)).pipe(Effect.as({}))))
-      yield* cli.request(
+      yield* cli.requestRaw(
         { subtype: "hook_callback", callback_id: "hook_3", input: { hook_event_name: "Stop" } },
         "r-hook"
       )
@@ -151,15 +151,15 @@ describe("ControlChannel", () => {
       const control = yield* ControlChannel
       const cli = yield* FakeCli.FakeCli
       yield* control.handle(Control.HookCallback, () => Effect.fail(new Error("hook exploded")))
-      const failed = yield* cli.request({ subtype: "hook_callback", callback_id: "hook_0", input: {} })
+      const failed = yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: {} })
       expect(failed.subtype).toBe("error")
       expect(failed.error).toBe("hook exploded")
       const defect = yield* (yield* Effect.sync(() => control.handle(Control.McpMessage, () => Effect.die("boom")))).pipe(
-        Effect.zipRight(cli.request({ subtype: "mcp_message", server_name: "x", message: {} }))
+        Effect.zipRight(cli.requestRaw({ subtype: "mcp_message", server_name: "x", message: {} }))
       )
       expect(defect.subtype).toBe("error")
       expect(String(defect.error)).toContain("boom")
-      const unknown = yield* cli.request({ subtype: "elicitation" })
+      const unknown = yield* cli.requestRaw({ subtype: "elicitation" })
       expect(unknown.subtype).toBe("error")
       expect(String(unknown.error)).toContain("elicitation")
     }).pipe(Effect.provide(env())))
@@ -175,7 +175,7 @@ describe("ControlChannel", () => {
           Effect.zipRight(Effect.never),
           Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
         ))
-      const asking = yield* cli.request({ subtype: "can_use_tool", tool_name: "Bash", input: {} }, "perm-1").pipe(
+      const asking = yield* cli.requestRaw({ subtype: "can_use_tool", tool_name: "Bash", input: {} }, "perm-1").pipe(
         Effect.fork
       )
       yield* Deferred.await(started)

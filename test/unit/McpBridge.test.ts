@@ -1,9 +1,10 @@
 // Unit tests of the MCP bridge: `handleMessage` is called directly, as the control channel would
 // call it for an `mcp_message` control request (no transport, no CLI).
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schema, Scope, Stream } from "effect"
+import { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Schema, Scope, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as McpServer from "../../src/McpServer.js"
+import * as Control from "../../src/schema/Control.js"
 import { McpBridge, make as makeBridge } from "../../src/services/McpBridge.js"
 import type { McpBridgeShape } from "../../src/services/McpBridge.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
@@ -574,12 +575,12 @@ describe("McpBridge.setServers", () => {
 describe("SDK server settings in initialize (fake CLI)", () => {
   it.effect("a session sends the bridge's server timeouts as sdkMcpServerConfigs next to sdkMcpServers", () =>
     Effect.gen(function*() {
-      const initialize = yield* Deferred.make<{ readonly [key: string]: unknown }>()
+      const initialize = yield* Deferred.make<Control.InitializePayload>()
       const layer = FakeCli.layerClaudeAgent({
-        onControlRequest: (request) =>
-          (request.subtype === "initialize" ? Deferred.succeed(initialize, request) : Effect.void).pipe(
-            Effect.as(Option.none())
-          )
+        answers: [
+          FakeCli.answer(Control.Initialize, (payload, _cli, byDefault) =>
+            Deferred.succeed(initialize, payload).pipe(Effect.zipRight(byDefault)))
+        ]
       })
       const slow = McpServer.make({ name: "slow", timeout: Duration.seconds(5), tools: [add] })
       yield* ClaudeAgent.query("hi", { mcpServers: { slow, calc } }).pipe(Stream.runDrain, Effect.provide(layer))

@@ -23,8 +23,8 @@ const add = Tool.make("add", {
 const fakeCli = FakeCli.layerClaudeAgent({
   onUserMessage: (message, cli) =>
     Effect.gen(function*() {
-      yield* cli.request({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput }, "req-hook")
-      yield* cli.request({
+      yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput }, "req-hook")
+      yield* cli.requestRaw({
         subtype: "mcp_message",
         server_name: "calc",
         message: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "add", arguments: { a: 2, b: 3 } } }

@@ -26,7 +26,7 @@ const ask = <R>(options: Options.Options<R>, request: { readonly subtype: string
     const reply = yield* Deferred.make<FakeCli.JsonObject>()
     const layer = FakeCli.layerClaudeAgent({
       onUserMessage: (m, cli) =>
-        cli.request(request).pipe(
+        cli.requestRaw(request).pipe(
           Effect.flatMap((r) => Deferred.succeed(reply, r)),
           Effect.zipRight(FakeCli.echoTurn(m, cli))
         )
@@ -124,7 +124,7 @@ describe("canUseTool (fake CLI)", () => {
       const layer = FakeCli.layerClaudeAgent({
         onUserMessage: (m, cli) =>
           Effect.gen(function*() {
-            const pending = yield* Effect.fork(cli.request(writeRequest, "perm-1"))
+            const pending = yield* Effect.fork(cli.requestRaw(writeRequest, "perm-1"))
             yield* Deferred.await(started)
             yield* cli.cancel("perm-1")
             yield* Deferred.await(interrupted)

@@ -1,8 +1,9 @@
 // Unit tests of `ClaudeAgent.query` with prompt streams, over the in-memory fake CLI (a mock
 // transport, no process): every prompt stream, fault and bad input ends in a typed result.
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Chunk, Data, Deferred, Effect, Exit, Fiber, Option, Ref, Stream, TestClock } from "effect"
+import { Cause, Chunk, Data, Deferred, Effect, Exit, Fiber, Ref, Stream, TestClock } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
+import * as Control from "../../src/schema/Control.js"
 import * as Message from "../../src/schema/Message.js"
 import type { SdkError } from "../../src/SdkError.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
@@ -104,7 +105,7 @@ describe("ClaudeAgent.query with a prompt stream (fake CLI)", () => {
 describe("a CLI that never answers initialize (fake CLI)", () => {
   // Like a wrapper script waiting on a login prompt: it starts, reads, and never writes a line.
   const silent = FakeCli.layerClaudeAgent({
-    onControlRequest: (request) => (request.subtype === "initialize" ? Effect.never : Effect.succeed(Option.none())),
+    answers: [FakeCli.answer(Control.Initialize, () => Effect.never)],
     onUserMessage: () => Effect.never
   })
 
@@ -140,10 +141,10 @@ describe("ClaudeAgent.prewarm (fake CLI)", () => {
       const agent = ClaudeAgent.make(() =>
         Effect.map(
           FakeCli.make({
-            onControlRequest: (request) =>
-              request.subtype === "initialize"
-                ? Deferred.succeed(initialized, undefined).pipe(Effect.as(Option.none()))
-                : Effect.succeed(Option.none())
+            answers: [
+              FakeCli.answer(Control.Initialize, (_payload, _cli, byDefault) =>
+                Deferred.succeed(initialized, undefined).pipe(Effect.zipRight(byDefault)))
+            ]
           }),
           ({ transport }) => {
             spawned++

@@ -124,13 +124,12 @@ describe("HookRegistry is a layer swap", () => {
       const fake = yield* cli
       const init = yield* fake.awaitSent(isControlRequest("initialize"))
       expect(requestOf(init).hooks).toEqual({ PreToolUse: [{ hookCallbackIds: ["audit_0"] }] })
-      const answer = yield* fake.request({
-        subtype: "hook_callback",
+      const answer = yield* fake.request(Control.HookCallback, {
         callback_id: "audit_0",
         tool_use_id: "toolu_1",
         input: { hook_event_name: "PreToolUse" }
       })
-      expect(answer).toMatchObject({ subtype: "success", response: { continue: true } })
+      expect(answer).toMatchObject({ continue: true })
       expect(yield* Ref.get(audit)).toEqual(["audit_0:toolu_1"])
     }))
 
@@ -167,15 +166,11 @@ describe("McpBridge is a layer swap", () => {
       const fake = yield* cli
       const init = yield* fake.awaitSent(isControlRequest("initialize"))
       expect(requestOf(init).sdkMcpServers).toEqual(["toolkit"])
-      const answer = yield* fake.request({
-        subtype: "mcp_message",
+      const answer = yield* fake.request(Control.McpMessage, {
         server_name: "toolkit",
         message: { jsonrpc: "2.0", id: 7, method: "tools/list" }
       })
-      expect(answer).toMatchObject({
-        subtype: "success",
-        response: { mcp_response: { id: 7, result: { tools: [{ name: "toolkit-echo" }] } } }
-      })
+      expect(answer).toMatchObject({ mcp_response: { id: 7, result: { tools: [{ name: "toolkit-echo" }] } } })
     }))
 })
 
@@ -192,8 +187,8 @@ describe("PermissionHandler is a layer swap", () => {
       const { agent, cli, args } = yield* agentWithHandles()
       yield* agent.session().pipe(Effect.provide(handler))
       expect(yield* args).toContain("--permission-prompt-tool=stdio")
-      const answer = yield* (yield* cli).request({ subtype: "can_use_tool", tool_name: "Bash", input: { command: "ls" } })
-      expect(answer).toMatchObject({ subtype: "success", response: { behavior: "deny", message: "Bash is audited" } })
+      const answer = yield* (yield* cli).request(Control.CanUseTool, { tool_name: "Bash", input: { command: "ls" } })
+      expect(answer).toMatchObject({ behavior: "deny", message: "Bash is audited" })
       expect(yield* Ref.get(asked)).toEqual(["Bash"])
     }))
 
@@ -202,9 +197,9 @@ describe("PermissionHandler is a layer swap", () => {
       const { agent, cli, args } = yield* agentWithHandles()
       yield* agent.session()
       expect((yield* args).some((arg) => arg.startsWith("--permission-prompt-tool"))).toBe(false)
-      const answer = yield* (yield* cli).request({ subtype: "can_use_tool", tool_name: "Bash", input: {} })
-      expect(answer).toMatchObject({ subtype: "error" })
-      expect(String(answer.error)).toContain("can_use_tool")
+      const refused = yield* Effect.flip((yield* cli).request(Control.CanUseTool, { tool_name: "Bash", input: {} }))
+      expect(refused).toMatchObject({ _tag: "ErrorAnswer", subtype: "can_use_tool" })
+      expect(refused.error).toContain("can_use_tool")
     }))
 })
 
@@ -215,12 +210,11 @@ describe("inbound control requests are traced", () => {
       yield* Effect.gen(function*() {
         const { agent, cli } = yield* agentWithHandles()
         yield* agent.session({ hooks: { Stop: [{ hooks: [() => Effect.succeed({})] }] } })
-        const answer = yield* (yield* cli).request({
-          subtype: "hook_callback",
+        const answer = yield* (yield* cli).request(Control.HookCallback, {
           callback_id: "hook_0",
           input: { hook_event_name: "Stop", session_id: "s", transcript_path: "/t", cwd: "/", stop_hook_active: false }
-        }, "req-hook-1")
-        expect(answer).toMatchObject({ subtype: "success" })
+        }, { requestId: "req-hook-1" })
+        expect(answer).toEqual({})
       }).pipe(Effect.withTracer(recording))
       const span = spans.find((s) => s.name === "ControlChannel.hook_callback")
       expect(span?.attributes.get("control.request_id")).toBe("req-hook-1")

@@ -2,10 +2,10 @@
 // supportedCommands, reinitialize, readMcpResource, …) and the `elicitation` callback, over the
 // in-memory fake CLI: what each writes on the wire, and what it makes of the reply.
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Context, Deferred, Effect, Fiber, Option, Predicate, Ref, Schema, Stream } from "effect"
+import { Chunk, Context, Deferred, Effect, Fiber, Predicate, Ref, Schema, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as McpServer from "../../src/McpServer.js"
-import type * as Control from "../../src/schema/Control.js"
+import * as Control from "../../src/schema/Control.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
 import * as Tool from "../../src/Tool.js"
 
@@ -33,8 +33,9 @@ const agentWithCli = (behaviour: FakeCli.Behaviour = {}) =>
     return { agent, cli: Deferred.await(handle) }
   })
 
+// The CLI's JSON-RPC message to an in-process server, and the server's JSON-RPC answer.
 const mcpRequest = (cli: FakeCli.FakeCliHandle, server: string, message: unknown) =>
-  cli.request({ subtype: "mcp_message", server_name: server, message })
+  Effect.map(cli.request(Control.McpMessage, { server_name: server, message }), (answer) => answer.mcp_response)
 
 class Greeting extends Context.Tag("test/Greeting")<Greeting, string>() {}
 
@@ -162,12 +163,13 @@ describe("control methods (fake CLI)", () => {
     Effect.gen(function*() {
       let initializations = 0
       const { agent, cli } = yield* agentWithCli({
-        onControlRequest: (request) =>
-          Effect.sync(() => {
-            if (request.subtype !== "initialize") return Option.none()
-            initializations++
-            return Option.some({ commands: [], models: [], pid: 1000 + initializations })
-          })
+        answers: [
+          FakeCli.answer(Control.Initialize, () =>
+            Effect.sync(() => {
+              initializations++
+              return { commands: [], models: [], pid: 1000 + initializations }
+            }))
+        ]
       })
       const session = yield* agent.session({
         systemPrompt: "be brief",
@@ -195,11 +197,10 @@ describe("permission prompts listed in an initialize reply (fake CLI)", () => {
     Effect.gen(function*() {
       let initializations = 0
       const { agent, cli } = yield* agentWithCli({
-        onControlRequest: (request, fake) =>
+        answers: [FakeCli.answer(Control.Initialize, (_payload, fake, byDefault) =>
           Effect.gen(function*() {
-            if (request.subtype !== "initialize") return Option.none()
             initializations++
-            if (initializations === 1) return Option.none()
+            if (initializations === 1) return yield* byDefault
             // The envelope carries the list beside `response`; the fake's answers have no room for
             // it, so this reply is written by hand (the fake's own answer follows, for an id
             // already answered, and is ignored).
@@ -215,8 +216,8 @@ describe("permission prompts listed in an initialize reply (fake CLI)", () => {
                 pending_user_dialog_requests: []
               }
             })
-            return Option.some({ commands: [], models: [] })
-          })
+            return { commands: [], models: [] }
+          }))]
       })
       const asked: Array<string> = []
       const release = yield* Deferred.make<void>()
@@ -251,13 +252,10 @@ describe("permission prompts listed in an initialize reply (fake CLI)", () => {
 
 describe("the initialize reply's confirmations (fake CLI)", () => {
   // A CLI that answers initialize like one from before `mcp_servers_applied` / `onFailure`.
-  const oldCli = (extra: FakeCli.JsonObject = {}): FakeCli.Behaviour => ({
-    onControlRequest: (request) =>
-      Effect.succeed(
-        request.subtype === "initialize"
-          ? Option.some({ commands: [], models: [], pid: 7, claude_code_version: "2.0.9", ...extra })
-          : Option.none()
-      )
+  const oldCli = (): FakeCli.Behaviour => ({
+    answers: [
+      FakeCli.answer(Control.Initialize, () => Effect.succeed({ commands: [], models: [], pid: 7, claude_code_version: "2.0.9" }))
+    ]
   })
   const stdio = { files: { command: "mcp-files", args: ["--root", "/"] } }
 
@@ -307,12 +305,13 @@ describe("the initialize reply's confirmations (fake CLI)", () => {
       // A CLI that confirms initially but not on reinitialize.
       let answers = 0
       const flaky = yield* agentWithCli({
-        onControlRequest: (request) =>
-          Effect.sync(() => {
-            if (request.subtype !== "initialize") return Option.none()
-            answers++
-            return Option.some({ commands: [], models: [], ...(answers === 1 ? { hook_on_failure_supported: true } : {}) })
-          })
+        answers: [
+          FakeCli.answer(Control.Initialize, () =>
+            Effect.sync(() => {
+              answers++
+              return { commands: [], models: [], ...(answers === 1 ? { hook_on_failure_supported: true } : {}) }
+            }))
+        ]
       })
       const again = yield* flaky.agent.session({ hooks: blocking })
       yield* again.initializationResult
@@ -341,16 +340,14 @@ describe("setMcpServers (fake CLI)", () => {
         files: { command: "mcp-files", args: [] }
       })
       const listed = yield* mcpRequest(fake, "greeter", { jsonrpc: "2.0", id: 1, method: "tools/list" })
-      expect(listed).toMatchObject({ response: { mcp_response: { result: { tools: [{ name: "greet" }] } } } })
+      expect(listed).toMatchObject({ result: { tools: [{ name: "greet" }] } })
       const called = yield* mcpRequest(fake, "greeter", {
         jsonrpc: "2.0",
         id: 2,
         method: "tools/call",
         params: { name: "greet", arguments: { name: "Ada" } }
       })
-      expect(called).toMatchObject({
-        response: { mcp_response: { id: 2, result: { content: [{ type: "text", text: "Hello, Ada" }] } } }
-      })
+      expect(called).toMatchObject({ id: 2, result: { content: [{ type: "text", text: "Hello, Ada" }] } })
       // `reinitialize` announces the servers served now.
       yield* session.reinitialize()
       const inits = (yield* sentRequests(fake)).filter((r) => r.subtype === "initialize")
@@ -384,13 +381,11 @@ describe("setMcpServers (fake CLI)", () => {
       expect(reply).toEqual({ added: ["echoer"], removed: ["calc"], errors: {} })
       yield* Deferred.await(interrupted)
       const gone = yield* mcpRequest(fake, "calc", { jsonrpc: "2.0", id: 6, method: "tools/list" })
-      expect(gone).toMatchObject({
-        response: { mcp_response: { id: 6, error: { code: -32601, message: "SDK MCP server not found: calc" } } }
-      })
+      expect(gone).toMatchObject({ id: 6, error: { code: -32601, message: "SDK MCP server not found: calc" } })
       // The CLI cancels the call it no longer waits for; the interrupted call writes no answer.
       yield* Fiber.interrupt(call)
       const answered = yield* mcpRequest(fake, "echoer", { jsonrpc: "2.0", id: 7, method: "tools/list" })
-      expect(answered).toMatchObject({ response: { mcp_response: { result: { tools: [{ name: "echo" }] } } } })
+      expect(answered).toMatchObject({ result: { tools: [{ name: "echo" }] } })
     }))
 
   it.scoped("a new definition under a served name is swapped in and the CLI is told to list its tools again", () =>
@@ -414,7 +409,7 @@ describe("setMcpServers (fake CLI)", () => {
         message: { jsonrpc: "2.0", method: "notifications/tools/list_changed" }
       }])
       const listed = yield* mcpRequest(fake, "kit", { jsonrpc: "2.0", id: 1, method: "tools/list" })
-      expect(listed).toMatchObject({ response: { mcp_response: { result: { tools: [{ name: "greet" }] } } } })
+      expect(listed).toMatchObject({ result: { tools: [{ name: "greet" }] } })
     }))
 
   it.scoped("concurrent calls are applied one at a time, in the same order in the bridge and the CLI", () =>
@@ -423,10 +418,10 @@ describe("setMcpServers (fake CLI)", () => {
       let sets = 0
       const { agent, cli } = yield* agentWithCli({
         // The CLI holds its answer to the first set until the test releases it.
-        onControlRequest: (request) =>
-          request.subtype === "mcp_set_servers" && ++sets === 1
-            ? Effect.as(Deferred.await(release), Option.none())
-            : Effect.succeed(Option.none())
+        answers: [
+          FakeCli.answer(Control.McpSetServers, (_payload, _cli, byDefault) =>
+            ++sets === 1 ? Effect.zipRight(Deferred.await(release), byDefault) : byDefault)
+        ]
       })
       const session = yield* agent.session()
       const fake = yield* cli
@@ -438,7 +433,7 @@ describe("setMcpServers (fake CLI)", () => {
       const setsSent = Effect.map(sentRequests(fake), (rs) => rs.filter((r) => r.subtype === "mcp_set_servers"))
       expect((yield* setsSent).map((r) => r.servers)).toEqual([{ a: { type: "sdk", name: "a" } }])
       const stillA = yield* mcpRequest(fake, "a", { jsonrpc: "2.0", id: 1, method: "tools/list" })
-      expect(stillA).toMatchObject({ response: { mcp_response: { result: { tools: [{ name: "echo" }] } } } })
+      expect(stillA).toMatchObject({ result: { tools: [{ name: "echo" }] } })
       yield* Deferred.succeed(release, undefined)
       expect(yield* Fiber.join(first)).toEqual({ added: ["a"], removed: [], errors: {} })
       expect(yield* Fiber.join(second)).toEqual({ added: ["b"], removed: ["a"], errors: {} })
@@ -470,13 +465,12 @@ describe("setMcpServers (fake CLI)", () => {
       ])
       expect((yield* sentRequests(fake)).map((r) => r.subtype)).toEqual(["initialize"])
       const listed = yield* mcpRequest(fake, "kit", { jsonrpc: "2.0", id: 1, method: "tools/list" })
-      expect(listed).toMatchObject({ response: { mcp_response: { result: { tools: [{ name: "echo" }] } } } })
+      expect(listed).toMatchObject({ result: { tools: [{ name: "echo" }] } })
     }))
 })
 
 describe("onElicitation (fake CLI)", () => {
-  const elicitation = {
-    subtype: "elicitation",
+  const elicitation: Control.ElicitationRequest = {
     mcp_server_name: "fixture",
     message: "What is your name?",
     mode: "form",
@@ -488,8 +482,7 @@ describe("onElicitation (fake CLI)", () => {
     Effect.gen(function*() {
       const { agent, cli } = yield* agentWithCli()
       yield* agent.session()
-      const answer = yield* (yield* cli).request(elicitation)
-      expect(answer).toMatchObject({ subtype: "success", response: { action: "decline" } })
+      expect(yield* (yield* cli).request(Control.Elicitation, elicitation)).toEqual({ action: "decline" })
     }))
 
   it.scoped("the callback gets the request and answers it, with the services of the session", () =>
@@ -503,8 +496,8 @@ describe("onElicitation (fake CLI)", () => {
             return { action: "accept" as const, content: { name: yield* Greeting } }
           })
       }).pipe(Effect.provideService(Greeting, "Ada"))
-      const answer = yield* (yield* cli).request(elicitation)
-      expect(answer).toMatchObject({ subtype: "success", response: { action: "accept", content: { name: "Ada" } } })
+      const answer = yield* (yield* cli).request(Control.Elicitation, elicitation)
+      expect(answer).toEqual({ action: "accept", content: { name: "Ada" } })
       expect(yield* Ref.get(seen)).toEqual([{
         subtype: "elicitation",
         mcp_server_name: "fixture",
@@ -519,8 +512,7 @@ describe("onElicitation (fake CLI)", () => {
     Effect.gen(function*() {
       const { agent, cli } = yield* agentWithCli()
       yield* agent.session({ onElicitation: () => Effect.fail("no user at the keyboard") })
-      const answer = yield* (yield* cli).request(elicitation)
-      expect(answer).toMatchObject({ subtype: "error" })
-      expect(String(answer.error)).toContain("no user at the keyboard")
+      const refused = yield* Effect.flip((yield* cli).request(Control.Elicitation, elicitation))
+      expect(refused.error).toContain("no user at the keyboard")
     }))
 })

@@ -14,7 +14,7 @@ const floodThenHook = (count: number, answered: Deferred.Deferred<FakeCli.JsonOb
     onUserMessage: (_message, cli) =>
       Effect.gen(function*() {
         for (let i = 0; i < count; i++) yield* cli.emit(FakeCli.frames.assistantText(`message ${i} ${"x".repeat(120)}`))
-        const answer = yield* cli.request({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput })
+        const answer = yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput })
         yield* Deferred.succeed(answered, answer)
         yield* cli.emit(FakeCli.frames.result("done"))
       })

@@ -2,9 +2,10 @@
 // (`initialize` `jsonSchema`, `--json-schema`), how a `result`'s `structured_output` is decoded,
 // and the typed failures (a value the Schema rejects, no value, a failed run).
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, Option, Schema, Stream } from "effect"
+import { Chunk, Deferred, Effect, Schema, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Launch from "../../src/internal/launch.js"
+import * as Control from "../../src/schema/Control.js"
 import * as Message from "../../src/schema/Message.js"
 import * as Options from "../../src/schema/Options.js"
 import { ResultError, StructuredOutputError } from "../../src/SdkError.js"
@@ -31,12 +32,12 @@ const eventJsonSchema = {
 // A fake CLI whose model answers every prompt with this `result` (and records `initialize`).
 const answering = (result: FakeCli.JsonObject) =>
   Effect.gen(function*() {
-    const initialize = yield* Deferred.make<FakeCli.JsonObject>()
+    const initialize = yield* Deferred.make<Control.InitializePayload>()
     const layer = FakeCli.layerClaudeAgent({
-      onControlRequest: (request) =>
-        (request.subtype === "initialize" ? Deferred.succeed(initialize, request) : Effect.void).pipe(
-          Effect.as(Option.none())
-        ),
+      answers: [
+        FakeCli.answer(Control.Initialize, (payload, _cli, byDefault) =>
+          Deferred.succeed(initialize, payload).pipe(Effect.zipRight(byDefault)))
+      ],
       onUserMessage: (_, cli) => Effect.forEach([FakeCli.frames.systemInit(), result], cli.emit, { discard: true })
     })
     return { initialize, layer }

@@ -46,7 +46,7 @@ describe("Telemetry (fake CLI)", () => {
               session_id: cli.sessionId,
               uuid: "00000000-0000-4000-8000-0000000000aa"
             })
-            yield* cli.request({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput }, "req-hook")
+            yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput }, "req-hook")
             yield* FakeCli.echoTurn(message, cli)
           })
       })
@@ -96,12 +96,12 @@ describe("Telemetry (fake CLI)", () => {
             onUserMessage: (message, cli) =>
               Effect.gen(function*() {
                 turnNumber++
-                yield* cli.request({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput }, `hook-${turnNumber}`)
-                yield* cli.request(
+                yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput }, `hook-${turnNumber}`)
+                yield* cli.requestRaw(
                   { subtype: "can_use_tool", tool_name: "Bash", input: { command: "ls" }, tool_use_id: `toolu_${turnNumber}` },
                   `perm-${turnNumber}`
                 )
-                yield* cli.request(callTool, `tool-${turnNumber}`)
+                yield* cli.requestRaw(callTool, `tool-${turnNumber}`)
                 yield* FakeCli.echoTurn(message, cli)
               })
           }),
@@ -129,7 +129,7 @@ describe("Telemetry (fake CLI)", () => {
           })
         )
         if (handle !== undefined) {
-          yield* handle.request({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput }, "hook-between")
+          yield* handle.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput }, "hook-between")
         }
       })).pipe(Effect.withTracer(tracer))
 

@@ -20,7 +20,7 @@ describe("ask", () => {
     }).pipe(Effect.provide(FakeCli.layerClaudeAgent({
       onUserMessage: (_message, cli) =>
         Effect.forEach(
-          [FakeCli.frames.systemInit(), FakeCli.frames.assistantText("Paris"), FakeCli.frames.result("Paris")],
+          [cli.frames.systemInit(), cli.frames.assistantText("Paris"), cli.frames.result("Paris")],
           cli.emit
         )
     }))))

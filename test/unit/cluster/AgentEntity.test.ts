@@ -69,7 +69,7 @@ const fakeAgent = (dirs: { readonly configDir: string; readonly cwd: string }) =
                 return yield* cli.emit(FakeCli.frames.result("interrupted", { isError: true, subtype: "error_during_execution" }))
               }
               if (prompt.startsWith("tool")) {
-                const answer = yield* cli.request({
+                const answer = yield* cli.requestRaw({
                   subtype: "can_use_tool",
                   tool_name: "Bash",
                   input: { command: "ls" },
