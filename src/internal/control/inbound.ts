@@ -35,7 +35,11 @@ const decodeOptions = { onExcessProperty: "preserve" } as const
 /** A registered handler: decodes the request, runs the handler, encodes its answer. */
 type Run = (request: unknown, requestId: string) => Effect.Effect<unknown, unknown>
 
-/** @internal */
+/**
+ * The inbound half's operations.
+ *
+ * @internal
+ */
 export interface Inbound {
   readonly handle: ControlChannelShape["handle"]
   /** Starts the handler of one request on the caller's stack, or answers that none is registered. */
