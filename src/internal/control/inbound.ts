@@ -7,11 +7,9 @@
  */
 import {
   Cause,
-  Clock,
   Context,
   Effect,
   Either,
-  Exit,
   FiberMap,
   FiberRef,
   FiberRefs,
@@ -37,7 +35,11 @@ const decodeOptions = { onExcessProperty: "preserve" } as const
 /** A registered handler: decodes the request, runs the handler, encodes its answer. */
 type Run = (request: unknown, requestId: string) => Effect.Effect<unknown, unknown>
 
-/** @internal */
+/**
+ * The inbound half's operations.
+ *
+ * @internal
+ */
 export interface Inbound {
   readonly handle: ControlChannelShape["handle"]
   /** Starts the handler of one request on the caller's stack, or answers that none is registered. */
@@ -128,29 +130,38 @@ export const make = (
       return found
     }
 
-    // Timed as `Effect.timed` would (the fiber's clock, successes only), in fewer steps.
-    const work = (run: Run, requestId: string, request: RequestBody) =>
-      Effect.clockWith((clock) => {
-        const subtype = request.subtype
-        const start = clock.unsafeCurrentTimeNanos()
-        return Effect.flatMap(Effect.exit(Effect.suspend(() => run(request, requestId))), (exit) => {
-          if (Exit.isSuccess(exit)) {
-            const elapsed = Number(clock.unsafeCurrentTimeNanos() - start) / 1_000_000
-            return Effect.zipRight(Metric.update(histogram(subtype), elapsed), send(Frames.success(requestId, exit.value)))
-          }
+    // Timed as `Effect.timed` would (the channel's clock, successes only), in fewer steps: one
+    // `matchCauseEffect` around the handler, which is called here so that a handler that throws
+    // instead of failing is answered as a defect.
+    const work = (run: Run, requestId: string, request: RequestBody): Effect.Effect<void> => {
+      const subtype = request.subtype
+      const start = clock.unsafeCurrentTimeNanos()
+      let handled: Effect.Effect<unknown, unknown>
+      try {
+        handled = run(request, requestId)
+      } catch (defect) {
+        handled = Effect.die(defect)
+      }
+      return Effect.matchCauseEffect(handled, {
+        onSuccess: (response) => {
+          const elapsed = Number(clock.unsafeCurrentTimeNanos() - start) / 1_000_000
+          return Effect.zipRight(Metric.update(histogram(subtype), elapsed), send(Frames.success(requestId, response)))
+        },
+        onFailure: (cause) => {
           // An interrupted handler was cancelled: the CLI expects no answer, and answering
           // "success" could let a gated tool run.
-          if (Cause.isInterruptedOnly(exit.cause)) return Effect.void
-          const failure = Cause.failureOption(exit.cause)
+          if (Cause.isInterruptedOnly(cause)) return Effect.void
+          const failure = Cause.failureOption(cause)
           const text = Option.isSome(failure)
             ? errorText(failure.value)
-            : `handler defect: ${errorText(Cause.squash(exit.cause))}`
+            : `handler defect: ${errorText(Cause.squash(cause))}`
           return Effect.logWarning(`effect-claude-agent: ${subtype} failed (request ${requestId}): ${oneLine(text)}`).pipe(
-            Effect.zipRight(Effect.logDebug(`effect-claude-agent: ${subtype} failure in full`, exit.cause)),
+            Effect.zipRight(Effect.logDebug(`effect-claude-agent: ${subtype} failure in full`, cause)),
             Effect.zipRight(send(Frames.error(requestId, text)))
           )
-        })
+        }
       })
+    }
 
     // `FiberMap.run`, except that the handler's fiber starts at once, on this stack: a handler
     // that answers without waiting (most hooks) is done, answer queued, before the reader moves
@@ -175,7 +186,7 @@ export const make = (
           }),
           runtimeFlags: Runtime.defaultRuntime.runtimeFlags
         })
-        const fiber = Runtime.runFork(runtime)(work(run, requestId, request), { immediate: true })
+        const fiber = Runtime.runFork(runtime)(Effect.suspend(() => work(run, requestId, request)), { immediate: true })
         // Called at once if the fiber is already done.
         fiber.addObserver((exit) => {
           if (span.status._tag === "Started") span.end(timing ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)

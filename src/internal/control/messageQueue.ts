@@ -13,7 +13,11 @@
 import { Chunk, Effect, Option, Stream } from "effect"
 import type { StreamError } from "../../services/ControlChannel.js"
 
-/** @internal */
+/**
+ * The queue's operations: the reader offers and ends, the user reads `stream`.
+ *
+ * @internal
+ */
 export interface MessageQueue {
   /**
    * Appends a chunk's messages and their size in bytes (ignored once the queue has ended); at the

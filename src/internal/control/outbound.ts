@@ -19,10 +19,18 @@ import { errorText } from "./text.js"
 // `ParseResult` memoises the parser of each Schema AST, so making these per call costs a lookup.
 const decodeOptions = { onExcessProperty: "preserve" } as const
 
-/** What a pending request's shell waits on. @internal */
+/**
+ * What the shell waits on for a pending request.
+ *
+ * @internal
+ */
 export type Waiter = Deferred.Deferred<unknown, RequestError>
 
-/** @internal */
+/**
+ * The outbound half's operations.
+ *
+ * @internal
+ */
 export interface Outbound {
   readonly request: ControlChannelShape["request"]
   readonly start: ControlChannelShape["start"]

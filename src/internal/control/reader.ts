@@ -20,7 +20,11 @@ import type { SessionState } from "./sessionState.js"
 /** How long to wait for the exit status once stdout has closed. */
 const EXIT_WAIT = Duration.seconds(10)
 
-/** The parts the reader feeds. @internal */
+/**
+ * The parts the reader feeds.
+ *
+ * @internal
+ */
 export interface Parts {
   readonly transport: TransportShape
   readonly table: PendingTable<Waiter>

@@ -12,7 +12,11 @@ import * as Telemetry from "../../Telemetry.js"
 import { initialRun, SessionState as Book, type Changes } from "../protocol/sessionState.js"
 import type { RawObject } from "../protocol/router.js"
 
-/** @internal */
+/**
+ * The published state's operations.
+ *
+ * @internal
+ */
 export interface SessionState {
   /** The protocol core's bookkeeping, fed by the reader. */
   readonly book: Book

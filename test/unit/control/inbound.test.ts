@@ -1,0 +1,71 @@
+// The inbound half of the channel over the in-memory fake CLI: defects, the count of running
+// handlers and its wait, the span of each request.
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Layer } from "effect"
+import * as Control from "../../../src/schema/Control.js"
+import { ControlChannel } from "../../../src/services/ControlChannel.js"
+import * as FakeCli from "../../../src/testing/FakeCli.js"
+import * as SpanRecorder from "../../../src/testing/SpanRecorder.js"
+
+const env = ControlChannel.layer().pipe(Layer.provideMerge(FakeCli.layer()))
+
+describe("inbound control requests", () => {
+  it.scoped("a handler that throws instead of failing is answered as a defect", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      yield* control.handle(Control.HookCallback, () => {
+        throw new TypeError("not an effect")
+      })
+      const answer = yield* cli.request({ subtype: "hook_callback", callback_id: "hook_0", input: {} }, "r-throw")
+      expect(answer.subtype).toBe("error")
+      expect(answer.request_id).toBe("r-throw")
+      expect(String(answer.error)).toContain("handler defect: not an effect")
+    }).pipe(Effect.provide(env)))
+
+  it.scoped("counts running handlers; awaitNoneInFlight waits for the last one", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const release = yield* Deferred.make<void>()
+      const started = yield* Deferred.make<void>()
+      yield* control.handle(Control.CanUseTool, (req) =>
+        Deferred.succeed(started, undefined).pipe(
+          Effect.zipRight(Deferred.await(release)),
+          Effect.as({ behavior: "allow" as const, updatedInput: req.input })
+        ))
+      expect(yield* control.inFlight).toBe(0)
+      yield* control.awaitNoneInFlight
+      const answer = yield* Effect.fork(cli.request({ subtype: "can_use_tool", tool_name: "Bash", input: {} }, "r-wait"))
+      yield* Deferred.await(started)
+      expect(yield* control.inFlight).toBe(1)
+      const idle = yield* Effect.fork(control.awaitNoneInFlight)
+      yield* Effect.repeat(Fiber.status(idle), { until: (status) => status._tag === "Suspended" })
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(idle)
+      expect(yield* control.inFlight).toBe(0)
+      expect((yield* Fiber.join(answer)).subtype).toBe("success")
+    }).pipe(Effect.provide(env)))
+
+  it.effect("each request gets one server span, ended, with its subtype and id, under the channel's span", () =>
+    Effect.gen(function*() {
+      const { spans, tracer } = yield* SpanRecorder.make
+      yield* Effect.gen(function*() {
+        const control = yield* ControlChannel
+        const cli = yield* FakeCli.FakeCli
+        yield* control.handle(Control.HookCallback, () => Effect.succeed({}))
+        yield* cli.request({ subtype: "hook_callback", callback_id: "hook_1", input: {} }, "r-span-1")
+        yield* cli.request({ subtype: "hook_callback", callback_id: "hook_1", input: {} }, "r-span-2")
+      }).pipe(Effect.provide(env), Effect.scoped, Effect.withSpan("outer"), Effect.withTracer(tracer))
+      const outer = spans.find((s) => s.name === "outer")
+      const hooks = spans.filter((s) => s.name === "ControlChannel.hook_callback")
+      expect(hooks.map((s) => s.attributes.get("control.request_id"))).toEqual(["r-span-1", "r-span-2"])
+      for (const span of hooks) {
+        expect(span.kind).toBe("server")
+        expect(span.status._tag).toBe("Ended")
+        expect(span.attributes.get("control.subtype")).toBe("hook_callback")
+        expect(span.attributes.get("callback_id")).toBe("hook_1")
+        expect(span.parent._tag === "Some" && span.parent.value.spanId).toBe(outer?.spanId)
+      }
+    }))
+})

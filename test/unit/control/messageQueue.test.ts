@@ -1,0 +1,74 @@
+// The byte-bounded message queue between the reader and the user.
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Either, Fiber, Option, Stream } from "effect"
+import * as MessageQueue from "../../../src/internal/control/messageQueue.js"
+import { CLIConnectionError } from "../../../src/SdkError.js"
+
+// Waits until a fiber is parked on something (a latch), without sleeping.
+const suspended = (fiber: Fiber.RuntimeFiber<unknown, unknown>) =>
+  Effect.repeat(Fiber.status(fiber), { until: (status) => status._tag === "Suspended" })
+
+describe("MessageQueue", () => {
+  it.effect("delivers the offered messages in order, then ends cleanly", () =>
+    Effect.gen(function*() {
+      const queue = yield* MessageQueue.make(1_000)
+      yield* queue.offer([1, 2], 10)
+      yield* queue.offer([3], 5)
+      queue.end(undefined)
+      yield* queue.offer([4], 5)
+      expect(Chunk.toReadonlyArray(yield* Stream.runCollect(queue.stream))).toEqual([1, 2, 3])
+    }))
+
+  it.effect("a consumer waiting on an empty queue wakes for the next offer", () =>
+    Effect.gen(function*() {
+      const queue = yield* MessageQueue.make(1_000)
+      const consumer = yield* Effect.fork(Stream.runCollect(Stream.take(queue.stream, 2)))
+      yield* suspended(consumer)
+      yield* queue.offer(["a", "b"], 2)
+      expect(Chunk.toReadonlyArray(yield* Fiber.join(consumer))).toEqual(["a", "b"])
+    }))
+
+  it.effect("fails after what it holds when ended with an error", () =>
+    Effect.gen(function*() {
+      const queue = yield* MessageQueue.make(1_000)
+      yield* queue.offer(["m"], 1)
+      const error = new CLIConnectionError({ reason: "gone" })
+      queue.end(error)
+      const seen: Array<unknown> = []
+      const result = yield* Stream.runForEach(queue.stream, (m) => Effect.sync(() => seen.push(m))).pipe(Effect.either)
+      expect(seen).toEqual(["m"])
+      expect(result).toEqual(Either.left(error))
+    }))
+
+  it.effect("at the cap the offer waits for the consumer to take what is queued", () =>
+    Effect.gen(function*() {
+      const queue = yield* MessageQueue.make(10)
+      yield* queue.offer(["small"], 4)
+      const offer = yield* Effect.fork(queue.offer(["big"], 6))
+      yield* suspended(offer)
+      expect(Option.isNone(yield* Fiber.poll(offer))).toBe(true)
+      const pull = yield* Stream.toPull(queue.stream)
+      expect(Chunk.toReadonlyArray(yield* pull)).toEqual(["small", "big"])
+      yield* Fiber.join(offer)
+      // Below the cap again: offers do not wait.
+      yield* queue.offer(["next"], 9)
+      expect(Chunk.toReadonlyArray(yield* pull)).toEqual(["next"])
+    }).pipe(Effect.scoped))
+
+  it.effect("a lazy end makes its error once, and only when the end is read", () =>
+    Effect.gen(function*() {
+      const queue = yield* MessageQueue.make(1_000)
+      let made = 0
+      queue.endLazily(() => {
+        made++
+        return new CLIConnectionError({ reason: "closed" })
+      })
+      queue.end(undefined)
+      expect(made).toBe(0)
+      const first = yield* Stream.runDrain(queue.stream).pipe(Effect.either)
+      const second = yield* Stream.runDrain(queue.stream).pipe(Effect.either)
+      expect(Either.isLeft(first) && first.left._tag).toBe("CLIConnectionError")
+      expect(second).toEqual(first)
+      expect(made).toBe(1)
+    }))
+})
