@@ -17,7 +17,7 @@ describe("inbound control requests", () => {
       yield* control.handle(Control.HookCallback, () => {
         throw new TypeError("not an effect")
       })
-      const answer = yield* cli.request({ subtype: "hook_callback", callback_id: "hook_0", input: {} }, "r-throw")
+      const answer = yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: {} }, "r-throw")
       expect(answer.subtype).toBe("error")
       expect(answer.request_id).toBe("r-throw")
       expect(String(answer.error)).toContain("handler defect: not an effect")
@@ -36,7 +36,7 @@ describe("inbound control requests", () => {
         ))
       expect(yield* control.inFlight).toBe(0)
       yield* control.awaitNoneInFlight
-      const answer = yield* Effect.fork(cli.request({ subtype: "can_use_tool", tool_name: "Bash", input: {} }, "r-wait"))
+      const answer = yield* Effect.fork(cli.requestRaw({ subtype: "can_use_tool", tool_name: "Bash", input: {} }, "r-wait"))
       yield* Deferred.await(started)
       expect(yield* control.inFlight).toBe(1)
       const idle = yield* Effect.fork(control.awaitNoneInFlight)
@@ -54,8 +54,8 @@ describe("inbound control requests", () => {
         const control = yield* ControlChannel
         const cli = yield* FakeCli.FakeCli
         yield* control.handle(Control.HookCallback, () => Effect.succeed({}))
-        yield* cli.request({ subtype: "hook_callback", callback_id: "hook_1", input: {} }, "r-span-1")
-        yield* cli.request({ subtype: "hook_callback", callback_id: "hook_1", input: {} }, "r-span-2")
+        yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_1", input: {} }, "r-span-1")
+        yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_1", input: {} }, "r-span-2")
       }).pipe(Effect.provide(env), Effect.scoped, Effect.withSpan("outer"), Effect.withTracer(tracer))
       const outer = spans.find((s) => s.name === "outer")
       const hooks = spans.filter((s) => s.name === "ControlChannel.hook_callback")
