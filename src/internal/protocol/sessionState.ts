@@ -76,6 +76,8 @@ export class SessionState {
   lastResult: RawObject | undefined = undefined
 
   private newSessionId: string | undefined = undefined
+  // The id last reported: a chunk that goes from it to another id and back reports nothing.
+  private reportedSessionId: string | undefined = undefined
   private runChanged = false
   private results: Array<RawObject> | undefined = undefined
   private tools: Array<string> | undefined = undefined
@@ -107,16 +109,18 @@ export class SessionState {
 
   /** What changed since the last call, or `undefined` when nothing did. */
   takeChanges(): Changes | undefined {
-    if (
-      this.newSessionId === undefined && !this.runChanged && this.results === undefined && this.tools === undefined
-    ) return undefined
+    const sessionId = this.newSessionId === this.reportedSessionId ? undefined : this.newSessionId
+    this.newSessionId = undefined
+    if (sessionId === undefined && !this.runChanged && this.results === undefined && this.tools === undefined) {
+      return undefined
+    }
+    if (sessionId !== undefined) this.reportedSessionId = sessionId
     const changes: Changes = {
-      sessionId: this.newSessionId,
+      sessionId,
       run: this.runChanged ? this.run : undefined,
       results: this.results,
       tools: this.tools
     }
-    this.newSessionId = undefined
     this.runChanged = false
     this.results = undefined
     this.tools = undefined
