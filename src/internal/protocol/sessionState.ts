@@ -59,13 +59,6 @@ const toolNames = (frame: RawObject, into: Array<string> | undefined): Array<str
 /**
  * The state of one session as its messages tell it.
  *
- * @example
- * ```ts
- * const state = new SessionState()
- * state.observe({ type: "result", session_id: "s1", is_error: false })
- * state.takeChanges() // { sessionId: "s1", run: { state: undefined, afterResult: true, results: 1 }, ... }
- * ```
- *
  * @internal
  */
 export class SessionState {
