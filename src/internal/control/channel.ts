@@ -21,11 +21,6 @@ import * as SessionState from "./sessionState.js"
 /**
  * A control channel over the `Transport` in context, its reader in the current scope.
  *
- * @example
- * ```ts
- * const channel = yield* make({ controlTimeout: "30 seconds" })
- * ```
- *
  * @internal
  */
 export const make = (config: ControlChannelConfig) =>

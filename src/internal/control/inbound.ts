@@ -7,6 +7,7 @@
  */
 import {
   Cause,
+  type Clock,
   Context,
   Effect,
   Either,
@@ -90,15 +91,59 @@ const compile = <Req extends Control.Request.Any>(
   }
 }
 
+// Histograms tagged by subtype, made once per subtype: this runs on every request.
+const histograms = new Map<string, typeof Telemetry.callbackDuration>()
+const histogram = (subtype: string) => {
+  let found = histograms.get(subtype)
+  if (found === undefined) {
+    found = Telemetry.callbackDuration.pipe(Metric.tagged("subtype", subtype))
+    histograms.set(subtype, found)
+  }
+  return found
+}
+
+// Timed as `Effect.timed` would (the channel's clock, successes only), in fewer steps: one
+// `matchCauseEffect` around the handler, which is called here so that a handler that throws
+// instead of failing is answered as a defect.
+const answer = (
+  send: (frame: unknown) => Effect.Effect<void>,
+  clock: Clock.Clock,
+  run: Run,
+  requestId: string,
+  request: RequestBody
+): Effect.Effect<void> => {
+  const subtype = request.subtype
+  const start = clock.unsafeCurrentTimeNanos()
+  let handled: Effect.Effect<unknown, unknown>
+  try {
+    handled = run(request, requestId)
+  } catch (defect) {
+    handled = Effect.die(defect)
+  }
+  return Effect.matchCauseEffect(handled, {
+    onSuccess: (response) => {
+      const elapsed = Number(clock.unsafeCurrentTimeNanos() - start) / 1_000_000
+      return Effect.zipRight(Metric.update(histogram(subtype), elapsed), send(Frames.success(requestId, response)))
+    },
+    onFailure: (cause) => {
+      // An interrupted handler was cancelled: the CLI expects no answer, and answering
+      // "success" could let a gated tool run.
+      if (Cause.isInterruptedOnly(cause)) return Effect.void
+      const failure = Cause.failureOption(cause)
+      const text = Option.isSome(failure)
+        ? errorText(failure.value)
+        : `handler defect: ${errorText(Cause.squash(cause))}`
+      return Effect.logWarning(`effect-claude-agent: ${subtype} failed (request ${requestId}): ${oneLine(text)}`).pipe(
+        Effect.zipRight(Effect.logDebug(`effect-claude-agent: ${subtype} failure in full`, cause)),
+        Effect.zipRight(send(Frames.error(requestId, text)))
+      )
+    }
+  })
+}
+
 /**
  * The inbound half of a channel: answers go out through `send` (which ignores write failures);
  * spans sit under the running turn when `currentTurn` tracks one, else under the reader's span.
- *
- * @example
- * ```ts
- * const inbound = yield* Inbound.make(respond, Option.none())
- * yield* inbound.handle(Control.CanUseTool, (request) => Effect.succeed({ behavior: "allow" }))
- * ```
  *
  * @internal
  */
@@ -119,50 +164,6 @@ export const make = (
     const done = () => {
       if (--inFlight === 0) idle.unsafeOpen()
     }
-    // Histograms tagged by subtype, made once per subtype: this runs on every request.
-    const histograms = new Map<string, typeof Telemetry.callbackDuration>()
-    const histogram = (subtype: string) => {
-      let found = histograms.get(subtype)
-      if (found === undefined) {
-        found = Telemetry.callbackDuration.pipe(Metric.tagged("subtype", subtype))
-        histograms.set(subtype, found)
-      }
-      return found
-    }
-
-    // Timed as `Effect.timed` would (the channel's clock, successes only), in fewer steps: one
-    // `matchCauseEffect` around the handler, which is called here so that a handler that throws
-    // instead of failing is answered as a defect.
-    const work = (run: Run, requestId: string, request: RequestBody): Effect.Effect<void> => {
-      const subtype = request.subtype
-      const start = clock.unsafeCurrentTimeNanos()
-      let handled: Effect.Effect<unknown, unknown>
-      try {
-        handled = run(request, requestId)
-      } catch (defect) {
-        handled = Effect.die(defect)
-      }
-      return Effect.matchCauseEffect(handled, {
-        onSuccess: (response) => {
-          const elapsed = Number(clock.unsafeCurrentTimeNanos() - start) / 1_000_000
-          return Effect.zipRight(Metric.update(histogram(subtype), elapsed), send(Frames.success(requestId, response)))
-        },
-        onFailure: (cause) => {
-          // An interrupted handler was cancelled: the CLI expects no answer, and answering
-          // "success" could let a gated tool run.
-          if (Cause.isInterruptedOnly(cause)) return Effect.void
-          const failure = Cause.failureOption(cause)
-          const text = Option.isSome(failure)
-            ? errorText(failure.value)
-            : `handler defect: ${errorText(Cause.squash(cause))}`
-          return Effect.logWarning(`effect-claude-agent: ${subtype} failed (request ${requestId}): ${oneLine(text)}`).pipe(
-            Effect.zipRight(Effect.logDebug(`effect-claude-agent: ${subtype} failure in full`, cause)),
-            Effect.zipRight(send(Frames.error(requestId, text)))
-          )
-        }
-      })
-    }
-
     // `FiberMap.run`, except that the handler's fiber starts at once, on this stack: a handler
     // that answers without waiting (most hooks) is done, answer queued, before the reader moves
     // on, with no scheduler round trip. Only a fiber still running joins the map (where
@@ -186,7 +187,7 @@ export const make = (
           }),
           runtimeFlags: Runtime.defaultRuntime.runtimeFlags
         })
-        const fiber = Runtime.runFork(runtime)(Effect.suspend(() => work(run, requestId, request)), { immediate: true })
+        const fiber = Runtime.runFork(runtime)(Effect.suspend(() => answer(send, clock, run, requestId, request)), { immediate: true })
         // Called at once if the fiber is already done.
         fiber.addObserver((exit) => {
           if (span.status._tag === "Started") span.end(timing ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)

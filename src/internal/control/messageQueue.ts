@@ -35,12 +35,6 @@ export interface MessageQueue {
 /**
  * A queue bounded at `cap` bytes.
  *
- * @example
- * ```ts
- * const queue = yield* MessageQueue.make(64 * 1024 * 1024)
- * yield* queue.offer([{ type: "assistant" }], 20)
- * ```
- *
  * @internal
  */
 export const make = (cap: number): Effect.Effect<MessageQueue> =>

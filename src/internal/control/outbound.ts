@@ -45,11 +45,6 @@ export interface Outbound {
 /**
  * The outbound half of a channel over `transport`, with its pending requests in `table`.
  *
- * @example
- * ```ts
- * const outbound = Outbound.make(transport, new PendingTable(), Duration.seconds(60), respond)
- * ```
- *
  * @internal
  */
 export const make = (

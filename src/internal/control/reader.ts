@@ -139,11 +139,6 @@ const finish = ({ outbound, queue, terminal }: Parts, error: Option.Option<Strea
  * Starts the reader in the current scope. A pull loop rather than `Stream.runForEachChunk`: see
  * ../drain.ts.
  *
- * @example
- * ```ts
- * yield* Reader.start(parts)
- * ```
- *
  * @internal
  */
 export const start = (parts: Parts): Effect.Effect<void, never, Scope.Scope> =>

@@ -32,11 +32,6 @@ export interface SessionState {
 /**
  * The published state of one session; waits end when `terminal` completes.
  *
- * @example
- * ```ts
- * const state = yield* SessionState.make(terminal)
- * ```
- *
  * @internal
  */
 export const make = (terminal: Deferred.Deferred<void, StreamError>): Effect.Effect<SessionState> =>

@@ -8,11 +8,6 @@ import { Predicate } from "effect"
 /**
  * The readable text of a failure: its `message`, the string itself, or its JSON.
  *
- * @example
- * ```ts
- * errorText({ message: "nope" }) // "nope"
- * ```
- *
  * @internal
  */
 export const errorText = (e: unknown): string => {
@@ -30,11 +25,6 @@ const MAX_WARNING = 500
 
 /**
  * The first line of `text`, cut at 500 characters.
- *
- * @example
- * ```ts
- * oneLine("a\nb") // "a"
- * ```
  *
  * @internal
  */

@@ -9,12 +9,6 @@
  * `{type:"control_request", request_id, request:{subtype, ...fields}}`; `fields` that are not an
  * object add nothing.
  *
- * @example
- * ```ts
- * request("req_1", "set_model", { model: "haiku" })
- * // { type: "control_request", request_id: "req_1", request: { subtype: "set_model", model: "haiku" } }
- * ```
- *
  * @internal
  */
 export const request = (requestId: string, subtype: string, fields: unknown) => ({
@@ -28,11 +22,6 @@ export const request = (requestId: string, subtype: string, fields: unknown) => 
 /**
  * A success answer; without `response` when the handler returned nothing.
  *
- * @example
- * ```ts
- * success("r1", undefined) // { type: "control_response", response: { subtype: "success", request_id: "r1" } }
- * ```
- *
  * @internal
  */
 export const success = (requestId: string, response: unknown) => ({
@@ -45,11 +34,6 @@ export const success = (requestId: string, response: unknown) => ({
 /**
  * An error answer.
  *
- * @example
- * ```ts
- * error("r1", "nope") // { type: "control_response", response: { subtype: "error", request_id: "r1", error: "nope" } }
- * ```
- *
  * @internal
  */
 export const error = (requestId: string, message: string) => ({
@@ -59,11 +43,6 @@ export const error = (requestId: string, message: string) => ({
 
 /**
  * Withdraws one of the host's requests.
- *
- * @example
- * ```ts
- * cancel("req_1") // { type: "control_cancel_request", request_id: "req_1" }
- * ```
  *
  * @internal
  */

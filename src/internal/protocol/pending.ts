@@ -49,14 +49,6 @@ export type Outcome<W> =
 /**
  * The pending requests of one channel.
  *
- * @example
- * ```ts
- * const table = new PendingTable<string>()
- * const id = table.nextId()
- * table.add(id, "interrupt", undefined, "waiter")
- * table.resolve({ _tag: "Success", requestId: id, response: undefined, envelope: {} })?._tag // "Succeeded"
- * ```
- *
  * @internal
  */
 export class PendingTable<W> {

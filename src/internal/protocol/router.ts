@@ -106,11 +106,6 @@ const request = (frame: RawObject): Route => {
 /**
  * Routes one parsed frame.
  *
- * @example
- * ```ts
- * route({ type: "control_cancel_request", request_id: "r1" }) // { _tag: "Cancel", requestId: "r1" }
- * ```
- *
  * @internal
  */
 export const route = (frame: unknown): Route => {

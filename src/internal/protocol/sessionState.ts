@@ -59,13 +59,6 @@ const toolNames = (frame: RawObject, into: Array<string> | undefined): Array<str
 /**
  * The state of one session as its messages tell it.
  *
- * @example
- * ```ts
- * const state = new SessionState()
- * state.observe({ type: "result", session_id: "s1", is_error: false })
- * state.takeChanges() // { sessionId: "s1", run: { state: undefined, afterResult: true, results: 1 }, ... }
- * ```
- *
  * @internal
  */
 export class SessionState {
@@ -76,6 +69,8 @@ export class SessionState {
   lastResult: RawObject | undefined = undefined
 
   private newSessionId: string | undefined = undefined
+  // The id last reported: a chunk that goes from it to another id and back reports nothing.
+  private reportedSessionId: string | undefined = undefined
   private runChanged = false
   private results: Array<RawObject> | undefined = undefined
   private tools: Array<string> | undefined = undefined
@@ -107,16 +102,18 @@ export class SessionState {
 
   /** What changed since the last call, or `undefined` when nothing did. */
   takeChanges(): Changes | undefined {
-    if (
-      this.newSessionId === undefined && !this.runChanged && this.results === undefined && this.tools === undefined
-    ) return undefined
+    const sessionId = this.newSessionId === this.reportedSessionId ? undefined : this.newSessionId
+    this.newSessionId = undefined
+    if (sessionId === undefined && !this.runChanged && this.results === undefined && this.tools === undefined) {
+      return undefined
+    }
+    if (sessionId !== undefined) this.reportedSessionId = sessionId
     const changes: Changes = {
-      sessionId: this.newSessionId,
+      sessionId,
       run: this.runChanged ? this.run : undefined,
       results: this.results,
       tools: this.tools
     }
-    this.newSessionId = undefined
     this.runChanged = false
     this.results = undefined
     this.tools = undefined

@@ -73,6 +73,16 @@ describe("SessionState", () => {
     })
   }
 
+  it("reports a session id once: a chunk that goes to another id and back reports nothing", () => {
+    const state = new SessionState()
+    state.observe({ type: "user", session_id: "a" })
+    expect(state.takeChanges()?.sessionId).toBe("a")
+    state.observe({ type: "user", session_id: "b" })
+    state.observe({ type: "user", session_id: "a" })
+    expect(state.takeChanges()).toBeUndefined()
+    expect(state.sessionId).toBe("a")
+  })
+
   it("follows the recorded session: its id, one result after the assistant's output", () => {
     const state = new SessionState()
     for (const frame of recorded) state.observe(frame)
@@ -121,5 +131,5 @@ describe("SessionState", () => {
     expect(state.run.results).toBe(resultCount)
     const lastTurnFrame = flat.filter((f) => f.type === "result" || f.type === "assistant" || f.type === "stream_event").at(-1)
     expect(state.run.afterResult).toBe(lastTurnFrame?.type === "result")
-  })
+  }, { fastCheck: { numRuns: 500 } })
 })

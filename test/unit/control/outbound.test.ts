@@ -1,0 +1,80 @@
+// The outbound half of the channel over the in-memory fake CLI, answering by hand: replies this
+// version cannot read, interruption, and the end of the channel's scope.
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Exit, Fiber, Layer, Scope } from "effect"
+import * as Control from "../../../src/schema/Control.js"
+import { ControlChannel } from "../../../src/services/ControlChannel.js"
+import * as FakeCli from "../../../src/testing/FakeCli.js"
+
+// A CLI that never answers on its own: each test writes the reply.
+const silent = FakeCli.layer({ onControlRequest: () => Effect.never })
+const env = ControlChannel.layer().pipe(Layer.provideMerge(silent))
+
+const sentRequest = (cli: FakeCli.FakeCliHandle, subtype: string) =>
+  Effect.map(
+    cli.awaitSent((f) => f.type === "control_request" && JSON.stringify(f).includes(`"subtype":"${subtype}"`)),
+    (frame) => String(frame.request_id)
+  )
+
+describe("outbound control requests", () => {
+  it.scoped("a reply this version cannot read fails its request at once with invalid_response", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const fiber = yield* Effect.fork(control.request(Control.McpStatus))
+      const id = yield* sentRequest(cli, "mcp_status")
+      yield* cli.emit({ type: "control_response", response: { subtype: "error", request_id: id } })
+      const result = yield* Effect.either(Fiber.join(fiber))
+      expect(Either.isLeft(result) && result.left._tag).toBe("ControlError")
+      if (Either.isLeft(result) && result.left._tag === "ControlError") {
+        expect(result.left.errorCode).toBe("invalid_response")
+        expect(result.left.requestId).toBe(id)
+        expect(result.left.error).toContain("malformed control_response")
+      }
+    }).pipe(Effect.provide(env)))
+
+  it.scoped("a success whose response breaks the descriptor's Schema fails with invalid_response", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const fiber = yield* Effect.fork(control.request(Control.McpStatus))
+      const id = yield* sentRequest(cli, "mcp_status")
+      yield* cli.emit({
+        type: "control_response",
+        response: { subtype: "success", request_id: id, response: { mcpServers: "none" } }
+      })
+      const result = yield* Effect.either(Fiber.join(fiber))
+      expect(Either.isLeft(result) && result.left._tag === "ControlError" && result.left.errorCode)
+        .toBe("invalid_response")
+    }).pipe(Effect.provide(env)))
+
+  it.scoped("an interrupted request is withdrawn with control_cancel_request; its late reply is ignored", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const fiber = yield* Effect.fork(control.request(Control.McpStatus))
+      const id = yield* sentRequest(cli, "mcp_status")
+      yield* Fiber.interrupt(fiber)
+      const cancel = yield* cli.awaitSent((f) => f.type === "control_cancel_request")
+      expect(cancel.request_id).toBe(id)
+      yield* cli.emit({ type: "control_response", response: { subtype: "success", request_id: id } })
+      // The channel still serves the next request.
+      const next = yield* Effect.fork(control.request(Control.McpStatus))
+      const nextId = String((yield* cli.awaitSent((f) => f.type === "control_request" && f.request_id !== id)).request_id)
+      yield* cli.emit({ type: "control_response", response: { subtype: "success", request_id: nextId, response: { mcpServers: [] } } })
+      expect(yield* Fiber.join(next)).toEqual({ mcpServers: [] })
+    }).pipe(Effect.provide(env)))
+
+  it.scoped("closing the channel's scope fails a pending request: the session was closed", () =>
+    Effect.gen(function*() {
+      const cli = yield* FakeCli.FakeCli
+      const scope = yield* Scope.make()
+      const control = yield* ControlChannel.make().pipe(Scope.extend(scope))
+      const fiber = yield* Effect.fork(control.request(Control.McpStatus))
+      yield* sentRequest(cli, "mcp_status")
+      yield* Scope.close(scope, Exit.void)
+      const result = yield* Effect.either(Fiber.join(fiber))
+      expect(Either.isLeft(result) && result.left._tag === "CLIConnectionError" && result.left.reason)
+        .toBe("The session was closed")
+    }).pipe(Effect.provide(silent)))
+})
