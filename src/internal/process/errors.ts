@@ -12,11 +12,6 @@ import type { SubprocessConfig } from "../../services/Transport.js"
 /**
  * The message of an error-like value, else its string form.
  *
- * @example
- * ```ts
- * messageOf(new Error("boom")) // "boom"
- * ```
- *
  * @internal
  */
 export const messageOf = (u: unknown): string =>
@@ -37,12 +32,6 @@ const accessible = (dir: string): string | undefined => {
 /**
  * The error for a start that failed. Node reports a missing working directory as ENOENT of the
  * command itself: the directory is checked only then, off the path of every successful start.
- *
- * @example
- * ```ts
- * startError({ command: "claude", args: [], env: {}, maxBufferSize: 1 << 20 }, { code: "ENOENT" })
- * // CLINotFoundError
- * ```
  *
  * @internal
  */

@@ -17,12 +17,6 @@ export const isWindows = process.platform === "win32"
  * has neither groups nor signals: the process tree is ended with `taskkill /T /F`, as the
  * platform's `Command` did.
  *
- * @example
- * ```ts
- * declare const child: import("node:child_process").ChildProcess
- * signalGroup(child, 1234, "SIGTERM")
- * ```
- *
  * @internal
  */
 export const signalGroup = (child: ChildProcess, pid: number, signal: NodeJS.Signals): void => {

@@ -15,13 +15,6 @@ const SUBSCRIBER_BUFFER = 1024
 /**
  * A bounded tail of the CLI's stderr, kept for error messages.
  *
- * @example
- * ```ts
- * const tail = new StderrTail(2048)
- * tail.append("warning: x")
- * tail.get() // "warning: x"
- * ```
- *
  * @internal
  */
 export class StderrTail {
@@ -47,14 +40,6 @@ export class StderrTail {
 
 /**
  * stderr's lines: the tail, the callback, and a stream for subscribers.
- *
- * @example
- * ```ts
- * declare const child: import("node:child_process").ChildProcessWithoutNullStreams
- * declare const runtime: import("effect").Runtime.Runtime<never>
- * const stderr = new StderrLines(child.stderr, undefined, runtime)
- * // stderr.lines: Stream<string>; stderr.tail.get(): the last 2 KiB
- * ```
  *
  * @internal
  */

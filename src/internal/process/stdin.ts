@@ -15,13 +15,6 @@ const closedError = () =>
 /**
  * Frames onto a Node `Writable`, waiting only when the pipe asks for it (`drain`).
  *
- * @example
- * ```ts
- * declare const child: import("node:child_process").ChildProcessWithoutNullStreams
- * const stdin = new StdinFrames(child.stdin)
- * // stdin.send({ type: "keep_alive" }), then stdin.end
- * ```
- *
  * @internal
  */
 export class StdinFrames {

@@ -44,14 +44,6 @@ const END: Pull = Effect.fail(Option.none())
 /**
  * Frames for one reader, fed by any byte source.
  *
- * @example
- * ```ts
- * const frames = new StdoutFrames(1 << 20)
- * frames.onData(new TextEncoder().encode('{"type":"keep_alive"}\n'))
- * frames.onEnd()
- * // Stream.runCollect(frames.stream) yields one frame, then ends
- * ```
- *
  * @internal
  */
 export class StdoutFrames {

@@ -137,12 +137,6 @@ const stop = (grace: Duration.Duration, exitStatus: Deferred.Deferred<ExitStatus
  * Spawns the CLI in the current scope. The start and the stop sequence are one resource,
  * acquired and released atomically: no interruption can leave the process behind.
  *
- * @example
- * ```ts
- * declare const config: import("../../services/Transport.js").SubprocessConfig
- * const transport = Effect.scoped(makeSubprocess(config))
- * ```
- *
  * @internal
  */
 export const makeSubprocess = (

@@ -9,11 +9,6 @@
  * bodies and recordings): `JSON.parse` is typed `any`, and this narrows it to `unknown` so
  * nothing downstream can use it without decoding.
  *
- * @example
- * ```ts
- * const value: unknown = parseJsonBoundary('{"type":"keep_alive"}')
- * ```
- *
  * @internal
  */
 export const parseJsonBoundary = (line: string): unknown => JSON.parse(line)
@@ -21,11 +16,6 @@ export const parseJsonBoundary = (line: string): unknown => JSON.parse(line)
 /**
  * Serialises one outbound frame, newline included. U+2028/U+2029 are escaped because some JSON
  * line readers treat them as line terminators; `JSON.stringify` leaves them raw.
- *
- * @example
- * ```ts
- * encodeFrame({ type: "keep_alive" }) // '{"type":"keep_alive"}\n'
- * ```
  *
  * @internal
  */

@@ -70,13 +70,6 @@ const joinPieces = (pieces: ReadonlyArray<Uint8Array>, last: Uint8Array | undefi
  * chunks must not be reused by whoever produced them, which holds for Node's reads and for the
  * in-memory transport) and decoded once when it completes.
  *
- * @example
- * ```ts
- * const splitter = new LineSplitter(1 << 20)
- * splitter.push(new TextEncoder().encode("a\nb")) // ["a"]
- * splitter.flush() // "b"
- * ```
- *
  * @internal
  */
 export class LineSplitter {

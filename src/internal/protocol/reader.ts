@@ -63,16 +63,6 @@ const firstNonBlank = (line: string): number => {
  * The push-fed reader. Frames and noise lines accumulate until taken; after a problem the reader
  * ignores everything (the frames before the problem are still there to take).
  *
- * @example
- * ```ts
- * const reader = new FrameReader(1 << 20)
- * reader.push(new TextEncoder().encode('{"a":1}\nnoise\n{"b"'))
- * reader.push(new TextEncoder().encode(':2}'))
- * reader.end()
- * reader.takeFrames() // [{ value: { a: 1 }, bytes: 8 }, { value: { b: 2 }, bytes: 7 }]
- * reader.takeNoise() // ["noise"]
- * ```
- *
  * @internal
  */
 export class FrameReader {
