@@ -274,29 +274,50 @@ export const build = <R>(
   Effect.gen(function*() {
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     const memoMap = yield* Layer.makeMemoMap
-    const buildOn = <ROut, RIn, RBelow>(layer: Layer.Layer<ROut, SdkError, RIn>, below: Context.Context<RBelow>) =>
+    // One step: the given layer, or the default's constructor run in the same scope. The default
+    // is not built as a layer: that costs a memo-map entry and a scope of its own per service per
+    // session, for nothing to share.
+    const buildOn = <I, RIn, RBelow>(layer: Layer.Layer<I, SdkError, RIn>, below: Context.Context<RBelow>) =>
       Effect.provide(Layer.buildWithMemoMap(layer, memoMap, scope), below)
+    const step = <I, S, RL, RF, RBelow>(
+      tag: Context.Tag<I, S>,
+      given: Layer.Layer<I, SdkError, RL> | undefined,
+      fallback: Effect.Effect<S, SdkError, RF>,
+      below: Context.Context<RBelow>
+    ): Effect.Effect<Context.Context<I>, SdkError, Exclude<RL | Exclude<RF, Scope.Scope>, RBelow>> =>
+      given !== undefined
+        ? buildOn(given, below)
+        : Effect.map(Effect.provide(Scope.extend(fallback, scope), below), (service) => Context.make(tag, service))
     // The running turn, shared by the channel (its inbound spans) and the session (its turns).
     const base = Context.make(SessionLaunch, { launch, options }).pipe(
       Context.add(Turns.CurrentTurn, Turns.makeCurrentTurn())
     )
-    const withTransport = Context.merge(base, yield* buildOn(layers.transport, base))
+    const withTransport = Context.merge(
+      base,
+      yield* buildOn(layers.transport, base)
+    )
+    const channel = ControlChannel.make({
+      controlTimeout: options.controlTimeout,
+      messageBufferBytes: options.messageBufferBytes
+    })
     const withChannel = Context.merge(
       withTransport,
-      yield* buildOn(layers.controlChannel ?? controlChannel, withTransport)
+      yield* step(ControlChannel, layers.controlChannel, channel, withTransport)
     )
-    const hooks: Layer.Layer<HookRegistry.HookRegistry, SdkError, Below | R> = layers.hookRegistry ??
-      defaultHooks(options)
-    const mcp: Layer.Layer<McpBridge.McpBridge, SdkError, Below | R> = layers.mcpBridge ??
-      Layer.scoped(McpBridge.McpBridge, McpBridge.make(sdkServers(options)))
+    const hooks = options.hooks === undefined
+      ? Effect.succeed(HookRegistry.HookRegistry.empty)
+      : HookRegistry.make(options.hooks)
+    const withHooks = Context.merge(
+      withChannel,
+      yield* step(HookRegistry.HookRegistry, layers.hookRegistry, hooks, withChannel)
+    )
+    const mcp = McpBridge.make(sdkServers(options))
+    const withMcp = Context.merge(withHooks, yield* step(McpBridge.McpBridge, layers.mcpBridge, mcp, withChannel))
+    if (layers.permissionHandler !== undefined) {
+      return Context.merge(withMcp, yield* buildOn(layers.permissionHandler, withChannel))
+    }
     // No callback, no service: `AgentSession.make` then answers `can_use_tool` as unsupported.
-    const permissions: Layer.Layer<PermissionHandler.PermissionHandler, SdkError, Below | R> | undefined =
-      layers.permissionHandler ??
-        (options.canUseTool === undefined ? undefined : PermissionHandler.layer(options.canUseTool))
-    const withHooks = Context.merge(withChannel, yield* buildOn(hooks, withChannel))
-    const withMcp = Context.merge(withHooks, yield* buildOn(mcp, withChannel))
-    return permissions === undefined ? withMcp : Context.merge(withMcp, yield* buildOn(permissions, withChannel))
+    if (options.canUseTool === undefined) return withMcp
+    const permissions = yield* PermissionHandler.make(options.canUseTool).pipe(Effect.provide(withChannel))
+    return Context.add(withMcp, PermissionHandler.PermissionHandler, permissions)
   })
-
-const defaultHooks = <R>(options: Options.Options<R>): Layer.Layer<HookRegistry.HookRegistry, never, R> =>
-  options.hooks === undefined ? HookRegistry.HookRegistry.layerEmpty : HookRegistry.layer(options.hooks)
