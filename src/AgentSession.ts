@@ -440,8 +440,8 @@ export const isIdle: (run: RunState) => boolean = Close.isIdle
  * `elicitation`: `config.onElicitation`, or a decline), writes `initialize` (with the registry's
  * hooks and the bridge's servers), and returns at once: the
  * reply is awaited lazily by `initializationResult`, so the first prompt can follow `initialize`
- * without a round trip. `ClaudeAgent.session` builds these services as one layer graph per
- * session; replace any of them with a layer of your own.
+ * without a round trip. `ClaudeAgent.session` builds these services per session with
+ * `SessionServices.build`; each can be replaced with a layer of your own (`SessionServices.Layers`).
  *
  * @example
  * ```ts

@@ -243,11 +243,12 @@ export const asksPermissions = <R>(layers: Layers, options: Options.Options<R>):
   layers.permissionHandler !== undefined || options.canUseTool !== undefined
 
 /**
- * Builds a session's services, one layer after the other, in a scope of their own forked from the
+ * Builds a session's services, one after the other, in a scope of their own forked from the
  * current one: closing it stops the callbacks, the control channel's reader and the process, in
- * that order. One memo map for all: a layer that two of them share is built once. The callback
- * services the options do not ask for cost nothing: a session without hooks gets the empty
- * registry, without a permission callback no `PermissionHandler`.
+ * that order. The layers given are built with one memo map (a layer two of them share is built
+ * once), each with `SessionLaunch` and the services below it in context; a service with no layer
+ * given is made by its constructor from the options. A session without a permission callback
+ * gets no `PermissionHandler`.
  *
  * @example
  * ```ts
