@@ -8,16 +8,21 @@
  *
  * @since 0.1.0
  */
-import { Chunk, Clock, Deferred, Duration, Effect, Option, Predicate, Schedule, Schema, type Scope, Stream } from "effect"
+import { Duration, Effect, Option, type Scope, type Stream } from "effect"
 import type * as McpServer from "./McpServer.js"
 import type * as ContentBlock from "./schema/ContentBlock.js"
-import * as Control from "./schema/Control.js"
-import * as Message from "./schema/Message.js"
-import * as Options from "./schema/Options.js"
+import type * as Control from "./schema/Control.js"
+import type * as Message from "./schema/Message.js"
+import type * as Options from "./schema/Options.js"
 import * as Defaults from "./internal/defaults.js"
-import { runDetached } from "./internal/detached.js"
+import * as Close from "./internal/session/close.js"
+import * as Handlers from "./internal/session/handlers.js"
+import * as Initialize from "./internal/session/initialize.js"
+import * as SetMcpServers from "./internal/session/mcpServers.js"
+import * as MessagePull from "./internal/session/messagePull.js"
+import * as Methods from "./internal/session/methods.js"
 import * as Turns from "./internal/turns.js"
-import { type CLIConnectionError, ControlError, type MessageParseError, type OptionsError } from "./SdkError.js"
+import type { CLIConnectionError, MessageParseError } from "./SdkError.js"
 import {
   ControlChannel,
   type ControlChannelShape,
@@ -30,7 +35,6 @@ import { HookRegistry } from "./services/HookRegistry.js"
 import { McpBridge } from "./services/McpBridge.js"
 import { PermissionHandler } from "./services/PermissionHandler.js"
 import { Transport } from "./services/Transport.js"
-import { provideCaptured } from "./internal/captured.js"
 
 /**
  * What the message streams (`messages`, `receiveResponse`) can fail with: the framing of stdout,
@@ -413,94 +417,6 @@ export interface SessionConfig<R = never> {
   readonly controlTimeout?: Duration.DurationInput | undefined
 }
 
-// `Effect.fn(name)` captures a stack trace for its definition site when called: once here, not
-// once per method per session (≈ 20 per `make`). Each session's methods are still made by
-// `Effect.fn`, so the spans and their call-site stack traces are unchanged.
-const traced = {
-  send: Effect.fn("AgentSession.send"),
-  interrupt: Effect.fn("AgentSession.interrupt"),
-  setPermissionMode: Effect.fn("AgentSession.setPermissionMode"),
-  setModel: Effect.fn("AgentSession.setModel"),
-  setMaxThinkingTokens: Effect.fn("AgentSession.setMaxThinkingTokens"),
-  mcpServerStatus: Effect.fn("AgentSession.mcpServerStatus"),
-  getContextUsage: Effect.fn("AgentSession.getContextUsage"),
-  reinitialize: Effect.fn("AgentSession.reinitialize"),
-  readMcpResource: Effect.fn("AgentSession.readMcpResource"),
-  applyFlagSettings: Effect.fn("AgentSession.applyFlagSettings"),
-  updateSettings: Effect.fn("AgentSession.updateSettings"),
-  reloadPlugins: Effect.fn("AgentSession.reloadPlugins"),
-  reloadSkills: Effect.fn("AgentSession.reloadSkills"),
-  reloadOutputStyles: Effect.fn("AgentSession.reloadOutputStyles"),
-  backgroundTasks: Effect.fn("AgentSession.backgroundTasks"),
-  setMcpPermissionModeOverride: Effect.fn("AgentSession.setMcpPermissionModeOverride"),
-  rewindFiles: Effect.fn("AgentSession.rewindFiles"),
-  stopTask: Effect.fn("AgentSession.stopTask"),
-  reconnectMcpServer: Effect.fn("AgentSession.reconnectMcpServer"),
-  toggleMcpServer: Effect.fn("AgentSession.toggleMcpServer"),
-}
-
-const connectPoll = Duration.millis(100)
-
-// What the `initialize` reply must confirm, as the official SDK checks it: a CLI too old to read
-// MCP servers from `initialize` omits `mcp_servers_applied` and runs without them; one that does
-// not honour `onFailure` would let a blocking hook's failure through. Either ends the session.
-const confirmApplied = (
-  payload: Control.InitializePayload,
-  reply: Control.InitializeResponse
-): Effect.Effect<void, ControlError> => {
-  const version = reply.claude_code_version === undefined ? "" : ` (version ${reply.claude_code_version})`
-  if (payload.mcpServers !== undefined) {
-    if (reply.mcp_servers_applied === undefined) {
-      return Effect.fail(
-        new ControlError({
-          subtype: Control.Initialize.subtype,
-          requestId: Control.Initialize.subtype,
-          error: `This Claude Code${version} is too old to read MCP servers from the initialize request, so it ` +
-            `started without them; the session was ended. Update the CLI, or use mcpServersDelivery: "argv".`,
-          errorCode: "mcp_servers_not_applied"
-        })
-      )
-    }
-    if (!reply.mcp_servers_applied) {
-      return Effect.logWarning(
-        "effect-claude-agent: the CLI reports that it did not load the MCP servers sent in initialize: " +
-          "this session may run without them (check that nothing removes --await-initialize)."
-      )
-    }
-  }
-  const blocking = Object.values(payload.hooks ?? {}).some((matchers) =>
-    matchers.some((matcher) => Predicate.isRecord(matcher) && matcher.onFailure === "block")
-  )
-  if (blocking && reply.hook_on_failure_supported !== true) {
-    return Effect.fail(
-      new ControlError({
-        subtype: Control.Initialize.subtype,
-        requestId: Control.Initialize.subtype,
-        error: `This Claude Code${version} does not honour onFailure on hook matchers, so a failing hook ` +
-          `with onFailure: "block" would not block; the session was ended. Update the CLI, or remove onFailure: "block".`,
-        errorCode: "hook_on_failure_unsupported"
-      })
-    )
-  }
-  if (payload.plugins !== undefined && payload.plugins.length > 0 && reply.plugins_applied !== true) {
-    return Effect.logWarning(
-      `effect-claude-agent: the CLI reports plugins_applied=${String(reply.plugins_applied)} for the plugins ` +
-        "sent in initialize: it runs with the plugins it was launched with."
-    )
-  }
-  return Effect.void
-}
-
-const isUserFrame = (prompt: Prompt): prompt is Message.UserMessageInput =>
-  typeof prompt === "object" && "type" in prompt && prompt.type === "user"
-
-// Every user message carries a uuid: it is the id `rewindFiles` takes, and `interrupt` reports
-// queued messages by it. (With one, the CLI also reports `command_lifecycle` messages.)
-const toUserFrame = (prompt: Prompt, verbatim: boolean): Message.UserMessageInput & { readonly uuid: string } => {
-  const frame = isUserFrame(prompt) ? prompt : Message.userMessage(prompt)
-  return { ...frame, uuid: frame.uuid ?? crypto.randomUUID(), ...(verbatim ? { client_composed: true } : {}) }
-}
-
 /**
  * Whether a run state is idle: the CLI reported `idle`, or never reported a state (older CLIs,
  * fakes).
@@ -515,28 +431,7 @@ const toUserFrame = (prompt: Prompt, verbatim: boolean): Message.UserMessageInpu
  * @since 0.1.0
  * @category predicates
  */
-export const isIdle = (run: RunState): boolean => run.state === undefined || run.state === "idle"
-
-const isResultFrame = (frame: unknown): boolean =>
-  typeof frame === "object" && frame !== null && "type" in frame && frame.type === "result"
-
-const CommandsChanged = Schema.Struct({ commands: Schema.Array(Control.SlashCommand) })
-const decodeCommandsChanged = Schema.decodeUnknownOption(CommandsChanged)
-
-// The commands of a `system/commands_changed` frame (the CLI sends one after `reload_skills`).
-const changedCommands = (frame: unknown): Option.Option<ReadonlyArray<Control.SlashCommand>> =>
-  Predicate.isRecord(frame) && frame.type === "system" && frame.subtype === "commands_changed"
-    ? Option.map(decodeCommandsChanged(frame), (changed) => changed.commands)
-    : Option.none()
-
-// What the official SDKs answer an elicitation nobody handles.
-const declined: Control.ElicitationResult = { action: "decline" }
-
-const listChanged = { jsonrpc: "2.0", method: "notifications/tools/list_changed" }
-
-// A request refused before it was written: no request id was used.
-const refused = (subtype: string, error: OptionsError) =>
-  new ControlError({ subtype, requestId: "not sent", error: error.message, errorCode: "invalid_request" })
+export const isIdle: (run: RunState) => boolean = Close.isIdle
 
 /**
  * Makes a session from the services in context: the `Transport` (the CLI's process, or a fake),
@@ -545,8 +440,8 @@ const refused = (subtype: string, error: OptionsError) =>
  * `elicitation`: `config.onElicitation`, or a decline), writes `initialize` (with the registry's
  * hooks and the bridge's servers), and returns at once: the
  * reply is awaited lazily by `initializationResult`, so the first prompt can follow `initialize`
- * without a round trip. `ClaudeAgent.session` builds these services as one layer graph per
- * session; replace any of them with a layer of your own.
+ * without a round trip. `ClaudeAgent.session` builds these services per session with
+ * `SessionServices.build`; each can be replaced with a layer of your own (`SessionServices.Layers`).
  *
  * @example
  * ```ts
@@ -581,350 +476,37 @@ export const make = <R = never>(
     const hooks = yield* HookRegistry
     const mcp = yield* McpBridge
     const permissions = yield* Effect.serviceOption(PermissionHandler)
-    const callbackContext = yield* Effect.context<R>()
+    yield* Handlers.register(control, { hooks, mcp, permissions }, config.onElicitation)
 
-    // Before `initialize` is written: the CLI may call back before it answers. Without callbacks,
-    // hook and MCP requests still get (error) answers, never silence, and an elicitation is
-    // declined as the official SDKs do.
-    yield* control.handle(Control.HookCallback, hooks.handleCallback)
-    yield* control.handle(Control.McpMessage, mcp.handleMessage)
-    if (Option.isSome(permissions)) yield* control.handle(Control.CanUseTool, permissions.value.canUseTool)
-    const onElicitation = config.onElicitation
-    yield* control.handle(
-      Control.Elicitation,
-      onElicitation === undefined
-        ? () => Effect.succeed(declined)
-        : (request, requestId) => provideCaptured(onElicitation(request, requestId), callbackContext)
-    )
-
-    // The same fields every time, with the in-process servers served at the time.
-    const initializePayload = Effect.zipWith(
-      mcp.serverNames,
-      mcp.serverConfigs ?? Effect.succeed({}),
-      (names, configs): Control.InitializePayload => ({
-        ...config.initialize,
-        hooks: hooks.initializeHooks,
-        ...(names.length === 0 ? {} : { sdkMcpServers: names }),
-        ...(Object.keys(configs).length === 0 ? {} : { sdkMcpServerConfigs: configs })
-      })
-    )
-
-    // On the wire before any user message, but its reply is awaited only by `initializationResult`:
-    // the first prompt does not wait for a round trip.
-    const firstPayload = yield* initializePayload
-    const initReply = yield* control.start(Control.Initialize, firstPayload)
-    const initializationResult = yield* Effect.cached(
-      Effect.flatMap(initReply, (reply) =>
-        Effect.as(
-          confirmApplied(firstPayload, reply).pipe(
-            // As the official SDK does: the session ends, and no prompt is answered without what
-            // the caller asked for.
-            Effect.tapError(() => Effect.zipRight(transport.terminate, transport.endInput))
-          ),
-          reply
-        ))
-    )
-    // `system/commands_changed` replaces the commands of the `initialize` reply.
-    let latestCommands: ReadonlyArray<Control.SlashCommand> | undefined
-    // One `setMcpServers` at a time: the bridge's set and the CLI's must be changed in the same order.
-    const serversLock = yield* Effect.makeSemaphore(1)
-    const turns = yield* Turns.track(control, Option.getOrUndefined(yield* Effect.serviceOption(Turns.CurrentTurn)))
+    const payload = Initialize.payload(config.initialize, hooks, mcp)
+    const initializationResult = yield* Initialize.start(control, transport, yield* payload)
     // A CLI that never answers `initialize` (a wrapper script, a login prompt) must not leave the
     // message streams waiting forever: its failure ends them.
-    const initFailed = yield* Deferred.make<never, RequestError>()
-    let initAnswered = false
-    let initError: RequestError | undefined
-    yield* initializationResult.pipe(
-      Effect.matchEffect({
-        onFailure: (error) =>
-          Effect.zipRight(Effect.sync(() => void (initError = error)), Deferred.fail(initFailed, error)),
-        onSuccess: () => Effect.sync(() => void (initAnswered = true))
-      }),
-      Effect.forkScoped
-    )
-
-    // Frames taken from the queue but not yet emitted: a turn's stream stops at its `result`, and
-    // whatever followed it in the same chunk waits here for the next consumer.
-    let leftover: Array<unknown> = []
-    let pendingError: MessageParseError | undefined
-    const rawPull = yield* Stream.toPull(control.messages)
-    // Until `initialize` is answered a pull also ends with its failure; after that it cannot fail,
-    // and the pull runs alone (a race forks two fibers, too much to pay for every read).
-    const pullFrames: Effect.Effect<Chunk.Chunk<unknown>, Option.Option<MessageError>> = Effect.suspend(() => {
-      if (initError !== undefined) return Effect.fail(Option.some(initError))
-      if (initAnswered) return rawPull
-      return Effect.raceFirst(rawPull, Effect.mapError(Deferred.await(initFailed), Option.some))
-    })
-
-    // A chunk ends at a `result` (what follows waits in `leftover`): `endsTurn` says it did.
-    let endsTurn = false
-    const pull: Effect.Effect<Chunk.Chunk<Message.Message>, Option.Option<MessageError>> = Effect.suspend(() => {
-      endsTurn = false
-      if (pendingError !== undefined) {
-        const e = pendingError
-        pendingError = undefined
-        return Effect.fail(Option.some(e))
-      }
-      if (initError !== undefined) return Effect.fail(Option.some(initError))
-      const source: Effect.Effect<ReadonlyArray<unknown>, Option.Option<MessageError>> = leftover.length > 0
-        ? Effect.sync(() => {
-          const taken = leftover
-          leftover = []
-          return taken
-        })
-        : Effect.map(pullFrames, Chunk.toReadonlyArray)
-      return Effect.map(source, (frames) => {
-        const out: Array<Message.Message> = []
-        for (let i = 0; i < frames.length; i++) {
-          const frame = frames[i]
-          const decoded = Message.decode(frame)
-          if (decoded._tag === "Left") {
-            pendingError = decoded.left
-            leftover = frames.slice(i + 1)
-            break
-          }
-          out.push(decoded.right)
-          const commands = changedCommands(frame)
-          if (Option.isSome(commands)) latestCommands = commands.value
-          if (isResultFrame(frame)) {
-            endsTurn = true
-            if (i + 1 < frames.length) leftover = frames.slice(i + 1)
-            break
-          }
-        }
-        return Chunk.unsafeFromArray(out)
-      })
-    })
-
-    const messages: Stream.Stream<Message.Message, MessageError> = Stream.repeatEffectChunkOption(pull)
-    // `takeUntil(isResult)` without a stage of its own: the chunk that holds the result ends with it.
-    const receiveResponse: Stream.Stream<Message.Message, MessageError> = Stream.suspend(() => {
-      let done = false
-      return Stream.repeatEffectChunkOption(Effect.suspend(() => {
-        if (done) return Effect.fail(Option.none())
-        return Effect.map(pull, (chunk) => {
-          if (endsTurn) done = true
-          return chunk
-        })
-      }))
-    })
-
-    const closeGrace = config.closeGracePeriod !== undefined
+    const init = yield* Initialize.track(initializationResult)
+    const turns = yield* Turns.track(control, Option.getOrUndefined(yield* Effect.serviceOption(Turns.CurrentTurn)))
+    const pull = yield* MessagePull.make(control.messages, init)
+    const grace = config.closeGracePeriod !== undefined
       ? Duration.decode(config.closeGracePeriod)
       : Defaults.closeGracePeriod
-    // Closing, in two cases (every wait bounded by the grace period):
-    // - the turn finished (its `result` came): the CLI may still call back (a hook, a background
-    //   task) until it reports `idle`, and answers need stdin; wait for idle and for running
-    //   callbacks, then close stdin;
-    // - the turn is still running (the consumer was interrupted): the CLI would finish the turn
-    //   after EOF, so ask it to stop with the protocol's `interrupt` first; it then goes idle
-    //   within milliseconds and exits on EOF, with no signal needed.
-    // - `initialize` is still unanswered (or failed): the CLI has done nothing anyone waits for,
-    //   and before it has initialised it takes seconds to notice the end of its input; stop it.
-    // The deadlines run on the live clock: a test under `TestClock` whose fake CLI never reports
-    // `idle` must still be able to close its session.
-    const liveClock = Clock.make()
-    yield* Effect.addFinalizer(() =>
-      Effect.gen(function*() {
-        if (!initAnswered) {
-          yield* transport.terminate
-          return yield* transport.endInput
-        }
-        const { afterResult, state } = yield* control.runState
-        const running = state === "running" || state === "requires_action"
-        if (running && !afterResult) {
-          yield* control.request(Control.Interrupt, {}, { timeout: closeGrace }).pipe(
-            Effect.interruptible,
-            Effect.ignore
-          )
-        }
-        // Nothing to wait for (the usual case: the CLI said `idle` after the result): no waits to
-        // fork, race and time.
-        if (isIdle(yield* control.runState) && (yield* control.inFlight) === 0) return yield* transport.endInput
-        // The waits are made interruptible so that their deadline can stop them; `runDetached`
-        // keeps the closing fiber's own pending interruption from stopping them at once.
-        yield* Effect.zip(control.awaitRunState(isIdle), control.awaitNoneInFlight, { concurrent: true }).pipe(
-          Effect.interruptible,
-          Effect.timeout(closeGrace),
-          Effect.ignore
-        )
-        yield* transport.endInput
-      }).pipe(Effect.withClock(liveClock), runDetached)
-    )
-
-    // The CLI connects added in-process servers after its reply (external ones before it);
-    // `mcp_status` shows them `pending` until then. Polled: the CLI reports no event for it.
-    const awaitConnected = (names: ReadonlyArray<string>, options: RequestOptions): Effect.Effect<void, RequestError> => {
-      if (names.length === 0) return Effect.void
-      const deadline = Duration.decode(options.timeout ?? config.controlTimeout ?? Defaults.controlTimeout)
-      let waiting: ReadonlyArray<string> = names
-      const check = Effect.map(control.request(Control.McpStatus, {}, options), (status) => {
-        waiting = names.filter((name) => {
-          const server = status.mcpServers.find((s) => s.name === name)
-          return server === undefined || server.status === "pending"
-        })
-        return waiting.length > 0
-      })
-      return check.pipe(
-        Effect.repeat({ schedule: Schedule.spaced(connectPoll), while: (pending: boolean) => pending }),
-        Effect.asVoid,
-        Effect.timeoutFail({
-          duration: deadline,
-          onTimeout: () =>
-            new ControlError({
-              subtype: Control.McpSetServers.subtype,
-              requestId: Control.McpSetServers.subtype,
-              error: `still connecting after ${Duration.format(deadline)}: ${waiting.join(", ")}`,
-              errorCode: "mcp_servers_pending"
-            })
-        })
-      )
-    }
+    yield* Effect.addFinalizer(() => Close.close(control, transport, init, grace))
 
     const session: AgentSession = {
-      send: traced.send(function*(prompt: Prompt) {
-        const frame = toUserFrame(prompt, config.verbatimPrompts === true)
-        yield* transport.send(frame)
-        yield* turns.started
-        return frame.uuid
+      send: Methods.send(transport, turns.started, config.verbatimPrompts === true),
+      messages: pull.messages,
+      receiveResponse: pull.receiveResponse,
+      ...Methods.make(control),
+      setMcpServers: yield* SetMcpServers.make(control, mcp, config.controlTimeout),
+      // `system/commands_changed` replaces the commands of the `initialize` reply.
+      supportedCommands: Effect.suspend(() => {
+        const latest = pull.latestCommands()
+        return latest !== undefined
+          ? Effect.succeed(latest)
+          : Effect.map(initializationResult, (reply) => pull.latestCommands() ?? reply.commands)
       }),
-      messages,
-      receiveResponse,
-      interrupt: traced.interrupt(function*(options?: InterruptOptions) {
-        return yield* control.request(
-          Control.Interrupt,
-          options?.cancelQueued === true ? { cancel_queued: true } : {},
-          options
-        )
-      }),
-      setPermissionMode: traced.setPermissionMode(function*(mode, options) {
-        return yield* control.request(Control.SetPermissionMode, { mode }, options)
-      }),
-      setModel: traced.setModel(function*(model, options) {
-        return yield* control.request(Control.SetModel, model === undefined ? {} : { model }, options)
-      }),
-      setMaxThinkingTokens: traced.setMaxThinkingTokens(function*(tokens, display, options) {
-        yield* control.request(
-          Control.SetMaxThinkingTokens,
-          display === undefined
-            ? { max_thinking_tokens: tokens }
-            : { max_thinking_tokens: tokens, thinking_display: display },
-          options
-        )
-      }),
-      mcpServerStatus: traced.mcpServerStatus(function*(options) {
-        return yield* control.request(Control.McpStatus, {}, options)
-      }),
-      getContextUsage: traced.getContextUsage(function*(options) {
-        return yield* control.request(
-          Control.GetContextUsage,
-          options?.detail === undefined ? {} : { detail: options.detail },
-          options
-        )
-      }),
-      setMcpServers: <R2>(servers: McpServers<R2>, options?: SetMcpServersOptions) =>
-        Effect.gen(function*() {
-          const subtype = Control.McpSetServers.subtype
-          // The same checks as the `mcpServers` option, before anything is sent or changed.
-          yield* Options.validate({ mcpServers: servers }).pipe(Effect.mapError((e) => refused(subtype, e)))
-          const inProcess: Array<McpServer.McpServer<R2>> = []
-          const wire: Record<string, { readonly [key: string]: unknown }> = {}
-          for (const [name, server] of Object.entries(servers)) {
-            if (server.type === "sdk") {
-              inProcess.push(server)
-              wire[name] = { type: "sdk", name }
-            } else {
-              // The CLI 2.1.330 fails a stdio server set without `args` ("Spread syntax requires
-              // ...iterable not be null or undefined"); `--mcp-config` does not need them.
-              wire[name] = "command" in server && server.args === undefined ? { ...server, args: [] } : server
-            }
-          }
-          // Served before the CLI hears of them: it connects to a new server at once. (If the
-          // request then fails, the bridge keeps the new set: the CLI's state is unknown anyway.)
-          const change = yield* mcp.setServers(inProcess).pipe(Effect.mapError((e) => refused(subtype, e)))
-          const reply = yield* control.request(Control.McpSetServers, { servers: wire }, options)
-          // The CLI keeps a server it already has and its tool list: a new definition under the
-          // same name needs it to list the tools again.
-          yield* Effect.forEach(
-            change.replaced.filter((name) => !reply.added.includes(name)),
-            (name) => control.request(Control.McpServerMessage, { server_name: name, message: listChanged }, options),
-            { discard: true }
-          )
-          if (options?.awaitConnection === true) yield* awaitConnected(reply.added, options)
-          return reply
-        }).pipe(serversLock.withPermits(1), Effect.withSpan("AgentSession.setMcpServers")),
-      supportedCommands: Effect.suspend(() =>
-        latestCommands !== undefined
-          ? Effect.succeed(latestCommands)
-          : Effect.map(initializationResult, (init) => latestCommands ?? init.commands)
-      ),
-      supportedModels: Effect.map(initializationResult, (init) => init.models),
-      supportedAgents: Effect.map(initializationResult, (init) => init.agents ?? []),
-      accountInfo: Effect.map(initializationResult, (init) => init.account ?? {}),
-      reinitialize: traced.reinitialize(function*(options) {
-        const payload = yield* initializePayload
-        const reply = yield* control.request(Control.Initialize, payload, options)
-        yield* confirmApplied(payload, reply).pipe(
-          Effect.tapError(() => Effect.zipRight(transport.terminate, transport.endInput))
-        )
-        return reply
-      }),
-      readMcpResource: traced.readMcpResource(function*(serverName, uri, options) {
-        return yield* control.request(Control.McpReadResource, { serverName, uri }, options)
-      }),
-      applyFlagSettings: traced.applyFlagSettings(function*(settings, options) {
-        yield* control.request(Control.ApplyFlagSettings, { settings }, options)
-      }),
-      updateSettings: traced.updateSettings(function*(source, settings, options) {
-        yield* control.request(Control.UpdateSettings, { source, settings }, options)
-      }),
-      reloadPlugins: traced.reloadPlugins(function*(options) {
-        return yield* control.request(Control.ReloadPlugins, {
-          ...(options?.holdOnCacheImpact === undefined ? {} : { hold_on_cache_impact: options.holdOnCacheImpact }),
-          ...(options?.addPlugins === undefined ? {} : { add_plugins: options.addPlugins }),
-          ...(options?.refuseIfBusy === undefined ? {} : { refuse_if_busy: options.refuseIfBusy })
-        }, options)
-      }),
-      reloadSkills: traced.reloadSkills(function*(options) {
-        return yield* control.request(Control.ReloadSkills, {}, options)
-      }),
-      reloadOutputStyles: traced.reloadOutputStyles(function*(options) {
-        return yield* control.request(Control.ReloadOutputStyles, {}, options)
-      }),
-      backgroundTasks: traced.backgroundTasks(function*(toolUseId, options) {
-        const reply = yield* control.request(
-          Control.BackgroundTasks,
-          toolUseId === undefined ? {} : { tool_use_id: toolUseId },
-          options
-        )
-        // The CLI says `false` only when a given tool use matched nothing; otherwise it sends nothing.
-        return reply.backgrounded ?? true
-      }),
-      setMcpPermissionModeOverride: traced.setMcpPermissionModeOverride(
-        function*(serverName, mode, options) {
-          return yield* control.request(Control.SetMcpPermissionModeOverride, { serverName, mode }, options)
-        }
-      ),
-      rewindFiles: traced.rewindFiles(function*(userMessageId, options) {
-        // The CLI answers "cannot rewind" as data to a dry run but as an error to the real call:
-        // asking the dry run first makes it data in both cases.
-        const check = yield* control.request(
-          Control.RewindFiles,
-          { user_message_id: userMessageId, dry_run: true },
-          options
-        )
-        if (options?.dryRun === true || !check.canRewind) return check
-        return yield* control.request(Control.RewindFiles, { user_message_id: userMessageId }, options)
-      }),
-      stopTask: traced.stopTask(function*(taskId, options) {
-        yield* control.request(Control.StopTask, { task_id: taskId }, options)
-      }),
-      reconnectMcpServer: traced.reconnectMcpServer(function*(serverName, options) {
-        yield* control.request(Control.McpReconnect, { serverName }, options)
-      }),
-      toggleMcpServer: traced.toggleMcpServer(function*(serverName, enabled, options) {
-        yield* control.request(Control.McpToggle, { serverName, enabled }, options)
-      }),
+      supportedModels: Effect.map(initializationResult, (reply) => reply.models),
+      supportedAgents: Effect.map(initializationResult, (reply) => reply.agents ?? []),
+      accountInfo: Effect.map(initializationResult, (reply) => reply.account ?? {}),
+      reinitialize: Methods.reinitialize(control, transport, payload),
       initializationResult,
       sessionId: config.sessionId !== undefined ? Effect.succeed(config.sessionId) : control.awaitSessionId,
       endInput: transport.endInput,
@@ -933,4 +515,4 @@ export const make = <R = never>(
       control
     }
     return session
-  }).pipe(Effect.withSpan("AgentSession.make"))
+  }).pipe(Effect.withSpan("AgentSession.make", { captureStackTrace: false }))

@@ -10,26 +10,18 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { Context, Effect, ExecutionStrategy, Layer, Metric, Option, type Schema, Scope, Stream } from "effect"
+import { Context, Effect, Layer, Metric, Option, type Schema, type Scope, Stream } from "effect"
 import { dual } from "effect/Function"
 import * as AgentSession from "./AgentSession.js"
-import * as Defaults from "./internal/defaults.js"
-import * as Discovery from "./internal/discovery.js"
 import * as Launch from "./internal/launch.js"
 import * as Query from "./internal/query.js"
-import * as Turns from "./internal/turns.js"
 import * as ResultErrors from "./internal/resultError.js"
+import * as SessionServices from "./layers/SessionServices.js"
 import * as Message from "./schema/Message.js"
 import * as Options from "./schema/Options.js"
-import { CLIConnectionError, OptionsError, ResultError, type SdkError, type StructuredOutputError } from "./SdkError.js"
-import type * as McpServer from "./McpServer.js"
+import { CLIConnectionError, type ResultError, type SdkError, type StructuredOutputError } from "./SdkError.js"
 import * as Structured from "./Structured.js"
 import * as Telemetry from "./Telemetry.js"
-import { ControlChannel, type ControlChannelConfig } from "./services/ControlChannel.js"
-import * as HookRegistry from "./services/HookRegistry.js"
-import * as McpBridge from "./services/McpBridge.js"
-import * as PermissionHandler from "./services/PermissionHandler.js"
-import { Transport, type TransportShape } from "./services/Transport.js"
 
 /**
  * A prompt for `query`: a string (one turn), or a stream of prompts (one turn each, in order;
@@ -40,38 +32,6 @@ import { Transport, type TransportShape } from "./services/Transport.js"
  * @category models
  */
 export type QueryPrompt<E = never, R = never> = Query.QueryPrompt<E, R>
-
-/**
- * Starts the transport for one session. `ClaudeAgent.layer` spawns the CLI; tests swap this.
- *
- * @since 0.1.0
- * @category models
- */
-export type TransportFactory = (
-  launch: Launch.Launch,
-  options: Options.Options<unknown>
-) => Effect.Effect<TransportShape, SdkError, Scope.Scope>
-
-/**
- * How each session's `ControlChannel` is built from its `Transport`. The default is
- * `ControlChannel.layer`; a replacement can wrap it (to log or meter every request) or stand in
- * for it.
- *
- * @since 0.1.0
- * @category models
- */
-export type ControlChannelFactory = (config: ControlChannelConfig) => Layer.Layer<ControlChannel, never, Transport>
-
-/**
- * How `make` builds each session's services, beyond the transport.
- *
- * @since 0.1.0
- * @category models
- */
-export interface MakeOptions {
-  /** The session's control channel over its transport. Default `ControlChannel.layer`. */
-  readonly controlChannel?: ControlChannelFactory | undefined
-}
 
 /**
  * The service's operations.
@@ -109,133 +69,69 @@ export interface ClaudeAgentShape {
  */
 export class ClaudeAgent extends Context.Tag("effect-claude-agent/ClaudeAgent")<ClaudeAgent, ClaudeAgentShape>() {}
 
-// A callback service given twice would leave one of the two silently unused.
-const conflict = (field: string, service: string) =>
-  new OptionsError({
-    field,
-    detail: `a ${service} is provided in the context of this session and would replace it: ` +
-      `give the callbacks in one place only`
-  })
-
 /**
- * Builds the service from a transport factory. Each session is a layer graph built in the
- * session's scope: `Transport` (from the factory) → `ControlChannel` → `HookRegistry`,
- * `McpBridge` and, with a permission callback, `PermissionHandler` → `AgentSession`. The callback
- * services come from the options, unless the caller's context already provides one of them (a
- * `HookRegistry` layer of your own, say): then that one is used, and giving the same callbacks
- * in the options too is an `OptionsError`. `layer` is this with the subprocess; the testing
- * entry's `FakeCli.layerClaudeAgent` with the fake CLI.
+ * Builds the service from the layers each session is built from (`SessionServices.Layers`): the
+ * `Transport` is required, and each of `ControlChannel`, `HookRegistry`, `McpBridge` and
+ * `PermissionHandler` replaces what the options would build. Each session builds its layers in
+ * its own scope with `SessionServices.build`, then runs `AgentSession.make` over them. `layer` is
+ * this with the subprocess; the testing entry's `FakeCli.layerClaudeAgent` with the fake CLI.
  *
  * @example
  * ```ts
- * import { Effect, Layer } from "effect"
- * import { ClaudeAgent, ControlChannel } from "effect-claude-agent"
+ * import { Effect, Layer, Ref } from "effect"
+ * import { ClaudeAgent, HookRegistry } from "effect-claude-agent"
  * import { FakeCli } from "effect-claude-agent/testing"
  *
- * // Every control request of every session is logged.
- * const agent = ClaudeAgent.make(
- *   () => Effect.map(FakeCli.make(), ({ transport }) => transport),
- *   {
- *     controlChannel: (config) =>
- *       Layer.scoped(
- *         ControlChannel.ControlChannel,
- *         Effect.map(ControlChannel.ControlChannel.make(config), (channel) => ({
- *           ...channel,
- *           request: (request, ...args) =>
- *             Effect.zipRight(Effect.log(`control request ${request.subtype}`), channel.request(request, ...args))
- *         }))
- *       )
- *   }
- * )
+ * // Every session's hooks come from one registry that allows everything and counts the calls.
+ * const program = Effect.gen(function* () {
+ *   const calls = yield* Ref.make(0)
+ *   const hookRegistry = Layer.succeed(HookRegistry.HookRegistry, {
+ *     initializeHooks: { PreToolUse: [{ hookCallbackIds: ["count"] }] },
+ *     handleCallback: () => Effect.as(Ref.update(calls, (n) => n + 1), { continue: true })
+ *   })
+ *   return ClaudeAgent.make({ transport: FakeCli.layer(), hookRegistry })
+ * })
  * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (factory: TransportFactory, makeOptions: MakeOptions = {}): ClaudeAgentShape => {
-  const controlChannel = makeOptions.controlChannel ?? ControlChannel.layer
+export const make = (layers: SessionServices.Layers): ClaudeAgentShape => {
   const session = <R = never>(
     input: Options.Options<R> = {}
   ): Effect.Effect<AgentSession.AgentSession, SdkError, Scope.Scope | R> =>
     Effect.gen(function*() {
       const options = yield* Options.validate(input)
-      const givenHooks = yield* Effect.serviceOption(HookRegistry.HookRegistry)
-      const givenMcp = yield* Effect.serviceOption(McpBridge.McpBridge)
-      const givenPermissions = yield* Effect.serviceOption(PermissionHandler.PermissionHandler)
-      const sdkServers = Object.values(options.mcpServers ?? {}).filter(
-        (server): server is McpServer.McpServer<R> => server.type === "sdk"
-      )
-      if (Option.isSome(givenHooks) && options.hooks !== undefined) {
-        return yield* Effect.fail(conflict("hooks", "HookRegistry"))
-      }
-      if (Option.isSome(givenMcp) && sdkServers.length > 0) {
-        return yield* Effect.fail(conflict("mcpServers", "McpBridge"))
-      }
-      if (Option.isSome(givenPermissions) && options.canUseTool !== undefined) {
-        return yield* Effect.fail(conflict("canUseTool", "PermissionHandler"))
-      }
-      const stdioPermissions = Option.isSome(givenPermissions) || options.canUseTool !== undefined
+      yield* SessionServices.checkOverrides(layers, options)
       if (options.canUseTool !== undefined) yield* warnShadowedCanUseTool(options)
       // The session's span lives as long as the session: its turns and the CLI's requests are its
       // children, and the CLI joins the trace through TRACEPARENT.
       const span = yield* Effect.makeSpanScoped("ClaudeAgent.session", {
         kind: "client",
+        captureStackTrace: false,
         attributes: { ...(options.model === undefined ? {} : { "claude.model": options.model }) }
       })
       yield* Metric.increment(Telemetry.sessionsStarted)
       yield* Metric.increment(Telemetry.sessionsActive)
       yield* Effect.addFinalizer(() => Metric.incrementBy(Telemetry.sessionsActive, -1))
-      const prepared = Launch.prepareLaunch(options, processEnv(), stdioPermissions)
+      const prepared = Launch.prepareLaunch(options, processEnv(), SessionServices.asksPermissions(layers, options))
       const launch = prepared.env.TRACEPARENT !== undefined ? prepared : {
         ...prepared,
         env: { ...prepared.env, TRACEPARENT: `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}` }
       }
-
-      return yield* Effect.gen(function*() {
-        // The session's services, built one after the other in a scope of their own: closing it
-        // stops the callbacks, the control channel's reader and the process, in that order. Built
-        // by hand rather than as a layer graph: `Layer.mergeAll` forks a fiber per member, and a
-        // session without hooks or SDK MCP servers should not pay for building them.
-        const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-        // The running turn, shared by the channel (its inbound spans) and the session (its turns).
-        const core = Context.make(Turns.CurrentTurn, Turns.makeCurrentTurn()).pipe(
-          Context.add(Transport, yield* Scope.extend(factory(launch, options), scope))
-        )
-        const channel = yield* Layer.buildWithScope(
-          controlChannel({ controlTimeout: options.controlTimeout, messageBufferBytes: options.messageBufferBytes }),
-          scope
-        ).pipe(Effect.provide(core))
-        const withChannel = Context.merge(core, channel)
-        const hooks = Option.isSome(givenHooks)
-          ? givenHooks.value
-          : options.hooks === undefined
-          ? HookRegistry.HookRegistry.empty
-          : yield* HookRegistry.make(options.hooks).pipe(Effect.provide(withChannel))
-        const mcp = Option.isSome(givenMcp)
-          ? givenMcp.value
-          : yield* Scope.extend(McpBridge.make(sdkServers), scope).pipe(Effect.provide(withChannel))
-        const permissions = Option.isSome(givenPermissions)
-          ? Option.some(givenPermissions.value)
-          : options.canUseTool === undefined
-          ? Option.none()
-          : Option.some(yield* PermissionHandler.make(options.canUseTool).pipe(Effect.provide(withChannel)))
-        const services = withChannel.pipe(
-          Context.add(HookRegistry.HookRegistry, hooks),
-          Context.add(McpBridge.McpBridge, mcp),
-          (context) =>
-            Option.isSome(permissions)
-              ? Context.add(context, PermissionHandler.PermissionHandler, permissions.value)
-              : context
-        )
-        return yield* AgentSession.make({
-          initialize: launch.initialize,
-          sessionId: options.sessionId,
-          closeGracePeriod: options.closeGracePeriod,
-          onElicitation: options.onElicitation,
-          verbatimPrompts: options.verbatimPrompts,
-          controlTimeout: options.controlTimeout
-        }).pipe(Effect.provide(services))
-      }).pipe(Effect.withParentSpan(span))
+      return yield* SessionServices.build(layers, launch, options).pipe(
+        Effect.flatMap((services) =>
+          AgentSession.make({
+            initialize: launch.initialize,
+            sessionId: options.sessionId,
+            closeGracePeriod: options.closeGracePeriod,
+            onElicitation: options.onElicitation,
+            verbatimPrompts: options.verbatimPrompts,
+            controlTimeout: options.controlTimeout
+          }).pipe(Effect.provide(services))
+        ),
+        Effect.withParentSpan(span)
+      )
     })
 
   return { session, query: Query.fromSessions(session) }
@@ -271,59 +167,6 @@ const processEnv = (): Record<string, string | undefined> => {
 }
 
 /**
- * The transport factory behind `layer`: finds the CLI, checks its version once, and spawns it as
- * a scoped subprocess. For layers that wrap the real transport (recording, instrumentation).
- *
- * @example
- * ```ts
- * import { Effect, Layer } from "effect"
- * import { ClaudeAgent } from "effect-claude-agent"
- *
- * // The same as ClaudeAgent.layer, with a log line per spawned session.
- * const logged = Layer.effect(
- *   ClaudeAgent.ClaudeAgent,
- *   Effect.map(ClaudeAgent.subprocessFactory, (spawn) =>
- *     ClaudeAgent.make((launch, options) => Effect.zipRight(Effect.log("spawning claude"), spawn(launch, options))))
- * )
- * ```
- *
- * @since 0.1.0
- * @category constructors
- */
-export const subprocessFactory: Effect.Effect<
-  TransportFactory,
-  never,
-  FileSystem.FileSystem | Path.Path
-> = Effect.map(
-  Effect.context<FileSystem.FileSystem | Path.Path>(),
-  (all): TransportFactory => {
-    // Only these services: the caller's whole context may hold the Scope a layer was built in,
-    // and providing that would tie every session's process to the layer's lifetime.
-    const context = Context.pick(FileSystem.FileSystem, Path.Path)(all)
-    return (launch, options) =>
-      Effect.gen(function*() {
-        const cli = yield* Discovery.findCli(options.pathToClaudeCodeExecutable, launch.env)
-        // A JavaScript CLI runs under `executable` (node by default), like the official SDK does.
-        const { args, command } = Discovery.invocation(cli, options.executable, options.executableArgs)
-        // Beside the spawn, never in front of it: it only warns, and a wrapper script that does
-        // not answer `-v` must not delay the session.
-        if (!Discovery.versionCheckDone(command, launch.env, args)) {
-          yield* Effect.forkScoped(Discovery.checkVersion(command, launch.env, args))
-        }
-        return yield* Transport.makeSubprocess({
-          command,
-          args: [...args, ...launch.args],
-          env: launch.env,
-          cwd: launch.cwd,
-          maxBufferSize: options.maxBufferSize ?? Defaults.maxBufferSize,
-          closeGracePeriod: options.closeGracePeriod,
-          onStderr: options.stderr
-        })
-      }).pipe(Effect.provide(context))
-  }
-)
-
-/**
  * The service backed by the real `claude` CLI. Needs a `FileSystem` and `Path` to find it (on
  * Node: `NodeContext.layer` from `@effect/platform-node`); the process is started with
  * `node:child_process` (Node, Bun and Deno all provide it).
@@ -348,7 +191,17 @@ export const layer: Layer.Layer<
   ClaudeAgent,
   never,
   FileSystem.FileSystem | Path.Path
-> = Layer.effect(ClaudeAgent, Effect.map(subprocessFactory, (factory) => make(factory)))
+> = Layer.effect(
+  ClaudeAgent,
+  // Only these services: the caller's whole context may hold the Scope a layer was built in, and
+  // providing that would tie every session's process to the layer's lifetime.
+  Effect.map(Effect.context<FileSystem.FileSystem | Path.Path>(), (all) =>
+    make({
+      transport: SessionServices.subprocessTransport.pipe(
+        Layer.provide(Layer.succeedContext(Context.pick(FileSystem.FileSystem, Path.Path)(all)))
+      )
+    }))
+)
 
 /**
  * Runs one prompt (or a stream of prompts) and streams every message back. With a string prompt

@@ -82,6 +82,13 @@ export * as Transport from "./services/Transport.js"
 export * as ControlChannel from "./services/ControlChannel.js"
 
 /**
+ * A session's services built in one step: the `Layers` that replace each of them, `SessionLaunch`, `build`.
+ *
+ * @since 0.1.0
+ */
+export * as SessionServices from "./layers/SessionServices.js"
+
+/**
  * The `HookRegistry` service: answers `hook_callback` requests.
  *
  * @since 0.1.0

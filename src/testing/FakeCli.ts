@@ -687,7 +687,4 @@ export const layer = (behaviour: Behaviour = {}): Layer.Layer<Transport | FakeCl
  * @category layers
  */
 export const layerClaudeAgent = (behaviour: Behaviour = {}): Layer.Layer<ClaudeAgent.ClaudeAgent> =>
-  Layer.succeed(
-    ClaudeAgent.ClaudeAgent,
-    ClaudeAgent.make(() => Effect.map(make(behaviour), ({ transport }) => transport))
-  )
+  Layer.succeed(ClaudeAgent.ClaudeAgent, ClaudeAgent.make({ transport: layer(behaviour) }))

@@ -32,7 +32,8 @@ import * as Defaults from "../internal/defaults.js"
 import * as Framing from "../internal/protocol/json.js"
 import * as MemoryTransport from "./internal/memoryTransport.js"
 import { CLIConnectionError } from "../SdkError.js"
-import type { TransportShape } from "../services/Transport.js"
+import * as SessionServices from "../layers/SessionServices.js"
+import { Transport, type TransportShape } from "../services/Transport.js"
 
 // ---------------------------------------------------------------------------------------------
 // Entries
@@ -340,11 +341,11 @@ export const layerRecord = (
       )
       const fs = yield* FileSystem.FileSystem
       const pathService = yield* Path.Path
-      const spawn = yield* ClaudeAgent.subprocessFactory
       let sessions = 0
       const encoder = new TextEncoder()
 
-      return ClaudeAgent.make((launch, options) =>
+      const transport = Layer.scoped(
+        Transport,
         Effect.gen(function*() {
           sessions++
           const file = numberedPath(pathService, path, sessions)
@@ -373,11 +374,12 @@ export const layerRecord = (
                 runDetached
               )
           )
-          const transport = yield* spawn(launch, options)
-          recorded = yield* recordTransport(transport, write)
+          const spawned = yield* Layer.build(SessionServices.subprocessTransport)
+          recorded = yield* recordTransport(Context.get(spawned, Transport), write)
           return recorded
         }).pipe(Effect.provide(context))
       )
+      return ClaudeAgent.make({ transport })
     })
   )
 
@@ -672,9 +674,13 @@ export const layerReplay = (
 ): Layer.Layer<ClaudeAgent.ClaudeAgent> =>
   Layer.succeed(
     ClaudeAgent.ClaudeAgent,
-    ClaudeAgent.make((_launch, sessionOptions) =>
-      replayTransport(entries, { maxBufferSize: sessionOptions.maxBufferSize, ...options })
-    )
+    ClaudeAgent.make({
+      transport: Layer.scoped(
+        Transport,
+        Effect.flatMap(SessionServices.SessionLaunch, (session) =>
+          replayTransport(entries, { maxBufferSize: session.options.maxBufferSize, ...options }))
+      )
+    })
   )
 
 /**

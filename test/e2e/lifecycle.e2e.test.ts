@@ -7,7 +7,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Option, Stream } from "effect"
 import { fileURLToPath } from "node:url"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
-import type * as Transport from "../../src/services/Transport.js"
+import * as SessionServices from "../../src/layers/SessionServices.js"
+import * as Transport from "../../src/services/Transport.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import { isAlive } from "../support/processes.js"
 
@@ -57,10 +58,11 @@ describe("e2e: closing a session never waits for an answer nobody needs (real CL
   // closed that early stops it at once with SIGTERM instead. Once initialised, EOF ends it (exit 0).
   const capturing = Effect.gen(function*() {
     const transports: Array<Transport.TransportShape> = []
-    const spawn = yield* ClaudeAgent.subprocessFactory
-    const agent = ClaudeAgent.make((launch, options) =>
-      Effect.tap(spawn(launch, options), (transport) => Effect.sync(() => transports.push(transport)))
-    )
+    const transport = Layer.effect(
+      Transport.Transport,
+      Effect.tap(Transport.Transport, (transport) => Effect.sync(() => transports.push(transport)))
+    ).pipe(Layer.provide(SessionServices.subprocessTransport), Layer.provide(NodeContext.layer))
+    const agent = ClaudeAgent.make({ transport })
     return { agent, transports }
   })
 

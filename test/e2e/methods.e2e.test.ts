@@ -7,6 +7,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
+import * as SessionServices from "../../src/layers/SessionServices.js"
 import * as McpServer from "../../src/McpServer.js"
 import * as ControlChannel from "../../src/services/ControlChannel.js"
 import type * as Control from "../../src/schema/Control.js"
@@ -202,21 +203,20 @@ describe("e2e: session methods on the real CLI", () => {
       const broken = script("broken.sh", "exit 3")
       // The in-process servers answer the CLI's MCP messages a second late, so that their
       // connection visibly outlasts the reply.
-      const agent = yield* Effect.map(ClaudeAgent.subprocessFactory, (factory) =>
-        ClaudeAgent.make(factory, {
-          controlChannel: (config) =>
-            Layer.scoped(
-              ControlChannel.ControlChannel,
-              Effect.map(ControlChannel.ControlChannel.make(config), (channel) => ({
-                ...channel,
-                handle: (descriptor, handler) =>
-                  channel.handle(
-                    descriptor,
-                    descriptor.subtype === "mcp_message" ? (p, id) => Effect.delay(handler(p, id), "1 second") : handler
-                  )
-              }))
-            )
-        }))
+      const agent = ClaudeAgent.make({
+        transport: SessionServices.subprocessTransport.pipe(Layer.provide(NodeContext.layer)),
+        controlChannel: Layer.effect(
+          ControlChannel.ControlChannel,
+          Effect.map(ControlChannel.ControlChannel, (channel) => ({
+            ...channel,
+            handle: (descriptor, handler) =>
+              channel.handle(
+                descriptor,
+                descriptor.subtype === "mcp_message" ? (p, id) => Effect.delay(handler(p, id), "1 second") : handler
+              )
+          }))
+        ).pipe(Layer.provide(SessionServices.controlChannel))
+      })
       const session = yield* agent.session(options)
       const statusOf = (name: string) =>
         Effect.map(session.mcpServerStatus(), (s) => s.mcpServers.find((server) => server.name === name)?.status)

@@ -2,28 +2,31 @@
 // request is served, a CLI killed mid-turn fails only its own request, and nothing outlives the pool.
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, Exit, Fiber, Option, Scope, Stream } from "effect"
+import { Chunk, Deferred, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
 import * as AgentPool from "../../src/AgentPool.js"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
+import * as SessionServices from "../../src/layers/SessionServices.js"
+import { Transport } from "../../src/services/Transport.js"
 import * as Message from "../../src/schema/Message.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { claudePids } from "../support/processes.js"
 
-// The real subprocess factory, counting the CLI processes alive at once.
+// The real subprocess transport, counting the CLI processes alive at once.
 const counting = Effect.gen(function*() {
   const counts = { live: 0, peak: 0, pids: [] as Array<number> }
-  const spawn = yield* ClaudeAgent.subprocessFactory
-  const agent = ClaudeAgent.make((launch, options) =>
-    Effect.tap(spawn(launch, options), (transport) =>
+  const transport = Layer.effect(
+    Transport,
+    Effect.tap(Transport, (transport) =>
       Effect.gen(function*() {
         counts.live++
         counts.peak = Math.max(counts.peak, counts.live)
         counts.pids.push(Option.getOrElse(transport.pid, () => -1))
         yield* transport.exitStatus.pipe(Effect.ensuring(Effect.sync(() => void counts.live--)), Effect.forkDaemon)
       }))
-  )
+  ).pipe(Layer.provide(SessionServices.subprocessTransport), Layer.provide(NodeContext.layer))
+  const agent = ClaudeAgent.make({ transport })
   return { agent, counts }
 })
 

@@ -20,6 +20,8 @@ import {
 } from "effect"
 import * as AgentPool from "../../src/AgentPool.js"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
+import * as SessionServices from "../../src/layers/SessionServices.js"
+import { Transport } from "../../src/services/Transport.js"
 import * as Message from "../../src/schema/Message.js"
 import * as Telemetry from "../../src/Telemetry.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
@@ -41,7 +43,7 @@ const gatedAgent = (open: (prompt: string) => boolean = () => false) =>
         })
       })
     const counts = { live: 0, peak: 0, spawned: 0 }
-    const agent = ClaudeAgent.make(() =>
+    const agent = ClaudeAgent.make({ transport: Layer.scoped(Transport, Effect.suspend(() =>
       Effect.gen(function*() {
         const { transport } = yield* FakeCli.make({
           onUserMessage: (message, cli) =>
@@ -59,7 +61,7 @@ const gatedAgent = (open: (prompt: string) => boolean = () => false) =>
         yield* Effect.addFinalizer(() => Effect.sync(() => void counts.live--))
         return transport
       })
-    )
+    )) })
     const release = (prompt: string) => Effect.flatMap(gate(prompt), (d) => Deferred.succeed(d, undefined))
     return { agent, started, release, counts }
   })
@@ -252,7 +254,7 @@ const keyedAgent = (gated: (prompt: string) => boolean = () => false) =>
     const clis: Array<FakeCli.FakeCliHandle> = []
     // When set, a CLI started with `resume` finds no conversation (its transcript is gone).
     const transcripts = { lost: false }
-    const agent = ClaudeAgent.make((_launch, options) =>
+    const agent = ClaudeAgent.make({ transport: Layer.scoped(Transport, Effect.flatMap(SessionServices.SessionLaunch, ({ options }) =>
       Effect.gen(function*() {
         const lost = transcripts.lost && options.resume !== undefined
         const { cli, transport } = yield* FakeCli.make({
@@ -282,7 +284,7 @@ const keyedAgent = (gated: (prompt: string) => boolean = () => false) =>
         yield* Effect.addFinalizer(() => Effect.sync(() => void counts.live--))
         return transport
       })
-    )
+    )) })
     const release = (prompt: string) => Effect.flatMap(gate(prompt), (d) => Deferred.succeed(d, undefined))
     return { agent, started, release, counts, launches, clis, transcripts }
   })
@@ -342,7 +344,7 @@ describe("AgentPool keyed sessions (fake CLI)", () => {
       return Effect.gen(function*() {
         const stopInput = { hook_event_name: "Stop", session_id: "s", transcript_path: "/t", cwd: "/", stop_hook_active: false }
         let turn = 0
-        const agent = ClaudeAgent.make(() =>
+        const agent = ClaudeAgent.make({ transport: Layer.scoped(Transport, Effect.suspend(() =>
           Effect.map(
             FakeCli.make({
               onUserMessage: (message, cli) =>
@@ -354,7 +356,7 @@ describe("AgentPool keyed sessions (fake CLI)", () => {
             }),
             ({ transport }) => transport
           )
-        )
+        )) })
         // Built once: a keyed session's options are compared by identity of their callbacks.
         const options = { hooks: { Stop: [{ hooks: [() => Effect.as(Effect.log("hook ran"), {})] }] } }
         const pool = yield* AgentPool.make(agent, { maxConcurrent: 1 }).pipe(

@@ -1,9 +1,10 @@
 // Unit tests of `ClaudeAgent.query` with prompt streams, over the in-memory fake CLI (a mock
 // transport, no process): every prompt stream, fault and bad input ends in a typed result.
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Chunk, Data, Deferred, Effect, Exit, Fiber, Ref, Stream, TestClock } from "effect"
+import { Cause, Chunk, Data, Deferred, Effect, Exit, Fiber, Layer, Option, Ref, Stream, TestClock } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Control from "../../src/schema/Control.js"
+import { Transport } from "../../src/services/Transport.js"
 import * as Message from "../../src/schema/Message.js"
 import type { SdkError } from "../../src/SdkError.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
@@ -138,7 +139,7 @@ describe("ClaudeAgent.prewarm (fake CLI)", () => {
     Effect.gen(function*() {
       const initialized = yield* Deferred.make<void>()
       let spawned = 0
-      const agent = ClaudeAgent.make(() =>
+      const agent = ClaudeAgent.make({ transport: Layer.scoped(Transport, Effect.suspend(() =>
         Effect.map(
           FakeCli.make({
             answers: [
@@ -151,7 +152,7 @@ describe("ClaudeAgent.prewarm (fake CLI)", () => {
             return transport
           }
         )
-      )
+      )) })
       const warm = yield* ClaudeAgent.prewarm().pipe(Effect.provideService(ClaudeAgent.ClaudeAgent, agent))
       // Initialized before any prompt exists.
       expect(yield* Deferred.isDone(initialized)).toBe(true)

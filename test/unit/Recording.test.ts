@@ -4,7 +4,7 @@ import * as fs from "node:fs"
 import { Chunk, Effect, Exit, Fiber, Layer, Option, Queue, Schema, Scope, Stream, TestClock } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
-import type { TransportShape } from "../../src/services/Transport.js"
+import { Transport, type TransportShape } from "../../src/services/Transport.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
 import * as Recording from "../../src/testing/Recording.js"
 import { program } from "../support/recordingProgram.js"
@@ -260,10 +260,10 @@ describe("Recording: recordTransport and files", () => {
       const log: Array<Recording.Entry> = []
       const recordingLayer = Layer.succeed(
         ClaudeAgent.ClaudeAgent,
-        ClaudeAgent.make(() =>
+        ClaudeAgent.make({ transport: Layer.scoped(Transport, Effect.suspend(() =>
           Effect.flatMap(FakeCli.make(), ({ transport }) =>
             Recording.recordTransport(transport, (entry) => Effect.sync(() => void log.push(entry))))
-        )
+        )) })
       )
       const ask = ClaudeAgent.query("hello").pipe(Stream.runCollect, Effect.map(Chunk.toArray))
       const live = yield* ask.pipe(Effect.provide(recordingLayer))

@@ -1,10 +1,13 @@
-// Each of a session's services is a Layer a user can replace. These tests replace one at a time,
-// over the in-memory fake CLI (a mock transport, no process), and check that the session really
-// goes through the replacement: the services are load-bearing, not decorative.
+// Each of a session's five services is a Layer, and each is replaced the same way: a layer in the
+// `SessionServices.Layers` given to `ClaudeAgent.make`. These tests replace one at a time, over the
+// in-memory fake CLI (a mock transport, no process), and check that the session really goes
+// through the replacement: the services are load-bearing, not decorative.
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Layer, Option, Predicate, Ref, Stream, Tracer } from "effect"
+import { Deferred, Effect, Layer, Option, Predicate, Ref, Stream } from "effect"
 import * as AgentSession from "../../src/AgentSession.js"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
+import * as SessionServices from "../../src/layers/SessionServices.js"
+import * as McpServer from "../../src/McpServer.js"
 import * as Control from "../../src/schema/Control.js"
 import { ControlChannel } from "../../src/services/ControlChannel.js"
 import { HookRegistry } from "../../src/services/HookRegistry.js"
@@ -20,48 +23,75 @@ const requestOf = (frame: FakeCli.JsonObject): FakeCli.JsonObject =>
 const isControlRequest = (subtype: string) => (frame: FakeCli.JsonObject) =>
   frame.type === "control_request" && requestOf(frame).subtype === subtype
 
-// A ClaudeAgent over the fake CLI that hands the test each session's CLI handle and launch.
-const agentWithHandles = (behaviour: FakeCli.Behaviour = {}) =>
+// A fake-CLI transport layer that hands the test each session's CLI handle and launch args.
+const fakeTransport = (behaviour: FakeCli.Behaviour = {}) =>
   Effect.gen(function*() {
     const handle = yield* Deferred.make<FakeCli.FakeCliHandle>()
     const launched = yield* Deferred.make<ReadonlyArray<string>>()
-    const agent = ClaudeAgent.make((launch) =>
+    const transport = Layer.scoped(
+      Transport,
       Effect.gen(function*() {
+        const { launch } = yield* SessionServices.SessionLaunch
         const { cli, transport } = yield* FakeCli.make(behaviour)
         yield* Deferred.succeed(handle, cli)
         yield* Deferred.succeed(launched, launch.args)
         return transport
       })
     )
-    return { agent, cli: Deferred.await(handle), args: Deferred.await(launched) }
+    return { transport, cli: Deferred.await(handle), args: Deferred.await(launched) }
   })
 
+// A ClaudeAgent over the fake CLI with the other layers given, and the handles of its one session.
+const agentWith = (layers: Omit<SessionServices.Layers, "transport"> = {}) =>
+  Effect.map(fakeTransport(), ({ args, cli, transport }) => ({
+    agent: ClaudeAgent.make({ ...layers, transport }),
+    cli,
+    args
+  }))
+
 describe("Transport is a layer swap", () => {
-  it.scoped("AgentSession.make writes and reads through the Transport in context, and reports its pid", () =>
+  it.scoped("every session is built on the transport layer, which reads the session's launch from context", () =>
     Effect.gen(function*() {
       const written = yield* Ref.make<ReadonlyArray<string>>([])
-      // A transport that wraps the fake and records what the session writes.
-      const recording = Layer.effect(
+      const seen = yield* Ref.make<ReadonlyArray<string | undefined>>([])
+      // A transport that wraps the fake and records what the session writes and the model it launched with.
+      const transport = Layer.effect(
         Transport,
-        Effect.map(Transport, (inner) => ({
-          ...inner,
-          send: (frame: unknown) =>
-            Ref.update(written, (all) => [...all, Predicate.isRecord(frame) ? String(frame.type) : "?"]).pipe(
-              Effect.zipRight(inner.send(frame))
-            )
-        }))
+        Effect.gen(function*() {
+          const { options } = yield* SessionServices.SessionLaunch
+          yield* Ref.update(seen, (all) => [...all, options.model])
+          const inner = yield* Transport
+          return {
+            ...inner,
+            send: (frame: unknown) =>
+              Ref.update(written, (all) => [...all, Predicate.isRecord(frame) ? String(frame.type) : "?"]).pipe(
+                Effect.zipRight(inner.send(frame))
+              )
+          }
+        })
       ).pipe(Layer.provide(FakeCli.layer({ pid: 4242 })))
-      const services = Layer.mergeAll(HookRegistry.layerEmpty, McpBridge.layerEmpty).pipe(
-        Layer.provideMerge(ControlChannel.layer()),
-        Layer.provideMerge(recording)
-      )
-      const context = yield* Layer.build(services)
-      const session = yield* AgentSession.make().pipe(Effect.provide(context))
+      const agent = ClaudeAgent.make({ transport })
+      const session = yield* agent.session({ model: "claude-haiku-4-5" })
       expect(session.pid).toEqual(Option.some(4242))
       yield* session.send("hi")
       const messages = yield* session.receiveResponse.pipe(Stream.runCollect)
       expect(messages.length).toBeGreaterThan(0)
       expect(yield* Ref.get(written)).toEqual(["control_request", "user"])
+      // Built again for the next session, with that session's options.
+      yield* Effect.scoped(agent.session({ model: "claude-opus-4-1" }))
+      expect(yield* Ref.get(seen)).toEqual(["claude-haiku-4-5", "claude-opus-4-1"])
+    }))
+
+  it.scoped("AgentSession.make over a graph built by hand reads the Transport in context", () =>
+    Effect.gen(function*() {
+      const services = Layer.mergeAll(HookRegistry.layerEmpty, McpBridge.layerEmpty).pipe(
+        Layer.provideMerge(ControlChannel.layer()),
+        Layer.provideMerge(FakeCli.layer({ pid: 4243 }))
+      )
+      const session = yield* AgentSession.make().pipe(Effect.provide(yield* Layer.build(services)))
+      expect(session.pid).toEqual(Option.some(4243))
+      yield* session.send("hi")
+      expect((yield* session.receiveResponse.pipe(Stream.runCollect)).length).toBeGreaterThan(0)
     }))
 
   it.effect("ClaudeAgent sessions expose the transport's pid", () =>
@@ -72,30 +102,25 @@ describe("Transport is a layer swap", () => {
 })
 
 describe("ControlChannel is a layer swap", () => {
-  it.scoped("ClaudeAgent.make's controlChannel replaces every session's channel", () =>
+  it.scoped("a controlChannel layer replaces every session's channel", () =>
     Effect.gen(function*() {
       const subtypes = yield* Ref.make<ReadonlyArray<string>>([])
-      const agent = ClaudeAgent.make(
-        () => Effect.map(FakeCli.make(), ({ transport }) => transport),
-        {
-          controlChannel: (config) =>
-            Layer.scoped(
-              ControlChannel,
-              Effect.map(ControlChannel.make(config), (channel) => ({
-                ...channel,
-                // Every outbound request, the session's own included, goes through here.
-                start: (request, ...args) =>
-                  Ref.update(subtypes, (all) => [...all, request.subtype]).pipe(
-                    Effect.zipRight(channel.start(request, ...args))
-                  ),
-                request: (request, ...args) =>
-                  Ref.update(subtypes, (all) => [...all, request.subtype]).pipe(
-                    Effect.zipRight(channel.request(request, ...args))
-                  )
-              }))
+      const controlChannel = Layer.effect(
+        ControlChannel,
+        Effect.map(ControlChannel, (channel) => ({
+          ...channel,
+          // Every outbound request, the session's own included, goes through here.
+          start: (request, ...args) =>
+            Ref.update(subtypes, (all) => [...all, request.subtype]).pipe(
+              Effect.zipRight(channel.start(request, ...args))
+            ),
+          request: (request, ...args) =>
+            Ref.update(subtypes, (all) => [...all, request.subtype]).pipe(
+              Effect.zipRight(channel.request(request, ...args))
             )
-        }
-      )
+        }))
+      ).pipe(Layer.provide(SessionServices.controlChannel))
+      const { agent } = yield* agentWith({ controlChannel })
       const session = yield* agent.session()
       yield* session.initializationResult
       const reply = yield* session.setModel("claude-haiku-4-5")
@@ -116,11 +141,11 @@ describe("HookRegistry is a layer swap", () => {
         )
     })
 
-  it.scoped("a HookRegistry in context is announced in initialize and answers hook_callback", () =>
+  it.scoped("a hookRegistry layer is announced in initialize and answers hook_callback", () =>
     Effect.gen(function*() {
       const audit = yield* Ref.make<ReadonlyArray<string>>([])
-      const { agent, cli } = yield* agentWithHandles()
-      yield* agent.session().pipe(Effect.provide(auditingRegistry(audit)))
+      const { agent, cli } = yield* agentWith({ hookRegistry: auditingRegistry(audit) })
+      yield* agent.session()
       const fake = yield* cli
       const init = yield* fake.awaitSent(isControlRequest("initialize"))
       expect(requestOf(init).hooks).toEqual({ PreToolUse: [{ hookCallbackIds: ["audit_0"] }] })
@@ -133,20 +158,17 @@ describe("HookRegistry is a layer swap", () => {
       expect(yield* Ref.get(audit)).toEqual(["audit_0:toolu_1"])
     }))
 
-  it.scoped("hooks given both in options and as a HookRegistry fail with OptionsError naming hooks", () =>
+  it.scoped("hooks given both in options and as a hookRegistry layer fail with OptionsError naming hooks", () =>
     Effect.gen(function*() {
       const audit = yield* Ref.make<ReadonlyArray<string>>([])
-      const { agent } = yield* agentWithHandles()
-      const error = yield* agent.session({ hooks: { Stop: [{ hooks: [() => Effect.succeed({})] }] } }).pipe(
-        Effect.provide(auditingRegistry(audit)),
-        Effect.flip
-      )
+      const { agent } = yield* agentWith({ hookRegistry: auditingRegistry(audit) })
+      const error = yield* agent.session({ hooks: { Stop: [{ hooks: [() => Effect.succeed({})] }] } }).pipe(Effect.flip)
       expect(error).toMatchObject({ _tag: "OptionsError", field: "hooks" })
     }))
 })
 
 describe("McpBridge is a layer swap", () => {
-  it.scoped("an McpBridge in context is announced as sdkMcpServers and answers mcp_message", () =>
+  it.scoped("an mcpBridge layer is announced as sdkMcpServers and answers mcp_message", () =>
     Effect.gen(function*() {
       // A bridge that serves a tool list from elsewhere (e.g. an @effect/ai toolkit).
       const bridge = Layer.succeed(McpBridge, {
@@ -161,8 +183,8 @@ describe("McpBridge is a layer swap", () => {
             }
           })
       })
-      const { agent, cli } = yield* agentWithHandles()
-      yield* agent.session().pipe(Effect.provide(bridge))
+      const { agent, cli } = yield* agentWith({ mcpBridge: bridge })
+      yield* agent.session()
       const fake = yield* cli
       const init = yield* fake.awaitSent(isControlRequest("initialize"))
       expect(requestOf(init).sdkMcpServers).toEqual(["toolkit"])
@@ -172,10 +194,50 @@ describe("McpBridge is a layer swap", () => {
       })
       expect(answer).toMatchObject({ mcp_response: { id: 7, result: { tools: [{ name: "toolkit-echo" }] } } })
     }))
+
+  it.scoped("in-process servers given both in options and as an mcpBridge layer fail with OptionsError naming mcpServers", () =>
+    Effect.gen(function*() {
+      const { agent } = yield* agentWith({ mcpBridge: McpBridge.layerEmpty })
+      const calc = McpServer.make({ name: "calc", tools: [] })
+      const error = yield* agent.session({ mcpServers: { calc } }).pipe(Effect.flip)
+      expect(error).toMatchObject({ _tag: "OptionsError", field: "mcpServers" })
+      // External servers are not the bridge's: they go with any bridge.
+      yield* agent.session({ mcpServers: { docs: { type: "http", url: "https://example.com/mcp" } } })
+    }))
 })
 
 describe("PermissionHandler is a layer swap", () => {
-  it.scoped("a PermissionHandler in context turns on --permission-prompt-tool=stdio and answers can_use_tool", () =>
+  it.scoped("a callback layer is built over the session's channel and launch, and a canUseTool option too is an OptionsError", () =>
+    Effect.gen(function*() {
+      const asked = yield* Ref.make<ReadonlyArray<string>>([])
+      // Reads what is below it: the session's options, and its channel (it asks the CLI for the MCP status).
+      const handler = Layer.effect(
+        PermissionHandler,
+        Effect.gen(function*() {
+          const { options } = yield* SessionServices.SessionLaunch
+          const channel = yield* ControlChannel
+          return {
+            canUseTool: (request) =>
+              Effect.gen(function*() {
+                const status = yield* channel.request(Control.McpStatus, {}).pipe(Effect.orDie)
+                yield* Ref.update(asked, (all) => [...all, `${options.model}:${request.tool_name}:${status.mcpServers.length}`])
+                return { behavior: "allow", updatedInput: request.input }
+              })
+          }
+        })
+      )
+      const { agent, cli } = yield* agentWith({ permissionHandler: handler })
+      yield* agent.session({ model: "claude-haiku-4-5" })
+      const answer = yield* (yield* cli).requestRaw({ subtype: "can_use_tool", tool_name: "Read", input: { path: "a" } })
+      expect(answer).toMatchObject({ subtype: "success", response: { behavior: "allow" } })
+      expect(yield* Ref.get(asked)).toEqual(["claude-haiku-4-5:Read:0"])
+      const error = yield* agent.session({ canUseTool: () => Effect.succeed({ behavior: "allow", updatedInput: {} }) }).pipe(
+        Effect.flip
+      )
+      expect(error).toMatchObject({ _tag: "OptionsError", field: "canUseTool" })
+    }))
+
+  it.scoped("a permissionHandler layer turns on --permission-prompt-tool=stdio and answers can_use_tool", () =>
     Effect.gen(function*() {
       const asked = yield* Ref.make<ReadonlyArray<string>>([])
       const handler = Layer.succeed(PermissionHandler, {
@@ -184,8 +246,8 @@ describe("PermissionHandler is a layer swap", () => {
             Effect.as({ behavior: "deny", message: `${request.tool_name} is audited` })
           )
       })
-      const { agent, cli, args } = yield* agentWithHandles()
-      yield* agent.session().pipe(Effect.provide(handler))
+      const { agent, args, cli } = yield* agentWith({ permissionHandler: handler })
+      yield* agent.session()
       expect(yield* args).toContain("--permission-prompt-tool=stdio")
       const answer = yield* (yield* cli).request(Control.CanUseTool, { tool_name: "Bash", input: { command: "ls" } })
       expect(answer).toMatchObject({ behavior: "deny", message: "Bash is audited" })
@@ -194,7 +256,7 @@ describe("PermissionHandler is a layer swap", () => {
 
   it.scoped("without a permission callback, can_use_tool is answered as unsupported and the flag is absent", () =>
     Effect.gen(function*() {
-      const { agent, cli, args } = yield* agentWithHandles()
+      const { agent, cli, args } = yield* agentWith()
       yield* agent.session()
       expect((yield* args).some((arg) => arg.startsWith("--permission-prompt-tool"))).toBe(false)
       const refused = yield* Effect.flip((yield* cli).request(Control.CanUseTool, { tool_name: "Bash", input: {} }))
@@ -208,7 +270,7 @@ describe("inbound control requests are traced", () => {
     Effect.gen(function*() {
       const { spans, tracer: recording } = yield* SpanRecorder.make
       yield* Effect.gen(function*() {
-        const { agent, cli } = yield* agentWithHandles()
+        const { agent, cli } = yield* agentWith()
         yield* agent.session({ hooks: { Stop: [{ hooks: [() => Effect.succeed({})] }] } })
         const answer = yield* (yield* cli).request(Control.HookCallback, {
           callback_id: "hook_0",

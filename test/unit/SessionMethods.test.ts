@@ -2,8 +2,9 @@
 // supportedCommands, reinitialize, readMcpResource, …) and the `elicitation` callback, over the
 // in-memory fake CLI: what each writes on the wire, and what it makes of the reply.
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Context, Deferred, Effect, Fiber, Predicate, Ref, Schema, Stream } from "effect"
+import { Chunk, Context, Deferred, Effect, Fiber, Layer, Option, Predicate, Ref, Schema, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
+import { Transport } from "../../src/services/Transport.js"
 import * as McpServer from "../../src/McpServer.js"
 import * as Control from "../../src/schema/Control.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
@@ -23,13 +24,13 @@ const sentRequests = (cli: FakeCli.FakeCliHandle) =>
 const agentWithCli = (behaviour: FakeCli.Behaviour = {}) =>
   Effect.gen(function*() {
     const handle = yield* Deferred.make<FakeCli.FakeCliHandle>()
-    const agent = ClaudeAgent.make(() =>
+    const agent = ClaudeAgent.make({ transport: Layer.scoped(Transport, Effect.suspend(() =>
       Effect.gen(function*() {
         const { cli, transport } = yield* FakeCli.make(behaviour)
         yield* Deferred.succeed(handle, cli)
         return transport
       })
-    )
+    )) })
     return { agent, cli: Deferred.await(handle) }
   })
 

@@ -1,8 +1,10 @@
 // Spans and metrics of a session over the fake CLI (a mock transport), recorded by an in-memory
 // tracer: what any @effect/opentelemetry exporter would receive.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Metric, Schema, Stream, Tracer } from "effect"
+import { Effect, Layer, Metric, Schema, Stream, Tracer } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
+import * as SessionServices from "../../src/layers/SessionServices.js"
+import { Transport } from "../../src/services/Transport.js"
 import * as McpServer from "../../src/McpServer.js"
 import * as Tool from "../../src/Tool.js"
 import * as Telemetry from "../../src/Telemetry.js"
@@ -90,7 +92,7 @@ describe("Telemetry (fake CLI)", () => {
       }
       let turnNumber = 0
       let handle: FakeCli.FakeCliHandle | undefined
-      const agent = ClaudeAgent.make(() =>
+      const agent = ClaudeAgent.make({ transport: Layer.scoped(Transport, Effect.suspend(() =>
         Effect.map(
           FakeCli.make({
             onUserMessage: (message, cli) =>
@@ -110,7 +112,7 @@ describe("Telemetry (fake CLI)", () => {
             return transport
           }
         )
-      )
+      )) })
       yield* Effect.scoped(Effect.gen(function*() {
         const session = yield* agent.session({
           hooks: { Stop: [{ hooks: [() => Effect.succeed({}).pipe(Effect.withSpan("user.hook"))] }] },
@@ -160,10 +162,10 @@ describe("Telemetry (fake CLI)", () => {
     Effect.gen(function*() {
       const { spans, tracer } = yield* recordingTracer
       let env: Readonly<Record<string, string>> = {}
-      const agent = ClaudeAgent.make((launch) => {
+      const agent = ClaudeAgent.make({ transport: Layer.scoped(Transport, Effect.flatMap(SessionServices.SessionLaunch, ({ launch }) => {
         env = launch.env
         return Effect.map(FakeCli.make(), ({ transport }) => transport)
-      })
+      })) })
       yield* agent.query("hi").pipe(Stream.runDrain, Effect.withTracer(tracer))
       const session = spans.find((s) => s.name === "ClaudeAgent.session")
       expect(env.TRACEPARENT).toBe(`00-${session?.traceId}-${session?.spanId}-01`)

@@ -8,7 +8,7 @@ import { Chunk, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Schema, Sco
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ClaudeAgent, Message } from "effect-claude-agent"
+import { ClaudeAgent, Message, SessionServices, Transport } from "effect-claude-agent"
 import { AgentEntity, TranscriptStore } from "effect-claude-agent/cluster"
 import { FakeCli } from "effect-claude-agent/testing"
 
@@ -36,7 +36,7 @@ const fakeAgent = (dirs: { readonly configDir: string; readonly cwd: string }) =
     const started = yield* Queue.unbounded<string>()
     const controls = yield* Queue.unbounded<string>()
     const permissionAnswers = yield* Queue.unbounded<unknown>()
-    const agent = ClaudeAgent.make((_launch, options) =>
+    const agent = ClaudeAgent.make({ transport: Layer.scoped(Transport.Transport, Effect.flatMap(SessionServices.SessionLaunch, ({ options }) =>
       Effect.gen(function*() {
         launched.push({
           sessionId: options.sessionId,
@@ -89,7 +89,7 @@ const fakeAgent = (dirs: { readonly configDir: string; readonly cwd: string }) =
         })
         return transport
       })
-    )
+    )) })
     return { agent, launched, started, controls, permissionAnswers }
   })
 

@@ -1,10 +1,12 @@
 // Unit tests of the pool's keyed leases on their own, over fake CLIs, a real `Slots` and `Spares`
 // (no spares kept unless a test asks).
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Duration, Effect, Fiber, Option, Stream, TestClock } from "effect"
+import { Chunk, Deferred, Duration, Effect, Fiber, Layer, Option, Stream, TestClock } from "effect"
 import type * as AgentPool from "../../../src/AgentPool.js"
 import type * as AgentSession from "../../../src/AgentSession.js"
 import * as ClaudeAgent from "../../../src/ClaudeAgent.js"
+import * as SessionServices from "../../../src/layers/SessionServices.js"
+import { Transport } from "../../../src/services/Transport.js"
 import * as KeyedLeases from "../../../src/internal/pool/keyedLeases.js"
 import * as Slots from "../../../src/internal/pool/slots.js"
 import * as Spares from "../../../src/internal/pool/spares.js"
@@ -18,15 +20,20 @@ const setup = (settings: { readonly maxConcurrent: number; readonly idleTimeToLi
   Effect.gen(function*() {
     const counts = { live: 0 }
     const resumes: Array<string | undefined> = []
-    const agent = ClaudeAgent.make((_launch, options) =>
-      Effect.gen(function*() {
-        const { transport } = yield* FakeCli.make({ onUserMessage: FakeCli.echoTurn })
-        resumes.push(options.resume)
-        counts.live++
-        yield* Effect.addFinalizer(() => Effect.sync(() => void counts.live--))
-        return transport
-      })
-    )
+    const agent = ClaudeAgent.make({
+      transport: Layer.scoped(
+        Transport,
+        Effect.flatMap(SessionServices.SessionLaunch, ({ options }) =>
+          Effect.gen(function*() {
+            const { transport } = yield* FakeCli.make({ onUserMessage: FakeCli.echoTurn })
+            resumes.push(options.resume)
+            counts.live++
+            yield* Effect.addFinalizer(() => Effect.sync(() => void counts.live--))
+            return transport
+          })
+        )
+      )
+    })
     const events: Array<AgentPool.PoolEvent> = []
     const publish = (event: AgentPool.PoolEvent) => Effect.sync(() => events.push(event))
     const slots = Slots.make({

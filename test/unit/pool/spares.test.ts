@@ -1,8 +1,10 @@
 // Unit tests of the pool's warm spares on their own, over fake CLIs and a real `Slots`.
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Option, Scope } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
 import type * as AgentPool from "../../../src/AgentPool.js"
 import * as ClaudeAgent from "../../../src/ClaudeAgent.js"
+import * as SessionServices from "../../../src/layers/SessionServices.js"
+import { Transport } from "../../../src/services/Transport.js"
 import * as Slots from "../../../src/internal/pool/slots.js"
 import * as Spares from "../../../src/internal/pool/spares.js"
 import { CLIConnectionError } from "../../../src/SdkError.js"
@@ -14,18 +16,23 @@ const fakeAgent = () => {
   const clis: Array<FakeCli.FakeCliHandle> = []
   const models: Array<string | undefined> = []
   const control = { failing: false }
-  const agent = ClaudeAgent.make((_launch, options) =>
-    Effect.gen(function*() {
-      if (control.failing) return yield* Effect.fail(new CLIConnectionError({ reason: "no CLI today" }))
-      const { cli, transport } = yield* FakeCli.make({ onUserMessage: FakeCli.echoTurn })
-      clis.push(cli)
-      models.push(options.model)
-      counts.spawned++
-      counts.live++
-      yield* Effect.addFinalizer(() => Effect.sync(() => void counts.live--))
-      return transport
-    })
-  )
+  const agent = ClaudeAgent.make({
+    transport: Layer.scoped(
+      Transport,
+      Effect.flatMap(SessionServices.SessionLaunch, ({ options }) =>
+        Effect.gen(function*() {
+          if (control.failing) return yield* Effect.fail(new CLIConnectionError({ reason: "no CLI today" }))
+          const { cli, transport } = yield* FakeCli.make({ onUserMessage: FakeCli.echoTurn })
+          clis.push(cli)
+          models.push(options.model)
+          counts.spawned++
+          counts.live++
+          yield* Effect.addFinalizer(() => Effect.sync(() => void counts.live--))
+          return transport
+        })
+      )
+    )
+  })
   return { agent, counts, clis, models, control }
 }
 

@@ -1,0 +1,64 @@
+/**
+ * What closing a session does before the process is ended.
+ *
+ * @internal
+ */
+import { Clock, Duration, Effect } from "effect"
+import * as Control from "../../schema/Control.js"
+import type { ControlChannelShape, RunState } from "../../services/ControlChannel.js"
+import type { TransportShape } from "../../services/Transport.js"
+import { runDetached } from "../detached.js"
+import type { InitState } from "./initialize.js"
+
+/**
+ * Whether a run state is idle: the CLI reported `idle`, or never reported a state.
+ *
+ * @internal
+ */
+export const isIdle = (run: RunState): boolean => run.state === undefined || run.state === "idle"
+
+// The deadlines run on the live clock: a test under `TestClock` whose fake CLI never reports
+// `idle` must still be able to close its session.
+const liveClock = Clock.make()
+
+/**
+ * The close sequence, in three cases (every wait bounded by the grace period):
+ * - the turn finished (its `result` came): the CLI may still call back (a hook, a background
+ *   task) until it reports `idle`, and answers need stdin; wait for idle and for running
+ *   callbacks, then close stdin;
+ * - the turn is still running (the consumer was interrupted): the CLI would finish the turn
+ *   after EOF, so ask it to stop with the protocol's `interrupt` first; it then goes idle
+ *   within milliseconds and exits on EOF, with no signal needed;
+ * - `initialize` is still unanswered (or failed): the CLI has done nothing anyone waits for,
+ *   and before it has initialised it takes seconds to notice the end of its input; stop it.
+ *
+ * @internal
+ */
+export const close = (
+  control: ControlChannelShape,
+  transport: TransportShape,
+  init: InitState,
+  grace: Duration.Duration
+): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    if (!init.answered()) {
+      yield* transport.terminate
+      return yield* transport.endInput
+    }
+    const { afterResult, state } = yield* control.runState
+    const running = state === "running" || state === "requires_action"
+    if (running && !afterResult) {
+      yield* control.request(Control.Interrupt, {}, { timeout: grace }).pipe(Effect.interruptible, Effect.ignore)
+    }
+    // Nothing to wait for (the usual case: the CLI said `idle` after the result): no waits to
+    // fork, race and time.
+    if (isIdle(yield* control.runState) && (yield* control.inFlight) === 0) return yield* transport.endInput
+    // The waits are made interruptible so that their deadline can stop them; `runDetached`
+    // keeps the closing fiber's own pending interruption from stopping them at once.
+    yield* Effect.zip(control.awaitRunState(isIdle), control.awaitNoneInFlight, { concurrent: true }).pipe(
+      Effect.interruptible,
+      Effect.timeout(grace),
+      Effect.ignore
+    )
+    yield* transport.endInput
+  }).pipe(Effect.withClock(liveClock), runDetached)

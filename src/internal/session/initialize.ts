@@ -1,0 +1,153 @@
+/**
+ * The session's `initialize` request: its payload, what its reply must confirm, and the state of
+ * the handshake that the message pull and the close sequence read.
+ *
+ * @internal
+ */
+import { Deferred, Effect, Predicate, type Scope } from "effect"
+import * as Control from "../../schema/Control.js"
+import { ControlError } from "../../SdkError.js"
+import type { ControlChannelShape, RequestError, RequestOptions } from "../../services/ControlChannel.js"
+import type { HookRegistryShape } from "../../services/HookRegistry.js"
+import type { McpBridgeShape } from "../../services/McpBridge.js"
+import type { TransportShape } from "../../services/Transport.js"
+
+/**
+ * The payload: the options' fields, the registry's hooks and the in-process servers served at the
+ * time (the same fields every time it is sent).
+ *
+ * @internal
+ */
+export const payload = (
+  fields: Control.InitializePayload | undefined,
+  hooks: HookRegistryShape,
+  mcp: McpBridgeShape
+): Effect.Effect<Control.InitializePayload> =>
+  Effect.zipWith(
+    mcp.serverNames,
+    mcp.serverConfigs ?? Effect.succeed({}),
+    (names, configs): Control.InitializePayload => ({
+      ...fields,
+      hooks: hooks.initializeHooks,
+      ...(names.length === 0 ? {} : { sdkMcpServers: names }),
+      ...(Object.keys(configs).length === 0 ? {} : { sdkMcpServerConfigs: configs })
+    })
+  )
+
+const initializeError = (error: string, errorCode: string) =>
+  new ControlError({ subtype: Control.Initialize.subtype, requestId: Control.Initialize.subtype, error, errorCode })
+
+/**
+ * What the reply must confirm, as the official SDK checks it: a CLI too old to read MCP servers
+ * from `initialize` omits `mcp_servers_applied` and runs without them; one that does not honour
+ * `onFailure` would let a blocking hook's failure through. Either ends the session.
+ *
+ * @internal
+ */
+export const confirmApplied = (
+  sent: Control.InitializePayload,
+  reply: Control.InitializeResponse
+): Effect.Effect<void, ControlError> => {
+  const version = reply.claude_code_version === undefined ? "" : ` (version ${reply.claude_code_version})`
+  if (sent.mcpServers !== undefined) {
+    if (reply.mcp_servers_applied === undefined) {
+      return Effect.fail(initializeError(
+        `This Claude Code${version} is too old to read MCP servers from the initialize request, so it ` +
+          `started without them; the session was ended. Update the CLI, or use mcpServersDelivery: "argv".`,
+        "mcp_servers_not_applied"
+      ))
+    }
+    if (!reply.mcp_servers_applied) {
+      return Effect.logWarning(
+        "effect-claude-agent: the CLI reports that it did not load the MCP servers sent in initialize: " +
+          "this session may run without them (check that nothing removes --await-initialize)."
+      )
+    }
+  }
+  const blocking = Object.values(sent.hooks ?? {}).some((matchers) =>
+    matchers.some((matcher) => Predicate.isRecord(matcher) && matcher.onFailure === "block")
+  )
+  if (blocking && reply.hook_on_failure_supported !== true) {
+    return Effect.fail(initializeError(
+      `This Claude Code${version} does not honour onFailure on hook matchers, so a failing hook ` +
+        `with onFailure: "block" would not block; the session was ended. Update the CLI, or remove onFailure: "block".`,
+      "hook_on_failure_unsupported"
+    ))
+  }
+  if (sent.plugins !== undefined && sent.plugins.length > 0 && reply.plugins_applied !== true) {
+    return Effect.logWarning(
+      `effect-claude-agent: the CLI reports plugins_applied=${String(reply.plugins_applied)} for the plugins ` +
+        "sent in initialize: it runs with the plugins it was launched with."
+    )
+  }
+  return Effect.void
+}
+
+/**
+ * Sends `initialize` and checks its reply. As the official SDK does, a reply that does not confirm
+ * what was asked ends the session: no prompt is answered without what the caller asked for.
+ *
+ * @internal
+ */
+export const send = (
+  control: ControlChannelShape,
+  transport: TransportShape,
+  sent: Control.InitializePayload,
+  options?: RequestOptions
+): Effect.Effect<Control.InitializeResponse, RequestError> =>
+  Effect.flatMap(control.request(Control.Initialize, sent, options), (reply) => confirmed(transport, sent, reply))
+
+const confirmed = (transport: TransportShape, sent: Control.InitializePayload, reply: Control.InitializeResponse) =>
+  Effect.as(
+    confirmApplied(sent, reply).pipe(Effect.tapError(() => Effect.zipRight(transport.terminate, transport.endInput))),
+    reply
+  )
+
+/**
+ * Writes the first `initialize` now (on the wire before any user message) and returns its checked
+ * reply, awaited once and cached: the first prompt does not wait for a round trip.
+ *
+ * @internal
+ */
+export const start = (
+  control: ControlChannelShape,
+  transport: TransportShape,
+  sent: Control.InitializePayload
+): Effect.Effect<Effect.Effect<Control.InitializeResponse, RequestError>, RequestError, Scope.Scope> =>
+  Effect.flatMap(
+    control.start(Control.Initialize, sent),
+    (reply) => Effect.cached(Effect.flatMap(reply, (r) => confirmed(transport, sent, r)))
+  )
+
+/**
+ * Where the handshake is, for those that must not wait on it: the message pull (which ends with
+ * its failure) and the close sequence (which stops a CLI that never initialised).
+ *
+ * @internal
+ */
+export interface InitState {
+  readonly answered: () => boolean
+  readonly error: () => RequestError | undefined
+  /** Fails with the handshake's failure; never succeeds. */
+  readonly failed: Effect.Effect<never, RequestError>
+}
+
+/**
+ * Follows `initialized` in the current scope.
+ *
+ * @internal
+ */
+export const track = (initialized: Effect.Effect<unknown, RequestError>): Effect.Effect<InitState, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const failed = yield* Deferred.make<never, RequestError>()
+    let answered = false
+    let error: RequestError | undefined
+    yield* initialized.pipe(
+      Effect.matchEffect({
+        onFailure: (e) => Effect.zipRight(Effect.sync(() => void (error = e)), Deferred.fail(failed, e)),
+        onSuccess: () => Effect.sync(() => void (answered = true))
+      }),
+      Effect.forkScoped
+    )
+    return { answered: () => answered, error: () => error, failed: Deferred.await(failed) }
+  })

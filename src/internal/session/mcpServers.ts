@@ -1,0 +1,113 @@
+/**
+ * `setMcpServers`: the bridge's in-process servers and the CLI's set changed together, and the
+ * wait for the added servers to connect.
+ *
+ * @internal
+ */
+import { Duration, Effect, Schedule } from "effect"
+import type { AgentSession, McpServers, SetMcpServersOptions } from "../../AgentSession.js"
+import type * as McpServer from "../../McpServer.js"
+import * as Control from "../../schema/Control.js"
+import * as Options from "../../schema/Options.js"
+import { ControlError, type OptionsError } from "../../SdkError.js"
+import type { ControlChannelShape, RequestError, RequestOptions } from "../../services/ControlChannel.js"
+import type { McpBridgeShape } from "../../services/McpBridge.js"
+import * as Defaults from "../defaults.js"
+
+const connectPoll = Duration.millis(100)
+
+const listChanged = { jsonrpc: "2.0", method: "notifications/tools/list_changed" }
+
+// A request refused before it was written: no request id was used.
+const refused = (subtype: string, error: OptionsError) =>
+  new ControlError({ subtype, requestId: "not sent", error: error.message, errorCode: "invalid_request" })
+
+/**
+ * Waits until none of `names` is `pending` in `mcp_status`. The CLI connects added in-process
+ * servers after its reply (external ones before it) and reports no event for it: polled.
+ *
+ * @internal
+ */
+export const awaitConnected = (
+  control: ControlChannelShape,
+  names: ReadonlyArray<string>,
+  deadline: Duration.Duration,
+  options: RequestOptions
+): Effect.Effect<void, RequestError> => {
+  if (names.length === 0) return Effect.void
+  let waiting: ReadonlyArray<string> = names
+  const check = Effect.map(control.request(Control.McpStatus, {}, options), (status) => {
+    waiting = names.filter((name) => {
+      const server = status.mcpServers.find((s) => s.name === name)
+      return server === undefined || server.status === "pending"
+    })
+    return waiting.length > 0
+  })
+  return check.pipe(
+    Effect.repeat({ schedule: Schedule.spaced(connectPoll), while: (pending: boolean) => pending }),
+    Effect.asVoid,
+    Effect.timeoutFail({
+      duration: deadline,
+      onTimeout: () =>
+        new ControlError({
+          subtype: Control.McpSetServers.subtype,
+          requestId: Control.McpSetServers.subtype,
+          error: `still connecting after ${Duration.format(deadline)}: ${waiting.join(", ")}`,
+          errorCode: "mcp_servers_pending"
+        })
+    })
+  )
+}
+
+// The wire form of the set, and the in-process servers the bridge must serve.
+const split = <R>(servers: McpServers<R>) => {
+  const inProcess: Array<McpServer.McpServer<R>> = []
+  const wire: Record<string, { readonly [key: string]: unknown }> = {}
+  for (const [name, server] of Object.entries(servers)) {
+    if (server.type === "sdk") {
+      inProcess.push(server)
+      wire[name] = { type: "sdk", name }
+    } else {
+      // The CLI 2.1.330 fails a stdio server set without `args` ("Spread syntax requires
+      // ...iterable not be null or undefined"); `--mcp-config` does not need them.
+      wire[name] = "command" in server && server.args === undefined ? { ...server, args: [] } : server
+    }
+  }
+  return { inProcess, wire }
+}
+
+/**
+ * Makes the session's `setMcpServers`: one call at a time, since the bridge's set and the CLI's
+ * must change in the same order.
+ *
+ * @internal
+ */
+export const make = (
+  control: ControlChannelShape,
+  mcp: McpBridgeShape,
+  controlTimeout: Duration.DurationInput | undefined
+): Effect.Effect<AgentSession["setMcpServers"]> =>
+  Effect.map(Effect.makeSemaphore(1), (lock) =>
+    <R>(servers: McpServers<R>, options?: SetMcpServersOptions) =>
+      Effect.gen(function*() {
+        const subtype = Control.McpSetServers.subtype
+        // The same checks as the `mcpServers` option, before anything is sent or changed.
+        yield* Options.validate({ mcpServers: servers }).pipe(Effect.mapError((e) => refused(subtype, e)))
+        const { inProcess, wire } = split(servers)
+        // Served before the CLI hears of them: it connects to a new server at once. (If the
+        // request then fails, the bridge keeps the new set: the CLI's state is unknown anyway.)
+        const change = yield* mcp.setServers(inProcess).pipe(Effect.mapError((e) => refused(subtype, e)))
+        const reply = yield* control.request(Control.McpSetServers, { servers: wire }, options)
+        // The CLI keeps a server it already has and its tool list: a new definition under the
+        // same name needs it to list the tools again.
+        yield* Effect.forEach(
+          change.replaced.filter((name) => !reply.added.includes(name)),
+          (name) => control.request(Control.McpServerMessage, { server_name: name, message: listChanged }, options),
+          { discard: true }
+        )
+        if (options?.awaitConnection === true) {
+          const deadline = Duration.decode(options.timeout ?? controlTimeout ?? Defaults.controlTimeout)
+          yield* awaitConnected(control, reply.added, deadline, options)
+        }
+        return reply
+      }).pipe(lock.withPermits(1), Effect.withSpan("AgentSession.setMcpServers")))

@@ -1,0 +1,126 @@
+/**
+ * The pull behind a session's `messages` and `receiveResponse`: frames from the control channel,
+ * decoded into `Message`s, cut at each turn's `result`.
+ *
+ * @internal
+ */
+import { Chunk, Effect, Option, Predicate, Schema, type Scope, Stream } from "effect"
+import * as Control from "../../schema/Control.js"
+import * as Message from "../../schema/Message.js"
+import type { MessageParseError } from "../../SdkError.js"
+import type { RequestError, StreamError } from "../../services/ControlChannel.js"
+import type { InitState } from "./initialize.js"
+
+/**
+ * What a pull fails with: the channel's stream, a frame that breaks its schema, or `initialize`.
+ *
+ * @internal
+ */
+export type PullError = StreamError | MessageParseError | RequestError
+
+/**
+ * The two streams over one pull, and the commands of the latest `system/commands_changed`.
+ *
+ * @internal
+ */
+export interface MessagePull {
+  readonly messages: Stream.Stream<Message.Message, PullError>
+  readonly receiveResponse: Stream.Stream<Message.Message, PullError>
+  /** `undefined` until a `system/commands_changed` frame has been read. */
+  readonly latestCommands: () => ReadonlyArray<Control.SlashCommand> | undefined
+}
+
+const isResultFrame = (frame: unknown): boolean => Predicate.isRecord(frame) && frame.type === "result"
+
+const CommandsChanged = Schema.Struct({ commands: Schema.Array(Control.SlashCommand) })
+const decodeCommandsChanged = Schema.decodeUnknownOption(CommandsChanged)
+
+// The commands of a `system/commands_changed` frame (the CLI sends one after `reload_skills`).
+const changedCommands = (frame: unknown): Option.Option<ReadonlyArray<Control.SlashCommand>> =>
+  Predicate.isRecord(frame) && frame.type === "system" && frame.subtype === "commands_changed"
+    ? Option.map(decodeCommandsChanged(frame), (changed) => changed.commands)
+    : Option.none()
+
+/**
+ * Makes the pull over `frames`. Until `initialize` is answered a pull also ends with its failure,
+ * and once it has failed every pull does.
+ *
+ * @internal
+ */
+export const make = (
+  frames: Stream.Stream<unknown, StreamError>,
+  init: InitState
+): Effect.Effect<MessagePull, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const rawPull = yield* Stream.toPull(frames)
+    // After `initialize` is answered a pull cannot fail with it, and runs alone (a race forks two
+    // fibers, too much to pay for every read).
+    const pullFrames: Effect.Effect<Chunk.Chunk<unknown>, Option.Option<PullError>> = Effect.suspend(() => {
+      const failed = init.error()
+      if (failed !== undefined) return Effect.fail(Option.some(failed))
+      if (init.answered()) return rawPull
+      return Effect.raceFirst(rawPull, Effect.mapError(init.failed, Option.some))
+    })
+
+    // Frames taken from the channel but not yet emitted: a turn's stream stops at its `result`,
+    // and whatever followed it in the same chunk waits here for the next consumer.
+    let leftover: Array<unknown> = []
+    // A frame that failed decoding fails the pull after the frames before it were delivered.
+    let pendingError: MessageParseError | undefined
+    let latestCommands: ReadonlyArray<Control.SlashCommand> | undefined
+    // Whether the last chunk ended at a `result`.
+    let endsTurn = false
+
+    const emit = (frames: ReadonlyArray<unknown>): Chunk.Chunk<Message.Message> => {
+      const out: Array<Message.Message> = []
+      for (let i = 0; i < frames.length; i++) {
+        const frame = frames[i]
+        const decoded = Message.decode(frame)
+        if (decoded._tag === "Left") {
+          pendingError = decoded.left
+          leftover = frames.slice(i + 1)
+          break
+        }
+        out.push(decoded.right)
+        const commands = changedCommands(frame)
+        if (Option.isSome(commands)) latestCommands = commands.value
+        if (isResultFrame(frame)) {
+          endsTurn = true
+          if (i + 1 < frames.length) leftover = frames.slice(i + 1)
+          break
+        }
+      }
+      return Chunk.unsafeFromArray(out)
+    }
+
+    const pull: Effect.Effect<Chunk.Chunk<Message.Message>, Option.Option<PullError>> = Effect.suspend(() => {
+      endsTurn = false
+      if (pendingError !== undefined) {
+        const e = pendingError
+        pendingError = undefined
+        return Effect.fail(Option.some(e))
+      }
+      const failed = init.error()
+      if (failed !== undefined) return Effect.fail(Option.some(failed))
+      if (leftover.length > 0) {
+        const taken = leftover
+        leftover = []
+        return Effect.sync(() => emit(taken))
+      }
+      return Effect.map(pullFrames, (chunk) => emit(Chunk.toReadonlyArray(chunk)))
+    })
+
+    const messages: Stream.Stream<Message.Message, PullError> = Stream.repeatEffectChunkOption(pull)
+    // `takeUntil(isResult)` without a stage of its own: the chunk that holds the result ends with it.
+    const receiveResponse: Stream.Stream<Message.Message, PullError> = Stream.suspend(() => {
+      let done = false
+      return Stream.repeatEffectChunkOption(Effect.suspend(() => {
+        if (done) return Effect.fail(Option.none())
+        return Effect.map(pull, (chunk) => {
+          if (endsTurn) done = true
+          return chunk
+        })
+      }))
+    })
+    return { messages, receiveResponse, latestCommands: () => latestCommands }
+  })
