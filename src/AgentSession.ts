@@ -515,4 +515,4 @@ export const make = <R = never>(
       control
     }
     return session
-  }).pipe(Effect.withSpan("AgentSession.make"))
+  }).pipe(Effect.withSpan("AgentSession.make", { captureStackTrace: false }))

@@ -108,6 +108,7 @@ export const make = (layers: SessionServices.Layers): ClaudeAgentShape => {
       // children, and the CLI joins the trace through TRACEPARENT.
       const span = yield* Effect.makeSpanScoped("ClaudeAgent.session", {
         kind: "client",
+        captureStackTrace: false,
         attributes: { ...(options.model === undefined ? {} : { "claude.model": options.model }) }
       })
       yield* Metric.increment(Telemetry.sessionsStarted)
