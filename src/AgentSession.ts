@@ -21,7 +21,7 @@ import * as Initialize from "./internal/session/initialize.js"
 import * as SetMcpServers from "./internal/session/mcpServers.js"
 import * as MessagePull from "./internal/session/messagePull.js"
 import * as Methods from "./internal/session/methods.js"
-import * as Turns from "./internal/turns.js"
+import * as Turns from "./internal/session/turns.js"
 import type { CLIConnectionError, MessageParseError } from "./SdkError.js"
 import {
   ControlChannel,

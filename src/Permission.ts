@@ -9,11 +9,11 @@
  * @since 0.1.0
  */
 import { Effect, Predicate, Schema } from "effect"
-import * as Guard from "./internal/guard.js"
-import { RawObject } from "./internal/schemas.js"
+import * as Guard from "./internal/schema/guard.js"
+import { RawObject } from "./internal/schema/schemas.js"
 import type * as Control from "./schema/Control.js"
 import type { InboundHandler } from "./services/ControlChannel.js"
-import { provideCaptured } from "./internal/captured.js"
+import { provideCaptured } from "./internal/effect/captured.js"
 
 const Destination = Schema.Literal("userSettings", "projectSettings", "localSettings", "session", "cliArg")
 

@@ -22,9 +22,9 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import type { PlatformError } from "@effect/platform/Error"
 import { Chunk, Clock, Effect, Option, Predicate, Schema, Stream } from "effect"
-import * as ConfigDir from "./internal/configDir.js"
+import * as ConfigDir from "./internal/transcripts/configDir.js"
 import { LineSplitter } from "./internal/protocol/lineSplitter.js"
-import * as T from "./internal/transcript.js"
+import * as T from "./internal/transcripts/transcript.js"
 import { OptionsError, SessionNotFoundError } from "./SdkError.js"
 
 // ---------------------------------------------------------------------------------------------

@@ -11,8 +11,8 @@
  * @since 0.1.0
  */
 import { Effect, Schema, Stream } from "effect"
-import { describe } from "./internal/issues.js"
-import * as ResultErrors from "./internal/resultError.js"
+import { describe } from "./internal/schema/issues.js"
+import * as ResultErrors from "./internal/session/resultError.js"
 import * as Message from "./schema/Message.js"
 import { type ResultError, StructuredOutputError } from "./SdkError.js"
 

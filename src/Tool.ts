@@ -9,7 +9,7 @@
  * @since 0.1.0
  */
 import { Effect, Either, ParseResult, Predicate, Schema } from "effect"
-import { objectJsonSchema } from "./internal/jsonSchema.js"
+import { objectJsonSchema } from "./internal/schema/jsonSchema.js"
 
 /**
  * One block of a tool result, as MCP defines it (`text`, `image`, embedded `resource`).

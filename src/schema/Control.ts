@@ -9,7 +9,7 @@
  * @since 0.1.0
  */
 import { type Effect, Predicate, Schema } from "effect"
-import { RawObject } from "../internal/schemas.js"
+import { RawObject } from "../internal/schema/schemas.js"
 
 
 /**

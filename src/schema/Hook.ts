@@ -16,8 +16,8 @@
  * @since 0.1.0
  */
 import { Array as Arr, Either, ParseResult, Predicate, Schema } from "effect"
-import * as Guard from "../internal/guard.js"
-import { RawObject } from "../internal/schemas.js"
+import * as Guard from "../internal/schema/guard.js"
+import { RawObject } from "../internal/schema/schemas.js"
 import { MessageParseError } from "../SdkError.js"
 
 // ---------------------------------------------------------------------------------------------

@@ -11,8 +11,8 @@
  * @since 0.1.0
  */
 import { Duration, Effect, Either, Option, ParseResult, Predicate, Schema, SchemaAST } from "effect"
-import { positiveDurationProblem } from "../internal/duration.js"
-import { objectJsonSchema } from "../internal/jsonSchema.js"
+import { positiveDurationProblem } from "../internal/schema/duration.js"
+import { objectJsonSchema } from "../internal/schema/jsonSchema.js"
 import { OptionsError } from "../SdkError.js"
 import type * as McpServer from "../McpServer.js"
 import type * as Permission from "../Permission.js"

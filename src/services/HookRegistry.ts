@@ -17,9 +17,9 @@
 import { Cause, Context, Data, Duration, Effect, Either, Layer, Option, Predicate } from "effect"
 import * as Hook from "../Hook.js"
 import type * as Control from "../schema/Control.js"
-import * as Issues from "../internal/issues.js"
+import * as Issues from "../internal/schema/issues.js"
 import type { InboundHandler } from "./ControlChannel.js"
-import { provideCaptured } from "../internal/captured.js"
+import { provideCaptured } from "../internal/effect/captured.js"
 
 /**
  * What a hook registry does for one session.

@@ -18,13 +18,13 @@
  */
 import { Cause, Context, Duration, Effect, Either, Exit, Fiber, Layer, ParseResult, Predicate, Ref, Schema } from "effect"
 import type { Scope } from "effect"
-import { decodePositiveDuration } from "../internal/duration.js"
+import { decodePositiveDuration } from "../internal/schema/duration.js"
 import type * as Control from "../schema/Control.js"
 import type * as McpServer from "../McpServer.js"
 import { OptionsError } from "../SdkError.js"
 import type * as Tool from "../Tool.js"
 import type { InboundHandler } from "./ControlChannel.js"
-import { provideCaptured } from "../internal/captured.js"
+import { provideCaptured } from "../internal/effect/captured.js"
 
 /**
  * What an MCP bridge does for one session.

@@ -27,7 +27,7 @@ import {
   Stream
 } from "effect"
 import * as ClaudeAgent from "../ClaudeAgent.js"
-import { runDetached } from "../internal/detached.js"
+import { runDetached } from "../internal/effect/detached.js"
 import * as Defaults from "../internal/defaults.js"
 import * as Framing from "../internal/protocol/json.js"
 import * as MemoryTransport from "./internal/memoryTransport.js"

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Deferred, Effect, Schema, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
-import * as Launch from "../../src/internal/launch.js"
+import * as Launch from "../../src/internal/cli/launch.js"
 import * as Control from "../../src/schema/Control.js"
 import * as Message from "../../src/schema/Message.js"
 import * as Options from "../../src/schema/Options.js"

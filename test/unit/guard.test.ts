@@ -4,7 +4,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either, ParseResult, Schema } from "effect"
 import * as fs from "node:fs"
-import * as Guard from "../../src/internal/guard.js"
+import * as Guard from "../../src/internal/schema/guard.js"
 import * as Permission from "../../src/Permission.js"
 import * as ContentBlock from "../../src/schema/ContentBlock.js"
 import * as Control from "../../src/schema/Control.js"

@@ -4,8 +4,8 @@
 // environment, so a `CLAUDE_CONFIG_DIR` or `HOME` there wins.
 import { FileSystem, Path } from "@effect/platform"
 import { Effect } from "effect"
-import * as ConfigDir from "../../internal/configDir.js"
-import * as T from "../../internal/transcript.js"
+import * as ConfigDir from "../../internal/transcripts/configDir.js"
+import * as T from "../../internal/transcripts/transcript.js"
 
 const nonEmpty = (s: string | undefined): string | undefined => (s !== undefined && s.length > 0 ? s : undefined)
 

@@ -11,7 +11,7 @@ import type { ControlChannelConfig, ControlChannelShape, StreamError } from "../
 import { Transport } from "../../services/Transport.js"
 import * as Defaults from "../defaults.js"
 import { PendingTable } from "../protocol/pending.js"
-import { CurrentTurn } from "../turns.js"
+import { CurrentTurn } from "../session/turns.js"
 import * as Inbound from "./inbound.js"
 import * as MessageQueue from "./messageQueue.js"
 import * as Outbound from "./outbound.js"

@@ -25,10 +25,10 @@ import {
 import * as Control from "../../schema/Control.js"
 import type { ControlChannelShape, InboundHandler } from "../../services/ControlChannel.js"
 import * as Telemetry from "../../Telemetry.js"
-import * as Issues from "../issues.js"
+import * as Issues from "../schema/issues.js"
 import * as Frames from "../protocol/controlFrames.js"
 import { route, type RequestBody } from "../protocol/router.js"
-import type { CurrentTurn } from "../turns.js"
+import type { CurrentTurn } from "../session/turns.js"
 import { errorText, oneLine } from "./text.js"
 
 const decodeOptions = { onExcessProperty: "preserve" } as const

@@ -9,7 +9,7 @@ import { type Chunk, Deferred, Duration, Effect, Option, type Scope } from "effe
 import { CLIConnectionError, ProcessError } from "../../SdkError.js"
 import type { RequestError, StreamError } from "../../services/ControlChannel.js"
 import type { Frame, TransportShape } from "../../services/Transport.js"
-import * as Drain from "../drain.js"
+import * as Drain from "./drain.js"
 import type { PendingTable } from "../protocol/pending.js"
 import { isControl, isObject, type RawObject, route } from "../protocol/router.js"
 import type { Inbound } from "./inbound.js"

@@ -7,7 +7,7 @@ import { Deferred, Effect, Option, Stream } from "effect"
 import type * as AgentSession from "../../AgentSession.js"
 import type * as Message from "../../schema/Message.js"
 import { CLIConnectionError } from "../../SdkError.js"
-import * as Turns from "../turns.js"
+import * as Turns from "../session/turns.js"
 import { isNoConversation } from "./options.js"
 
 /**

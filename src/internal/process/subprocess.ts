@@ -26,7 +26,7 @@ import { Cause, Deferred, Duration, Effect, Exit, Option, type Runtime, type Sco
 import { CLIConnectionError, type CLINotFoundError } from "../../SdkError.js"
 import type { ExitStatus, SubprocessConfig, TransportShape } from "../../services/Transport.js"
 import * as Defaults from "../defaults.js"
-import { runDetached } from "../detached.js"
+import { runDetached } from "../effect/detached.js"
 import { startError } from "./errors.js"
 import * as Orphans from "./orphans.js"
 import { isWindows, signalGroup } from "./signals.js"

@@ -7,7 +7,7 @@ import { Clock, Duration, Effect } from "effect"
 import * as Control from "../../schema/Control.js"
 import type { ControlChannelShape, RunState } from "../../services/ControlChannel.js"
 import type { TransportShape } from "../../services/Transport.js"
-import { runDetached } from "../detached.js"
+import { runDetached } from "../effect/detached.js"
 import type { InitState } from "./initialize.js"
 
 /**

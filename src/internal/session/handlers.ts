@@ -9,7 +9,7 @@ import type { ControlChannelShape } from "../../services/ControlChannel.js"
 import type { HookRegistryShape } from "../../services/HookRegistry.js"
 import type { McpBridgeShape } from "../../services/McpBridge.js"
 import type { PermissionHandlerShape } from "../../services/PermissionHandler.js"
-import { provideCaptured } from "../captured.js"
+import { provideCaptured } from "../effect/captured.js"
 
 // What the official SDKs answer an elicitation nobody handles.
 const declined: Control.ElicitationResult = { action: "decline" }

@@ -4,7 +4,7 @@
 // `parentUuid` links from the newest leaf. Pure functions over decoded lines; the file I/O is in
 // src/Sessions.ts.
 import { Either, Predicate, Schema } from "effect"
-import * as Issues from "./issues.js"
+import * as Issues from "../schema/issues.js"
 
 /** One decoded line of a transcript. Unknown keys are kept (a fork copies them). */
 export const Entry = Schema.Struct(

@@ -8,7 +8,7 @@ import { execFile } from "node:child_process"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import { Effect, Option } from "effect"
-import { CLINotFoundError } from "../SdkError.js"
+import { CLINotFoundError } from "../../SdkError.js"
 
 /** The oldest CLI this SDK is tested against; older ones only get a warning. */
 export const minimumVersion = "2.0.0"

@@ -5,7 +5,7 @@
 // zero, and a zero deadline fails every request at once. Infinity is accepted where it has a
 // meaning ("no deadline") and rejected where the wait must end (closing a process).
 import { Duration, Either, Option, Predicate } from "effect"
-import { OptionsError } from "../SdkError.js"
+import { OptionsError } from "../../SdkError.js"
 
 export interface PositiveDurationOptions {
   /** Whether `Infinity` / `Duration.infinity` is allowed. Default `true` ("no deadline"). */

@@ -3,7 +3,7 @@
 // `jsonSchema`), which the CLI offers the model as the `StructuredOutput` tool's input schema.
 // Both must describe an object: the Messages API takes only object schemas as tool inputs.
 import { Either, JSONSchema, SchemaAST } from "effect"
-import type { JsonObjectSchema } from "../Tool.js"
+import type { JsonObjectSchema } from "../../Tool.js"
 
 /**
  * The JSON Schema of the encoded side of `ast` (what travels as JSON), or why there is none that

@@ -6,9 +6,9 @@
 // configuration (system prompt, agents, output schema) travels in `initialize`, as the official
 // SDKs do, keeping argv short and free of quoting issues.
 import { Either } from "effect"
-import type * as Control from "../schema/Control.js"
-import type { Options, Thinking } from "../schema/Options.js"
-import { objectJsonSchema } from "./jsonSchema.js"
+import type * as Control from "../../schema/Control.js"
+import type { Options, Thinking } from "../../schema/Options.js"
+import { objectJsonSchema } from "../schema/jsonSchema.js"
 
 /** What a transport needs to start the CLI for one session. */
 export interface Launch {

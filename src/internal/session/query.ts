@@ -1,9 +1,9 @@
 // `query` on top of any way of opening sessions: `ClaudeAgent.make`'s, or the pool's.
 import { Chunk, Effect, Either, Fiber, Predicate, type Scope, Stream } from "effect"
-import * as AgentSession from "../AgentSession.js"
-import * as Message from "../schema/Message.js"
-import type * as Options from "../schema/Options.js"
-import { CLIConnectionError, OptionsError, type SdkError } from "../SdkError.js"
+import * as AgentSession from "../../AgentSession.js"
+import * as Message from "../../schema/Message.js"
+import type * as Options from "../../schema/Options.js"
+import { CLIConnectionError, OptionsError, type SdkError } from "../../SdkError.js"
 
 /** A prompt for `query`: a string, or a stream of prompts with its own error and services. */
 export type QueryPrompt<E = never, R = never> = string | Stream.Stream<AgentSession.Prompt, E, R>

@@ -1,7 +1,7 @@
 // A failed `result` message as a `ResultError`: shared by `ClaudeAgent.failOnErrorResult` and
 // `Structured.decode`, so that a failed run reads the same whichever way it is consumed.
-import type * as Message from "../schema/Message.js"
-import { ResultError } from "../SdkError.js"
+import type * as Message from "../../schema/Message.js"
+import { ResultError } from "../../SdkError.js"
 
 export const fromResult = (m: Message.ResultMessage): ResultError => {
   const detail = "result" in m && typeof m.result === "string"

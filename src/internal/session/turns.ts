@@ -2,8 +2,8 @@
 // reports results whether or not anyone consumes the messages, so a turn is measured even when
 // its messages are never read.
 import { Clock, Context, Effect, Exit, FiberRef, Metric, Option, Predicate, type Scope, Stream, type Tracer } from "effect"
-import type { ControlChannelShape } from "../services/ControlChannel.js"
-import * as Telemetry from "../Telemetry.js"
+import type { ControlChannelShape } from "../../services/ControlChannel.js"
+import * as Telemetry from "../../Telemetry.js"
 
 interface Started {
   readonly at: bigint
