@@ -8,7 +8,7 @@
 // Converting tsc's ES output, rather than compiling the TypeScript a second time, keeps tsc's
 // semantics (class fields, target) for both formats; esbuild only rewrites import/export.
 // CommonJS has no `import.meta` and no top-level await. esbuild refuses top-level await in CJS output;
-// `import.meta.url` (used by src/internal/discovery.ts to search node_modules above the package) is
+// `import.meta.url` (used by src/internal/cli/discovery.ts to search node_modules above the package) is
 // replaced by the URL of the CommonJS file itself, which is what `import.meta.url` is in the ES build.
 // Any other `import.meta` use makes esbuild warn, and any warning fails the build.
 //
