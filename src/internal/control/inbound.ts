@@ -21,7 +21,6 @@ import {
   Predicate,
   Runtime,
   Schema,
-  SchemaAST,
   Tracer
 } from "effect"
 import * as Control from "../../schema/Control.js"
@@ -73,55 +72,22 @@ const inboundDetails = (request: { readonly [key: string]: unknown }): Record<st
   return details
 }
 
-// A Schema without transformations turns a valid value into an equal one, so a value its compiled
-// guard accepts is its own decoding or encoding: no parse tree, no copy. Others go through
-// ParseResult, as does any value the guard refuses (the guard is never looser than the parser).
-const pure = (ast: SchemaAST.AST): boolean => SchemaAST.typeAST(ast) === ast && SchemaAST.encodedAST(ast) === ast
-
-// Encoding drops properties a struct does not name: a value is its own encoding only when no
-// struct in the Schema lacks a string index signature (which keeps them all).
-const keepsExcess = (ast: SchemaAST.AST): boolean => {
-  switch (ast._tag) {
-    case "TypeLiteral":
-      return ast.indexSignatures.some((s) => SchemaAST.isStringKeyword(s.parameter)) &&
-        ast.propertySignatures.every((p) => keepsExcess(p.type)) &&
-        ast.indexSignatures.every((s) => keepsExcess(s.type))
-    case "Union":
-      return ast.types.every(keepsExcess)
-    case "StringKeyword":
-    case "NumberKeyword":
-    case "BooleanKeyword":
-    case "UndefinedKeyword":
-    case "UnknownKeyword":
-    case "Literal":
-      return true
-    default:
-      return false
-  }
-}
-
-const decoder = <A, I>(schema: Schema.Schema<A, I>): (u: unknown) => Either.Either<A, ParseResult.ParseIssue> => {
-  const slow = ParseResult.decodeUnknownEither(schema, decodeOptions)
-  if (!pure(schema.ast)) return slow
-  const is = Guard.compile(schema)
-  return (u) => is(u) ? Either.right(u) : slow(u)
-}
-
-const encoder = <A, I>(schema: Schema.Schema<A, I>): (a: unknown) => Either.Either<I, ParseResult.ParseIssue> => {
-  const slow = ParseResult.encodeUnknownEither(schema)
-  if (!pure(schema.ast) || !keepsExcess(schema.ast)) return slow
-  // Pure: the type and the encoded side are one AST, so its guard is the encoded side's.
-  const isEncoded = Guard.compile(Schema.encodedSchema(schema))
-  return (a) => isEncoded(a) ? Either.right(a) : slow(a)
-}
-
 const compile = <Req extends Control.Request.Any>(
   descriptor: Req,
   handler: InboundHandler<Req>
 ): Run => {
   // Compiled once per handler rather than looked up for every request.
-  const decodePayload = decoder(descriptor.payload)
-  const encodeSuccess = encoder(descriptor.success)
+  const decodePayload = Guard.fastPath(
+    descriptor.payload,
+    ParseResult.decodeUnknownEither(descriptor.payload, decodeOptions),
+    { excessKept: true }
+  )
+  // Encoding drops the properties a struct does not name.
+  const encodeSuccess = Guard.fastPath(
+    Schema.encodedSchema(descriptor.success),
+    ParseResult.encodeUnknownEither(descriptor.success),
+    { excessKept: false }
+  )
   return (request, requestId) => {
     const payload = decodePayload(request)
     if (Either.isLeft(payload)) {
