@@ -287,7 +287,18 @@ export const make = <A, I extends { readonly [key: string]: unknown }, E, R>(
     readonly handler: (input: A, context: HandlerContext) => Effect.Effect<ToolResult | string, E, R>
   }
 ): Tool<R> => {
-  const decode = Schema.decodeUnknown(options.parameters)
+  const parseOptions = { errors: "all", onExcessProperty: "ignore" } as const
+  // Compiled once. Most parameter schemas decode synchronously: valid input then costs no fiber
+  // step.
+  const decodeSync = Schema.decodeUnknownEither(options.parameters, parseOptions)
+  const decode = Schema.decodeUnknown(options.parameters, parseOptions)
+  const invalid = (parseError: ParseResult.ParseError) =>
+    error(`Invalid arguments for tool "${name}":\n${ParseResult.TreeFormatter.formatErrorSync(parseError)}`)
+  const run = (input: A, toolUseId: string | undefined) =>
+    Effect.match(options.handler(input, { toolUseId }), {
+      onFailure: (failure) => error(describeFailure(failure)),
+      onSuccess: (result): ToolResult => typeof result === "string" ? text(result) : result
+    })
   const inputSchema = objectJsonSchema(options.parameters.ast)
   if (Either.isLeft(inputSchema)) throw new Error(`Tool "${name}": parameters ${inputSchema.left}`)
   return {
@@ -298,20 +309,16 @@ export const make = <A, I extends { readonly [key: string]: unknown }, E, R>(
     alwaysLoad: options.alwaysLoad,
     searchHint: options.searchHint,
     call: (args, toolUseId) =>
-      decode(args, { errors: "all", onExcessProperty: "ignore" }).pipe(
-        Effect.matchEffect({
-          onFailure: (parseError) =>
-            Effect.succeed(
-              error(`Invalid arguments for tool "${name}":\n${ParseResult.TreeFormatter.formatErrorSync(parseError)}`)
-            ),
-          onSuccess: (input) =>
-            Effect.suspend(() => options.handler(input, { toolUseId })).pipe(
-              Effect.match({
-                onFailure: (failure) => error(describeFailure(failure)),
-                onSuccess: (result) => typeof result === "string" ? text(result) : result
-              })
-            )
+      // Suspended so that a handler that throws is a defect of the call.
+      Effect.suspend(() => {
+        const input = decodeSync(args)
+        if (Either.isRight(input)) return run(input.right, toolUseId)
+        // Invalid, or asynchronous somewhere inside (the issue can be nested anywhere): decoded
+        // again as an effect, which says which. Only input the tool refuses pays twice.
+        return Effect.matchEffect(decode(args), {
+          onFailure: (parseError) => Effect.succeed(invalid(parseError)),
+          onSuccess: (decoded) => run(decoded, toolUseId)
         })
-      )
+      })
   }
 }

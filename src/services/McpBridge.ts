@@ -17,14 +17,14 @@
  * @since 0.1.0
  */
 import { Cause, Context, Duration, Effect, Either, Exit, Fiber, Layer, ParseResult, Predicate, Ref, Schema } from "effect"
-import type { Scope } from "effect"
+import type { Scope, Tracer } from "effect"
 import { decodePositiveDuration } from "../internal/schema/duration.js"
 import type * as Control from "../schema/Control.js"
 import type * as McpServer from "../McpServer.js"
 import { OptionsError } from "../SdkError.js"
 import type * as Tool from "../Tool.js"
 import type { InboundHandler } from "./ControlChannel.js"
-import { provideCaptured } from "../internal/effect/captured.js"
+import { provideCapturedUnder } from "../internal/effect/captured.js"
 
 /**
  * What an MCP bridge does for one session.
@@ -227,10 +227,12 @@ const toolEntry = (server: McpServer.McpServer<unknown>, tool: Tool.Tool<unknown
 // than the first ones, so each entry carries the context it was registered with.
 interface ServerEntry {
   readonly server: McpServer.McpServer<unknown>
-  /** Each tool's `call`, with those services provided. */
-  readonly tools: ReadonlyMap<string, (args: unknown, toolUseId: string | undefined) => Effect.Effect<Tool.ToolResult>>
+  /** Each tool's `call`, with those services provided and `span` (the call's) as its spans' parent. */
+  readonly tools: ReadonlyMap<string, ToolCall>
   readonly timeoutMs: number | undefined
 }
+
+type ToolCall = (args: unknown, toolUseId: string | undefined, span: Tracer.Span) => Effect.Effect<Tool.ToolResult>
 
 const validate = <R>(
   servers: ReadonlyArray<McpServer.McpServer<R>>,
@@ -249,7 +251,7 @@ const validate = <R>(
         })
       )
     }
-    const tools = new Map<string, (args: unknown, toolUseId: string | undefined) => Effect.Effect<Tool.ToolResult>>()
+    const tools = new Map<string, ToolCall>()
     for (const tool of server.tools) {
       if (tool.name === "") {
         return Either.left(
@@ -264,7 +266,7 @@ const validate = <R>(
           })
         )
       }
-      tools.set(tool.name, (args, toolUseId) => provideCaptured(tool.call(args, toolUseId), context))
+      tools.set(tool.name, (args, toolUseId, span) => provideCapturedUnder(tool.call(args, toolUseId), context, span))
     }
     let timeoutMs: number | undefined
     if (server.timeout !== undefined) {
@@ -371,12 +373,10 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
             return Effect.void
           }),
           () =>
-            invoke(args ?? {}, toolUseIdOf(_meta)).pipe(
-              Effect.withSpan(`Tool.${name}`, {
-                captureStackTrace: false,
-                attributes: { "mcp.server": entry.server.name, "tool.name": name }
-              })
-            ),
+            Effect.useSpan(`Tool.${name}`, {
+              captureStackTrace: false,
+              attributes: { "mcp.server": entry.server.name, "tool.name": name }
+            }, (span) => invoke(args ?? {}, toolUseIdOf(_meta), span)),
           () => Effect.sync(() => inFlight.delete(key))
         )
         const exit = yield* Effect.exit(call)

@@ -1,7 +1,7 @@
 // Unit tests of the MCP bridge: `handleMessage` is called directly, as the control channel would
 // call it for an `mcp_message` control request (no transport, no CLI).
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Schema, Scope, Stream } from "effect"
+import { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, ParseResult, Schema, Scope, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as McpServer from "../../src/McpServer.js"
 import * as Control from "../../src/schema/Control.js"
@@ -297,6 +297,34 @@ describe("McpBridge", () => {
         expect(text).toContain("Expected number")
       })
     ))
+
+  it.scoped("decodes parameters whose Schema transforms asynchronously, valid or not", () => {
+    // A transformation that waits for a promise: such a Schema cannot decode synchronously.
+    const AsyncNumber = Schema.transformOrFail(Schema.String, Schema.Number, {
+      strict: true,
+      decode: (s, _, ast) =>
+        Effect.flatMap(
+          Effect.promise(() => Promise.resolve(Number(s))),
+          (n) => Number.isNaN(n) ? Effect.fail(new ParseResult.Type(ast, s, "not a number")) : Effect.succeed(n)
+        ),
+      encode: (n) => Effect.succeed(String(n))
+    })
+    const slow = Tool.make("slow", {
+      description: "Halves a number given as a string",
+      parameters: Schema.Struct({ n: AsyncNumber }),
+      handler: ({ n }) => Effect.succeed(`${typeof n}:${n / 2}`)
+    })
+    return Effect.gen(function*() {
+      const bridge = yield* makeBridge([McpServer.make({ name: "slow", tools: [slow] })])
+      const reply = yield* send(bridge, "slow", callMessage(1, "slow", { n: "42" }))
+      expect(reply).toEqual({
+        mcp_response: { jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "number:21" }] } }
+      })
+      const invalid = yield* send(bridge, "slow", callMessage(2, "slow", { n: "many" }))
+      expect(invalid).toMatchObject({ mcp_response: { id: 2, result: { isError: true } } })
+      expect(JSON.stringify(invalid)).toContain("not a number")
+    })
+  })
 
   it.scoped("turns a handler's typed failure into an error result", () =>
     withBridge((bridge) =>

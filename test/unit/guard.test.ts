@@ -188,3 +188,30 @@ describe("Guard.member", () => {
     }
   })
 })
+
+describe("Guard.fastPath", () => {
+  const Open = Schema.Struct({ id: Schema.String, n: Schema.optional(Schema.Number) }, Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  const Closed = Schema.Struct({ id: Schema.String })
+
+  it("a valid value of a Schema without transformations is its own result, and agrees with the parser", () => {
+    const preserve = { onExcessProperty: "preserve" } as const
+    const decode = Guard.fastPath(Closed, Schema.decodeUnknownEither(Closed, preserve), { excessKept: true })
+    const value = { id: "a", extra: 1 }
+    const result = decode(value)
+    expect(Either.isRight(result) && result.right).toBe(value)
+    expect(result).toEqual(Schema.decodeUnknownEither(Closed, preserve)(value))
+    const open = Guard.fastPath(Open, Schema.decodeUnknownEither(Open), { excessKept: false })
+    const openValue = { id: "b", n: 2, other: true }
+    expect(Either.isRight(open(openValue)) && Either.getOrThrow(open(openValue))).toBe(openValue)
+  })
+
+  it("defers to the parser where the shortcut would differ: dropped properties, transformations, invalid values", () => {
+    const strip = Guard.fastPath(Closed, Schema.decodeUnknownEither(Closed), { excessKept: false })
+    expect(strip({ id: "a", extra: 1 })).toEqual(Either.right({ id: "a" }))
+    const Transformed = Schema.Struct({ n: Schema.NumberFromString })
+    const decodeTransformed = Guard.fastPath(Transformed, Schema.decodeUnknownEither(Transformed), { excessKept: true })
+    expect(decodeTransformed({ n: "2" })).toEqual(Either.right({ n: 2 }))
+    const invalid = Guard.fastPath(Closed, Schema.decodeUnknownEither(Closed), { excessKept: true })({ id: 7 })
+    expect(Either.isLeft(invalid) && ParseResult.TreeFormatter.formatErrorSync(invalid.left)).toContain("Expected string")
+  })
+})

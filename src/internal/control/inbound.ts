@@ -20,11 +20,13 @@ import {
   ParseResult,
   Predicate,
   Runtime,
+  Schema,
   Tracer
 } from "effect"
 import * as Control from "../../schema/Control.js"
 import type { ControlChannelShape, InboundHandler } from "../../services/ControlChannel.js"
 import * as Telemetry from "../../Telemetry.js"
+import * as Guard from "../schema/guard.js"
 import * as Issues from "../schema/issues.js"
 import * as Frames from "../protocol/controlFrames.js"
 import { route, type RequestBody } from "../protocol/router.js"
@@ -75,8 +77,17 @@ const compile = <Req extends Control.Request.Any>(
   handler: InboundHandler<Req>
 ): Run => {
   // Compiled once per handler rather than looked up for every request.
-  const decodePayload = ParseResult.decodeUnknownEither(descriptor.payload, decodeOptions)
-  const encodeSuccess = ParseResult.encodeUnknownEither(descriptor.success)
+  const decodePayload = Guard.fastPath(
+    descriptor.payload,
+    ParseResult.decodeUnknownEither(descriptor.payload, decodeOptions),
+    { excessKept: true }
+  )
+  // Encoding drops the properties a struct does not name.
+  const encodeSuccess = Guard.fastPath(
+    Schema.encodedSchema(descriptor.success),
+    ParseResult.encodeUnknownEither(descriptor.success),
+    { excessKept: false }
+  )
   return (request, requestId) => {
     const payload = decodePayload(request)
     if (Either.isLeft(payload)) {

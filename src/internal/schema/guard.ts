@@ -193,3 +193,49 @@ export const member = <S extends Schema.Schema.AnyNoContext>(schema: S): Member<
     }
   }
 }
+
+// Transformation-free: the type side and the encoded side are the AST itself.
+const pure = (ast: SchemaAST.AST): boolean => SchemaAST.typeAST(ast) === ast && SchemaAST.encodedAST(ast) === ast
+
+// Whether parsing keeps every property of a valid value: each struct in the Schema has a string
+// index signature, which names them all.
+const keepsExcess = (ast: SchemaAST.AST): boolean => {
+  switch (ast._tag) {
+    case "TypeLiteral":
+      return ast.indexSignatures.some((s) => SchemaAST.isStringKeyword(s.parameter)) &&
+        ast.propertySignatures.every((p) => keepsExcess(p.type)) &&
+        ast.indexSignatures.every((s) => keepsExcess(s.type))
+    case "Union":
+      return ast.types.every(keepsExcess)
+    case "StringKeyword":
+    case "NumberKeyword":
+    case "BooleanKeyword":
+    case "UndefinedKeyword":
+    case "UnknownKeyword":
+    case "Literal":
+      return true
+    default:
+      return false
+  }
+}
+
+/**
+ * `parse` (a decode or encode whose output is a `T`), answered without parsing for a value the
+ * compiled guard accepts when that is exact: a Schema without transformations turns a valid value
+ * into an equal one, so the value is its own result (no parse tree, no copy). `excessKept` says
+ * whether `parse` keeps properties the Schema does not name (`onExcessProperty: "preserve"`);
+ * when it drops them, the shortcut is taken only if every struct keeps them anyway (an index
+ * signature). A value the guard refuses goes through `parse`, which says why.
+ *
+ * @internal
+ */
+export const fastPath = <T, X, E>(
+  schema: Schema.Schema<T, X>,
+  parse: (u: unknown) => Either.Either<T, E>,
+  options: { readonly excessKept: boolean }
+): (u: unknown) => Either.Either<T, E> => {
+  const ast = schema.ast
+  if (!pure(ast) || !(options.excessKept || keepsExcess(ast))) return parse
+  const is = compile(schema)
+  return (u) => is(u) ? Either.right(u) : parse(u)
+}

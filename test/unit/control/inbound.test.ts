@@ -1,7 +1,7 @@
 // The inbound half of the channel over the in-memory fake CLI: defects, the count of running
 // handlers and its wait, the span of each request.
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer } from "effect"
+import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
 import * as Control from "../../../src/schema/Control.js"
 import { ControlChannel } from "../../../src/services/ControlChannel.js"
 import * as FakeCli from "../../../src/testing/FakeCli.js"
@@ -68,4 +68,45 @@ describe("inbound control requests", () => {
         expect(span.parent._tag === "Some" && span.parent.value.spanId).toBe(outer?.spanId)
       }
     }))
+  it.scoped("a payload keeps the fields its Schema does not name; a malformed one is answered with an error", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const seen = yield* Deferred.make<unknown>()
+      yield* control.handle(Control.HookCallback, (payload) => Effect.as(Deferred.succeed(seen, payload), {}))
+      const ok = yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: { a: 1 }, extra: "kept" }, "r-1")
+      expect(ok.subtype).toBe("success")
+      expect(yield* Deferred.await(seen)).toMatchObject({ callback_id: "hook_0", input: { a: 1 }, extra: "kept" })
+      const bad = yield* cli.requestRaw({ subtype: "hook_callback", callback_id: 7, input: {} }, "r-2")
+      expect(bad.subtype).toBe("error")
+      expect(String(bad.error)).toContain("malformed hook_callback request")
+    }).pipe(Effect.provide(env)))
+
+  it.scoped("an answer keeps the fields an open Schema allows and loses those a closed struct does not name", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      yield* control.handle(Control.HookCallback, () => Effect.succeed({ continue: true, extra: 1 }))
+      const open = { mcp_response: { id: 1 }, extra: "dropped" }
+      yield* control.handle(Control.McpMessage, () => Effect.succeed(open))
+      const hook = yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: {} }, "r-h")
+      expect(hook.response).toEqual({ continue: true, extra: 1 })
+      const mcp = yield* cli.requestRaw({ subtype: "mcp_message", server_name: "s", message: {} }, "r-m")
+      expect(mcp.response).toEqual({ mcp_response: { id: 1 } })
+    }).pipe(Effect.provide(env)))
+
+  it.scoped("a Schema with a transformation decodes the payload and encodes the answer", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const Halve = Control.request("test_halve", {
+        payload: Schema.Struct({ n: Schema.NumberFromString }),
+        success: Schema.Struct({ half: Schema.NumberFromString })
+      })
+      yield* control.handle(Halve, ({ n }) => Effect.succeed({ half: n / 2 }))
+      const answer = yield* cli.requestRaw({ subtype: "test_halve", n: "42" }, "r-t")
+      expect(answer.response).toEqual({ half: "21" })
+      const bad = yield* cli.requestRaw({ subtype: "test_halve", n: 42 }, "r-t2")
+      expect(String(bad.error)).toContain("malformed test_halve request")
+    }).pipe(Effect.provide(env)))
 })
