@@ -1,8 +1,9 @@
 // Turns, for telemetry: a span and the turn metrics from each prompt to its `result`. The reader
 // reports results whether or not anyone consumes the messages, so a turn is measured even when
 // its messages are never read.
-import { Clock, Context, Effect, Exit, FiberRef, Metric, Option, Predicate, type Scope, Stream, type Tracer } from "effect"
+import { Clock, Context, Effect, Exit, FiberRef, Metric, Option, Predicate, type Scope, type Tracer } from "effect"
 import type { ControlChannelShape } from "../../services/ControlChannel.js"
+import * as Drain from "../control/drain.js"
 import * as Telemetry from "../../Telemetry.js"
 
 interface Started {
@@ -92,7 +93,11 @@ export const track = (
       })
 
     const results = yield* control.results
-    yield* results.pipe(Stream.runForEach(finish), Effect.forkScoped)
+    // A pull loop rather than `Stream.runForEach`: its sink channel is set up once per session and
+    // costs more than the loop (see ../control/drain.ts).
+    yield* Drain.forEachChunk(results, (chunk) => Effect.forEach(chunk, finish, { discard: true })).pipe(
+      Effect.forkScoped
+    )
     // Turns still open when the session closes end with it.
     yield* Effect.addFinalizer(() =>
       Effect.flatMap(Clock.currentTimeNanos, (now) =>
