@@ -26,6 +26,7 @@ import * as Message from "../../src/schema/Message.js"
 import * as Telemetry from "../../src/Telemetry.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
 import * as SpanRecorder from "../../src/testing/SpanRecorder.js"
+import { awaitSleep, eventually } from "../support/waits.js"
 
 // A ClaudeAgent whose fake CLIs count how many are alive, report each prompt as its turn starts,
 // and play the turn only when the test opens that prompt's gate (unless `open` says it needn't wait).
@@ -313,19 +314,6 @@ const recordEvents = (pool: AgentPool.AgentPoolShape) =>
 const keyedOnly = (events: ReadonlyArray<AgentPool.PoolEvent>) =>
   events.filter((e) => e._tag === "Evicted" || e._tag === "Resumed" || e._tag === "Reused" || e._tag === "Crashed")
     .map((e) => e._tag === "Evicted" ? `Evicted ${e.reason} ${e.key ?? "-"}` : e._tag === "Crashed" ? `Crashed ${e.key ?? "-"}` : `${e._tag} ${e.key}`)
-
-// Waits, yielding to the pool's fibers, until `done` holds (no clock involved).
-const eventually = (done: () => boolean) => Effect.repeat(Effect.yieldNow(), { until: done })
-
-// Waits until a sleep of this length from now (the pool's idle timer, a pendingTimeout) is
-// registered with the TestClock.
-const awaitSleep = (millis: number) =>
-  Effect.gen(function*() {
-    const now = yield* TestClock.currentTimeMillis
-    yield* Effect.repeat(Effect.zipLeft(TestClock.sleeps(), Effect.yieldNow()), {
-      until: (sleeps) => Chunk.some(sleeps, (at) => at === now + millis)
-    })
-  })
 
 describe("AgentPool keyed sessions (fake CLI)", () => {
   it.scoped("each use traces and logs in its caller's context; the session's own fibers in the pool's", () => {

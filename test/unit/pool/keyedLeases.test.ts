@@ -12,6 +12,7 @@ import * as Slots from "../../../src/internal/pool/slots.js"
 import * as Spares from "../../../src/internal/pool/spares.js"
 import * as Message from "../../../src/schema/Message.js"
 import * as FakeCli from "../../../src/testing/FakeCli.js"
+import { awaitSleep, eventually } from "../../support/waits.js"
 
 // The fake CLI's session id: the one a resumed session must be resumed on.
 const FAKE_SESSION_ID = "00000000-0000-4000-8000-000000000001"
@@ -76,18 +77,6 @@ const keyed = (events: ReadonlyArray<AgentPool.PoolEvent>) =>
     : e._tag === "Started" || e._tag === "Reused" || e._tag === "Resumed" ? [`${e._tag} ${e.key ?? "-"}`]
     : []
   )
-
-// Waits, yielding to the other fibers, until `done` holds (no clock involved).
-const eventually = (done: () => boolean) => Effect.repeat(Effect.yieldNow(), { until: done })
-
-// Waits until a sleep of this length from now is registered with the TestClock.
-const awaitSleep = (millis: number) =>
-  Effect.gen(function*() {
-    const now = yield* TestClock.currentTimeMillis
-    yield* Effect.repeat(Effect.zipLeft(TestClock.sleeps(), Effect.yieldNow()), {
-      until: (sleeps) => Chunk.some(sleeps, (at) => at === now + millis)
-    })
-  })
 
 describe("KeyedLeases", () => {
   it.scoped("a key's session stays open, idle, after its use and is reused by the key's next use", () =>

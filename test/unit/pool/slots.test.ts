@@ -4,6 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Exit, Fiber, FiberRef, Option, Scope, TestClock } from "effect"
 import * as FastCheck from "effect/FastCheck"
 import * as Slots from "../../../src/internal/pool/slots.js"
+import { eventually } from "../../support/waits.js"
 
 interface Hooks {
   readonly freed: { count: number }
@@ -33,9 +34,6 @@ const hold = (slots: Slots.Slots) =>
     yield* Scope.extend(slots.acquire, scope)
     return Scope.close(scope, Exit.void)
   })
-
-// Waits, yielding to the other fibers, until `done` holds (no clock involved).
-const eventually = (done: () => boolean) => Effect.repeat(Effect.yieldNow(), { until: done })
 
 // Starts a request that records its name once it holds a slot and keeps it until `release` opens.
 const request = (slots: Slots.Slots, name: string, served: Array<string>, release: Deferred.Deferred<void>) =>

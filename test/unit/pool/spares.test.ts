@@ -9,6 +9,7 @@ import * as Slots from "../../../src/internal/pool/slots.js"
 import * as Spares from "../../../src/internal/pool/spares.js"
 import { CLIConnectionError } from "../../../src/SdkError.js"
 import * as FakeCli from "../../../src/testing/FakeCli.js"
+import { eventually } from "../../support/waits.js"
 
 // Fake CLIs that count how many are alive and keep their handles; `failing` makes starts fail.
 const fakeAgent = () => {
@@ -62,9 +63,6 @@ const setup = (settings: { readonly maxConcurrent: number; readonly warm: number
     })
     return { ...fake, events, slots, spares, refill }
   })
-
-// Waits, yielding to the spares' fibers, until `done` holds (no clock involved).
-const eventually = (done: () => boolean) => Effect.repeat(Effect.yieldNow(), { until: done })
 
 const tags = (events: ReadonlyArray<AgentPool.PoolEvent>) =>
   events.map((e) => (e._tag === "Evicted" ? `Evicted ${e.reason}` : e._tag))
