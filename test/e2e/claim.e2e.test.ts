@@ -3,12 +3,13 @@
 // the model carry its own folder and model; claims the CLI must refuse are typed refusals.
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Layer, Stream } from "effect"
+import { Chunk, Effect, Exit, Layer, Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
+import { claudePids } from "../support/processes.js"
 
 const AgentLive = ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer))
 
@@ -74,5 +75,29 @@ describe("e2e: parked spares on the real claude CLI", () => {
       expect(again._tag === "ClaimRefused" ? again.code : again._tag).toBe("already_claimed")
       const requests = yield* model.mainRequests
       expect(requests.filter((r) => ScriptedModel.lastUserText(r).includes("never"))).toEqual([])
+    }).pipe(Effect.provide(AgentLive)))
+
+  it.scopedLive("closing the scope stops every spare, claimed, refused or parked, and removes the parking directory it made", () =>
+    Effect.gen(function*() {
+      const { folders, host } = yield* setUp
+      const home = host.env.HOME
+      const scope = yield* Scope.make()
+      const { cwd: _, ...withoutCwd } = host
+      const [claimed, refused, parked] = yield* Effect.all([
+        ClaudeAgent.park(host),
+        ClaudeAgent.park(host),
+        // No `cwd`: a fresh temporary directory, made through the FileSystem.
+        ClaudeAgent.park(withoutCwd).pipe(Effect.provide(NodeContext.layer))
+      ], { concurrency: 3 }).pipe(Scope.extend(scope))
+      const session = yield* claimed.claim("work", { cwd: folders.a })
+      yield* session.session.receiveResponse.pipe(Stream.runDrain)
+      yield* Effect.flip(refused.claim("never", { cwd: path.join(folders.a, "nope") }))
+      const parkingDirectory = parked.parkingDirectory ?? ""
+      expect(parkingDirectory).not.toBe("")
+      expect(fs.existsSync(parkingDirectory)).toBe(true)
+      expect(claudePids(home).length).toBeGreaterThanOrEqual(2)
+      yield* Scope.close(scope, Exit.void)
+      expect(claudePids(home)).toEqual([])
+      expect(fs.existsSync(parkingDirectory)).toBe(false)
     }).pipe(Effect.provide(AgentLive)))
 })
