@@ -19,8 +19,12 @@ const program = Effect.scoped(Effect.gen(function*() {
   fs.mkdirSync(park, { recursive: true })
   fs.mkdirSync(projA, { recursive: true })
   fs.writeFileSync(path.join(projA, "CLAUDE.md"), "PROJECT A MEMORY MARKER\n")
+  if (scenario === "projsettings") {
+    fs.mkdirSync(path.join(projA, ".claude"), { recursive: true })
+    fs.writeFileSync(path.join(projA, ".claude", "settings.json"), JSON.stringify({ model: "claude-haiku-4-5" }))
+  }
   yield* Effect.promise(() => new Promise<void>((resolve) => {
-    const args = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", "--setting-sources=", ...(scenario === "nopark" ? [] : ["--await-claim"]), ...extra]
+    const args = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", ...(process.env.SOURCES ? [`--setting-sources=${process.env.SOURCES}`] : ["--setting-sources="]), ...(scenario === "nopark" ? [] : ["--await-claim"]), ...extra]
     const child = spawn(path.resolve("node_modules/.bin/claude"), args, {
       cwd: park,
       env: { ...process.env, ...base.env, CLAUDE_CODE_ENTRYPOINT: "sdk-ts", CLAUDE_CODE_SDK_READS_SESSION_STATE: "1" },
@@ -63,7 +67,7 @@ const program = Effect.scoped(Effect.gen(function*() {
       if (scenario === "model") { await req({ subtype: "set_model", model: "claude-haiku-4-5" }) }
       if (scenario === "badmodel") { await req({ subtype: "set_model", model: "not-a-model-xyz" }) }
       if (r.subtype === "success") user("hello")
-      else setTimeout(() => child.stdin.end(), 1500)
+      else setTimeout(() => child.stdin.end(), Number(process.env.HOLD ?? 1500))
     })()
   }))
   const reqs = yield* model.mainRequests

@@ -71,6 +71,15 @@ describe("e2e: parked spares on the real claude CLI", () => {
         "not_claimed",
         "cwd_not_found"
       ])
+      // A folder whose project settings set what only a start-up can apply.
+      fs.mkdirSync(path.join(folders.b, ".claude"))
+      fs.writeFileSync(path.join(folders.b, ".claude", "settings.json"), JSON.stringify({ model: "claude-haiku-4-5" }))
+      const reading = yield* ClaudeAgent.park({ ...host, settingSources: ["project"] })
+      const settings = yield* Effect.flip(reading.claim("never settings", { cwd: folders.b }))
+      expect(settings._tag === "ClaimRefused" ? [settings.reason, settings.code] : settings._tag).toEqual([
+        "not_claimed",
+        "project_settings_not_claimable"
+      ])
       const again = yield* Effect.flip(one.claim("never again", { cwd: folders.a }))
       expect(again._tag === "ClaimRefused" ? again.code : again._tag).toBe("already_claimed")
       const requests = yield* model.mainRequests

@@ -14,7 +14,7 @@ import { Effect, ExecutionStrategy, Exit, Option, Ref, Scope } from "effect"
 import type * as AgentSession from "../../AgentSession.js"
 import * as Control from "../../schema/Control.js"
 import * as Options from "../../schema/Options.js"
-import { ClaimRefused, type ClaimRefusalReason, OptionsError, type SdkError } from "../../SdkError.js"
+import { ClaimRefused, type ClaimRefusalReason, type ControlError, OptionsError, type SdkError } from "../../SdkError.js"
 import type { RequestError } from "../../services/ControlChannel.js"
 import * as Launch from "../cli/launch.js"
 import type { OpenSession } from "./query.js"
@@ -164,17 +164,17 @@ const claimPayload = (options: Options.ClaimOptions, sdkMcpServers: ReadonlyArra
   }
 }
 
-// The CLI's refusals read `<code>: <text>`.
-const codeOf = (error: string): string | undefined => /^([a-z][a-z_]*):/.exec(error)?.[1]
+// The CLI's refusals read `<code>: <text>`; some also carry the code as `error_code`.
+const codeOf = (error: ControlError): string | undefined => error.errorCode ?? /^([a-z][a-z_]*):/.exec(error.error)?.[1]
 
 const refusal = (reason: ClaimRefusalReason, error: RequestError): ClaimRefused =>
   error._tag === "ControlError"
-    ? new ClaimRefused({ reason, code: codeOf(error.error), detail: error.error })
+    ? new ClaimRefused({ reason, code: codeOf(error), detail: error.error })
     : new ClaimRefused({ reason: "claim_failed", detail: error.message })
 
 const claimRefusal = (error: RequestError): ClaimRefused => {
   if (error._tag !== "ControlError") return refusal("claim_failed", error)
-  const code = codeOf(error.error)
+  const code = codeOf(error)
   return refusal(
     code === "permission_mode_not_claimable" || code === "claim_failed" ? code : "not_claimed",
     error
