@@ -1057,7 +1057,7 @@ const decodeClaim = Schema.decodeUnknown(ClaimOptions, parseOptions)
  * import { Options } from "effect-claude-agent"
  *
  * const ok = Options.validateClaim({ cwd: "/work/a", model: "claude-haiku-4-5" })
- * const bad = Options.validateClaim({ cwd: "/work/a", env: { PATH: "/bin" } }) // OptionsError on `env.PATH`
+ * const bad = Options.validateClaim({ cwd: "/work/a", settings: { hooks: {} } }) // OptionsError on `settings`
  * ```
  *
  * @since 0.1.0
