@@ -217,3 +217,41 @@ const claimWith = (
     }
     return claimed
   })
+
+const claimEnvKeys: ReadonlyArray<string> = ["CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_SESSION_ACCESS_TOKEN", "CLAUDE_CODE_HOST_SESSION_ID"]
+
+const envPart = (env: { readonly [key: string]: string | undefined }, claim: boolean): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [key, value] of Object.entries(env)) {
+    if (value !== undefined && claimEnvKeys.includes(key) === claim) out[key] = value
+  }
+  return out
+}
+
+/**
+ * Splits a request's options into the host-level half (what a spare must have been parked with to
+ * serve it) and the claim (its per-session half: `Options.claimOptionKeys` and the three claim
+ * environment variables); no claim without a `cwd` to bind to. For a pool: a request whose `host`
+ * equals a spare's host options can claim it.
+ *
+ * @internal
+ */
+export const splitOptions = <R>(
+  options: Options.Options<R>
+): { readonly host: Options.Options<R>; readonly claim: Option.Option<Options.ClaimOptions> } => {
+  const { additionalDirectories, agents, cwd, maxThinkingTokens, model, permissionMode, title, ...rest } = options
+  const host: Options.Options<R> = options.env === undefined ? rest : { ...rest, env: envPart(options.env, false) }
+  if (cwd === undefined) return { host, claim: Option.none() }
+  const env = envPart(options.env ?? {}, true)
+  const claim: Options.ClaimOptions = {
+    cwd,
+    ...(additionalDirectories === undefined ? {} : { additionalDirectories }),
+    ...(agents === undefined ? {} : { agents }),
+    ...(maxThinkingTokens === undefined ? {} : { maxThinkingTokens }),
+    ...(model === undefined ? {} : { model }),
+    ...(permissionMode === undefined ? {} : { permissionMode }),
+    ...(title === undefined ? {} : { title }),
+    ...(Object.keys(env).length === 0 ? {} : { env })
+  }
+  return { host, claim: Option.some(claim) }
+}

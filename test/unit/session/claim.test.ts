@@ -5,6 +5,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Layer, Option, Predicate, Scope, Stream } from "effect"
 import * as ClaudeAgent from "../../../src/ClaudeAgent.js"
 import * as Launch from "../../../src/internal/cli/launch.js"
+import * as Claim from "../../../src/internal/session/claim.js"
 import * as SessionServices from "../../../src/layers/SessionServices.js"
 import * as McpServer from "../../../src/McpServer.js"
 import * as Control from "../../../src/schema/Control.js"
@@ -235,4 +236,27 @@ describe("parked spares (fake CLI)", () => {
       const nowhere = yield* Effect.flip(ClaudeAgent.park().pipe(Effect.provide(layer)))
       expect(nowhere._tag === "OptionsError" ? nowhere.field : nowhere._tag).toBe("cwd")
     }))
+
+  it("splitOptions: the claim's fields and env variables go to the claim, the rest stays host-level", () => {
+    const { claim, host } = Claim.splitOptions({
+      cwd: "/work/a",
+      model: "claude-haiku-4-5",
+      permissionMode: "plan",
+      title: "T",
+      maxTurns: 3,
+      allowedTools: ["Read"],
+      env: { ANTHROPIC_BASE_URL: "http://127.0.0.1:1", CLAUDE_CODE_HOST_SESSION_ID: "h" }
+    })
+    expect(host).toEqual({ maxTurns: 3, allowedTools: ["Read"], env: { ANTHROPIC_BASE_URL: "http://127.0.0.1:1" } })
+    expect(claim).toEqual(Option.some({
+      cwd: "/work/a",
+      model: "claude-haiku-4-5",
+      permissionMode: "plan",
+      title: "T",
+      env: { CLAUDE_CODE_HOST_SESSION_ID: "h" }
+    }))
+    // Two requests that differ only in folder and model share their host-level half.
+    expect(Claim.splitOptions({ cwd: "/b", model: "m", maxTurns: 3 }).host).toEqual(Claim.splitOptions({ cwd: "/c", maxTurns: 3 }).host)
+    expect(Claim.splitOptions({ model: "m" }).claim).toEqual(Option.none())
+  })
 })
