@@ -448,6 +448,8 @@ export interface ParkedSpare {
   ) => Effect.Effect<Claimed, ClaimRefused | OptionsError>
   /** Stops the CLI now rather than when the scope it was parked in closes. */
   readonly close: Effect.Effect<void>
+  /** Completes when the CLI has stopped (claimed, closed, or dead while parked: then replace it). */
+  readonly exited: Effect.Effect<void>
 }
 
 /**

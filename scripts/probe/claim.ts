@@ -60,7 +60,7 @@ const program = Effect.scoped(Effect.gen(function*() {
       if (scenario === "bogusmode") claim.permission_mode = "banana"
       if (scenario === "full") Object.assign(claim, { additional_directories: [park], append_system_prompt: "APPENDED MARKER", title: "T1", agents: { rev: { description: "Reviews", prompt: "REV" } } })
       if (scenario === "userfirst") { user("before claim"); await new Promise((r) => setTimeout(r, 1500)) }
-      if (scenario === "settings") { const r = await req({ subtype: "apply_flag_settings", settings: { effortLevel: "high" } }); }
+      if (scenario === "settings") { await req({ subtype: "apply_flag_settings", settings: process.env.SETTINGS ? JSON.parse(process.env.SETTINGS) : { effortLevel: "high" } }) }
       if (scenario === "badsettings") { await req({ subtype: "apply_flag_settings", settings: { hooks: { Stop: [] } } }) }
       const r = await req(claim)
       if (scenario === "twice") await req({ ...claim })

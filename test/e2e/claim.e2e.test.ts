@@ -80,6 +80,12 @@ describe("e2e: parked spares on the real claude CLI", () => {
         "not_claimed",
         "project_settings_not_claimable"
       ])
+      // An overlay the CLI refuses: a folder-level key (before the claim) and a session key (after it).
+      for (const settings of [{ enabledPlugins: "all" }, { fastMode: "yes" }]) {
+        const spare = yield* ClaudeAgent.park(host)
+        const refused = yield* Effect.flip(spare.claim("never overlay", { cwd: folders.a, settings }))
+        expect(refused._tag === "ClaimRefused" ? refused.reason : refused._tag).toBe("settings_not_applied")
+      }
       const again = yield* Effect.flip(one.claim("never again", { cwd: folders.a }))
       expect(again._tag === "ClaimRefused" ? again.code : again._tag).toBe("already_claimed")
       const requests = yield* model.mainRequests

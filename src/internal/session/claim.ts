@@ -53,6 +53,8 @@ export interface Spare {
   ) => Effect.Effect<Claimed, ClaimRefused | OptionsError>
   /** Stops the parked CLI now (a no-op once it has stopped). */
   readonly close: Effect.Effect<void>
+  /** Completes when the CLI's output has ended: a spare that dies while parked is to be replaced. */
+  readonly exited: Effect.Effect<void>
 }
 
 // A spare has no session yet: these name one.
@@ -116,6 +118,7 @@ export const park = <R>(
       parked,
       parkingDirectory: dir,
       close,
+      exited: Effect.ignore(parked.control.closed),
       claim: (prompt, input) =>
         Effect.gen(function*() {
           const options = yield* Options.validateClaim(input)
@@ -167,18 +170,18 @@ const claimPayload = (options: Options.ClaimOptions, sdkMcpServers: ReadonlyArra
 // The CLI's refusals read `<code>: <text>`; some also carry the code as `error_code`.
 const codeOf = (error: ControlError): string | undefined => error.errorCode ?? /^([a-z][a-z_]*):/.exec(error.error)?.[1]
 
+// A refusal of one of the requests around the claim (`set_model`, `apply_flag_settings`): their
+// text starts with the subtype, not a code, so only an `error_code` is kept.
 const refusal = (reason: ClaimRefusalReason, error: RequestError): ClaimRefused =>
   error._tag === "ControlError"
-    ? new ClaimRefused({ reason, code: codeOf(error), detail: error.error })
+    ? new ClaimRefused({ reason, code: error.errorCode, detail: error.error })
     : new ClaimRefused({ reason: "claim_failed", detail: error.message })
 
 const claimRefusal = (error: RequestError): ClaimRefused => {
   if (error._tag !== "ControlError") return refusal("claim_failed", error)
   const code = codeOf(error)
-  return refusal(
-    code === "permission_mode_not_claimable" || code === "claim_failed" ? code : "not_claimed",
-    error
-  )
+  const reason = code === "permission_mode_not_claimable" || code === "claim_failed" ? code : "not_claimed"
+  return new ClaimRefused({ reason, code, detail: error.error })
 }
 
 const claimWith = (

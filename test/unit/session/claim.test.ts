@@ -157,10 +157,21 @@ describe("parked spares (fake CLI)", () => {
     },
     {
       name: "a refused model",
-      answers: [refuseWith(Control.SetModel, "model_not_available: claude-x is not available")],
+      answers: [FakeCli.answer(Control.SetModel, () =>
+        Effect.succeed(FakeCli.controlFailure("set_model: claude-x is not available", "model_not_available")))],
       claim: { cwd: "/work/a", model: "claude-x" },
       reason: "option_not_applied",
       code: "model_not_available"
+    },
+    {
+      name: "a refused settings overlay (after the claim)",
+      answers: [refuseWith(
+        Control.ApplyFlagSettings,
+        "apply_flag_settings: nothing in this request was applied and earlier settings stay in force. Fix or remove these invalid settings and send it again: fastMode"
+      )],
+      claim: { cwd: "/work/a", settings: { fastMode: "yes" } },
+      reason: "settings_not_applied",
+      code: undefined
     }
   ]
 
@@ -190,6 +201,18 @@ describe("parked spares (fake CLI)", () => {
       yield* started
       const error = yield* Effect.flip(spare.claim("hello", { cwd: "/work/a" }))
       expect(error._tag === "ClaimRefused" ? error.reason : error._tag).toBe("claim_failed")
+    }))
+
+  it.scoped("a spare that dies while parked: exited completes, and its claim is claim_failed", () =>
+    Effect.gen(function*() {
+      const { layer, started } = yield* agentWithCli()
+      const spare = yield* ClaudeAgent.park({ cwd: "/spares" }).pipe(Effect.provide(layer))
+      const { cli } = yield* started
+      yield* cli.exit({ signal: "SIGKILL" })
+      yield* spare.exited
+      const error = yield* Effect.flip(spare.claim("hello", { cwd: "/work/a" }))
+      expect(error._tag === "ClaimRefused" ? error.reason : error._tag).toBe("claim_failed")
+      expect(yield* wireAfterInitialize(cli)).toEqual([])
     }))
 
   it.scoped("a spare claims once: the second claim is ClaimRefused without a request", () =>
