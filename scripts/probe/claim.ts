@@ -1,5 +1,15 @@
-// Probe: what CLI 2.1.330 does with `--await-claim` and `claim_session`. Prints every frame.
-//   npx tsx scripts/probe/claim.ts <scenario>
+// Probe: what CLI 2.1.330 does with `--await-claim` and `claim_session`, against ScriptedModel.
+// Prints every frame both ways, then what the model was asked (docs/protocol-claim.md has the
+// findings).
+//
+//   npx tsx scripts/probe/claim.ts <scenario> [extra CLI args]
+//
+// Scenarios: ok, full (every claim field), missing (cwd), env (a start-up variable), envok,
+// bypass / plan / bogusmode (permission modes), twice, userfirst (a prompt before the claim),
+// nopark (no --await-claim), model, badmodel, settings (SETTINGS='{"…"}' sent before the claim),
+// badsettings (hook keys), projsettings (the folder's settings set `model`; with
+// SOURCES=project,local). PRESET=1: Claude Code's system prompt; SHOWSYS=1 prints it; FULL=1 does
+// not shorten frames; HOLD=ms keeps stdin open that long after a refusal.
 import { NodeContext } from "@effect/platform-node"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
@@ -39,8 +49,9 @@ const program = Effect.scoped(Effect.gen(function*() {
     child.stderr.on("data", (d) => process.stdout.write(`STDERR ${d}`))
     const rl = readline.createInterface({ input: child.stdout })
     let n = 0
-    const waiting = new Map<string, (r: any) => void>()
-    const req = (request: object) => new Promise<any>((res) => { const id = `req_${++n}`; waiting.set(id, res); send({ type: "control_request", request_id: id, request }) })
+    type Reply = { readonly subtype?: string }
+    const waiting = new Map<string, (r: Reply) => void>()
+    const req = (request: object) => new Promise<Reply>((res) => { const id = `req_${++n}`; waiting.set(id, res); send({ type: "control_request", request_id: id, request }) })
     const user = (text: string) => send({ type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: "" })
     rl.on("line", (line) => {
       const o = JSON.parse(line)
@@ -72,7 +83,7 @@ const program = Effect.scoped(Effect.gen(function*() {
   }))
   const reqs = yield* model.mainRequests
   for (const r of reqs) {
-    process.stdout.write(`MODEL ${r.model} system has projA: ${r.system.includes("projA")} park: ${r.system.includes("/park")} msgs projA: ${JSON.stringify(r.messages).includes("projA")} marker: ${JSON.stringify(r.messages).includes("MEMORY MARKER")} appended: ${r.system.includes("APPENDED")} thinking: ${JSON.stringify((r.body as any).thinking)}\n`)
+    process.stdout.write(`MODEL ${r.model} system has projA: ${r.system.includes("projA")} park: ${r.system.includes("/park")} msgs projA: ${JSON.stringify(r.messages).includes("projA")} marker: ${JSON.stringify(r.messages).includes("MEMORY MARKER")} appended: ${r.system.includes("APPENDED")} thinking: ${JSON.stringify(Reflect.get(Object(r.body), "thinking"))}\n`)
     if (process.env.SHOWSYS) process.stdout.write(`SYSTEM ${r.system}\n`)
   }
 }))
