@@ -421,6 +421,15 @@ export const prewarm = <R = never>(
  * claim. `session.initializationResult` still describes the parked process; `initialize` is the
  * claimed session's reply (the folder's commands, agents and models).
  *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import type { ClaudeAgent } from "effect-claude-agent"
+ *
+ * const firstAnswer = (claimed: ClaudeAgent.Claimed) =>
+ *   Effect.zipRight(Effect.logInfo(`session ${claimed.sessionId} in ${claimed.cwd}`), claimed.session.receiveResponse.pipe(Stream.runDrain))
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */
@@ -428,6 +437,15 @@ export interface Claimed extends Claim.Claimed {}
 
 /**
  * A fully started CLI that is not yet any session (see `park`). Claimed once.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { ClaudeAgent } from "effect-claude-agent"
+ *
+ * // A pool's view of a spare: replace it when it dies while parked.
+ * const watch = (spare: ClaudeAgent.ParkedSpare, replace: Effect.Effect<void>) => Effect.zipRight(spare.exited, replace)
+ * ```
  *
  * @since 0.1.0
  * @category models
