@@ -51,9 +51,12 @@ describe("parked spares (fake CLI)", () => {
   it.scoped("park starts the CLI with --await-claim in its parking directory and completes initialize", () =>
     Effect.gen(function*() {
       const { layer, started } = yield* agentWithCli()
-      const spare = yield* ClaudeAgent.park({ cwd: "/spares", model: "claude-haiku-4-5" }).pipe(Effect.provide(layer))
+      const spare = yield* ClaudeAgent.park({ cwd: "/spares", model: "claude-haiku-4-5", extraArgs: { "foo-flag": null } }).pipe(
+        Effect.provide(layer)
+      )
       const { cli, launch } = yield* started
       expect(launch.args).toContain(`--${Launch.awaitClaimFlag}`)
+      expect(launch.args).toContain("--foo-flag")
       expect(launch.args).toContain("--model=claude-haiku-4-5")
       expect(launch.cwd).toBe("/spares")
       expect(spare.parkingDirectory).toBe("/spares")
@@ -282,4 +285,16 @@ describe("parked spares (fake CLI)", () => {
     expect(Claim.splitOptions({ cwd: "/b", model: "m", maxTurns: 3 }).host).toEqual(Claim.splitOptions({ cwd: "/c", maxTurns: 3 }).host)
     expect(Claim.splitOptions({ model: "m" }).claim).toEqual(Option.none())
   })
+
+  it.effect("validateClaim checks claim options as validate checks options: required cwd, typos, types", () =>
+    Effect.gen(function*() {
+      const untyped: unknown = { cwd: "/work/a", modell: "claude-haiku-4-5" }
+      const typo = yield* Effect.flip(Options.validateClaim(Object(untyped)))
+      expect([typo.field, typo.detail]).toEqual(["modell", "unknown option; did you mean `model`?"])
+      const noCwd: unknown = { model: "claude-haiku-4-5" }
+      expect((yield* Effect.flip(Options.validateClaim(Object(noCwd)))).field).toBe("cwd")
+      const mode = yield* Effect.flip(Options.validateClaim(Object({ cwd: "/a", permissionMode: "yolo" })))
+      expect(mode.field).toBe("permissionMode")
+      expect(yield* Options.validateClaim({ cwd: "/a", maxThinkingTokens: 0 })).toEqual({ cwd: "/a", maxThinkingTokens: 0 })
+    }))
 })
