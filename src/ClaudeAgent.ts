@@ -452,7 +452,7 @@ export interface Claimed extends Claim.Claimed {}
  */
 export interface ParkedSpare {
   /** Where the parked process waits: the host options' `cwd`, or a fresh temporary directory. */
-  readonly parkingDirectory: string | undefined
+  readonly parkingDirectory: string
   /**
    * Binds the spare to a folder and the per-session options, then sends `prompt`. The prompt is
    * sent only once the CLI has accepted the claim, `model`, `maxThinkingTokens` and `settings`:

@@ -107,8 +107,8 @@ describe("e2e: parked spares on the real claude CLI", () => {
       const session = yield* claimed.claim("work", { cwd: folders.a })
       yield* session.session.receiveResponse.pipe(Stream.runDrain)
       yield* Effect.flip(refused.claim("never", { cwd: path.join(folders.a, "nope") }))
-      const parkingDirectory = parked.parkingDirectory ?? ""
-      expect(parkingDirectory).not.toBe("")
+      const parkingDirectory = parked.parkingDirectory
+      expect(path.basename(parkingDirectory)).toMatch(/^claude-spare-/)
       expect(fs.existsSync(parkingDirectory)).toBe(true)
       expect(claudePids(home).length).toBeGreaterThanOrEqual(2)
       yield* Scope.close(scope, Exit.void)

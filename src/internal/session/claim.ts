@@ -46,7 +46,7 @@ export interface Spare {
   /** The parked session: initialized, bound to no folder. */
   readonly parked: AgentSession.AgentSession
   /** Where the process waits (the host options' `cwd`, or a fresh temporary directory). */
-  readonly parkingDirectory: string | undefined
+  readonly parkingDirectory: string
   readonly claim: (
     prompt: AgentSession.Prompt,
     options: Options.ClaimOptions
@@ -69,7 +69,7 @@ const refuseSessionFields = <R>(host: Options.Options<R>): Effect.Effect<void, O
 
 // A fresh directory holds no project settings, CLAUDE.md or `.claude` folder that would apply to
 // the parked process (and, through it, to every claim).
-const parkingDirectory = <R>(host: Options.Options<R>): Effect.Effect<string | undefined, OptionsError, Scope.Scope> =>
+const parkingDirectory = <R>(host: Options.Options<R>): Effect.Effect<string, OptionsError, Scope.Scope> =>
   host.cwd !== undefined ? Effect.succeed(host.cwd) : Effect.flatMap(
     Effect.serviceOption(FileSystem.FileSystem),
     Option.match({
@@ -103,7 +103,7 @@ export const park = <R>(
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     const started = Effect.gen(function*() {
       const dir = yield* parkingDirectory(host)
-      const parked = yield* open(Launch.withAwaitClaim(dir === undefined ? host : { ...host, cwd: dir }))
+      const parked = yield* open(Launch.withAwaitClaim({ ...host, cwd: dir }))
       yield* parked.initializationResult
       return { parked, dir }
     }).pipe(
