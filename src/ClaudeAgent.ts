@@ -204,11 +204,7 @@ export const layer: Layer.Layer<
   // Only these services: the caller's whole context may hold the Scope a layer was built in, and
   // providing that would tie every session's process to the layer's lifetime.
   Effect.map(Effect.context<FileSystem.FileSystem | Path.Path>(), (all) =>
-    make({
-      transport: SessionServices.subprocessTransport.pipe(
-        Layer.provide(Layer.succeedContext(Context.pick(FileSystem.FileSystem, Path.Path)(all)))
-      )
-    }))
+    make({ transport: SessionServices.subprocessTransportWith(all) }))
 )
 
 /**
