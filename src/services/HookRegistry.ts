@@ -19,7 +19,7 @@ import * as Hook from "../Hook.js"
 import type * as Control from "../schema/Control.js"
 import * as Issues from "../internal/schema/issues.js"
 import type { InboundHandler } from "./ControlChannel.js"
-import { provideCaptured } from "../internal/effect/captured.js"
+import { callbackEffect, provideCaptured } from "../internal/effect/captured.js"
 
 /**
  * What a hook registry does for one session.
@@ -180,7 +180,7 @@ export const make = <R>(hooks: Hook.Hooks<R>): Effect.Effect<HookRegistryShape, 
           const id = `hook_${byId.size}`
           byId.set(id, {
             event,
-            callback: (input, toolUseId) => provideCaptured(callback(input, toolUseId), context)
+            callback: (input, toolUseId) => provideCaptured(callbackEffect(callback(input, toolUseId), `hooks.${event}`), context)
           })
           return id
         })
