@@ -1,4 +1,5 @@
-// Type-checks every ```ts block under `@example` in src/**/*.ts, as users would copy it.
+// Type-checks every ```ts block under `@example` in src/**/*.ts, and the README's blocks marked
+// `<!-- typecheck -->`, as users would copy them.
 //
 // Each snippet becomes its own module (a virtual file next to its source, so module resolution
 // is the project's: "effect-claude-agent" and "effect-claude-agent/testing" go through
@@ -217,12 +218,10 @@ export const checkExamples = (
     readonly extraSources?: ReadonlyArray<ExtraSource>
     /** Examples found elsewhere (the README's, by `extractFromMarkdown`), checked in the same program. */
     readonly extraExamples?: ReadonlyArray<Example>
-    /** Only `extraExamples`: src/ is not read (its examples have their own check). */
-    readonly onlyExtra?: boolean
   } = {}
 ): ExamplesReport => {
   const root = options.root ?? projectRoot()
-  const sources: Array<ExtraSource> = options.onlyExtra === true ? [] : listSources(path.join(root, "src")).sort().map((source) => ({
+  const sources: Array<ExtraSource> = listSources(path.join(root, "src")).sort().map((source) => ({
     file: path.relative(root, source).split(path.sep).join("/"),
     text: fs.readFileSync(source, "utf8")
   }))
