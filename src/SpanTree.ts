@@ -254,8 +254,9 @@ export const render = (spans: ReadonlyArray<Tracer.Span>, options?: Options): st
  *   Effect.provide(ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer))),
  *   NodeRuntime.runMain
  * )
- * // ClaudeAgent.session  2301 ms  claude-sonnet-4-5
- * // └─ AgentSession.turn  2100 ms  success  2601 in / 8 out tokens  $0.0081
+ * // ClaudeAgent.session  788 ms
+ * // ├─ AgentSession.make  5.6 ms
+ * // └─ AgentSession.turn  688 ms  success  5144 in / 31 out tokens  $0.0212
  * ```
  *
  * @since 0.1.0
