@@ -178,9 +178,10 @@ export const make = <R>(hooks: Hook.Hooks<R>): Effect.Effect<HookRegistryShape, 
       initializeHooks[event] = matchers.map((matcher) => {
         const ids = matcher.hooks.map((callback) => {
           const id = `hook_${byId.size}`
+          const field = `hooks.${event}`
           byId.set(id, {
             event,
-            callback: (input, toolUseId) => provideCaptured(callbackEffect(callback(input, toolUseId), `hooks.${event}`), context)
+            callback: (input, toolUseId) => provideCaptured(callbackEffect(callback(input, toolUseId), field), context)
           })
           return id
         })
