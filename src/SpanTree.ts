@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Console, Effect, Exit, Option, Tracer } from "effect"
+import { Cause, Console, Effect, Exit, Option, Tracer } from "effect"
 import { dual } from "effect/Function"
 
 /**
@@ -147,7 +147,8 @@ const byStart = (a: Tracer.Span, b: Tracer.Span): number =>
 
 /**
  * A span's line: its name, its duration (or `running`), and what the SDK's spans carry that a
- * reader wants first (the model; a turn's outcome, tokens and cost; a request's tool or hook).
+ * reader wants first (the model; a turn's outcome, tokens and cost; a request's tool or hook),
+ * then `failed` or `interrupted` when it ended so.
  *
  * @example
  * ```ts
@@ -181,7 +182,9 @@ export const label = (span: Tracer.Span): string => {
       if (value !== undefined) parts.push(String(value))
     }
   }
-  if (span.status._tag === "Ended" && Exit.isFailure(span.status.exit)) parts.push("failed")
+  if (span.status._tag === "Ended" && Exit.isFailure(span.status.exit)) {
+    parts.push(Cause.isInterruptedOnly(span.status.exit.cause) ? "interrupted" : "failed")
+  }
   return parts.join("  ")
 }
 
@@ -240,7 +243,7 @@ export const render = (spans: ReadonlyArray<Tracer.Span>, options?: Options): st
 /**
  * Runs `self` keeping the spans made under it, and when it ends (success, failure or
  * interruption) writes their tree with Effect's `Console` (replace it with `Effect.withConsole`
- * to send the text elsewhere). For development: every span stays in memory until `self` ends.
+ * to send the text elsewhere); nothing when no span was made. For development: every span stays in memory until `self` ends.
  *
  * @example
  * ```ts
@@ -271,6 +274,9 @@ export const print: {
     Effect.flatMap(record, (recorder) =>
       self.pipe(
         Effect.withTracer(recorder.tracer),
-        Effect.ensuring(Effect.suspend(() => Console.log(render(recorder.spans, options).trimEnd())))
+        Effect.ensuring(Effect.suspend(() => {
+          const text = render(recorder.spans, options)
+          return text === "" ? Effect.void : Console.log(text.trimEnd())
+        }))
       ))
 )

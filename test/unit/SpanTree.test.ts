@@ -52,6 +52,16 @@ describe("SpanTree.print", () => {
       expect(yield* Effect.flip(SpanTree.print(failing).pipe(Effect.withConsole(console)))).toBe("boom")
       expect(durations(lines.join("\n"))).toBe("outer  <t>  failed\n└─ work  <t>  failed")
     }))
+
+  it.effect("marks an interrupted span as such, and writes nothing when no span was made", () =>
+    Effect.gen(function*() {
+      const { lines, console } = yield* capturedConsole
+      const stopped = Effect.interrupt.pipe(Effect.withSpan("stopped"))
+      yield* Effect.exit(SpanTree.print(stopped).pipe(Effect.withConsole(console)))
+      expect(durations(lines.join("\n"))).toBe("stopped  <t>  interrupted")
+      yield* SpanTree.print(Effect.void).pipe(Effect.withConsole(console))
+      expect(lines).toHaveLength(1)
+    }))
 })
 
 describe("SpanTree.fromSpans and format", () => {
