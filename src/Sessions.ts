@@ -463,13 +463,13 @@ const checkId = (sessionId: string, options: unknown = {}, check = checkLocation
 
 const utf8 = new TextEncoder()
 
-/** Which string `custom-title` lines carry, and whether they fit where readers look for them. */
+/** A title as its `custom-title` line carries it (trimmed); refused when it is not a string or would not fit where listings look. */
 const checkTitle = (field: string, title: unknown, sessionId: string): Effect.Effect<string, OptionsError> => {
   if (typeof title !== "string") {
     return Effect.fail(new OptionsError({ field, detail: `must be a string, got ${typeof title}` }))
   }
   const customTitle = title.trim()
-  // Listings find a title in the transcript's last 64 KiB (as the CLI and the official SDK do):
+  // Listings find a title in the transcript's last 64 KiB (as the official SDK's do):
   // a longer line would be written and never shown.
   const line = JSON.stringify({ type: "custom-title", customTitle, sessionId })
   const bytes = utf8.encode(line).length + 2
