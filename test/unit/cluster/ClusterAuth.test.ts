@@ -1,0 +1,273 @@
+// Runners authenticate their peers: a socket runner on 127.0.0.1 (SQLite for the cluster's tables,
+// the fake CLI behind the entity) and a legitimate client-only node, both holding the secret, and
+// rogue peers that speak the runner's RPC protocol directly with no key, a wrong key, or a
+// handshake captured from another connection. The rogues get no reply and change nothing; the
+// legitimate node keeps working.
+import { EntityAddress, EntityId, EntityType, Runners, Sharding, Snowflake } from "@effect/cluster"
+import { Headers } from "@effect/platform"
+import * as Socket from "@effect/platform/Socket"
+import { NodeContext } from "@effect/platform-node"
+import * as NodeSocket from "@effect/platform-node/NodeSocket"
+import { RpcClient, RpcSerialization } from "@effect/rpc"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import { describe, expect, it } from "@effect/vitest"
+import {
+  Chunk,
+  ConfigProvider,
+  Context,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  Metric,
+  Queue,
+  Redacted,
+  Scope,
+  Stream
+} from "effect"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import type { Duplex } from "node:stream"
+import { Message } from "effect-claude-agent"
+import { AgentCluster, AgentEntity, TranscriptStore } from "effect-claude-agent/cluster"
+import { FakeCli } from "effect-claude-agent/testing"
+import * as Handshake from "../../../src/cluster/internal/handshake.js"
+import * as PeerAuth from "../../../src/cluster/internal/peerAuth.js"
+
+const secret = randomBytes(32).toString("base64")
+const withSecret = (value: string | undefined) =>
+  Layer.setConfigProvider(ConfigProvider.fromMap(new Map(value === undefined ? [] : [["AGENT_CLUSTER_SECRET", value]])))
+
+const timings = {
+  refreshAssignmentsInterval: 100,
+  entityMessagePollInterval: 200,
+  entityReplyPollInterval: 100,
+  shardLockRefreshInterval: 1000,
+  shardLockExpiration: 5000,
+  entityTerminationTimeout: 1000,
+  sendRetryInterval: 50,
+  runnerHealthCheckInterval: 1000
+}
+
+const freePort = Effect.async<number>((resume) => {
+  const server = net.createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+const canBind = (port: number) =>
+  Effect.async<boolean>((resume) => {
+    const server = net.createServer()
+    server.once("error", () => resume(Effect.succeed(false)))
+    server.listen(port, "127.0.0.1", () => server.close(() => resume(Effect.succeed(true))))
+  })
+
+const reasons = ["closed", "timeout", "bad-proof"] as const
+
+// Connections the runner refused so far, for one reason or for all of them.
+const refused = (reason?: (typeof reasons)[number]): Effect.Effect<number> =>
+  reason === undefined
+    ? Effect.map(Effect.all(reasons.map(refused)), (counts) => counts.reduce((a, b) => a + b, 0))
+    : Effect.map(Metric.value(Metric.tagged(AgentCluster.peersRefused, "reason", reason)), (state) => state.count)
+
+// The runner: the entity over a fake CLI whose "tool" turns ask the client for Bash (toolu_1).
+const runnerSetup = Effect.gen(function*() {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "cluster-auth-")))
+  yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+  const turns = yield* Queue.unbounded<string>()
+  const agent = FakeCli.layerClaudeAgent({
+    onUserMessage: (message, cli) =>
+      Effect.gen(function*() {
+        const prompt = FakeCli.userText(message)
+        yield* Queue.offer(turns, prompt)
+        yield* cli.emit(FakeCli.frames.systemInit({ model: "claude-fake-1" }))
+        if (prompt === "tool") {
+          yield* cli.requestRaw({
+            subtype: "can_use_tool",
+            tool_name: "Bash",
+            input: { command: "ls" },
+            tool_use_id: "toolu_1",
+            permission_suggestions: []
+          })
+        }
+        yield* cli.emit(FakeCli.frames.assistantText(`echo: ${prompt}`))
+        yield* cli.emit(FakeCli.frames.result(`echo: ${prompt}`))
+      })
+  })
+  const sql = yield* Layer.build(SqliteClient.layer({ filename: path.join(dir, "cluster.db") }))
+  const port = yield* freePort
+  const runner = yield* Layer.build(
+    AgentEntity.layer({ askClient: true, options: { cwd: dir, env: { CLAUDE_CONFIG_DIR: path.join(dir, "config") } } }).pipe(
+      Layer.provide([agent, TranscriptStore.layerMemory, NodeContext.layer]),
+      Layer.provideMerge(AgentCluster.layerSocketRunner({ host: "127.0.0.1", port, shardingConfig: timings })),
+      Layer.provide(Layer.succeedContext(sql)),
+      Layer.provide(withSecret(secret))
+    )
+  )
+  const client = yield* Layer.build(
+    AgentCluster.layerSocketClient({ shardingConfig: timings }).pipe(
+      Layer.provide(Layer.succeedContext(sql)),
+      Layer.provide(withSecret(secret))
+    )
+  )
+  return { port, turns, runner, client }
+})
+
+// A peer that knows only the runner's address: it speaks `@effect/cluster`'s runner RPCs over a
+// connection opened by `open`, and asks the entity for `tag` directly, as the cluster would.
+const rogue = (open: Effect.Effect<Duplex, Socket.SocketError, Scope.Scope>) =>
+  Effect.gen(function*() {
+    const socket = yield* NodeSocket.fromDuplex(open)
+    const protocol = yield* RpcClient.makeProtocolSocket().pipe(
+      Effect.provideService(Socket.Socket, socket),
+      Effect.provide(RpcSerialization.layerMsgPack)
+    )
+    return yield* Runners.makeRpcClient.pipe(Effect.provideService(RpcClient.Protocol, protocol))
+  })
+
+type Rogue = Effect.Effect.Success<ReturnType<typeof rogue>>
+
+const request = (sharding: Sharding.Sharding["Type"], conversationId: string, tag: string, payload: unknown) => ({
+  _tag: "Request" as const,
+  requestId: Snowflake.Snowflake(BigInt(Date.now()) << 22n | BigInt(Math.floor(Math.random() * 4096))),
+  address: new EntityAddress.EntityAddress({
+    shardId: sharding.getShardId(EntityId.make(conversationId), "default"),
+    entityType: EntityType.EntityType.make("AgentSession"),
+    entityId: EntityId.make(conversationId)
+  }),
+  tag,
+  payload,
+  headers: Headers.empty
+})
+
+// What a rogue tries on `conversationId`: read its status, change its model, start a turn, and
+// answer its pending permission request. Each outcome: the reply, or `undefined` if none came.
+const attack = (peer: Rogue, sharding: Sharding.Sharding["Type"], conversationId: string, prompt: string) => {
+  const call = (tag: string, payload: unknown) =>
+    peer.Effect({ request: request(sharding, conversationId, tag, payload), persisted: false }).pipe(
+      Effect.timeout("1500 millis"),
+      Effect.exit,
+      Effect.map((exit) => Exit.isSuccess(exit) ? exit.value : undefined)
+    )
+  return Effect.all({
+    status: call("Status", {}),
+    model: call("SetModel", { model: "evil-model" }),
+    permission: call("AnswerPermission", { toolUseId: "toolu_1", result: { behavior: "allow", updatedInput: {} } }),
+    turn: peer.Stream({ request: request(sharding, conversationId, "Send", { turnId: prompt, prompt }), persisted: false }).pipe(
+      Stream.runCollect,
+      Effect.timeout("1500 millis"),
+      Effect.exit,
+      Effect.map((exit) => Exit.isSuccess(exit) ? exit.value : undefined)
+    )
+  }, { concurrency: "unbounded" })
+}
+
+const connect = (port: number) =>
+  Effect.acquireRelease(
+    Effect.async<net.Socket, Socket.SocketError>((resume) => {
+      const conn = net.createConnection({ host: "127.0.0.1", port })
+      conn.once("connect", () => resume(Effect.succeed(conn)))
+      conn.on("error", (cause) => resume(Effect.fail(new Socket.SocketGenericError({ reason: "Open", cause }))))
+    }),
+    (conn) => Effect.sync(() => conn.destroy())
+  )
+
+const readBytes = (conn: Duplex, n: number) =>
+  Effect.async<Uint8Array>((resume) => {
+    const tryRead = () => {
+      const chunk: unknown = conn.read(n)
+      if (chunk instanceof Uint8Array) {
+        conn.off("readable", tryRead)
+        resume(Effect.succeed(chunk))
+      }
+    }
+    conn.on("readable", tryRead)
+    tryRead()
+  })
+
+// Sends `response` (whatever the rogue has) after the runner's hello, then goes on as an RPC peer.
+const openWith = (port: number, response: (hello: Uint8Array) => Uint8Array) =>
+  Effect.gen(function*() {
+    const conn = yield* connect(port)
+    conn.write(response(yield* readBytes(conn, Handshake.HELLO_BYTES)))
+    return conn
+  })
+
+const key = (value: string) => Redacted.make(Uint8Array.from(Buffer.from(value, "utf8")))
+
+describe("AgentCluster socket layout: peers authenticate", () => {
+  it.scopedLive("rogue peers (no key, wrong key, replayed handshake) get nothing; the cluster's own node works", () =>
+    Effect.gen(function*() {
+      const { client, port, runner, turns } = yield* runnerSetup
+      const sharding = Context.get(runner, Sharding.Sharding)
+      const legit = (yield* Effect.provide(AgentEntity.AgentEntity.client, client))("c1")
+
+      // A turn waiting for the client's permission, started by the legitimate node.
+      const firstTurn = yield* AgentEntity.send("c1", "tool", { turnId: "t1" }).pipe(
+        Stream.runCollect,
+        Effect.provide(client),
+        Effect.fork
+      )
+      const waiting = yield* legit.Status().pipe(Effect.repeat({ until: (s) => s.pendingPermissions.length > 0 }))
+      expect(waiting.model).toBe("claude-fake-1")
+      expect(yield* Queue.take(turns)).toBe("tool")
+
+      // The harness itself reaches the entity when the handshake is right.
+      const right = yield* rogue(Effect.flatMap(connect(port), (conn) =>
+        Effect.as(
+          Effect.mapError(PeerAuth.prove(conn, key(secret), "runner"), (cause) => new Socket.SocketGenericError({ reason: "Open", cause })),
+          conn
+        )))
+      const control = yield* attack(right, sharding, "c2", "control")
+      expect(control.status).toMatchObject({ _tag: "WithExit", exit: { _tag: "Success" } })
+      expect(control.model).toMatchObject({ _tag: "WithExit", exit: { _tag: "Success" } })
+
+      // A handshake recorded on one connection, replayed on another.
+      const recorded = yield* Effect.gen(function*() {
+        const conn = yield* connect(port)
+        const hello = yield* readBytes(conn, Handshake.HELLO_BYTES)
+        const serverNonce = Handshake.parseHello(hello) ?? new Uint8Array()
+        const response = Handshake.respond(Redacted.value(key(secret)), serverNonce, Handshake.nonce())
+        conn.write(response)
+        expect(yield* readBytes(conn, Handshake.CONFIRM_BYTES)).toHaveLength(Handshake.CONFIRM_BYTES)
+        conn.destroy()
+        return response
+      })
+
+      const before = { all: yield* refused(), badProof: yield* refused("bad-proof") }
+      const noKey = yield* rogue(connect(port))
+      const wrongKey = yield* rogue(openWith(port, (hello) =>
+        Handshake.respond(Redacted.value(key(randomBytes(32).toString("base64"))), hello.subarray(4), Handshake.nonce())))
+      const replay = yield* rogue(openWith(port, () => recorded))
+
+      for (const peer of [noKey, wrongKey, replay]) {
+        expect(yield* attack(peer, sharding, "c1", "rogue")).toEqual({
+          status: undefined,
+          model: undefined,
+          permission: undefined,
+          turn: undefined
+        })
+      }
+      expect((yield* refused()) - before.all).toBeGreaterThanOrEqual(3)
+      expect((yield* refused("bad-proof")) - before.badProof).toBeGreaterThanOrEqual(2)
+
+      // Nothing changed: same model, the permission still pending, no other turn; the cluster's
+      // own node answers it and the turn completes.
+      const after = yield* legit.Status()
+      expect(after.model).toBe("claude-fake-1")
+      expect(after.pendingPermissions.map((p) => p.toolUseId)).toEqual(["toolu_1"])
+      expect(after.turns).toBe(0)
+      // The control's turn on c2 ran; no rogue's did.
+      expect(Chunk.toArray(yield* Queue.takeAll(turns))).toEqual(["control"])
+      expect(yield* legit.AnswerPermission({ toolUseId: "toolu_1", result: { behavior: "allow" } })).toBe(true)
+      const messages = yield* Fiber.join(firstTurn)
+      expect([...messages].filter(Message.isResult)).toHaveLength(1)
+      expect((yield* legit.Status()).turns).toBe(1)
+    }))
+})
