@@ -9,6 +9,7 @@ import * as Socket from "@effect/platform/Socket"
 import { NodeContext } from "@effect/platform-node"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import { RpcClient, RpcSerialization } from "@effect/rpc"
+import type { SqlClient as SqlClientService } from "@effect/sql/SqlClient"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
 import {
@@ -269,5 +270,39 @@ describe("AgentCluster socket layout: peers authenticate", () => {
       const messages = yield* Fiber.join(firstTurn)
       expect([...messages].filter(Message.isResult)).toHaveLength(1)
       expect((yield* legit.Status()).turns).toBe(1)
+    }))
+})
+
+describe("AgentCluster socket layout: start-up without the secret", () => {
+  const build = <A, E>(layer: Layer.Layer<A, E, SqlClientService>, secretValue: string | undefined) =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-auth-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+      return yield* Layer.build(layer).pipe(
+        Effect.provide(SqliteClient.layer({ filename: path.join(dir, "cluster.db") })),
+        Effect.provide(withSecret(secretValue)),
+        Effect.flip
+      )
+    })
+
+  it.scopedLive("a runner on a non-loopback address, or on loopback, refuses to start, and binds nothing", () =>
+    Effect.gen(function*() {
+      for (const host of ["0.0.0.0", "127.0.0.1"]) {
+        const port = yield* freePort
+        const error = yield* build(AgentCluster.layerSocketRunner({ host, port }), undefined)
+        expect(error).toBeInstanceOf(AgentCluster.ClusterSecretError)
+        expect(error).toMatchObject({ reason: "Missing" })
+        expect(String(error.message)).toContain(host)
+        expect(yield* canBind(port)).toBe(true)
+      }
+    }))
+
+  it.scopedLive("a secret shorter than 32 bytes is refused; a client-only node needs the secret too", () =>
+    Effect.gen(function*() {
+      const port = yield* freePort
+      const short = yield* build(AgentCluster.layerSocketRunner({ host: "127.0.0.1", port }), "x".repeat(31))
+      expect(short).toMatchObject({ _tag: "ClusterSecretError", reason: "TooShort" })
+      const client = yield* build(AgentCluster.layerSocketClient(), undefined)
+      expect(client).toMatchObject({ _tag: "ClusterSecretError", reason: "Missing" })
     }))
 })
