@@ -3,40 +3,24 @@
 // rogue peers that speak the runner's RPC protocol directly with no key, a wrong key, or a
 // handshake captured from another connection. The rogues get no reply and change nothing; the
 // legitimate node keeps working.
-import { EntityAddress, EntityId, EntityType, Runners, Sharding, Snowflake } from "@effect/cluster"
-import { Headers } from "@effect/platform"
+import { Sharding } from "@effect/cluster"
 import * as Socket from "@effect/platform/Socket"
 import { NodeContext } from "@effect/platform-node"
-import * as NodeSocket from "@effect/platform-node/NodeSocket"
-import { RpcClient, RpcSerialization } from "@effect/rpc"
 import type { SqlClient as SqlClientService } from "@effect/sql/SqlClient"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
-import {
-  Chunk,
-  ConfigProvider,
-  Context,
-  Effect,
-  Exit,
-  Fiber,
-  Layer,
-  Metric,
-  Queue,
-  Redacted,
-  Scope,
-  Stream
-} from "effect"
+import { Chunk, ConfigProvider, Context, Effect, Fiber, Layer, Metric, Queue, Redacted, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { Duplex } from "node:stream"
 import { Message } from "effect-claude-agent"
 import { AgentCluster, AgentEntity, TranscriptStore } from "effect-claude-agent/cluster"
 import { FakeCli } from "effect-claude-agent/testing"
 import * as Handshake from "../../../src/cluster/internal/handshake.js"
 import * as PeerAuth from "../../../src/cluster/internal/peerAuth.js"
+import { attack, connect, key, openWith, readBytes, rogue } from "./rogue.js"
 
 const secret = randomBytes(32).toString("base64")
 const withSecret = (value: string | undefined) =>
@@ -120,87 +104,6 @@ const runnerSetup = Effect.gen(function*() {
   return { port, turns, runner, client }
 })
 
-// A peer that knows only the runner's address: it speaks `@effect/cluster`'s runner RPCs over a
-// connection opened by `open`, and asks the entity for `tag` directly, as the cluster would.
-const rogue = (open: Effect.Effect<Duplex, Socket.SocketError, Scope.Scope>) =>
-  Effect.gen(function*() {
-    const socket = yield* NodeSocket.fromDuplex(open)
-    const protocol = yield* RpcClient.makeProtocolSocket().pipe(
-      Effect.provideService(Socket.Socket, socket),
-      Effect.provide(RpcSerialization.layerMsgPack)
-    )
-    return yield* Runners.makeRpcClient.pipe(Effect.provideService(RpcClient.Protocol, protocol))
-  })
-
-type Rogue = Effect.Effect.Success<ReturnType<typeof rogue>>
-
-const request = (sharding: Sharding.Sharding["Type"], conversationId: string, tag: string, payload: unknown) => ({
-  _tag: "Request" as const,
-  requestId: Snowflake.Snowflake(BigInt(Date.now()) << 22n | BigInt(Math.floor(Math.random() * 4096))),
-  address: new EntityAddress.EntityAddress({
-    shardId: sharding.getShardId(EntityId.make(conversationId), "default"),
-    entityType: EntityType.EntityType.make("AgentSession"),
-    entityId: EntityId.make(conversationId)
-  }),
-  tag,
-  payload,
-  headers: Headers.empty
-})
-
-// What a rogue tries on `conversationId`: read its status, change its model, start a turn, and
-// answer its pending permission request. Each outcome: the reply, or `undefined` if none came.
-const attack = (peer: Rogue, sharding: Sharding.Sharding["Type"], conversationId: string, prompt: string) => {
-  const call = (tag: string, payload: unknown) =>
-    peer.Effect({ request: request(sharding, conversationId, tag, payload), persisted: false }).pipe(
-      Effect.timeout("1500 millis"),
-      Effect.exit,
-      Effect.map((exit) => Exit.isSuccess(exit) ? exit.value : undefined)
-    )
-  return Effect.all({
-    status: call("Status", {}),
-    model: call("SetModel", { model: "evil-model" }),
-    permission: call("AnswerPermission", { toolUseId: "toolu_1", result: { behavior: "allow", updatedInput: {} } }),
-    turn: peer.Stream({ request: request(sharding, conversationId, "Send", { turnId: prompt, prompt }), persisted: false }).pipe(
-      Stream.runCollect,
-      Effect.timeout("1500 millis"),
-      Effect.exit,
-      Effect.map((exit) => Exit.isSuccess(exit) ? exit.value : undefined)
-    )
-  }, { concurrency: "unbounded" })
-}
-
-const connect = (port: number) =>
-  Effect.acquireRelease(
-    Effect.async<net.Socket, Socket.SocketError>((resume) => {
-      const conn = net.createConnection({ host: "127.0.0.1", port })
-      conn.once("connect", () => resume(Effect.succeed(conn)))
-      conn.on("error", (cause) => resume(Effect.fail(new Socket.SocketGenericError({ reason: "Open", cause }))))
-    }),
-    (conn) => Effect.sync(() => conn.destroy())
-  )
-
-const readBytes = (conn: Duplex, n: number) =>
-  Effect.async<Uint8Array>((resume) => {
-    const tryRead = () => {
-      const chunk: unknown = conn.read(n)
-      if (chunk instanceof Uint8Array) {
-        conn.off("readable", tryRead)
-        resume(Effect.succeed(chunk))
-      }
-    }
-    conn.on("readable", tryRead)
-    tryRead()
-  })
-
-// Sends `response` (whatever the rogue has) after the runner's hello, then goes on as an RPC peer.
-const openWith = (port: number, response: (hello: Uint8Array) => Uint8Array) =>
-  Effect.gen(function*() {
-    const conn = yield* connect(port)
-    conn.write(response(yield* readBytes(conn, Handshake.HELLO_BYTES)))
-    return conn
-  })
-
-const key = (value: string) => Redacted.make(Uint8Array.from(Buffer.from(value, "utf8")))
 
 describe("AgentCluster socket layout: peers authenticate", () => {
   it.scopedLive("rogue peers (no key, wrong key, replayed handshake) get nothing; the cluster's own node works", () =>
