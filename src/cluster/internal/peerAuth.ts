@@ -73,10 +73,11 @@ const readExactly = (conn: Duplex, n: number, onClose: Reason, peer: string) =>
     return Effect.sync(cleanup)
   })
 
-const write = (conn: Duplex, bytes: Uint8Array, peer: string) =>
-  Effect.async<void, HandshakeError>((resume) => {
-    conn.write(bytes, (error) =>
-      resume(error ? Effect.fail(new HandshakeError({ reason: "closed", peer })) : Effect.void))
+// Not waiting for the write's callback: a failed write closes the socket, which the next read (or
+// the RPC layer, after the last frame) reports.
+const write = (conn: Duplex, bytes: Uint8Array) =>
+  Effect.sync(() => {
+    conn.write(bytes)
   })
 
 const peerOf = (conn: Duplex): string =>
@@ -86,11 +87,11 @@ const peerOf = (conn: Duplex): string =>
 export const accept = (conn: Duplex, key: Redacted.Redacted<Uint8Array>, peer: string = peerOf(conn)) =>
   Effect.gen(function*() {
     const serverNonce = Handshake.nonce()
-    yield* write(conn, Handshake.hello(serverNonce), peer)
+    yield* write(conn, Handshake.hello(serverNonce))
     const response = yield* readExactly(conn, Handshake.RESPONSE_BYTES, "closed", peer)
     const clientNonce = Handshake.checkResponse(Redacted.value(key), serverNonce, response)
     if (clientNonce === undefined) return yield* new HandshakeError({ reason: "bad-proof", peer })
-    yield* write(conn, Handshake.confirm(Redacted.value(key), serverNonce, clientNonce), peer)
+    yield* write(conn, Handshake.confirm(Redacted.value(key), serverNonce, clientNonce))
   }).pipe(Effect.timeoutFail({ duration: serverTimeout, onTimeout: () => new HandshakeError({ reason: "timeout", peer }) }))
 
 /** @internal The connecting side: succeeds once it has proven the key and the runner has too. */
@@ -99,7 +100,7 @@ export const prove = (conn: Duplex, key: Redacted.Redacted<Uint8Array>, peer: st
     const serverNonce = Handshake.parseHello(yield* readExactly(conn, Handshake.HELLO_BYTES, "closed", peer))
     if (serverNonce === undefined) return yield* new HandshakeError({ reason: "bad-hello", peer })
     const clientNonce = Handshake.nonce()
-    yield* write(conn, Handshake.respond(Redacted.value(key), serverNonce, clientNonce), peer)
+    yield* write(conn, Handshake.respond(Redacted.value(key), serverNonce, clientNonce))
     const confirmation = yield* readExactly(conn, Handshake.CONFIRM_BYTES, "refused", peer)
     if (!Handshake.checkConfirm(Redacted.value(key), serverNonce, clientNonce, confirmation)) {
       return yield* new HandshakeError({ reason: "bad-confirm", peer })
