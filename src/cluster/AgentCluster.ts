@@ -6,7 +6,8 @@
  * restart of the process, with no server to run. For several machines, `layerSocketRunner` and
  * `layerSocketClient` are the socket layout on a shared SQL database (PostgreSQL), with the two
  * fixes this package makes to the Effect 3 cluster line (`layerSqlMessageStorage`,
- * `layerClientProtocol`).
+ * `layerClientProtocol`), and nodes that prove the cluster's secret (`secretConfig`) on every
+ * connection before any request is read.
  *
  * @since 0.1.0
  */
@@ -342,7 +343,10 @@ const socketStorage = (prefix: string | undefined) =>
  * `AgentEntity.layer(…)` over it). Ping health marks a runner whose socket is gone unhealthy before
  * its heartbeat expires. Needs a `SqlClient` shared with the other nodes (e.g. `PgClient`): each
  * runner's shard locks live on a connection of its own (PostgreSQL advisory locks), so no
- * connection-rotating proxy may sit in between.
+ * connection-rotating proxy may sit in between. Reads the cluster's secret (`secretConfig`) before
+ * it binds, and fails with `ClusterSecretError` without it, whatever the address; every connection
+ * reaches its RPC server only once the peer has proven the secret (others are counted in
+ * `peersRefused`).
  *
  * @example
  * ```ts
@@ -382,8 +386,9 @@ export const layerSocketRunner = (
 
 /**
  * A client-only node of the several-machines layout (an API server): sends to conversations on
- * whichever runner owns them, never registers, owns no shards. Needs the cluster's `SqlClient`;
- * give it the runners' `shardingConfig` timings.
+ * whichever runner owns them, never registers, owns no shards. Needs the cluster's `SqlClient`
+ * and its secret (`secretConfig`, else `ClusterSecretError`); give it the runners'
+ * `shardingConfig` timings.
  *
  * @example
  * ```ts
