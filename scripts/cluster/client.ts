@@ -1,9 +1,10 @@
 // A client-only node: sends one turn to a conversation and prints its messages as they stream.
 //
-//   DATABASE_URL=postgres://… npx tsx scripts/cluster/client.ts <conversation-id> <prompt…>
+//   DATABASE_URL=postgres://… AGENT_CLUSTER_SECRET=… npx tsx scripts/cluster/client.ts <conversation-id> <prompt…>
 //
 // It never registers as a runner and owns no shards: the conversation runs on whichever runner
-// owns it (scripts/cluster/runner.ts). CLUSTER_PREFIX and CLUSTER_TIMINGS as for the runners.
+// owns it (scripts/cluster/runner.ts). AGENT_CLUSTER_SECRET (the runners' secret: the runners refuse
+// a node that cannot prove it), CLUSTER_PREFIX and CLUSTER_TIMINGS as for the runners.
 import { NodeRuntime } from "@effect/platform-node"
 import { Config, Effect, Stream } from "effect"
 import { AgentEntity } from "../../src/cluster/index.js"

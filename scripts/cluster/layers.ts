@@ -29,7 +29,10 @@ export const testTimings = {
 /** One PgClient per process, from a `postgres://` URL. */
 export const pgLayer = (url: string) => PgClient.layer({ url: Redacted.make(url) })
 
-/** A runner on `host:port` (the cluster entry's socket runner, with its fixes). Needs a `SqlClient`. */
+/**
+ * A runner on `host:port` (the cluster entry's socket runner, with its fixes). Needs a `SqlClient`;
+ * reads the cluster's secret from `AGENT_CLUSTER_SECRET`.
+ */
 export const runnerLayer = (options: {
   readonly host: string
   readonly port: number
@@ -37,7 +40,10 @@ export const runnerLayer = (options: {
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Type"]>
 }) => AgentCluster.layerSocketRunner(options)
 
-/** A client-only node: sends to entities, never registers, owns no shards. Needs a `SqlClient`. */
+/**
+ * A client-only node: sends to entities, never registers, owns no shards. Needs a `SqlClient`;
+ * reads the cluster's secret from `AGENT_CLUSTER_SECRET`.
+ */
 export const clientLayer = (options: {
   readonly prefix: string
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Type"]>

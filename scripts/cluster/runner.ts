@@ -4,6 +4,10 @@
 //
 // Environment:
 //   DATABASE_URL          postgres://… shared by every runner and client of the cluster (required)
+//   AGENT_CLUSTER_SECRET  the cluster's shared secret, the same on every runner and client, at
+//                         least 32 bytes (`openssl rand -base64 32`) (required: without it the
+//                         runner does not start). Every connection to this runner must prove it
+//                         before any request is read.
 //   RUNNER_PORT           the port this runner listens on and advertises (required)
 //   RUNNER_HOST           the address it advertises and binds (default 127.0.0.1)
 //   CLUSTER_PREFIX        table prefix, so several clusters can share one database (default "cluster")

@@ -6,7 +6,8 @@
  * restart of the process, with no server to run. For several machines, `layerSocketRunner` and
  * `layerSocketClient` are the socket layout on a shared SQL database (PostgreSQL), with the two
  * fixes this package makes to the Effect 3 cluster line (`layerSqlMessageStorage`,
- * `layerClientProtocol`).
+ * `layerClientProtocol`), and nodes that prove the cluster's secret (`secretConfig`) on every
+ * connection before any request is read.
  *
  * @since 0.1.0
  */
@@ -22,15 +23,17 @@ import {
   SqlRunnerStorage
 } from "@effect/cluster"
 import type { CommandExecutor, FileSystem, Path } from "@effect/platform"
+import * as SocketServer from "@effect/platform/SocketServer"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import { RpcClientError, RpcSerialization } from "@effect/rpc"
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer, Option } from "effect"
+import { Config, Effect, Layer, Metric, Option, Redacted, Schema } from "effect"
 import type { ConfigError } from "effect/ConfigError"
 import type * as ClaudeAgent from "../ClaudeAgent.js"
 import * as AgentEntity from "./AgentEntity.js"
 import * as FixedStorage from "./internal/messageStorage.js"
+import * as PeerAuth from "./internal/peerAuth.js"
 import * as OrphanGuard from "./OrphanGuard.js"
 import * as TranscriptStore from "./TranscriptStore.js"
 
@@ -167,13 +170,104 @@ export const layerSqlite = <R = never>(
   }))
 
 /**
- * `@effect/platform-node`'s socket client protocol between cluster nodes, with one fix: a write
- * that fails is an `RpcClientError`, not a defect. In `@effect/rpc` 0.76 the socket protocol's
- * write is `Effect.orDie`: the first write to a runner that was just killed (the acknowledgement
- * of the chunk it sent last) is a defect, which the cluster hands to the caller as the reply, so a
- * client's `Send` died with `SocketError: ECONNRESET` instead of failing over. As an
- * `RpcClientError` it counts as "runner unavailable", and the reply comes from the database, from
- * the runner that takes the conversation over. `layerSocketRunner` and `layerSocketClient` use it.
+ * A node of the several-machines layout could not load the cluster's secret: it is not set
+ * (`Missing`), or shorter than 32 bytes (`TooShort`). Runners and client-only nodes fail to start
+ * with it rather than listen or connect unauthenticated.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { AgentCluster } from "effect-claude-agent/cluster"
+ *
+ * const check = Layer.launch(AgentCluster.layerSocketClient()).pipe(
+ *   Effect.catchTag("ClusterSecretError", (error) => Effect.logError(error.message))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ClusterSecretError extends Schema.TaggedError<ClusterSecretError>(
+  "effect-claude-agent/cluster/ClusterSecretError"
+)("ClusterSecretError", {
+  reason: Schema.Literal("Missing", "TooShort"),
+  message: Schema.String
+}) {}
+
+/**
+ * The cluster's shared secret: `AGENT_CLUSTER_SECRET`, read with `Config.redacted` from the
+ * current `ConfigProvider` (the environment by default) by `layerSocketRunner`,
+ * `layerSocketClient` and `layerClientProtocol`. Every node of a cluster needs the same value, at
+ * least 32 bytes (`openssl rand -base64 32`).
+ *
+ * @example
+ * ```ts
+ * import { ConfigProvider, Layer } from "effect"
+ * import { AgentCluster } from "effect-claude-agent/cluster"
+ *
+ * // e.g. from a secrets file mounted by the orchestrator, instead of the environment
+ * declare const fromSecretsFile: ConfigProvider.ConfigProvider
+ * const client = AgentCluster.layerSocketClient().pipe(Layer.provide(Layer.setConfigProvider(fromSecretsFile)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category configuration
+ */
+export const secretConfig: Config.Config<Redacted.Redacted> = Config.redacted("AGENT_CLUSTER_SECRET")
+
+const minimumSecretBytes = 32
+
+// The secret as an HMAC key; `where` names the node for the error message.
+const loadKey = (where: string) =>
+  Effect.gen(function*() {
+    const secret = yield* Config.option(secretConfig)
+    if (Option.isNone(secret)) {
+      return yield* new ClusterSecretError({
+        reason: "Missing",
+        message: `${where} needs the cluster secret AGENT_CLUSTER_SECRET (the same on every node, e.g. \`openssl rand -base64 32\`)`
+      })
+    }
+    const bytes = Buffer.from(Redacted.value(secret.value), "utf8")
+    if (bytes.length < minimumSecretBytes) {
+      return yield* new ClusterSecretError({
+        reason: "TooShort",
+        message: `${where}: AGENT_CLUSTER_SECRET has ${bytes.length} bytes, at least ${minimumSecretBytes} are needed`
+      })
+    }
+    return Redacted.make(Uint8Array.from(bytes))
+  })
+
+/**
+ * Connections a runner refused because the peer did not prove the cluster's secret, tagged with
+ * `reason`: `closed` (it closed before proving anything), `timeout` (no proof within 5 s),
+ * `bad-proof` (a wrong key, or a handshake replayed from another connection). Each refused host is
+ * also logged once as a warning (later refusals at debug level).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { AgentCluster } from "effect-claude-agent/cluster"
+ *
+ * const refused = Effect.map(Metric.value(AgentCluster.peersRefused), (state) => state.count)
+ * ```
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const peersRefused: Metric.Metric.Counter<number> = PeerAuth.peersRefused
+
+/**
+ * The socket client protocol between cluster nodes: every connection to a runner first proves the
+ * cluster's secret (`secretConfig`) and checks the runner's proof (a mutual HMAC-SHA256
+ * challenge-response on fresh nonces of both sides, so a recorded handshake is worthless on another
+ * connection), then carries `@effect/cluster`'s RPCs as `NodeClusterSocket.layerClientProtocol`
+ * does, with one fix: a write that fails is an `RpcClientError`, not a defect. In `@effect/rpc`
+ * 0.76 the socket protocol's write is `Effect.orDie`: the first write to a runner that was just
+ * killed (the acknowledgement of the chunk it sent last) is a defect, which the cluster hands to
+ * the caller as the reply, so a client's `Send` died with `SocketError: ECONNRESET` instead of
+ * failing over. As an `RpcClientError` it counts as "runner unavailable", and the reply comes from
+ * the database, from the runner that takes the conversation over. `layerSocketRunner` and
+ * `layerSocketClient` use it.
  *
  * @example
  * ```ts
@@ -187,22 +281,32 @@ export const layerSqlite = <R = never>(
  * @since 0.1.0
  * @category layers
  */
-export const layerClientProtocol: Layer.Layer<Runners.RpcClientProtocol, never, RpcSerialization.RpcSerialization> =
-  Layer.effect(
-    Runners.RpcClientProtocol,
-    Effect.map(Runners.RpcClientProtocol, (make) => (address: RunnerAddress.RunnerAddress) =>
-      Effect.map(make(address), (protocol) => ({
-        ...protocol,
-        send: (request, transferables) =>
-          protocol.send(request, transferables).pipe(
-            Effect.catchAllDefect((cause) =>
-              Effect.fail(
-                new RpcClientError.RpcClientError({ reason: "Protocol", message: "write to runner failed", cause })
-              )
+export const layerClientProtocol: Layer.Layer<
+  Runners.RpcClientProtocol,
+  ConfigError | ClusterSecretError,
+  RpcSerialization.RpcSerialization
+> = Layer.effect(
+  Runners.RpcClientProtocol,
+  Effect.map(Runners.RpcClientProtocol, (make) => (address: RunnerAddress.RunnerAddress) =>
+    Effect.map(make(address), (protocol) => ({
+      ...protocol,
+      send: (request, transferables) =>
+        protocol.send(request, transferables).pipe(
+          Effect.catchAllDefect((cause) =>
+            Effect.fail(
+              new RpcClientError.RpcClientError({ reason: "Protocol", message: "write to runner failed", cause })
             )
           )
-      } satisfies typeof protocol)))
-  ).pipe(Layer.provide(NodeClusterSocket.layerClientProtocol))
+        )
+    } satisfies typeof protocol)))
+).pipe(Layer.provide(Layer.unwrapEffect(Effect.map(loadKey("A cluster node"), PeerAuth.layerClientProtocol))))
+
+// The runner's listening socket: the secret is loaded before it binds, and every connection is
+// handed to the RPC server only once its peer has proven the secret.
+const layerSocketServer = (host: string) =>
+  Layer.unwrapEffect(Effect.map(loadKey(`The runner on ${host}`), (key) =>
+    Layer.effect(SocketServer.SocketServer, Effect.map(SocketServer.SocketServer, (server) => PeerAuth.authenticateServer(server, key)))
+      .pipe(Layer.provide(NodeClusterSocket.layerSocketServer))))
 
 /**
  * Options of `layerSocketRunner` and `layerSocketClient`.
@@ -239,7 +343,10 @@ const socketStorage = (prefix: string | undefined) =>
  * `AgentEntity.layer(…)` over it). Ping health marks a runner whose socket is gone unhealthy before
  * its heartbeat expires. Needs a `SqlClient` shared with the other nodes (e.g. `PgClient`): each
  * runner's shard locks live on a connection of its own (PostgreSQL advisory locks), so no
- * connection-rotating proxy may sit in between.
+ * connection-rotating proxy may sit in between. Reads the cluster's secret (`secretConfig`) before
+ * it binds, and fails with `ClusterSecretError` without it, whatever the address; every connection
+ * reaches its RPC server only once the peer has proven the secret (others are counted in
+ * `peersRefused`).
  *
  * @example
  * ```ts
@@ -269,7 +376,7 @@ export const layerSocketRunner = (
       RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(layerClientProtocol))
     ),
     Layer.provideMerge(socketStorage(options.prefix)),
-    Layer.provide([NodeClusterSocket.layerSocketServer, layerClientProtocol]),
+    Layer.provide([layerSocketServer(options.host), layerClientProtocol]),
     Layer.provide(ShardingConfig.layer({
       ...options.shardingConfig,
       runnerAddress: Option.some(RunnerAddress.make(options.host, options.port))
@@ -279,8 +386,9 @@ export const layerSocketRunner = (
 
 /**
  * A client-only node of the several-machines layout (an API server): sends to conversations on
- * whichever runner owns them, never registers, owns no shards. Needs the cluster's `SqlClient`;
- * give it the runners' `shardingConfig` timings.
+ * whichever runner owns them, never registers, owns no shards. Needs the cluster's `SqlClient`
+ * and its secret (`secretConfig`, else `ClusterSecretError`); give it the runners'
+ * `shardingConfig` timings.
  *
  * @example
  * ```ts
