@@ -12,9 +12,10 @@ import type * as AgentSession from "../../AgentSession.js"
 import type { EvictionReason, PoolEvent } from "../../AgentPool.js"
 import type * as ClaudeAgent from "../../ClaudeAgent.js"
 import type * as Options from "../../schema/Options.js"
-import { CLIConnectionError, type SdkError } from "../../SdkError.js"
+import { PoolClosedError, type SdkError } from "../../SdkError.js"
 import { leased, type Use } from "./leasedSession.js"
 import { resumeOptions, sameKeyedOptions } from "./options.js"
+import { awaitAll, type Shutdown, track } from "./shutdown.js"
 import type { Slots } from "./slots.js"
 import type { Spares } from "./spares.js"
 
@@ -31,6 +32,7 @@ export interface KeyedLeasesConfig {
   readonly spares: Spares
   readonly publish: (event: PoolEvent) => Effect.Effect<unknown>
   readonly idleTimeToLive: Duration.Duration
+  readonly shutdown: Shutdown
   /** Runs a key's session opening in the pool's context (its span, logger), not the caller's. */
   readonly inPoolContext: (key: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
@@ -54,8 +56,15 @@ export interface KeyedLeases {
   readonly idle: () => number
   /** Picks the least recently used idle session to stop for a request (`Slots`' `reclaim`). */
   readonly reclaim: () => Option.Option<Effect.Effect<void>>
-  /** Takes every open session; the returned effect stops them (the pool is closing). */
-  readonly close: () => Effect.Effect<void>
+  /** Stops the idle sessions (the pool is closing); returns once their processes have exited. */
+  readonly closeIdle: Effect.Effect<void>
+  /** Waits until no use is running (each ended, its process stopped or idle). */
+  readonly awaitUses: Effect.Effect<void>
+  /**
+   * Stops every session, those in use included, once the ones opening have opened; returns once
+   * their processes have exited (the pool is closing, past its grace period).
+   */
+  readonly stopAll: Effect.Effect<void>
 }
 
 // What the pool keeps per key: the conversation's session id (to resume it) and, while its
@@ -81,8 +90,6 @@ interface Live {
   dead: boolean
   /** Completing it cancels the idle timer. */
   idleTimer: Deferred.Deferred<void> | undefined
-  /** Completed once the pool has stopped the process. */
-  readonly stopped: Deferred.Deferred<void>
   /** The CLI found no conversation to resume (it answered a prompt with "No conversation found"). */
   resumeFailed: boolean
 }
@@ -94,6 +101,9 @@ interface State {
   /** The keyed sessions open and not in use, least recently used first (a Set keeps insertion order). */
   readonly idle: Set<Keyed>
   inUse: number
+  /** Completed when each use has ended, or each process opening has opened (or failed to). */
+  readonly uses: Set<Deferred.Deferred<void>>
+  readonly openings: Set<Deferred.Deferred<void>>
 }
 
 const entryFor = (state: State, key: string): Keyed => {
@@ -154,7 +164,6 @@ const retire = (state: State, entry: Keyed, live: Live, reason: EvictionReason):
       const id = yield* live.session.control.lastSessionId
       if (id !== undefined && reason !== "forgotten" && reason !== "resume-failed") entry.sessionId = id
       yield* Scope.close(live.scope, Exit.void)
-      yield* Deferred.succeed(live.stopped, undefined)
       yield* Deferred.succeed(stopping, undefined)
       yield* state.config.publish({ _tag: "Evicted", reason, key: entry.key })
       yield* live.release
@@ -191,7 +200,6 @@ const adopt = (
       inUse: true,
       dead: false,
       idleTimer: undefined,
-      stopped: Deferred.unsafeMake(FiberId.none),
       resumeFailed: false
     }
     entry.live = live
@@ -216,6 +224,9 @@ const open = <R>(state: State, entry: Keyed, options: Options.Options<R> | undef
     }
     const slot = yield* Scope.make()
     const scope = yield* Scope.make()
+    // The pool's close waits for an opening to end before it stops the keyed processes.
+    const opening = Deferred.unsafeMake<void>(FiberId.none)
+    state.openings.add(opening)
     const opened = yield* Effect.gen(function*() {
       yield* restore(Scope.extend(slots.acquire, slot))
       // Two processes must not write one conversation: the one stopped last must be gone.
@@ -228,8 +239,15 @@ const open = <R>(state: State, entry: Keyed, options: Options.Options<R> | undef
           inPoolContext(entry.key)
         )
       )
-    }).pipe(Effect.onError(() => Scope.close(scope, Exit.void).pipe(Effect.zipRight(Scope.close(slot, Exit.void)))))
-    return yield* adopt(state, entry, { session: opened, scope, options, release: Scope.close(slot, Exit.void) })
+    }).pipe(
+      Effect.onError(() => Scope.close(scope, Exit.void).pipe(Effect.zipRight(Scope.close(slot, Exit.void)))),
+      Effect.flatMap((session) => adopt(state, entry, { session, scope, options, release: Scope.close(slot, Exit.void) })),
+      Effect.ensuring(Effect.suspend(() => {
+        state.openings.delete(opening)
+        return Deferred.succeed(opening, undefined)
+      }))
+    )
+    return opened
   })
 
 // Keeps an idle session open for `idleTimeToLive` (forever when it is infinite), unless its key
@@ -284,6 +302,7 @@ const endUse = (state: State, entry: Keyed, live: Live, exit: Exit.Exit<unknown,
 const begin = <R>(state: State, entry: Keyed, options: Options.Options<R> | undefined) =>
   Effect.uninterruptibleMask((restore) =>
     Effect.gen(function*() {
+      yield* track(state.uses)
       const reused = entry.live
       let live: Live
       if (reused !== undefined) {
@@ -304,7 +323,7 @@ const begin = <R>(state: State, entry: Keyed, options: Options.Options<R> | unde
           return endUse(state, entry, live, exit, use)
         })
       )
-      return leased(live, use)
+      return leased(live, use, state.config.shutdown)
     })
   )
 
@@ -315,8 +334,8 @@ const lookup = <R>(
 ): Effect.Effect<AgentSession.AgentSession, SdkError, Scope.Scope | R> =>
   Effect.gen(function*() {
     const { slots } = state.config
-    if (slots.isClosed()) return yield* Effect.fail(new CLIConnectionError({ reason: "The agent pool is closed" }))
-    const entry = yield* holdKey(state, key, slots.withPendingTimeout)
+    if (slots.isClosed()) return yield* new PoolClosedError({ stage: "refused" })
+    const entry = yield* holdKey(state, key, (take) => Effect.raceFirst(slots.withPendingTimeout(take), slots.whenClosed))
     const current = entry.live
     if (current !== undefined && (current.dead || !sameKeyedOptions(current.options, options))) {
       yield* retire(state, entry, current, current.dead ? "session-died" : "options-changed")
@@ -331,7 +350,25 @@ const lookup = <R>(
  */
 export const make = (config: KeyedLeasesConfig): Effect.Effect<KeyedLeases, never, Scope.Scope> =>
   Effect.map(Effect.scope, (poolScope): KeyedLeases => {
-    const state: State = { config, poolScope, keyed: new Map(), idle: new Set(), inUse: 0 }
+    const state: State = {
+      config,
+      poolScope,
+      keyed: new Map(),
+      idle: new Set(),
+      inUse: 0,
+      uses: new Set(),
+      openings: new Set()
+    }
+    const retireAll = (which: (live: Live) => boolean) =>
+      Effect.suspend(() => {
+        const lives = Array.from(state.keyed.values()).flatMap((entry) =>
+          entry.live === undefined || !which(entry.live) ? [] : [{ entry, live: entry.live }]
+        )
+        return Effect.forEach(lives, ({ entry, live }) => retire(state, entry, live, "pool-closed"), {
+          concurrency: "unbounded",
+          discard: true
+        })
+      })
     return {
       lookup: (key, options) => lookup(state, key, options),
       invalidate: (key) =>
@@ -351,14 +388,8 @@ export const make = (config: KeyedLeasesConfig): Effect.Effect<KeyedLeases, neve
         }
         return Option.none()
       },
-      close: () => {
-        const lives = Array.from(state.keyed.values()).flatMap((entry) =>
-          entry.live === undefined ? [] : [{ entry, live: entry.live }]
-        )
-        return Effect.forEach(lives, ({ entry, live }) => retire(state, entry, live, "pool-closed"), {
-          concurrency: "unbounded",
-          discard: true
-        })
-      }
+      closeIdle: retireAll((live) => !live.inUse),
+      awaitUses: awaitAll(state.uses),
+      stopAll: Effect.zipRight(awaitAll(state.openings), retireAll(() => true))
     }
   })

@@ -8,6 +8,7 @@ import * as ClaudeAgent from "../../../src/ClaudeAgent.js"
 import * as SessionServices from "../../../src/layers/SessionServices.js"
 import { Transport } from "../../../src/services/Transport.js"
 import * as KeyedLeases from "../../../src/internal/pool/keyedLeases.js"
+import * as Shutdown from "../../../src/internal/pool/shutdown.js"
 import * as Slots from "../../../src/internal/pool/slots.js"
 import * as Spares from "../../../src/internal/pool/spares.js"
 import * as Message from "../../../src/schema/Message.js"
@@ -52,6 +53,7 @@ const setup = (settings: { readonly maxConcurrent: number; readonly idleTimeToLi
       spares,
       publish,
       idleTimeToLive: Duration.decode(settings.idleTimeToLive ?? "5 minutes"),
+      shutdown: Shutdown.make(),
       inPoolContext: () => (effect) => effect
     })
     return { leases, slots, counts, resumes, events }
@@ -181,12 +183,14 @@ describe("KeyedLeases", () => {
       expect(keyed(events)).toEqual(["Started a", "Evicted options-changed a", "Started a", "Resumed a"])
     }))
 
-  it.scoped("close stops every open session", () =>
+  it.scoped("closeIdle stops every idle session; stopAll the rest", () =>
     Effect.gen(function*() {
       const { counts, events, leases } = yield* setup({ maxConcurrent: 2 })
       yield* chat(leases, "a", "one")
       yield* chat(leases, "b", "one")
-      yield* leases.close()
+      yield* leases.closeIdle
+      expect(counts.live).toBe(0)
+      yield* leases.stopAll
       expect(counts.live).toBe(0)
       expect(keyed(events).filter((e) => e.startsWith("Evicted"))).toEqual(["Evicted pool-closed a", "Evicted pool-closed b"])
     }))
