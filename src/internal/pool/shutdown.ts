@@ -79,7 +79,7 @@ export const guardSession = (shutdown: Shutdown, session: AgentSession.AgentSess
  * @internal
  */
 export const failure = <E>(shutdown: Shutdown, error: E): E | PoolClosedError =>
-  shutdown.forced ? new PoolClosedError({ stage: "stopped" }) : error
+  shutdown.forced && !(error instanceof PoolClosedError) ? new PoolClosedError({ stage: "stopped" }) : error
 
 /**
  * Counts the current scope in `running` until it closes (its finalizers added after this one
