@@ -153,22 +153,26 @@ const holdKey = <E>(state: State, key: string, wait: (take: Effect.Effect<number
 // Stops a keyed session's process and frees its slot; the key keeps its session id, so its
 // next use resumes the conversation. Does nothing if that process is already being stopped.
 const retire = (state: State, entry: Keyed, live: Live, reason: EvictionReason): Effect.Effect<void> =>
-  Effect.uninterruptible(Effect.suspend(() => {
-    if (entry.live !== live) return Effect.void
-    entry.live = undefined
-    state.idle.delete(entry)
-    const stopping = Deferred.unsafeMake<void>(FiberId.none)
-    entry.stopping = stopping
-    return Effect.gen(function*() {
-      if (live.idleTimer !== undefined) yield* Deferred.succeed(live.idleTimer, undefined)
-      const id = yield* live.session.control.lastSessionId
-      if (id !== undefined && reason !== "forgotten" && reason !== "resume-failed") entry.sessionId = id
-      yield* Scope.close(live.scope, Exit.void)
-      yield* Deferred.succeed(stopping, undefined)
-      yield* state.config.publish({ _tag: "Evicted", reason, key: entry.key })
-      yield* live.release
-    })
-  }))
+  Effect.uninterruptible(Effect.suspend(() => detach(state, entry, live, reason) ?? Effect.void))
+
+// Takes the process from its key at once (synchronously: nobody else can reuse or stop it from
+// then on) and returns the effect that stops it; `undefined` if it is no longer the key's.
+const detach = (state: State, entry: Keyed, live: Live, reason: EvictionReason): Effect.Effect<void> | undefined => {
+  if (entry.live !== live) return undefined
+  entry.live = undefined
+  state.idle.delete(entry)
+  const stopping = Deferred.unsafeMake<void>(FiberId.none)
+  entry.stopping = stopping
+  return Effect.gen(function*() {
+    if (live.idleTimer !== undefined) yield* Deferred.succeed(live.idleTimer, undefined)
+    const id = yield* live.session.control.lastSessionId
+    if (id !== undefined && reason !== "forgotten" && reason !== "resume-failed") entry.sessionId = id
+    yield* Scope.close(live.scope, Exit.void)
+    yield* Deferred.succeed(stopping, undefined)
+    yield* state.config.publish({ _tag: "Evicted", reason, key: entry.key })
+    yield* live.release
+  })
+}
 
 // The process's watcher: a keyed session whose CLI exits while idle is retired at once (its
 // slot freed); one in use is retired when its use ends.
@@ -383,8 +387,10 @@ export const make = (config: KeyedLeasesConfig): Effect.Effect<KeyedLeases, neve
       inUse: () => state.inUse,
       idle: () => state.idle.size,
       reclaim: () => {
+        // Detached when picked: the slot's new owner waits for this very process to exit.
         for (const entry of state.idle) {
-          if (entry.live !== undefined) return Option.some(retire(state, entry, entry.live, "slot-needed"))
+          const stop = entry.live === undefined ? undefined : detach(state, entry, entry.live, "slot-needed")
+          if (stop !== undefined) return Option.some(Effect.uninterruptible(stop))
         }
         return Option.none()
       },
