@@ -89,6 +89,65 @@ describe("e2e: AgentPool on the real claude CLI", () => {
     }).pipe(Effect.provide(NodeContext.layer)))
 })
 
+describe("e2e: closing an AgentPool on the real claude CLI", () => {
+  it.scopedLive("2 running turns and 4 waiting: the waiting fail at once, the running are interrupted after shutdownTimeout, no CLI is left", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([
+        // Each turn streams for far longer than the test: only the close can end it.
+        { reply: ScriptedModel.slowText("z".repeat(400_000), { chunkSize: 4, delayMs: 20 }), times: Infinity }
+      ])
+      const options = yield* model.options()
+      const { agent, counts } = yield* counting
+      const poolScope = yield* Scope.make()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, shutdownTimeout: "1 second" }).pipe(
+        Scope.extend(poolScope)
+      )
+      const streaming = yield* Effect.forEach([0, 1], () => Deferred.make<void>())
+      const running = yield* Effect.forEach(streaming, (started, i) =>
+        pool.query(`long story ${i}`, { ...options, includePartialMessages: true }).pipe(
+          Stream.tap((m) => (m.type === "stream_event" ? Deferred.succeed(started, undefined) : Effect.void)),
+          Stream.runDrain,
+          Effect.flip,
+          Effect.fork
+        ))
+      yield* Effect.forEach(streaming, Deferred.await)
+      const waiting = yield* Effect.forEach([0, 1, 2, 3], (i) =>
+        pool.query(`waiting ${i}`, options).pipe(Stream.runDrain, Effect.flip, Effect.fork))
+      yield* Effect.repeat(pool.stats, { until: (s) => s.pending === 4 })
+      expect(claudePids(options.env?.HOME)).toHaveLength(2)
+
+      const startedAt = Date.now()
+      yield* Scope.close(poolScope, Exit.void)
+      const took = Date.now() - startedAt
+      // Every CLI the pool started has exited when the close returns.
+      expect(claudePids(options.env?.HOME)).toEqual([])
+      // The grace period, then the protocol's interrupt: no signal and its waits were needed.
+      expect(took).toBeGreaterThanOrEqual(1000)
+      expect(took).toBeLessThan(4000)
+      for (const fiber of waiting) {
+        expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "PoolClosedError", stage: "waiting" })
+      }
+      for (const fiber of running) {
+        expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "PoolClosedError", stage: "stopped" })
+      }
+      expect(counts.pids).toHaveLength(2)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("a pool with warm: 2 closed while its spares start leaves no CLI running", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([{ reply: ScriptedModel.text("noted"), times: Infinity }])
+      const options = yield* model.options()
+      const { agent } = yield* counting
+      for (const after of [100, 300, 600]) {
+        const poolScope = yield* Scope.make()
+        yield* AgentPool.make(agent, { warm: 2, warmOptions: options }).pipe(Scope.extend(poolScope))
+        yield* Effect.sleep(after)
+        yield* Scope.close(poolScope, Exit.void)
+        expect(claudePids(options.env?.HOME)).toEqual([])
+      }
+    }).pipe(Effect.provide(NodeContext.layer)))
+})
+
 // Every text the model was sent in a request (user turns and its own earlier answers).
 const conversationText = (req: ScriptedModel.RecordedRequest | undefined): string => JSON.stringify(req?.messages ?? [])
 
