@@ -30,6 +30,21 @@ const counting = Effect.gen(function*() {
   return { agent, counts }
 })
 
+// The CLIs themselves: a CLI's own child (a `git` it runs) shows the CLI's argv for a moment
+// while it starts, and is not one of the pool's processes.
+const cliPids = (home: string | undefined): Array<number> => {
+  const pids = claudePids(home)
+  const parentOf = (pid: number): number => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+    } catch {
+      return -1
+    }
+  }
+  return pids.filter((pid) => !pids.includes(parentOf(pid)))
+}
+
 const resultText = (messages: Chunk.Chunk<Message.Message>) =>
   Chunk.toArray(messages).filter(Message.isResult).map((r) => ("result" in r ? r.result : r.subtype))
 
@@ -131,6 +146,28 @@ describe("e2e: closing an AgentPool on the real claude CLI", () => {
         expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "PoolClosedError", stage: "stopped" })
       }
       expect(counts.pids).toHaveLength(2)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("maxConcurrent bounds the live CLIs at every moment, spares and requests with other options included", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([{ reply: ScriptedModel.text("answer"), times: Infinity }])
+      const options = yield* model.options()
+      const { agent, counts } = yield* counting
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, warm: 1, warmOptions: options })
+      const seen = { max: 0, samples: 0 }
+      yield* Effect.sync(() => {
+        seen.max = Math.max(seen.max, cliPids(options.env?.HOME).length)
+        seen.samples++
+      }).pipe(Effect.zipRight(Effect.sleep(3)), Effect.forever, Effect.forkScoped)
+      yield* Effect.forEach(
+        Array.from({ length: 20 }, (_, i) => i),
+        (i) => pool.query(`q${i}`, i % 2 === 0 ? options : { ...options, model: "claude-other" }).pipe(Stream.runDrain),
+        { concurrency: "unbounded", discard: true }
+      )
+      expect(counts.pids.length).toBeGreaterThan(10)
+      expect(seen.samples).toBeGreaterThan(100)
+      expect(seen.max).toBeLessThanOrEqual(2)
+      expect(counts.peak).toBeLessThanOrEqual(2)
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scopedLive("a pool with warm: 2 closed while its spares start leaves no CLI running", () =>
