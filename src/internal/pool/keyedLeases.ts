@@ -181,10 +181,7 @@ const watch = (state: State, entry: Keyed, live: Live) =>
     Effect.either,
     Effect.flatMap((ended) =>
       Effect.suspend(() => {
-        live.dead = true
-        const crash = ended._tag === "Left"
-          ? state.config.publish({ _tag: "Crashed", error: ended.left, key: entry.key })
-          : Effect.void
+        const crash = died(state, entry, live, ended._tag === "Left" ? ended.left : undefined)
         if (entry.live !== live || live.inUse) return crash
         return Effect.zipRight(crash, retire(state, entry, live, "session-died"))
       })
@@ -192,6 +189,15 @@ const watch = (state: State, entry: Keyed, live: Live) =>
     Effect.interruptible,
     Effect.forkIn(live.scope)
   )
+
+// Marks the process dead, once: by its watcher, or by the use that read its failure (which may
+// end, and retire the process, before the watcher has run).
+const died = (state: State, entry: Keyed, live: Live, error: SdkError | undefined): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (live.dead) return Effect.void
+    live.dead = true
+    return error === undefined ? Effect.void : Effect.asVoid(state.config.publish({ _tag: "Crashed", error, key: entry.key }))
+  })
 
 const adopt = (
   state: State,
@@ -327,7 +333,7 @@ const begin = <R>(state: State, entry: Keyed, options: Options.Options<R> | unde
           return endUse(state, entry, live, exit, use)
         })
       )
-      return leased(live, use, state.config.shutdown)
+      return leased(live, use, state.config.shutdown, (error) => died(state, entry, live, error))
     })
   )
 

@@ -6,7 +6,7 @@
 import { Effect, Option, Stream } from "effect"
 import type * as AgentSession from "../../AgentSession.js"
 import type * as Message from "../../schema/Message.js"
-import { CLIConnectionError } from "../../SdkError.js"
+import { CLIConnectionError, ProcessError } from "../../SdkError.js"
 import type { ControlChannelShape } from "../../services/ControlChannel.js"
 import * as Turns from "../session/turns.js"
 import { isNoConversation } from "./options.js"
@@ -94,12 +94,18 @@ const methodsOf = (s: AgentSession.AgentSession, use: Use) => {
 
 /**
  * The session as one use sees it: counting the prompts it sends and the results it read,
- * refusing every method once the use has ended, and failing its streams if the pool stops the
- * process under it (closing the pool, past `shutdownTimeout`).
+ * refusing every method once the use has ended, failing its streams if the pool stops the
+ * process under it (closing the pool, past `shutdownTimeout`), and reporting the process's
+ * death (`onCrash`) as soon as a stream fails with it.
  *
  * @internal
  */
-export const leased = (live: LeasedProcess, use: Use, shutdown: Shutdown): AgentSession.AgentSession => {
+export const leased = (
+  live: LeasedProcess,
+  use: Use,
+  shutdown: Shutdown,
+  onCrash: (error: ProcessError) => Effect.Effect<void>
+): AgentSession.AgentSession => {
   const opened = live.session
   const refuse = refusingAfter(use)
   const countResults = <E>(messages: Stream.Stream<Message.Message, E>) =>
@@ -113,7 +119,9 @@ export const leased = (live: LeasedProcess, use: Use, shutdown: Shutdown): Agent
           if (isNoConversation(m)) live.resumeFailed = true
         }
         return chunk
-      }))
+      }),
+      // The use may end on this failure before the process's watcher has seen the exit.
+      Stream.tapError((error) => (error instanceof ProcessError ? onCrash(error) : Effect.void)))
     )
   const ifInUse = <E>(messages: Stream.Stream<Message.Message, E>) =>
     Stream.unwrap(Effect.sync(() => (use.ended ? Stream.fail(ended()) : countResults(messages))))

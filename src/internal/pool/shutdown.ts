@@ -20,14 +20,12 @@ import { CLIConnectionError, PoolClosedError } from "../../SdkError.js"
 export interface Shutdown {
   /** Set once the grace period is over, before any running process is stopped. */
   forced: boolean
-  /** Completed with `forced`. */
-  readonly forcing: Deferred.Deferred<void>
 }
 
 /**
  * @internal
  */
-export const make = (): Shutdown => ({ forced: false, forcing: Deferred.unsafeMake(FiberId.none) })
+export const make = (): Shutdown => ({ forced: false })
 
 /**
  * Marks the pool as stopping what still runs; the caller stops the processes next.
@@ -35,9 +33,8 @@ export const make = (): Shutdown => ({ forced: false, forcing: Deferred.unsafeMa
  * @internal
  */
 export const force = (shutdown: Shutdown): Effect.Effect<void> =>
-  Effect.suspend(() => {
+  Effect.sync(() => {
     shutdown.forced = true
-    return Deferred.succeed(shutdown.forcing, undefined)
   })
 
 const stoppedError = () =>
@@ -47,7 +44,8 @@ const stoppedError = () =>
 
 /**
  * A session's message stream that ends with a failure once the pool stops the session: what the
- * CLI writes while it is being stopped is not delivered.
+ * CLI writes while it is being stopped is not delivered. The stream ends (or fails) when the
+ * stopped process exits, so no watcher is needed; per chunk this costs one test of a flag.
  *
  * @internal
  */
@@ -58,8 +56,7 @@ export const guardStream = <E>(
   messages.pipe(
     Stream.mapChunks((chunk) => (shutdown.forced ? Chunk.empty() : chunk)),
     Stream.catchAll((error) => Stream.fail(shutdown.forced ? stoppedError() : error)),
-    Stream.concat(Stream.suspend(() => (shutdown.forced ? Stream.fail(stoppedError()) : Stream.empty))),
-    Stream.interruptWhen(Effect.zipRight(Deferred.await(shutdown.forcing), Effect.fail(stoppedError())))
+    Stream.concat(Stream.suspend(() => (shutdown.forced ? Stream.fail(stoppedError()) : Stream.empty)))
   )
 
 /**
