@@ -12,6 +12,10 @@
  * reuse the key's session while it is idle, for `idleTimeToLive`, and resume its conversation
  * (`resume` on its session id) when its process was evicted for another request or has died.
  *
+ * Closing the pool's scope leaves nothing running: waiting requests fail with `PoolClosedError`,
+ * running ones get `shutdownTimeout` to finish and are then interrupted, and the close returns
+ * once every process the pool started has exited.
+ *
  * @since 0.1.0
  */
 import type { FileSystem, Path } from "@effect/platform"
@@ -43,13 +47,13 @@ import { OptionsError, type SdkError } from "./SdkError.js"
  * @category models
  */
 export interface PoolConfig {
-  /** At most this many CLI processes at once, spares included. Default `min(4, cores)`. */
+  /** At most this many CLI processes at once, spares included: a positive integer. Default `min(4, cores)`. */
   readonly maxConcurrent?: number | undefined
-  /** At most this many requests waiting for a process; one more fails with `PoolFullError`. Default 1000. */
+  /** At most this many requests waiting for a process; one more fails with `PoolFullError`. An integer ≥ 0. Default 1000. */
   readonly maxPending?: number | undefined
   /** How long a request may wait for a process before it fails with `PoolTimeoutError`. Default: no limit. */
   readonly pendingTimeout?: Duration.DurationInput | undefined
-  /** How many started-and-initialized spares to keep ready. Default 0. */
+  /** How many started-and-initialized spares to keep ready: an integer ≥ 0. Default 0. */
   readonly warm?: number | undefined
   /**
    * The options spares are started with. A request claims a spare only when its options are the

@@ -196,7 +196,10 @@ const died = (state: State, entry: Keyed, live: Live, error: SdkError | undefine
   Effect.suspend(() => {
     if (live.dead) return Effect.void
     live.dead = true
-    return error === undefined ? Effect.void : Effect.asVoid(state.config.publish({ _tag: "Crashed", error, key: entry.key }))
+    // A process the pool's close stopped did not crash.
+    return error === undefined || state.config.shutdown.forced
+      ? Effect.void
+      : Effect.asVoid(state.config.publish({ _tag: "Crashed", error, key: entry.key }))
   })
 
 const adopt = (

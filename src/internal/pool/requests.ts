@@ -94,9 +94,10 @@ export const make = (config: RequestsConfig): Requests => {
       return entry
     }))
 
+  // A process the pool's close stopped did not crash.
   const watchCrash = (opened: AgentSession.AgentSession) =>
     opened.control.closed.pipe(
-      Effect.catchAll((error) => publish({ _tag: "Crashed", error })),
+      Effect.catchAll((error) => (shutdown.forced ? Effect.void : publish({ _tag: "Crashed", error }))),
       Effect.forkScoped
     )
 

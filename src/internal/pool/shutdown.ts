@@ -23,6 +23,8 @@ export interface Shutdown {
 }
 
 /**
+ * A pool's shutdown state, before its close.
+ *
  * @internal
  */
 export const make = (): Shutdown => ({ forced: false })
