@@ -102,6 +102,28 @@ describe("e2e: AgentPool on the real claude CLI", () => {
       expect(next).toEqual([["fine"], ["fine"], ["fine"]])
       expect((yield* pool.stats).active).toBe(0)
     }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("maxConcurrent bounds the live CLIs at every moment, spares and requests with other options included", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([{ reply: ScriptedModel.text("answer"), times: Infinity }])
+      const options = yield* model.options()
+      const { agent, counts } = yield* counting
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, warm: 1, warmOptions: options })
+      const seen = { max: 0, samples: 0 }
+      yield* Effect.sync(() => {
+        seen.max = Math.max(seen.max, cliPids(options.env?.HOME).length)
+        seen.samples++
+      }).pipe(Effect.zipRight(Effect.sleep(3)), Effect.forever, Effect.forkScoped)
+      yield* Effect.forEach(
+        Array.from({ length: 20 }, (_, i) => i),
+        (i) => pool.query(`q${i}`, i % 2 === 0 ? options : { ...options, model: "claude-other" }).pipe(Stream.runDrain),
+        { concurrency: "unbounded", discard: true }
+      )
+      expect(counts.pids.length).toBeGreaterThan(10)
+      expect(seen.samples).toBeGreaterThan(100)
+      expect(seen.max).toBeLessThanOrEqual(2)
+      expect(counts.peak).toBeLessThanOrEqual(2)
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
 
 describe("e2e: closing an AgentPool on the real claude CLI", () => {
@@ -148,26 +170,35 @@ describe("e2e: closing an AgentPool on the real claude CLI", () => {
       expect(counts.pids).toHaveLength(2)
     }).pipe(Effect.provide(NodeContext.layer)))
 
-  it.scopedLive("maxConcurrent bounds the live CLIs at every moment, spares and requests with other options included", () =>
+  it.scopedLive("a keyed chat mid-turn when the pool closes (shutdownTimeout 0) ends with PoolClosedError, not with the interrupted result", () =>
     Effect.gen(function*() {
-      const model = yield* ScriptedModel.make([{ reply: ScriptedModel.text("answer"), times: Infinity }])
-      const options = yield* model.options()
-      const { agent, counts } = yield* counting
-      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, warm: 1, warmOptions: options })
-      const seen = { max: 0, samples: 0 }
-      yield* Effect.sync(() => {
-        seen.max = Math.max(seen.max, cliPids(options.env?.HOME).length)
-        seen.samples++
-      }).pipe(Effect.zipRight(Effect.sleep(3)), Effect.forever, Effect.forkScoped)
-      yield* Effect.forEach(
-        Array.from({ length: 20 }, (_, i) => i),
-        (i) => pool.query(`q${i}`, i % 2 === 0 ? options : { ...options, model: "claude-other" }).pipe(Stream.runDrain),
-        { concurrency: "unbounded", discard: true }
+      const model = yield* ScriptedModel.make([
+        {
+          match: (r) => ScriptedModel.lastUserText(r) === "Tell me a long story.",
+          reply: ScriptedModel.slowText("z".repeat(400_000), { chunkSize: 4, delayMs: 20 })
+        },
+        { reply: ScriptedModel.text("noted"), times: Infinity }
+      ])
+      const options = { ...(yield* model.options()), includePartialMessages: true }
+      const { agent } = yield* counting
+      const poolScope = yield* Scope.make()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, shutdownTimeout: 0 }).pipe(Scope.extend(poolScope))
+      expect(yield* pool.chat("idle", "Hello.", options).pipe(Stream.runCollect, Effect.map(resultText))).toEqual(["noted"])
+      const streaming = yield* Deferred.make<void>()
+      const types: Array<string> = []
+      const turn = yield* pool.chat("busy", "Tell me a long story.", options).pipe(
+        Stream.tap((m) => Effect.sync(() => void types.push(m.type))),
+        Stream.tap((m) => (m.type === "stream_event" ? Deferred.succeed(streaming, undefined) : Effect.void)),
+        Stream.runDrain,
+        Effect.flip,
+        Effect.fork
       )
-      expect(counts.pids.length).toBeGreaterThan(10)
-      expect(seen.samples).toBeGreaterThan(100)
-      expect(seen.max).toBeLessThanOrEqual(2)
-      expect(counts.peak).toBeLessThanOrEqual(2)
+      yield* Deferred.await(streaming)
+      expect(claudePids(options.env?.HOME)).toHaveLength(2)
+      yield* Scope.close(poolScope, Exit.void)
+      expect(claudePids(options.env?.HOME)).toEqual([])
+      expect(yield* Fiber.join(turn)).toMatchObject({ _tag: "PoolClosedError", stage: "stopped" })
+      expect(types).not.toContain("result")
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scopedLive("a pool with warm: 2 closed while its spares start leaves no CLI running", () =>
