@@ -139,6 +139,22 @@ describe("KeyedLeases", () => {
       expect(keyed(events)).toEqual(["Started a", "Evicted forgotten a", "Started a"])
     }))
 
+  it.scoped("reclaim takes the idle session when it picks it: nobody reuses or picks it again while it stops", () =>
+    Effect.gen(function*() {
+      const { counts, events, leases } = yield* setup({ maxConcurrent: 2 })
+      yield* chat(leases, "a", "one")
+      const stop = leases.reclaim()
+      expect(Option.isSome(stop)).toBe(true)
+      // Before the stop has run: the session is no longer idle, nor the key's.
+      expect(leases.idle()).toBe(0)
+      expect(Option.isNone(leases.reclaim())).toBe(true)
+      if (Option.isSome(stop)) yield* stop.value
+      // The slot's new owner runs only once the process has exited.
+      expect(counts.live).toBe(0)
+      yield* chat(leases, "a", "two")
+      expect(keyed(events)).toEqual(["Started a", "Evicted slot-needed a", "Started a", "Resumed a"])
+    }))
+
   it.scoped("reclaim stops the least recently used idle session; its key resumes later", () =>
     Effect.gen(function*() {
       const { events, leases, resumes } = yield* setup({ maxConcurrent: 2 })
