@@ -327,7 +327,9 @@ export const withPriority =
     const given: unknown = priority
     return typeof given === "number" && Number.isFinite(given)
       ? Effect.locally(effect, Slots.priorityRef, given)
-      : Effect.fail(new OptionsError({ field: "priority", detail: `expected a finite number; got ${JSON.stringify(given) ?? String(given)}` }))
+      : Effect.fail(
+        new OptionsError({ field: "priority", detail: `expected a finite number; got ${JSON.stringify(given) ?? String(given)}` })
+      )
   }
 
 const defaultMaxConcurrent = (): number => {

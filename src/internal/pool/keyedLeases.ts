@@ -240,7 +240,7 @@ const open = <R>(state: State, entry: Keyed, options: Options.Options<R> | undef
     // The pool's close waits for an opening to end before it stops the keyed processes.
     const opening = Deferred.unsafeMake<void>(FiberId.none)
     state.openings.add(opening)
-    const opened = yield* Effect.gen(function*() {
+    return yield* Effect.gen(function*() {
       yield* restore(Scope.extend(slots.acquire, slot))
       // Two processes must not write one conversation: the one stopped last must be gone.
       if (entry.stopping !== undefined) yield* restore(Deferred.await(entry.stopping))
@@ -260,7 +260,6 @@ const open = <R>(state: State, entry: Keyed, options: Options.Options<R> | undef
         return Deferred.succeed(opening, undefined)
       }))
     )
-    return opened
   })
 
 // Keeps an idle session open for `idleTimeToLive` (forever when it is infinite), unless its key
