@@ -19,7 +19,7 @@
  * @since 0.1.0
  */
 import type { FileSystem, Path } from "@effect/platform"
-import { Context, Duration, Effect, FiberRef, Layer, Option, PubSub, Scope, Stream } from "effect"
+import { Clock, Context, Duration, Effect, FiberRef, Layer, Option, PubSub, Scope, Stream } from "effect"
 import type * as AgentSession from "./AgentSession.js"
 import * as ClaudeAgent from "./ClaudeAgent.js"
 import * as Config from "./internal/pool/config.js"
@@ -421,18 +421,18 @@ export const make = (
     )
     yield* spares.refill
 
-    const stopped = <E>(error: E) => Shutdown.failure(shutdown, error)
+    const stoppedStream = Shutdown.stoppedStream(shutdown)
     return {
       session: requests.session,
-      query: (prompt, options) => Query.fromSessions(requests.session)(prompt, options).pipe(Stream.mapError(stopped)),
+      query: (prompt, options) => Query.fromSessions(requests.session)(prompt, options).pipe(stoppedStream),
       withSession: (key, options, use) =>
-        Effect.scoped(Effect.flatMap(leases.lookup(key, options), use)).pipe(Effect.mapError(stopped)),
+        Effect.scoped(Effect.flatMap(leases.lookup(key, options), use)).pipe(Shutdown.stoppedEffect(shutdown)),
       chat: (key, prompt, options) =>
         Stream.unwrapScoped(Effect.gen(function*() {
           const s = yield* leases.lookup(key, options)
           yield* s.send(prompt)
           return s.receiveResponse.pipe(Query.requireResult)
-        })).pipe(Stream.mapError(stopped)),
+        })).pipe(stoppedStream),
       forget: leases.invalidate,
       stats: Effect.sync((): PoolStats => ({
         active: requests.active() + leases.inUse(),
@@ -468,8 +468,21 @@ const closePool = (parts: {
       )
     }
     yield* Shutdown.force(parts.shutdown)
+    // The streams being read fail now: their readers end their uses, which stop their processes.
+    yield* Effect.all([requests.awaitAll, leases.awaitUses], { concurrency: "unbounded", discard: true }).pipe(
+      Effect.interruptible,
+      Effect.timeout(readersEnd),
+      Effect.ignore,
+      Effect.withClock(liveClock)
+    )
     yield* Effect.all([requests.stopAll, leases.stopAll], { concurrency: "unbounded", discard: true })
   }).pipe(Effect.withSpan("AgentPool.close"))
+
+// How long the close waits for the readers of stopped streams to end their uses themselves, on
+// the live clock (a test's TestClock need not move for it); the sessions nobody reads are then
+// stopped by the pool.
+const readersEnd = Duration.seconds(1)
+const liveClock = Clock.make()
 
 /**
  * A pool over the `ClaudeAgent` in context, providing both `AgentPool` and a `ClaudeAgent` that

@@ -90,6 +90,8 @@ interface Live {
   dead: boolean
   /** Completing it cancels the idle timer. */
   idleTimer: Deferred.Deferred<void> | undefined
+  /** Completed once its process has exited (after `detach`). */
+  readonly stopped: Deferred.Deferred<void>
   /** The CLI found no conversation to resume (it answered a prompt with "No conversation found"). */
   resumeFailed: boolean
 }
@@ -151,9 +153,9 @@ const holdKey = <E>(state: State, key: string, wait: (take: Effect.Effect<number
   )
 
 // Stops a keyed session's process and frees its slot; the key keeps its session id, so its
-// next use resumes the conversation. Does nothing if that process is already being stopped.
+// next use resumes the conversation. If that process is already being stopped, waits for it.
 const retire = (state: State, entry: Keyed, live: Live, reason: EvictionReason): Effect.Effect<void> =>
-  Effect.uninterruptible(Effect.suspend(() => detach(state, entry, live, reason) ?? Effect.void))
+  Effect.uninterruptible(Effect.suspend(() => detach(state, entry, live, reason) ?? Deferred.await(live.stopped)))
 
 // Takes the process from its key at once (synchronously: nobody else can reuse or stop it from
 // then on) and returns the effect that stops it; `undefined` if it is no longer the key's.
@@ -168,6 +170,7 @@ const detach = (state: State, entry: Keyed, live: Live, reason: EvictionReason):
     const id = yield* live.session.control.lastSessionId
     if (id !== undefined && reason !== "forgotten" && reason !== "resume-failed") entry.sessionId = id
     yield* Scope.close(live.scope, Exit.void)
+    yield* Deferred.succeed(live.stopped, undefined)
     yield* Deferred.succeed(stopping, undefined)
     yield* state.config.publish({ _tag: "Evicted", reason, key: entry.key })
     yield* live.release
@@ -213,6 +216,7 @@ const adopt = (
       inUse: true,
       dead: false,
       idleTimer: undefined,
+      stopped: Deferred.unsafeMake(FiberId.none),
       resumeFailed: false
     }
     entry.live = live
@@ -300,9 +304,10 @@ const endUse = (state: State, entry: Keyed, live: Live, exit: Exit.Exit<unknown,
         return retire(state, entry, live, "resume-failed")
       }
       if (live.dead) return retire(state, entry, live, "session-died")
+      // Whether or not the use finished its turn, the pool's close is why the process stops.
+      if (state.config.slots.isClosed()) return retire(state, entry, live, "pool-closed")
       const finished = Exit.isSuccess(exit) && use.sent === use.read && run.results - use.resultsBefore === use.read
       if (!finished) return retire(state, entry, live, "unfinished")
-      if (state.config.slots.isClosed()) return retire(state, entry, live, "pool-closed")
       if (state.config.slots.pending() > 0) return retire(state, entry, live, "slot-needed")
       const ttl = state.config.idleTimeToLive
       if (!Duration.isFinite(ttl) || Duration.toMillis(ttl) > 0) return keepIdle(state, entry, live, cancel)

@@ -7,7 +7,7 @@
  *
  * @internal
  */
-import { Chunk, Deferred, Effect, FiberId, type Scope, Stream } from "effect"
+import { Cause, Chunk, Deferred, Effect, Either, FiberId, Option, type Scope, Stream } from "effect"
 import type * as AgentSession from "../../AgentSession.js"
 import type * as Message from "../../schema/Message.js"
 import { CLIConnectionError, PoolClosedError } from "../../SdkError.js"
@@ -20,6 +20,8 @@ import { CLIConnectionError, PoolClosedError } from "../../SdkError.js"
 export interface Shutdown {
   /** Set once the grace period is over, before any running process is stopped. */
   forced: boolean
+  /** Completed with `forced`: the streams being read fail at once. */
+  readonly forcing: Deferred.Deferred<void>
 }
 
 /**
@@ -27,7 +29,7 @@ export interface Shutdown {
  *
  * @internal
  */
-export const make = (): Shutdown => ({ forced: false })
+export const make = (): Shutdown => ({ forced: false, forcing: Deferred.unsafeMake(FiberId.none) })
 
 /**
  * Marks the pool as stopping what still runs; the caller stops the processes next.
@@ -35,8 +37,9 @@ export const make = (): Shutdown => ({ forced: false })
  * @internal
  */
 export const force = (shutdown: Shutdown): Effect.Effect<void> =>
-  Effect.sync(() => {
+  Effect.suspend(() => {
     shutdown.forced = true
+    return Deferred.succeed(shutdown.forcing, undefined)
   })
 
 const stoppedError = () =>
@@ -46,8 +49,9 @@ const stoppedError = () =>
 
 /**
  * A session's message stream that ends with a failure once the pool stops the session: what the
- * CLI writes while it is being stopped is not delivered. The stream ends (or fails) when the
- * stopped process exits, so no watcher is needed; per chunk this costs one test of a flag.
+ * CLI writes while it is being stopped is not delivered. A stream being read fails as soon as the
+ * pool forces its close, so its reader ends its use itself before the pool stops the process
+ * (which would otherwise interrupt the read); per chunk this costs one test of a flag.
  *
  * @internal
  */
@@ -57,8 +61,12 @@ export const guardStream = <E>(
 ): Stream.Stream<Message.Message, E | CLIConnectionError> =>
   messages.pipe(
     Stream.mapChunks((chunk) => (shutdown.forced ? Chunk.empty() : chunk)),
-    Stream.catchAll((error) => Stream.fail(shutdown.forced ? stoppedError() : error)),
-    Stream.concat(Stream.suspend(() => (shutdown.forced ? Stream.fail(stoppedError()) : Stream.empty)))
+    // Stopping the session also shuts its message queue: a pull may end interrupted, not failed.
+    Stream.catchAllCause((cause): Stream.Stream<never, E | CLIConnectionError> =>
+      shutdown.forced ? Stream.fail(stoppedError()) : Stream.failCause(cause)
+    ),
+    Stream.concat(Stream.suspend(() => (shutdown.forced ? Stream.fail(stoppedError()) : Stream.empty))),
+    Stream.interruptWhen(Effect.zipRight(Deferred.await(shutdown.forcing), Effect.fail(stoppedError())))
   )
 
 /**
@@ -72,13 +80,40 @@ export const guardSession = (shutdown: Shutdown, session: AgentSession.AgentSess
   receiveResponse: guardStream(shutdown, session.receiveResponse)
 })
 
+// What a pool operation ended with, once the pool has stopped it: `PoolClosedError`. A stopped
+// session may end its reader's pull interrupted rather than failed; defects stay defects.
+const onStopped = <E>(shutdown: Shutdown, cause: Cause.Cause<E>): Either.Either<Cause.Cause<E>, E | PoolClosedError> => {
+  if (!shutdown.forced) return Either.right(cause)
+  const failed = Cause.failureOption(cause)
+  if (Option.isSome(failed)) {
+    return Either.left(failed.value instanceof PoolClosedError ? failed.value : new PoolClosedError({ stage: "stopped" }))
+  }
+  return Cause.isInterruptedOnly(cause) ? Either.left(new PoolClosedError({ stage: "stopped" })) : Either.right(cause)
+}
+
 /**
- * A failure of a pool operation: `PoolClosedError` when the pool stopped it.
+ * A pool operation's stream, ending with `PoolClosedError` once the pool has stopped it.
  *
  * @internal
  */
-export const failure = <E>(shutdown: Shutdown, error: E): E | PoolClosedError =>
-  shutdown.forced && !(error instanceof PoolClosedError) ? new PoolClosedError({ stage: "stopped" }) : error
+export const stoppedStream = (shutdown: Shutdown) => <A, E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E | PoolClosedError, R> =>
+  Stream.catchAllCause(self, (cause) =>
+    Either.match(onStopped(shutdown, cause), {
+      onLeft: (error): Stream.Stream<never, E | PoolClosedError> => Stream.fail(error),
+      onRight: (cause) => Stream.failCause(cause)
+    }))
+
+/**
+ * A pool operation, failing with `PoolClosedError` once the pool has stopped it.
+ *
+ * @internal
+ */
+export const stoppedEffect = (shutdown: Shutdown) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | PoolClosedError, R> =>
+  Effect.catchAllCause(self, (cause) =>
+    Either.match(onStopped(shutdown, cause), {
+      onLeft: (error): Effect.Effect<never, E | PoolClosedError> => Effect.fail(error),
+      onRight: (cause) => Effect.failCause(cause)
+    }))
 
 /**
  * Counts the current scope in `running` until it closes (its finalizers added after this one
