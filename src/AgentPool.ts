@@ -468,7 +468,9 @@ const closePool = (parts: {
       )
     }
     yield* Shutdown.force(parts.shutdown)
-    // The streams being read fail now: their readers end their uses, which stop their processes.
+    // Through the protocol first: a turn being read then fails at its `result`, and its reader
+    // ends its use, which stops its process.
+    yield* Effect.all([requests.interruptAll, leases.interruptUses], { concurrency: "unbounded", discard: true })
     yield* Effect.all([requests.awaitAll, leases.awaitUses], { concurrency: "unbounded", discard: true }).pipe(
       Effect.interruptible,
       Effect.timeout(readersEnd),
@@ -478,7 +480,7 @@ const closePool = (parts: {
     yield* Effect.all([requests.stopAll, leases.stopAll], { concurrency: "unbounded", discard: true })
   }).pipe(Effect.withSpan("AgentPool.close"))
 
-// How long the close waits for the readers of stopped streams to end their uses themselves, on
+// How long the close waits for the readers of interrupted turns to end their uses themselves, on
 // the live clock (a test's TestClock need not move for it); the sessions nobody reads are then
 // stopped by the pool.
 const readersEnd = Duration.seconds(1)

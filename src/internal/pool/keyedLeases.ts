@@ -15,7 +15,7 @@ import type * as Options from "../../schema/Options.js"
 import { PoolClosedError, type SdkError } from "../../SdkError.js"
 import { leased, type Use } from "./leasedSession.js"
 import { resumeOptions, sameKeyedOptions } from "./options.js"
-import { awaitAll, type Shutdown, track } from "./shutdown.js"
+import { awaitAll, interruptTurn, type Shutdown, track } from "./shutdown.js"
 import type { Slots } from "./slots.js"
 import type { Spares } from "./spares.js"
 
@@ -60,6 +60,8 @@ export interface KeyedLeases {
   readonly closeIdle: Effect.Effect<void>
   /** Waits until no use is running (each ended, its process stopped or idle). */
   readonly awaitUses: Effect.Effect<void>
+  /** Asks the CLI of every session in use to end its turn (the protocol's `interrupt`). */
+  readonly interruptUses: Effect.Effect<void>
   /**
    * Stops every session, those in use included, once the ones opening have opened; returns once
    * their processes have exited (the pool is closing, past its grace period).
@@ -409,6 +411,15 @@ export const make = (config: KeyedLeasesConfig): Effect.Effect<KeyedLeases, neve
       },
       closeIdle: retireAll((live) => !live.inUse),
       awaitUses: awaitAll(state.uses),
+      interruptUses: Effect.suspend(() =>
+        Effect.forEach(
+          Array.from(state.keyed.values()).flatMap((entry) =>
+            entry.live !== undefined && entry.live.inUse ? [entry.live.session] : []
+          ),
+          interruptTurn,
+          { concurrency: "unbounded", discard: true }
+        )
+      ),
       stopAll: Effect.zipRight(awaitAll(state.openings), retireAll(() => true))
     }
   })

@@ -11,7 +11,7 @@ import type * as AgentSession from "../../AgentSession.js"
 import type { PoolEvent } from "../../AgentPool.js"
 import type * as ClaudeAgent from "../../ClaudeAgent.js"
 import type * as Options from "../../schema/Options.js"
-import { guardSession, type Shutdown } from "./shutdown.js"
+import { guardSession, interruptTurn, type Shutdown } from "./shutdown.js"
 import type { Slots } from "./slots.js"
 import type { Spares } from "./spares.js"
 
@@ -39,6 +39,8 @@ export interface Requests {
   readonly active: () => number
   /** Waits until every request session has ended and its process has exited. */
   readonly awaitAll: Effect.Effect<void>
+  /** Asks every open request session's CLI to end its turn (the protocol's `interrupt`). */
+  readonly interruptAll: Effect.Effect<void>
   /** Stops every request session (once opened); returns once their processes have exited. */
   readonly stopAll: Effect.Effect<void>
 }
@@ -53,6 +55,8 @@ interface Running {
   readonly opened: Deferred.Deferred<void>
   /** Completed once the caller's scope has closed it and freed its slot. */
   readonly done: Deferred.Deferred<void>
+  /** Once opened. */
+  session: AgentSession.AgentSession | undefined
 }
 
 const closeOnce = (running: Running, exit: Exit.Exit<unknown, unknown>) =>
@@ -80,7 +84,8 @@ export const make = (config: RequestsConfig): Requests => {
         closing: false,
         closed: Deferred.unsafeMake(FiberId.none),
         opened: Deferred.unsafeMake(FiberId.none),
-        done: Deferred.unsafeMake(FiberId.none)
+        done: Deferred.unsafeMake(FiberId.none),
+        session: undefined
       }
       running.add(entry)
       yield* Effect.addFinalizer((exit) =>
@@ -106,6 +111,7 @@ export const make = (config: RequestsConfig): Requests => {
       const spare = spares.claim(options)
       if (Option.isNone(spare)) return Option.none()
       const entry = yield* register(spare.value.scope, slots.release)
+      entry.session = spare.value.session
       yield* Deferred.succeed(entry.opened, undefined)
       return spare
     }))
@@ -124,6 +130,7 @@ export const make = (config: RequestsConfig): Requests => {
       yield* publish({ _tag: "Started" })
       const opened = yield* agent.session(options).pipe(
         Scope.extend(entry.scope),
+        Effect.tap((session) => Effect.sync(() => void (entry.session = session))),
         Effect.ensuring(Deferred.succeed(entry.opened, undefined))
       )
       yield* watchCrash(opened)
@@ -135,6 +142,13 @@ export const make = (config: RequestsConfig): Requests => {
     active: () => running.size,
     awaitAll: Effect.suspend(() =>
       Effect.forEach(Array.from(running), (entry) => Deferred.await(entry.done), { discard: true })
+    ),
+    interruptAll: Effect.suspend(() =>
+      Effect.forEach(
+        Array.from(running).flatMap((entry) => (entry.session === undefined ? [] : [entry.session])),
+        interruptTurn,
+        { concurrency: "unbounded", discard: true }
+      )
     ),
     stopAll: Effect.suspend(() =>
       Effect.forEach(

@@ -7,7 +7,7 @@
  *
  * @internal
  */
-import { Cause, Chunk, Deferred, Effect, Either, FiberId, Option, type Scope, Stream } from "effect"
+import { Cause, Chunk, Clock, Deferred, Duration, Effect, Either, FiberId, Option, type Scope, Stream } from "effect"
 import type * as AgentSession from "../../AgentSession.js"
 import type * as Message from "../../schema/Message.js"
 import { CLIConnectionError, PoolClosedError } from "../../SdkError.js"
@@ -20,8 +20,6 @@ import { CLIConnectionError, PoolClosedError } from "../../SdkError.js"
 export interface Shutdown {
   /** Set once the grace period is over, before any running process is stopped. */
   forced: boolean
-  /** Completed with `forced`: the streams being read fail at once. */
-  readonly forcing: Deferred.Deferred<void>
 }
 
 /**
@@ -29,7 +27,7 @@ export interface Shutdown {
  *
  * @internal
  */
-export const make = (): Shutdown => ({ forced: false, forcing: Deferred.unsafeMake(FiberId.none) })
+export const make = (): Shutdown => ({ forced: false })
 
 /**
  * Marks the pool as stopping what still runs; the caller stops the processes next.
@@ -37,10 +35,21 @@ export const make = (): Shutdown => ({ forced: false, forcing: Deferred.unsafeMa
  * @internal
  */
 export const force = (shutdown: Shutdown): Effect.Effect<void> =>
-  Effect.suspend(() => {
+  Effect.sync(() => {
     shutdown.forced = true
-    return Deferred.succeed(shutdown.forcing, undefined)
   })
+
+/**
+ * Asks a session's CLI to end its running turn, through the protocol (nothing when it is idle):
+ * the turn's stream then ends at the CLI's `result`, which the guard turns into a failure, so its
+ * reader ends its use itself. Bounded, on the live clock; a CLI that does not answer is stopped.
+ *
+ * @internal
+ */
+export const interruptTurn = (session: AgentSession.AgentSession): Effect.Effect<void> =>
+  session.interrupt({ timeout: Duration.seconds(1) }).pipe(Effect.ignore, Effect.withClock(liveClock))
+
+const liveClock = Clock.make()
 
 const stoppedError = () =>
   new CLIConnectionError({
@@ -49,9 +58,10 @@ const stoppedError = () =>
 
 /**
  * A session's message stream that ends with a failure once the pool stops the session: what the
- * CLI writes while it is being stopped is not delivered. A stream being read fails as soon as the
- * pool forces its close, so its reader ends its use itself before the pool stops the process
- * (which would otherwise interrupt the read); per chunk this costs one test of a flag.
+ * CLI writes while it is being stopped is not delivered: a turn interrupted by the pool
+ * (`interruptTurn`) ends with a failure instead of its `result`, so its reader ends its use itself
+ * before the pool stops the process (which would otherwise interrupt the read). Per chunk this
+ * costs one test of a flag.
  *
  * @internal
  */
@@ -65,8 +75,7 @@ export const guardStream = <E>(
     Stream.catchAllCause((cause): Stream.Stream<never, E | CLIConnectionError> =>
       shutdown.forced ? Stream.fail(stoppedError()) : Stream.failCause(cause)
     ),
-    Stream.concat(Stream.suspend(() => (shutdown.forced ? Stream.fail(stoppedError()) : Stream.empty))),
-    Stream.interruptWhen(Effect.zipRight(Deferred.await(shutdown.forcing), Effect.fail(stoppedError())))
+    Stream.concat(Stream.suspend(() => (shutdown.forced ? Stream.fail(stoppedError()) : Stream.empty)))
   )
 
 /**
