@@ -1,9 +1,10 @@
 /**
  * The pool's close as the sessions it handed out see it. Once the pool has waited
- * `shutdownTimeout` for its running requests, it stops those still running: it sets `forced`
- * first, then stops their processes. A stopped session's message streams then end with a
- * failure (not with the `result` the CLI writes for the interrupt, nor with the exit of the
- * process), and the pool's own operations report `PoolClosedError`.
+ * `shutdownTimeout` for its running requests, it stops those still running: it sets `forced`,
+ * interrupts their turns through the protocol, lets their readers end their uses, then stops
+ * the processes left. A stopped session's message streams end with a failure (not with the
+ * `result` the CLI writes for the interrupt, nor with the exit of the process), and the pool's
+ * own operations report `PoolClosedError`.
  *
  * @internal
  */
@@ -40,7 +41,7 @@ export const force = (shutdown: Shutdown): Effect.Effect<void> =>
   })
 
 /**
- * Asks a session's CLI to end its running turn, through the protocol (nothing when it is idle):
+ * Asks a session's CLI to end its running turn, through the protocol (harmless when it is idle):
  * the turn's stream then ends at the CLI's `result`, which the guard turns into a failure, so its
  * reader ends its use itself. Bounded, on the live clock; a CLI that does not answer is stopped.
  *
