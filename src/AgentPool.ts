@@ -12,19 +12,26 @@
  * reuse the key's session while it is idle, for `idleTimeToLive`, and resume its conversation
  * (`resume` on its session id) when its process was evicted for another request or has died.
  *
+ * Closing the pool's scope leaves nothing running: waiting requests fail with `PoolClosedError`,
+ * running ones get `shutdownTimeout` to finish and are then interrupted, and the close returns
+ * once every process the pool started has exited.
+ *
  * @since 0.1.0
  */
 import type { FileSystem, Path } from "@effect/platform"
-import { Context, Duration, Effect, FiberRef, Layer, Option, PubSub, Scope, Stream } from "effect"
+import { Clock, Context, Duration, Effect, FiberRef, Layer, Option, PubSub, Scope, Stream } from "effect"
 import type * as AgentSession from "./AgentSession.js"
 import * as ClaudeAgent from "./ClaudeAgent.js"
+import * as Config from "./internal/pool/config.js"
 import * as KeyedLeases from "./internal/pool/keyedLeases.js"
+import * as Requests from "./internal/pool/requests.js"
+import * as Shutdown from "./internal/pool/shutdown.js"
 import * as Slots from "./internal/pool/slots.js"
 import * as Spares from "./internal/pool/spares.js"
 import * as Query from "./internal/session/query.js"
 import type * as Message from "./schema/Message.js"
 import type * as Options from "./schema/Options.js"
-import type { SdkError } from "./SdkError.js"
+import { OptionsError, type SdkError } from "./SdkError.js"
 
 /**
  * How the pool behaves. Every field is optional.
@@ -40,13 +47,13 @@ import type { SdkError } from "./SdkError.js"
  * @category models
  */
 export interface PoolConfig {
-  /** At most this many CLI processes at once, spares included. Default `min(4, cores)`. */
+  /** At most this many CLI processes at once, spares included: a positive integer. Default `min(4, cores)`. */
   readonly maxConcurrent?: number | undefined
-  /** At most this many requests waiting for a process; one more fails with `PoolFullError`. Default 1000. */
+  /** At most this many requests waiting for a process; one more fails with `PoolFullError`. An integer ≥ 0. Default 1000. */
   readonly maxPending?: number | undefined
   /** How long a request may wait for a process before it fails with `PoolTimeoutError`. Default: no limit. */
   readonly pendingTimeout?: Duration.DurationInput | undefined
-  /** How many started-and-initialized spares to keep ready. Default 0. */
+  /** How many started-and-initialized spares to keep ready: an integer ≥ 0. Default 0. */
   readonly warm?: number | undefined
   /**
    * The options spares are started with. A request claims a spare only when its options are the
@@ -60,6 +67,13 @@ export interface PoolConfig {
    * slot. Zero stops the process after every use. Default 5 minutes.
    */
   readonly idleTimeToLive?: Duration.DurationInput | undefined
+  /**
+   * When the pool closes, how long the requests and keyed uses still running may take to finish
+   * their turns; then the pool interrupts them through the protocol, stops their CLIs and fails
+   * them with `PoolClosedError`. Zero stops them at once. The close returns once every process
+   * the pool started has exited. Finite. Default 2 seconds.
+   */
+  readonly shutdownTimeout?: Duration.DurationInput | undefined
 }
 
 /**
@@ -295,7 +309,7 @@ export const withSession = <A, E, R, RO = never>(
 /**
  * Runs `effect` with a queue priority for the pool requests it makes: a waiting request with a
  * higher priority gets the next free process first; equal priorities are served in arrival order.
- * Default 0.
+ * Default 0. Anything but a finite number fails with `OptionsError` (field `priority`).
  *
  * @example
  * ```ts
@@ -308,8 +322,15 @@ export const withSession = <A, E, R, RO = never>(
  * @since 0.1.0
  * @category combinators
  */
-export const withPriority = (priority: number) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.locally(effect, Slots.priorityRef, priority)
+export const withPriority =
+  (priority: number) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | OptionsError, R> => {
+    const given: unknown = priority
+    return typeof given === "number" && Number.isFinite(given)
+      ? Effect.locally(effect, Slots.priorityRef, given)
+      : Effect.fail(
+        new OptionsError({ field: "priority", detail: `expected a finite number; got ${JSON.stringify(given) ?? String(given)}` })
+      )
+  }
 
 const defaultMaxConcurrent = (): number => {
   const os: unknown = Reflect.get(globalThis, "navigator")
@@ -344,58 +365,12 @@ const capturePoolContext = Effect.gen(function*() {
       ))
 })
 
-// A session for one request: a claimed spare (its slot moves with it) or a new process in a
-// slot of its own, both released with the caller's scope.
-const sessionOver = (
-  agent: ClaudeAgent.ClaudeAgentShape,
-  slots: Slots.Slots,
-  spares: Spares.Spares,
-  publish: (event: PoolEvent) => Effect.Effect<unknown>,
-  counts: { active: number }
-): ClaudeAgent.ClaudeAgentShape["session"] => {
-  const released = Effect.sync(() => void counts.active--).pipe(Effect.zipRight(publish({ _tag: "Released" })))
-  const watchCrash = (opened: AgentSession.AgentSession) =>
-    opened.control.closed.pipe(
-      Effect.catchAll((error) => publish({ _tag: "Crashed", error })),
-      Effect.forkScoped
-    )
-  // The spare's scope now ends with the caller's, and its slot with it.
-  const claim = (options: Options.Options<unknown> | undefined) =>
-    Effect.uninterruptible(Effect.gen(function*() {
-      const spare = spares.claim(options)
-      if (Option.isSome(spare)) {
-        counts.active++
-        yield* Effect.addFinalizer((exit) =>
-          Scope.close(spare.value.scope, exit).pipe(Effect.zipRight(released), Effect.zipRight(slots.release))
-        )
-      }
-      return spare
-    }))
-  return (options) =>
-    Effect.gen(function*() {
-      const claimed = yield* claim(options)
-      if (Option.isSome(claimed)) {
-        yield* publish({ _tag: "ClaimedWarm" })
-        yield* watchCrash(claimed.value.session)
-        yield* spares.refill
-        return claimed.value.session
-      }
-      yield* slots.acquire
-      yield* Effect.uninterruptible(Effect.zipRight(
-        Effect.sync(() => void counts.active++),
-        Effect.addFinalizer(() => released)
-      ))
-      yield* publish({ _tag: "Started" })
-      const opened = yield* agent.session(options)
-      yield* watchCrash(opened)
-      return opened
-    }).pipe(Effect.withSpan("AgentPool.session"))
-}
-
 /**
- * Builds a pool over `agent` (which opens the sessions) in the current scope. Closing the scope
- * stops the spares and the keyed sessions and fails the requests still waiting; other sessions in
- * use end with their own scopes.
+ * Builds a pool over `agent` (which opens the sessions) in the current scope. Fails with
+ * `OptionsError` when a setting is invalid. Closing the scope refuses new requests, fails those
+ * waiting and stops the spares and idle keyed sessions; the requests and keyed uses still
+ * running get `shutdownTimeout` to finish, then are interrupted and fail with
+ * `PoolClosedError`. The close returns once every process the pool started has exited.
  *
  * @example
  * ```ts
@@ -411,67 +386,56 @@ const sessionOver = (
 export const make = (
   agent: ClaudeAgent.ClaudeAgentShape,
   config: PoolConfig = {}
-): Effect.Effect<AgentPoolShape, never, Scope.Scope> =>
+): Effect.Effect<AgentPoolShape, OptionsError, Scope.Scope> =>
   Effect.gen(function*() {
-    const maxConcurrent = Math.max(1, Math.floor(config.maxConcurrent ?? defaultMaxConcurrent()))
+    const settings = yield* Config.validate(config, defaultMaxConcurrent())
+    const { maxConcurrent } = settings
     const inPoolContext = yield* capturePoolContext
     const hub = yield* PubSub.unbounded<PoolEvent>()
     const publish = (event: PoolEvent) => PubSub.publish(hub, event)
-    const counts = { active: 0 }
+    const shutdown = Shutdown.make()
     const slots = Slots.make({
       maxConcurrent,
-      maxPending: Math.max(0, Math.floor(config.maxPending ?? 1000)),
-      pendingTimeout: config.pendingTimeout === undefined ? undefined : Duration.decode(config.pendingTimeout),
+      maxPending: settings.maxPending,
+      pendingTimeout: settings.pendingTimeout,
       // A spare first, else the least recently used idle keyed session.
       reclaim: () => Option.orElse(spares.reclaim(), () => leases.reclaim()),
       onFree: Effect.suspend(() => spares.refill),
       onQueued: (pending) => publish({ _tag: "Queued", pending })
     })
-    const spares = yield* Spares.make({
-      agent,
-      warm: Math.max(0, Math.floor(config.warm ?? 0)),
-      warmOptions: config.warmOptions ?? {},
-      slots,
-      publish
-    })
+    const spares = yield* Spares.make({ agent, warm: settings.warm, warmOptions: settings.warmOptions, slots, publish })
     const leases = yield* KeyedLeases.make({
       agent,
       slots,
       spares,
       publish,
-      idleTimeToLive: Duration.decode(config.idleTimeToLive ?? "5 minutes"),
+      idleTimeToLive: settings.idleTimeToLive,
+      shutdown,
       inPoolContext
     })
-    const session = sessionOver(agent, slots, spares, publish, counts)
-
+    const requests = Requests.make({ agent, slots, spares, publish, shutdown })
     yield* Effect.addFinalizer(() =>
-      Effect.suspend(() => {
-        // Everything is taken at once, before any process is stopped.
-        const failWaiters = slots.close()
-        const stopSpares = spares.close()
-        const stopLeases = leases.close()
-        return stopSpares.pipe(
-          Effect.zipRight(failWaiters),
-          Effect.zipRight(stopLeases),
-          Effect.zipRight(PubSub.shutdown(hub))
-        )
-      })
+      closePool({ slots, spares, leases, requests, shutdown, shutdownTimeout: settings.shutdownTimeout }).pipe(
+        Effect.zipRight(PubSub.shutdown(hub))
+      )
     )
     yield* spares.refill
 
+    const stoppedStream = Shutdown.stoppedStream(shutdown)
     return {
-      session,
-      query: Query.fromSessions(session),
-      withSession: (key, options, use) => Effect.scoped(Effect.flatMap(leases.lookup(key, options), use)),
+      session: requests.session,
+      query: (prompt, options) => Query.fromSessions(requests.session)(prompt, options).pipe(stoppedStream),
+      withSession: (key, options, use) =>
+        Effect.scoped(Effect.flatMap(leases.lookup(key, options), use)).pipe(Shutdown.stoppedEffect(shutdown)),
       chat: (key, prompt, options) =>
         Stream.unwrapScoped(Effect.gen(function*() {
           const s = yield* leases.lookup(key, options)
           yield* s.send(prompt)
           return s.receiveResponse.pipe(Query.requireResult)
-        })),
+        })).pipe(stoppedStream),
       forget: leases.invalidate,
       stats: Effect.sync((): PoolStats => ({
-        active: counts.active + leases.inUse(),
+        active: requests.active() + leases.inUse(),
         idle: leases.idle(),
         warm: spares.ready(),
         starting: spares.starting(),
@@ -481,6 +445,46 @@ export const make = (
       events: Stream.fromPubSub(hub)
     }
   })
+
+// The close: no more requests, none waiting, no spare nor idle keyed session; the running ones
+// get `shutdownTimeout` to end, then are stopped. Each step returns once its processes have exited.
+const closePool = (parts: {
+  readonly slots: Slots.Slots
+  readonly spares: Spares.Spares
+  readonly leases: KeyedLeases.KeyedLeases
+  readonly requests: Requests.Requests
+  readonly shutdown: Shutdown.Shutdown
+  readonly shutdownTimeout: Duration.Duration
+}) =>
+  Effect.gen(function*() {
+    const { leases, requests, shutdownTimeout, slots, spares } = parts
+    yield* slots.close()
+    yield* Effect.all([spares.close(), leases.closeIdle], { concurrency: "unbounded", discard: true })
+    if (Duration.greaterThan(shutdownTimeout, Duration.zero)) {
+      yield* Effect.all([requests.awaitAll, leases.awaitUses], { concurrency: "unbounded", discard: true }).pipe(
+        Effect.interruptible,
+        Effect.timeout(shutdownTimeout),
+        Effect.ignore
+      )
+    }
+    yield* Shutdown.force(parts.shutdown)
+    // Through the protocol first: a turn being read then fails at its `result`, and its reader
+    // ends its use, which stops its process.
+    yield* Effect.all([requests.interruptAll, leases.interruptUses], { concurrency: "unbounded", discard: true })
+    yield* Effect.all([requests.awaitAll, leases.awaitUses], { concurrency: "unbounded", discard: true }).pipe(
+      Effect.interruptible,
+      Effect.timeout(readersEnd),
+      Effect.ignore,
+      Effect.withClock(liveClock)
+    )
+    yield* Effect.all([requests.stopAll, leases.stopAll], { concurrency: "unbounded", discard: true })
+  }).pipe(Effect.withSpan("AgentPool.close"))
+
+// How long the close waits for the readers of interrupted turns to end their uses themselves, on
+// the live clock (a test's TestClock need not move for it); the sessions nobody reads are then
+// stopped by the pool.
+const readersEnd = Duration.seconds(1)
+const liveClock = Clock.make()
 
 /**
  * A pool over the `ClaudeAgent` in context, providing both `AgentPool` and a `ClaudeAgent` that
@@ -504,7 +508,7 @@ export const make = (
  */
 export const layerOver = (
   config: PoolConfig = {}
-): Layer.Layer<AgentPool | ClaudeAgent.ClaudeAgent, never, ClaudeAgent.ClaudeAgent> =>
+): Layer.Layer<AgentPool | ClaudeAgent.ClaudeAgent, OptionsError, ClaudeAgent.ClaudeAgent> =>
   Layer.scopedContext(
     Effect.gen(function*() {
       const agent = yield* ClaudeAgent.ClaudeAgent
@@ -539,6 +543,6 @@ export const layer = (
   config: PoolConfig = {}
 ): Layer.Layer<
   AgentPool | ClaudeAgent.ClaudeAgent,
-  never,
+  OptionsError,
   FileSystem.FileSystem | Path.Path
 > => layerOver(config).pipe(Layer.provide(ClaudeAgent.layer))

@@ -387,6 +387,47 @@ export class PoolTimeoutError extends Schema.TaggedError<PoolTimeoutError>(
 }
 
 /**
+ * The `AgentPool` was closed: a request made after, or still waiting for a process when, its
+ * scope closed, or a turn the pool had to stop because it outlived the pool's `shutdownTimeout`.
+ * `stage` says which.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { SdkError } from "effect-claude-agent"
+ *
+ * declare const run: Effect.Effect<void, SdkError.PoolClosedError>
+ * run.pipe(Effect.catchTag("PoolClosedError", (e) => Effect.logInfo(`pool closed (${e.stage})`)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PoolClosedError extends Schema.TaggedError<PoolClosedError>(
+  "effect-claude-agent/PoolClosedError"
+)("PoolClosedError", {
+  /**
+   * `refused`: made after the pool closed; `waiting`: was waiting for a process (or for its key);
+   * `stopped`: was running and did not finish within `shutdownTimeout`.
+   */
+  stage: Schema.Literal("refused", "waiting", "stopped")
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    switch (this.stage) {
+      case "refused":
+        return "The agent pool is closed: it takes no more requests."
+      case "waiting":
+        return "The agent pool was closed while this request waited for a process."
+      case "stopped":
+        return "The agent pool was closed and this turn did not end within its `shutdownTimeout`: it was interrupted."
+    }
+  }
+}
+
+/**
  * A `result` message with `is_error: true`, turned into a failure by `ClaudeAgent.failOnErrorResult`.
  *
  * @example
@@ -605,6 +646,7 @@ export type SdkError =
   | OptionsError
   | PoolFullError
   | PoolTimeoutError
+  | PoolClosedError
 
 /**
  * Whether a value is one of this library's errors.

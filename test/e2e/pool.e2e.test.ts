@@ -30,6 +30,21 @@ const counting = Effect.gen(function*() {
   return { agent, counts }
 })
 
+// The CLIs themselves: a CLI's own child (a `git` it runs) shows the CLI's argv for a moment
+// while it starts, and is not one of the pool's processes.
+const cliPids = (home: string | undefined): Array<number> => {
+  const pids = claudePids(home)
+  const parentOf = (pid: number): number => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+    } catch {
+      return -1
+    }
+  }
+  return pids.filter((pid) => !pids.includes(parentOf(pid)))
+}
+
 const resultText = (messages: Chunk.Chunk<Message.Message>) =>
   Chunk.toArray(messages).filter(Message.isResult).map((r) => ("result" in r ? r.result : r.subtype))
 
@@ -86,6 +101,120 @@ describe("e2e: AgentPool on the real claude CLI", () => {
         pool.query(q, options).pipe(Stream.runCollect, Effect.map(resultText)), { concurrency: "unbounded" })
       expect(next).toEqual([["fine"], ["fine"], ["fine"]])
       expect((yield* pool.stats).active).toBe(0)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("maxConcurrent bounds the live CLIs at every moment, spares and requests with other options included", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([{ reply: ScriptedModel.text("answer"), times: Infinity }])
+      const options = yield* model.options()
+      const { agent, counts } = yield* counting
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, warm: 1, warmOptions: options })
+      const seen = { max: 0, samples: 0 }
+      yield* Effect.sync(() => {
+        seen.max = Math.max(seen.max, cliPids(options.env?.HOME).length)
+        seen.samples++
+      }).pipe(Effect.zipRight(Effect.sleep(3)), Effect.forever, Effect.forkScoped)
+      yield* Effect.forEach(
+        Array.from({ length: 20 }, (_, i) => i),
+        (i) => pool.query(`q${i}`, i % 2 === 0 ? options : { ...options, model: "claude-other" }).pipe(Stream.runDrain),
+        { concurrency: "unbounded", discard: true }
+      )
+      expect(counts.pids.length).toBeGreaterThan(10)
+      expect(seen.samples).toBeGreaterThan(100)
+      expect(seen.max).toBeLessThanOrEqual(2)
+      expect(counts.peak).toBeLessThanOrEqual(2)
+    }).pipe(Effect.provide(NodeContext.layer)))
+})
+
+describe("e2e: closing an AgentPool on the real claude CLI", () => {
+  it.scopedLive("2 running turns and 4 waiting: the waiting fail at once, the running are interrupted after shutdownTimeout, no CLI is left", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([
+        // Each turn streams for far longer than the test: only the close can end it.
+        { reply: ScriptedModel.slowText("z".repeat(400_000), { chunkSize: 4, delayMs: 20 }), times: Infinity }
+      ])
+      const options = yield* model.options()
+      const { agent, counts } = yield* counting
+      const poolScope = yield* Scope.make()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, shutdownTimeout: "1 second" }).pipe(
+        Scope.extend(poolScope)
+      )
+      const streaming = yield* Effect.forEach([0, 1], () => Deferred.make<void>())
+      const running = yield* Effect.forEach(streaming, (started, i) =>
+        pool.query(`long story ${i}`, { ...options, includePartialMessages: true }).pipe(
+          Stream.tap((m) => (m.type === "stream_event" ? Deferred.succeed(started, undefined) : Effect.void)),
+          Stream.runDrain,
+          Effect.flip,
+          Effect.fork
+        ))
+      yield* Effect.forEach(streaming, Deferred.await)
+      const waiting = yield* Effect.forEach([0, 1, 2, 3], (i) =>
+        pool.query(`waiting ${i}`, options).pipe(Stream.runDrain, Effect.flip, Effect.fork))
+      yield* Effect.repeat(pool.stats, { until: (s) => s.pending === 4 })
+      expect(claudePids(options.env?.HOME)).toHaveLength(2)
+
+      const startedAt = Date.now()
+      yield* Scope.close(poolScope, Exit.void)
+      const took = Date.now() - startedAt
+      // Every CLI the pool started has exited when the close returns.
+      expect(claudePids(options.env?.HOME)).toEqual([])
+      // The grace period, then the protocol's interrupt: no signal and its waits were needed.
+      expect(took).toBeGreaterThanOrEqual(1000)
+      expect(took).toBeLessThan(4000)
+      for (const fiber of waiting) {
+        expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "PoolClosedError", stage: "waiting" })
+      }
+      for (const fiber of running) {
+        expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "PoolClosedError", stage: "stopped" })
+      }
+      expect(counts.pids).toHaveLength(2)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("a keyed chat mid-turn when the pool closes (shutdownTimeout 0) ends with PoolClosedError, not with the interrupted result", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([
+        {
+          match: (r) => ScriptedModel.lastUserText(r).includes("long story"),
+          reply: ScriptedModel.slowText("z".repeat(400_000), { chunkSize: 4, delayMs: 20 }),
+          // Every request of the turn (the CLI may send more than one) streams for longer than the test.
+          times: Infinity
+        },
+        { reply: ScriptedModel.text("noted"), times: Infinity }
+      ])
+      const options = { ...(yield* model.options()), includePartialMessages: true }
+      const { agent } = yield* counting
+      const poolScope = yield* Scope.make()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, shutdownTimeout: 0 }).pipe(Scope.extend(poolScope))
+      expect(yield* pool.chat("idle", "Hello.", options).pipe(Stream.runCollect, Effect.map(resultText))).toEqual(["noted"])
+      const streaming = yield* Deferred.make<void>()
+      const types: Array<string> = []
+      const turn = yield* pool.chat("busy", "Tell me a long story.", options).pipe(
+        Stream.tap((m) => Effect.sync(() => void types.push(m.type))),
+        Stream.tap((m) => (m.type === "stream_event" ? Deferred.succeed(streaming, undefined) : Effect.void)),
+        Stream.runDrain,
+        Effect.flip,
+        Effect.fork
+      )
+      yield* Deferred.await(streaming)
+      expect(claudePids(options.env?.HOME)).toHaveLength(2)
+      yield* Scope.close(poolScope, Exit.void)
+      expect(claudePids(options.env?.HOME)).toEqual([])
+      expect(yield* Fiber.join(turn)).toMatchObject({ _tag: "PoolClosedError", stage: "stopped" })
+      expect(types).not.toContain("result")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("a pool with warm: 2 closed while its spares start leaves no CLI running", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([{ reply: ScriptedModel.text("noted"), times: Infinity }])
+      const options = yield* model.options()
+      const { agent } = yield* counting
+      for (const after of [100, 300, 600]) {
+        const poolScope = yield* Scope.make()
+        yield* AgentPool.make(agent, { warm: 2, warmOptions: options }).pipe(Scope.extend(poolScope))
+        yield* Effect.sleep(after)
+        yield* Scope.close(poolScope, Exit.void)
+        expect(claudePids(options.env?.HOME)).toEqual([])
+      }
     }).pipe(Effect.provide(NodeContext.layer)))
 })
 

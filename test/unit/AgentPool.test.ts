@@ -3,6 +3,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
   Chunk,
+  Context,
   Deferred,
   Effect,
   Exit,
@@ -22,6 +23,7 @@ import * as AgentPool from "../../src/AgentPool.js"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as SessionServices from "../../src/layers/SessionServices.js"
 import { Transport } from "../../src/services/Transport.js"
+import * as Control from "../../src/schema/Control.js"
 import * as Message from "../../src/schema/Message.js"
 import * as Telemetry from "../../src/Telemetry.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
@@ -67,8 +69,43 @@ const gatedAgent = (open: (prompt: string) => boolean = () => false) =>
     return { agent, started, release, counts }
   })
 
-const answer = (pool: AgentPool.AgentPoolShape, prompt: string) =>
-  pool.query(prompt).pipe(
+// A ClaudeAgent whose fake CLIs count how many are alive; a CLI for which `stalled(n)` holds (n:
+// the CLI's number, from 1) never answers `initialize`, so a spare on it stays starting. With
+// `slowExit`, a process takes a few turns of the scheduler to exit, as a real one takes time.
+const startingAgent = (stalled: (n: number) => boolean, settings: { readonly slowExit?: boolean } = {}) => {
+  const counts = { live: 0, peak: 0, spawned: 0 }
+  const agent = ClaudeAgent.make({ transport: Layer.scoped(Transport, Effect.suspend(() => {
+    const n = ++counts.spawned
+    return Effect.gen(function*() {
+      const { transport } = yield* FakeCli.make({
+        onControlRequest: (request) =>
+          request.subtype === "initialize" && stalled(n) ? Effect.never : Effect.succeed(Option.none())
+      })
+      counts.live++
+      counts.peak = Math.max(counts.peak, counts.live)
+      yield* Effect.addFinalizer(() =>
+        Effect.repeatN(Effect.yieldNow(), settings.slowExit === true ? 5 : 0).pipe(
+          Effect.zipRight(Effect.sync(() => void counts.live--))
+        )
+      )
+      return transport
+    })
+  })) })
+  return { agent, counts }
+}
+
+// Settings as plain JavaScript (or a configuration file) may give them, whatever their type.
+const settingsFrom = (config: unknown): AgentPool.PoolConfig => {
+  const settings: AgentPool.PoolConfig = {}
+  return Object.assign(settings, config)
+}
+const priorityFrom = (priority: unknown): number => {
+  const box = { priority: 0 }
+  return Object.assign(box, { priority }).priority
+}
+
+const answer = (pool: AgentPool.AgentPoolShape, prompt: string, options?: { readonly model?: string }) =>
+  pool.query(prompt, options).pipe(
     Stream.filter(Message.isResult),
     Stream.runCollect,
     Effect.map((results) => Chunk.toArray(results).map((r) => ("result" in r ? r.result : r.subtype)))
@@ -206,20 +243,126 @@ describe("AgentPool (fake CLI)", () => {
       expect(yield* answer(pool, "after")).toEqual(["echo: after"])
     }))
 
-  it.effect("closing the pool stops its spares and fails the requests still waiting", () =>
+  it.effect("closing the pool with shutdownTimeout 0: the 4 waiting fail, the 2 running are stopped at once, every CLI has exited when it returns", () =>
     Effect.gen(function*() {
       const { agent, counts, started } = yield* gatedAgent()
       const scope = yield* Scope.make()
-      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1, warm: 1 }).pipe(Scope.extend(scope))
-      yield* settle(pool, (s) => s.warm === 1)
-      const running = yield* Effect.fork(Effect.scoped(answer(pool, "holds the slot")))
-      yield* Queue.take(started)
-      const waiting = yield* Effect.fork(answer(pool, "never served").pipe(Effect.flip))
-      yield* settle(pool, (s) => s.pending === 1)
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, shutdownTimeout: 0 }).pipe(Scope.extend(scope))
+      const running = yield* Effect.forEach(["r0", "r1"], (p) => Effect.fork(answer(pool, p).pipe(Effect.flip)))
+      yield* Queue.takeBetween(started, 2, 2)
+      const waiting = yield* Effect.forEach(["w0", "w1", "w2", "w3"], (p) => Effect.fork(answer(pool, p).pipe(Effect.flip)))
+      yield* settle(pool, (s) => s.pending === 4)
       yield* Scope.close(scope, Exit.void)
-      expect(yield* Fiber.join(waiting)).toMatchObject({ _tag: "CLIConnectionError" })
-      yield* Fiber.interrupt(running)
       expect(counts.live).toBe(0)
+      for (const fiber of waiting) {
+        expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "PoolClosedError", stage: "waiting" })
+      }
+      for (const fiber of running) {
+        expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "PoolClosedError", stage: "stopped" })
+      }
+      expect(yield* answer(pool, "late").pipe(Effect.flip)).toMatchObject({ _tag: "PoolClosedError", stage: "refused" })
+      expect(counts.spawned).toBe(2)
+    }))
+
+  it.effect("closing the pool gives running requests shutdownTimeout to finish; those still running then are stopped", () =>
+    Effect.gen(function*() {
+      const { agent, counts, release, started } = yield* gatedAgent()
+      const scope = yield* Scope.make()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, shutdownTimeout: "10 seconds" }).pipe(Scope.extend(scope))
+      const finishes = yield* Effect.fork(answer(pool, "r0"))
+      const outlives = yield* Effect.fork(answer(pool, "r1").pipe(Effect.flip))
+      yield* Queue.takeBetween(started, 2, 2)
+      const waiting = yield* Effect.forEach(["w0", "w1", "w2", "w3"], (p) => Effect.fork(answer(pool, p).pipe(Effect.flip)))
+      yield* settle(pool, (s) => s.pending === 4)
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      // The waiting fail at once, before the grace period ends.
+      for (const fiber of waiting) {
+        expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "PoolClosedError", stage: "waiting" })
+      }
+      yield* release("r0")
+      expect(yield* Fiber.join(finishes)).toEqual(["echo: r0"])
+      yield* awaitSleep(10_000)
+      expect(yield* Fiber.poll(closing)).toEqual(Option.none())
+      expect(counts.live).toBe(1)
+      yield* TestClock.adjust("10 seconds")
+      yield* Fiber.join(closing)
+      expect(counts.live).toBe(0)
+      expect(yield* Fiber.join(outlives)).toMatchObject({ _tag: "PoolClosedError", stage: "stopped" })
+    }))
+
+  it.effect("closing the pool stops the spares parked and those still starting; it returns once their CLIs have exited", () =>
+    Effect.gen(function*() {
+      const { agent, counts } = startingAgent((n) => n > 1)
+      const scope = yield* Scope.make()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 3, warm: 3 }).pipe(Scope.extend(scope))
+      yield* settle(pool, (s) => s.warm === 1 && s.starting === 2)
+      yield* eventually(() => counts.live === 3)
+      yield* Scope.close(scope, Exit.void)
+      expect(counts.live).toBe(0)
+      expect(yield* pool.stats).toMatchObject({ warm: 0, starting: 0 })
+    }))
+
+  it.effect("AgentPool.layerOver({ warm: 2 }) closed while its spares start leaves no CLI running", () =>
+    Effect.gen(function*() {
+      const { agent, counts } = startingAgent(() => true)
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(
+        AgentPool.layerOver({ warm: 2 }).pipe(Layer.provide(Layer.succeed(ClaudeAgent.ClaudeAgent, agent))),
+        scope
+      )
+      const pool = Context.get(context, AgentPool.AgentPool)
+      yield* settle(pool, (s) => s.starting === 2)
+      yield* eventually(() => counts.live === 2)
+      yield* Scope.close(scope, Exit.void)
+      expect(counts.live).toBe(0)
+    }))
+
+  it.scoped("maxConcurrent bounds live processes: a slot is free only once its process has exited", () =>
+    Effect.gen(function*() {
+      const { agent, counts } = startingAgent(() => false, { slowExit: true })
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, warm: 1, idleTimeToLive: 0 })
+      yield* Effect.forEach(
+        Array.from({ length: 60 }, (_, i) => i),
+        (i) =>
+          i % 3 === 0
+            ? chatAnswer(pool, `key-${i % 4}`, `k${i}`)
+            : answer(pool, `q${i}`, i % 3 === 1 ? undefined : { model: "other" }),
+        { concurrency: "unbounded", discard: true }
+      )
+      expect(counts.spawned).toBeGreaterThan(20)
+      expect(counts.peak).toBeLessThanOrEqual(2)
+    }))
+
+  it.effect("pool settings are validated: a typed error naming the field and what it allows", () =>
+    Effect.gen(function*() {
+      const agent = ClaudeAgent.make({ transport: FakeCli.layer() })
+      const cases: Array<[unknown, string, string]> = [
+        [{ maxConcurrent: Number.NaN }, "maxConcurrent", "expected a positive integer; got NaN"],
+        [{ maxConcurrent: 1.5 }, "maxConcurrent", "expected a positive integer; got 1.5"],
+        [{ maxConcurrent: 0 }, "maxConcurrent", "expected a positive integer; got 0"],
+        [{ maxConcurrent: "2" }, "maxConcurrent", "expected a positive integer; got \"2\""],
+        [{ warm: "1" }, "warm", "expected a non-negative integer; got \"1\""],
+        [{ warm: -1 }, "warm", "expected a non-negative integer; got -1"],
+        [{ maxPending: -3 }, "maxPending", "expected a non-negative integer; got -3"],
+        [{ pendingTimeout: "banana" }, "pendingTimeout", "banana"],
+        [{ pendingTimeout: 0 }, "pendingTimeout", "positive"],
+        [{ idleTimeToLive: -5 }, "idleTimeToLive", "got -5"],
+        [{ shutdownTimeout: "forever" }, "shutdownTimeout", "forever"],
+        [{ shutdownTimeout: Infinity }, "shutdownTimeout", "a finite duration"],
+        [{ warmOptions: { maxTurns: -1 } }, "warmOptions.maxTurns", "-1"],
+        [{ maxConcurency: 2 }, "maxConcurency", "unknown pool setting"]
+      ]
+      for (const [config, field, detail] of cases) {
+        const error = yield* Effect.scoped(AgentPool.make(agent, settingsFrom(config))).pipe(Effect.flip)
+        expect(error).toMatchObject({ _tag: "OptionsError", field })
+        expect(error.detail).toContain(detail)
+      }
+      // Zero is a meaning of its own for these two.
+      yield* Effect.scoped(AgentPool.make(agent, { idleTimeToLive: 0, shutdownTimeout: 0 }))
+      const priority = yield* Effect.scoped(Effect.flatMap(AgentPool.make(agent), (pool) =>
+        answer(pool, "hi").pipe(AgentPool.withPriority(priorityFrom("high")))
+      )).pipe(Effect.flip)
+      expect(priority).toMatchObject({ _tag: "OptionsError", field: "priority" })
     }))
 
   it.effect("AgentPool.layerOver makes ClaudeAgent.query go through the pool", () =>
@@ -648,20 +791,78 @@ describe("AgentPool keyed sessions (fake CLI)", () => {
       expect(yield* pool.stats).toMatchObject({ idle: 1, warm: 1 })
     }))
 
-  it.effect("closing the pool stops its keyed sessions, idle and in use", () =>
+  it.effect("closing the pool: a key's idle session stops at once, a turn mid-way gets shutdownTimeout, then its chat ends with PoolClosedError", () =>
     Effect.gen(function*() {
       const { agent, counts, started } = yield* keyedAgent((p) => p === "never answered")
       const scope = yield* Scope.make()
-      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2 }).pipe(Scope.extend(scope))
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, shutdownTimeout: "5 seconds" }).pipe(Scope.extend(scope))
+      const events = yield* recordEvents(pool)
       yield* chatAnswer(pool, "idle", "one")
-      const inUse = yield* Effect.fork(chatAnswer(pool, "busy", "never answered").pipe(Effect.either))
+      const inUse = yield* Effect.fork(chatAnswer(pool, "busy", "never answered").pipe(Effect.flip))
       expect(Chunk.toArray(yield* Queue.takeBetween(started, 2, 2))).toEqual(["one", "never answered"])
-      expect(counts.live).toBe(2)
+      // A second use of the key waits for the first.
+      const waitsForKey = yield* Effect.fork(chatAnswer(pool, "busy", "next").pipe(Effect.flip))
+      yield* Effect.repeat(Effect.zipLeft(Fiber.status(waitsForKey), Effect.yieldNow()), {
+        until: (status) => status._tag === "Suspended"
+      })
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      expect(yield* Fiber.join(waitsForKey)).toMatchObject({ _tag: "PoolClosedError", stage: "waiting" })
+      yield* eventually(() => counts.live === 1)
+      yield* awaitSleep(5_000)
+      expect(yield* Fiber.poll(closing)).toEqual(Option.none())
+      yield* TestClock.adjust("5 seconds")
+      yield* Fiber.join(closing)
+      expect(counts.live).toBe(0)
+      expect(yield* Fiber.join(inUse)).toMatchObject({ _tag: "PoolClosedError", stage: "stopped" })
+      expect(keyedOnly(events)).toEqual(["Evicted pool-closed idle", "Evicted pool-closed busy"])
+      const closed = yield* chatAnswer(pool, "idle", "two").pipe(Effect.flip)
+      expect(closed).toMatchObject({ _tag: "PoolClosedError", stage: "refused" })
+    }))
+
+  it.effect("closing the pool with shutdownTimeout 0 ends a keyed chat mid-turn with PoolClosedError, not with the interrupted result", () =>
+    Effect.gen(function*() {
+      const { agent, counts, started } = yield* keyedAgent((p) => p === "long")
+      const scope = yield* Scope.make()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1, shutdownTimeout: 0 }).pipe(Scope.extend(scope))
+      const seen: Array<string> = []
+      const turn = yield* pool.chat("a", "long").pipe(
+        Stream.runForEach((m) => Effect.sync(() => void seen.push(m.type))),
+        Effect.flip,
+        Effect.fork
+      )
+      yield* Queue.take(started)
+      yield* eventually(() => seen.length === 1)
       yield* Scope.close(scope, Exit.void)
       expect(counts.live).toBe(0)
-      const outcome = yield* Fiber.join(inUse)
-      expect(outcome).toMatchObject({ _tag: "Left", left: { _tag: "CLIConnectionError" } })
-      const closed = yield* chatAnswer(pool, "idle", "two").pipe(Effect.flip)
-      expect(closed._tag).toBe("CLIConnectionError")
+      expect(yield* Fiber.join(turn)).toMatchObject({ _tag: "PoolClosedError", stage: "stopped" })
+      expect(seen).toEqual(["system"])
+    }))
+
+  it.scoped("a session kept after withSession's use refuses every method: the key's next user's CLI gets nothing from it", () =>
+    Effect.gen(function*() {
+      const { agent, clis } = yield* keyedAgent()
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1 })
+      const kept = yield* pool.withSession("a", undefined, (session) =>
+        Effect.as(Effect.zipRight(session.send("hi"), Stream.runDrain(session.receiveResponse)), session))
+      const refusals = [
+        kept.send("again"),
+        kept.setModel("claude-other"),
+        kept.interrupt(),
+        kept.setPermissionMode("plan"),
+        kept.mcpServerStatus(),
+        kept.supportedModels,
+        kept.initializationResult,
+        kept.control.request(Control.SetModel, { model: "claude-other" }),
+        Stream.runDrain(kept.messages),
+        Stream.runDrain(kept.receiveResponse)
+      ]
+      for (const refused of refusals) {
+        expect(yield* Effect.flip(refused)).toMatchObject({ _tag: "CLIConnectionError" })
+      }
+      // The key's session is still open and idle: the kept handle reached none of it.
+      expect(yield* chatAnswer(pool, "a", "next")).toEqual(["echo: next"])
+      const controls = (yield* clis[0]!.sent).filter((f) => f.type === "control_request")
+      expect(controls.map((f) => JSON.stringify(f))).not.toContainEqual(expect.stringContaining("set_model"))
+      expect(controls.map((f) => JSON.stringify(f))).not.toContainEqual(expect.stringContaining("\"interrupt\""))
     }))
 })

@@ -12,9 +12,10 @@ import type * as AgentSession from "../../AgentSession.js"
 import type { EvictionReason, PoolEvent } from "../../AgentPool.js"
 import type * as ClaudeAgent from "../../ClaudeAgent.js"
 import type * as Options from "../../schema/Options.js"
-import { CLIConnectionError, type SdkError } from "../../SdkError.js"
+import { PoolClosedError, type SdkError } from "../../SdkError.js"
 import { leased, type Use } from "./leasedSession.js"
 import { resumeOptions, sameKeyedOptions } from "./options.js"
+import { awaitAll, interruptTurn, type Shutdown, track } from "./shutdown.js"
 import type { Slots } from "./slots.js"
 import type { Spares } from "./spares.js"
 
@@ -31,6 +32,7 @@ export interface KeyedLeasesConfig {
   readonly spares: Spares
   readonly publish: (event: PoolEvent) => Effect.Effect<unknown>
   readonly idleTimeToLive: Duration.Duration
+  readonly shutdown: Shutdown
   /** Runs a key's session opening in the pool's context (its span, logger), not the caller's. */
   readonly inPoolContext: (key: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
@@ -54,8 +56,17 @@ export interface KeyedLeases {
   readonly idle: () => number
   /** Picks the least recently used idle session to stop for a request (`Slots`' `reclaim`). */
   readonly reclaim: () => Option.Option<Effect.Effect<void>>
-  /** Takes every open session; the returned effect stops them (the pool is closing). */
-  readonly close: () => Effect.Effect<void>
+  /** Stops the idle sessions (the pool is closing); returns once their processes have exited. */
+  readonly closeIdle: Effect.Effect<void>
+  /** Waits until no use is running (each ended, its process stopped or idle). */
+  readonly awaitUses: Effect.Effect<void>
+  /** Asks the CLI of every session in use to end its turn (the protocol's `interrupt`). */
+  readonly interruptUses: Effect.Effect<void>
+  /**
+   * Stops every session, those in use included, once the ones opening have opened; returns once
+   * their processes have exited (the pool is closing, past its grace period).
+   */
+  readonly stopAll: Effect.Effect<void>
 }
 
 // What the pool keeps per key: the conversation's session id (to resume it) and, while its
@@ -81,7 +92,7 @@ interface Live {
   dead: boolean
   /** Completing it cancels the idle timer. */
   idleTimer: Deferred.Deferred<void> | undefined
-  /** Completed once the pool has stopped the process. */
+  /** Completed once its process has exited (after `detach`). */
   readonly stopped: Deferred.Deferred<void>
   /** The CLI found no conversation to resume (it answered a prompt with "No conversation found"). */
   resumeFailed: boolean
@@ -94,6 +105,9 @@ interface State {
   /** The keyed sessions open and not in use, least recently used first (a Set keeps insertion order). */
   readonly idle: Set<Keyed>
   inUse: number
+  /** Completed when each use has ended, or each process opening has opened (or failed to). */
+  readonly uses: Set<Deferred.Deferred<void>>
+  readonly openings: Set<Deferred.Deferred<void>>
 }
 
 const entryFor = (state: State, key: string): Keyed => {
@@ -141,25 +155,29 @@ const holdKey = <E>(state: State, key: string, wait: (take: Effect.Effect<number
   )
 
 // Stops a keyed session's process and frees its slot; the key keeps its session id, so its
-// next use resumes the conversation. Does nothing if that process is already being stopped.
+// next use resumes the conversation. If that process is already being stopped, waits for it.
 const retire = (state: State, entry: Keyed, live: Live, reason: EvictionReason): Effect.Effect<void> =>
-  Effect.uninterruptible(Effect.suspend(() => {
-    if (entry.live !== live) return Effect.void
-    entry.live = undefined
-    state.idle.delete(entry)
-    const stopping = Deferred.unsafeMake<void>(FiberId.none)
-    entry.stopping = stopping
-    return Effect.gen(function*() {
-      if (live.idleTimer !== undefined) yield* Deferred.succeed(live.idleTimer, undefined)
-      const id = yield* live.session.control.lastSessionId
-      if (id !== undefined && reason !== "forgotten" && reason !== "resume-failed") entry.sessionId = id
-      yield* Scope.close(live.scope, Exit.void)
-      yield* Deferred.succeed(live.stopped, undefined)
-      yield* Deferred.succeed(stopping, undefined)
-      yield* state.config.publish({ _tag: "Evicted", reason, key: entry.key })
-      yield* live.release
-    })
-  }))
+  Effect.uninterruptible(Effect.suspend(() => detach(state, entry, live, reason) ?? Deferred.await(live.stopped)))
+
+// Takes the process from its key at once (synchronously: nobody else can reuse or stop it from
+// then on) and returns the effect that stops it; `undefined` if it is no longer the key's.
+const detach = (state: State, entry: Keyed, live: Live, reason: EvictionReason): Effect.Effect<void> | undefined => {
+  if (entry.live !== live) return undefined
+  entry.live = undefined
+  state.idle.delete(entry)
+  const stopping = Deferred.unsafeMake<void>(FiberId.none)
+  entry.stopping = stopping
+  return Effect.gen(function*() {
+    if (live.idleTimer !== undefined) yield* Deferred.succeed(live.idleTimer, undefined)
+    const id = yield* live.session.control.lastSessionId
+    if (id !== undefined && reason !== "forgotten" && reason !== "resume-failed") entry.sessionId = id
+    yield* Scope.close(live.scope, Exit.void)
+    yield* Deferred.succeed(live.stopped, undefined)
+    yield* Deferred.succeed(stopping, undefined)
+    yield* state.config.publish({ _tag: "Evicted", reason, key: entry.key })
+    yield* live.release
+  })
+}
 
 // The process's watcher: a keyed session whose CLI exits while idle is retired at once (its
 // slot freed); one in use is retired when its use ends.
@@ -168,10 +186,7 @@ const watch = (state: State, entry: Keyed, live: Live) =>
     Effect.either,
     Effect.flatMap((ended) =>
       Effect.suspend(() => {
-        live.dead = true
-        const crash = ended._tag === "Left"
-          ? state.config.publish({ _tag: "Crashed", error: ended.left, key: entry.key })
-          : Effect.void
+        const crash = died(state, entry, live, ended._tag === "Left" ? ended.left : undefined)
         if (entry.live !== live || live.inUse) return crash
         return Effect.zipRight(crash, retire(state, entry, live, "session-died"))
       })
@@ -179,6 +194,18 @@ const watch = (state: State, entry: Keyed, live: Live) =>
     Effect.interruptible,
     Effect.forkIn(live.scope)
   )
+
+// Marks the process dead, once: by its watcher, or by the use that read its failure (which may
+// end, and retire the process, before the watcher has run).
+const died = (state: State, entry: Keyed, live: Live, error: SdkError | undefined): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (live.dead) return Effect.void
+    live.dead = true
+    // A process the pool's close stopped did not crash.
+    return error === undefined || state.config.shutdown.forced
+      ? Effect.void
+      : Effect.asVoid(state.config.publish({ _tag: "Crashed", error, key: entry.key }))
+  })
 
 const adopt = (
   state: State,
@@ -216,7 +243,10 @@ const open = <R>(state: State, entry: Keyed, options: Options.Options<R> | undef
     }
     const slot = yield* Scope.make()
     const scope = yield* Scope.make()
-    const opened = yield* Effect.gen(function*() {
+    // The pool's close waits for an opening to end before it stops the keyed processes.
+    const opening = Deferred.unsafeMake<void>(FiberId.none)
+    state.openings.add(opening)
+    return yield* Effect.gen(function*() {
       yield* restore(Scope.extend(slots.acquire, slot))
       // Two processes must not write one conversation: the one stopped last must be gone.
       if (entry.stopping !== undefined) yield* restore(Deferred.await(entry.stopping))
@@ -228,8 +258,14 @@ const open = <R>(state: State, entry: Keyed, options: Options.Options<R> | undef
           inPoolContext(entry.key)
         )
       )
-    }).pipe(Effect.onError(() => Scope.close(scope, Exit.void).pipe(Effect.zipRight(Scope.close(slot, Exit.void)))))
-    return yield* adopt(state, entry, { session: opened, scope, options, release: Scope.close(slot, Exit.void) })
+    }).pipe(
+      Effect.onError(() => Scope.close(scope, Exit.void).pipe(Effect.zipRight(Scope.close(slot, Exit.void)))),
+      Effect.flatMap((session) => adopt(state, entry, { session, scope, options, release: Scope.close(slot, Exit.void) })),
+      Effect.ensuring(Effect.suspend(() => {
+        state.openings.delete(opening)
+        return Deferred.succeed(opening, undefined)
+      }))
+    )
   })
 
 // Keeps an idle session open for `idleTimeToLive` (forever when it is infinite), unless its key
@@ -270,9 +306,10 @@ const endUse = (state: State, entry: Keyed, live: Live, exit: Exit.Exit<unknown,
         return retire(state, entry, live, "resume-failed")
       }
       if (live.dead) return retire(state, entry, live, "session-died")
+      // Whether or not the use finished its turn, the pool's close is why the process stops.
+      if (state.config.slots.isClosed()) return retire(state, entry, live, "pool-closed")
       const finished = Exit.isSuccess(exit) && use.sent === use.read && run.results - use.resultsBefore === use.read
       if (!finished) return retire(state, entry, live, "unfinished")
-      if (state.config.slots.isClosed()) return retire(state, entry, live, "pool-closed")
       if (state.config.slots.pending() > 0) return retire(state, entry, live, "slot-needed")
       const ttl = state.config.idleTimeToLive
       if (!Duration.isFinite(ttl) || Duration.toMillis(ttl) > 0) return keepIdle(state, entry, live, cancel)
@@ -284,6 +321,7 @@ const endUse = (state: State, entry: Keyed, live: Live, exit: Exit.Exit<unknown,
 const begin = <R>(state: State, entry: Keyed, options: Options.Options<R> | undefined) =>
   Effect.uninterruptibleMask((restore) =>
     Effect.gen(function*() {
+      yield* track(state.uses)
       const reused = entry.live
       let live: Live
       if (reused !== undefined) {
@@ -304,7 +342,7 @@ const begin = <R>(state: State, entry: Keyed, options: Options.Options<R> | unde
           return endUse(state, entry, live, exit, use)
         })
       )
-      return leased(live, use)
+      return leased(live, use, state.config.shutdown, (error) => died(state, entry, live, error))
     })
   )
 
@@ -315,8 +353,8 @@ const lookup = <R>(
 ): Effect.Effect<AgentSession.AgentSession, SdkError, Scope.Scope | R> =>
   Effect.gen(function*() {
     const { slots } = state.config
-    if (slots.isClosed()) return yield* Effect.fail(new CLIConnectionError({ reason: "The agent pool is closed" }))
-    const entry = yield* holdKey(state, key, slots.withPendingTimeout)
+    if (slots.isClosed()) return yield* new PoolClosedError({ stage: "refused" })
+    const entry = yield* holdKey(state, key, (take) => Effect.raceFirst(slots.withPendingTimeout(take), slots.whenClosed))
     const current = entry.live
     if (current !== undefined && (current.dead || !sameKeyedOptions(current.options, options))) {
       yield* retire(state, entry, current, current.dead ? "session-died" : "options-changed")
@@ -331,7 +369,25 @@ const lookup = <R>(
  */
 export const make = (config: KeyedLeasesConfig): Effect.Effect<KeyedLeases, never, Scope.Scope> =>
   Effect.map(Effect.scope, (poolScope): KeyedLeases => {
-    const state: State = { config, poolScope, keyed: new Map(), idle: new Set(), inUse: 0 }
+    const state: State = {
+      config,
+      poolScope,
+      keyed: new Map(),
+      idle: new Set(),
+      inUse: 0,
+      uses: new Set(),
+      openings: new Set()
+    }
+    const retireAll = (which: (live: Live) => boolean) =>
+      Effect.suspend(() => {
+        const lives = Array.from(state.keyed.values()).flatMap((entry) =>
+          entry.live === undefined || !which(entry.live) ? [] : [{ entry, live: entry.live }]
+        )
+        return Effect.forEach(lives, ({ entry, live }) => retire(state, entry, live, "pool-closed"), {
+          concurrency: "unbounded",
+          discard: true
+        })
+      })
     return {
       lookup: (key, options) => lookup(state, key, options),
       invalidate: (key) =>
@@ -346,19 +402,24 @@ export const make = (config: KeyedLeasesConfig): Effect.Effect<KeyedLeases, neve
       inUse: () => state.inUse,
       idle: () => state.idle.size,
       reclaim: () => {
+        // Detached when picked: the slot's new owner waits for this very process to exit.
         for (const entry of state.idle) {
-          if (entry.live !== undefined) return Option.some(retire(state, entry, entry.live, "slot-needed"))
+          const stop = entry.live === undefined ? undefined : detach(state, entry, entry.live, "slot-needed")
+          if (stop !== undefined) return Option.some(Effect.uninterruptible(stop))
         }
         return Option.none()
       },
-      close: () => {
-        const lives = Array.from(state.keyed.values()).flatMap((entry) =>
-          entry.live === undefined ? [] : [{ entry, live: entry.live }]
+      closeIdle: retireAll((live) => !live.inUse),
+      awaitUses: awaitAll(state.uses),
+      interruptUses: Effect.suspend(() =>
+        Effect.forEach(
+          Array.from(state.keyed.values()).flatMap((entry) =>
+            entry.live !== undefined && entry.live.inUse ? [entry.live.session] : []
+          ),
+          interruptTurn,
+          { concurrency: "unbounded", discard: true }
         )
-        return Effect.forEach(lives, ({ entry, live }) => retire(state, entry, live, "pool-closed"), {
-          concurrency: "unbounded",
-          discard: true
-        })
-      }
+      ),
+      stopAll: Effect.zipRight(awaitAll(state.openings), retireAll(() => true))
     }
   })

@@ -9,8 +9,8 @@
  *
  * @internal
  */
-import { Clock, Deferred, Duration, Effect, Exit, FiberRef, Metric, Option, type Scope } from "effect"
-import { CLIConnectionError, PoolFullError, PoolTimeoutError } from "../../SdkError.js"
+import { Clock, Deferred, Duration, Effect, Exit, FiberId, FiberRef, Metric, Option, type Scope } from "effect"
+import { PoolClosedError, PoolFullError, PoolTimeoutError } from "../../SdkError.js"
 import * as Telemetry from "../../Telemetry.js"
 
 /**
@@ -25,7 +25,7 @@ export const priorityRef = FiberRef.unsafeMake(0)
  *
  * @internal
  */
-export type SlotError = PoolFullError | PoolTimeoutError | CLIConnectionError
+export type SlotError = PoolFullError | PoolTimeoutError | PoolClosedError
 
 /**
  * Settings and hooks of `make`.
@@ -71,11 +71,13 @@ export interface Slots {
   readonly withPendingTimeout: <A, E>(wait: Effect.Effect<A, E>) => Effect.Effect<A, E | PoolTimeoutError>
   /** Refuses new requests from now on; the returned effect fails those waiting. */
   readonly close: () => Effect.Effect<void>
+  /** Fails with `PoolClosedError` (`waiting`) once `close` was called: for other waits to race. */
+  readonly whenClosed: Effect.Effect<never, PoolClosedError>
 }
 
 interface Waiter {
   readonly priority: number
-  readonly granted: Deferred.Deferred<void, CLIConnectionError>
+  readonly granted: Deferred.Deferred<void, PoolClosedError>
 }
 
 type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -84,6 +86,7 @@ interface State {
   readonly config: SlotsConfig
   used: number
   closed: boolean
+  readonly closing: Deferred.Deferred<void>
   /** By priority, then arrival. */
   readonly waiters: Array<Waiter>
 }
@@ -119,7 +122,7 @@ const enqueue = (state: State, restore: Restore) =>
   Effect.gen(function*() {
     const { waiters } = state
     const priority = yield* FiberRef.get(priorityRef)
-    const waiter: Waiter = { priority, granted: yield* Deferred.make<void, CLIConnectionError>() }
+    const waiter: Waiter = { priority, granted: yield* Deferred.make<void, PoolClosedError>() }
     const at = waiters.findIndex((w) => w.priority < priority)
     if (at === -1) waiters.push(waiter)
     else waiters.splice(at, 0, waiter)
@@ -151,7 +154,7 @@ const enqueue = (state: State, restore: Restore) =>
 const take = (state: State, restore: Restore) =>
   Effect.suspend((): Effect.Effect<void, SlotError> => {
     const { maxConcurrent, maxPending } = state.config
-    if (state.closed) return Effect.fail(new CLIConnectionError({ reason: "The agent pool is closed" }))
+    if (state.closed) return Effect.fail(new PoolClosedError({ stage: "refused" }))
     if (state.used < maxConcurrent && state.waiters.length === 0) {
       state.used++
       return Effect.void
@@ -176,7 +179,7 @@ const take = (state: State, restore: Restore) =>
  * @internal
  */
 export const make = (config: SlotsConfig): Slots => {
-  const state: State = { config, used: 0, closed: false, waiters: [] }
+  const state: State = { config, used: 0, closed: false, closing: Deferred.unsafeMake(FiberId.none), waiters: [] }
   return {
     maxConcurrent: config.maxConcurrent,
     used: () => state.used,
@@ -201,9 +204,10 @@ export const make = (config: SlotsConfig): Slots => {
       const pending = state.waiters.splice(0)
       return Effect.forEach(
         pending,
-        (w) => Deferred.fail(w.granted, new CLIConnectionError({ reason: "The agent pool was closed" })),
+        (w) => Deferred.fail(w.granted, new PoolClosedError({ stage: "waiting" })),
         { discard: true }
-      )
-    }
+      ).pipe(Effect.zipRight(Deferred.succeed(state.closing, undefined)))
+    },
+    whenClosed: Effect.zipRight(Deferred.await(state.closing), Effect.fail(new PoolClosedError({ stage: "waiting" })))
   }
 }

@@ -7,7 +7,7 @@
  *
  * @internal
  */
-import { Effect, Exit, Mailbox, Option, Scope } from "effect"
+import { Cause, Effect, Exit, FiberSet, Mailbox, Option, Scope } from "effect"
 import type * as AgentSession from "../../AgentSession.js"
 import type { EvictionReason, PoolEvent } from "../../AgentPool.js"
 import type * as ClaudeAgent from "../../ClaudeAgent.js"
@@ -58,7 +58,10 @@ export interface Spares {
   readonly reclaim: () => Option.Option<Effect.Effect<void>>
   /** Starts spares while fewer than `warm` are ready or starting, slots are free and nobody waits. */
   readonly refill: Effect.Effect<void>
-  /** Takes every ready spare; the returned effect stops them (the pool is closing). */
+  /**
+   * Takes every ready spare; the returned effect stops them and the spares still starting, and
+   * returns once their processes have exited (the pool is closing).
+   */
   readonly close: () => Effect.Effect<void>
 }
 
@@ -77,7 +80,8 @@ export const make = (config: SparesConfig): Effect.Effect<Spares, never, Scope.S
     const stop = (spare: Spare, reason: EvictionReason) =>
       Scope.close(spare.scope, Exit.void).pipe(
         Effect.zipRight(publish({ _tag: "Evicted", reason })),
-        Effect.zipRight(slots.release)
+        // Closing: no spare starts in the freed slot.
+        Effect.zipRight(reason === "pool-closed" ? slots.releaseQuietly : slots.release)
       )
 
     // A spare whose CLI dies while it waits is dropped and its slot freed.
@@ -90,6 +94,8 @@ export const make = (config: SparesConfig): Effect.Effect<Spares, never, Scope.S
           ready.splice(index, 1)
           return stop(spare, "spare-died")
         }),
+        // Started from the spare's uninterruptible start: closing the spare's scope must stop it.
+        Effect.interruptible,
         Effect.forkIn(spare.scope)
       )
 
@@ -108,27 +114,35 @@ export const make = (config: SparesConfig): Effect.Effect<Spares, never, Scope.S
         yield* watch(spare)
       })
 
-    const start = Effect.gen(function*() {
-      const scope = yield* Scope.make()
-      yield* config.agent.session(config.warmOptions).pipe(
-        Effect.tap((session) => session.initializationResult),
-        Scope.extend(scope),
-        Effect.matchEffect({
-          onFailure: (error) =>
-            Effect.logWarning(`effect-claude-agent: a warm spare failed to start: ${error.message}`).pipe(
-              Effect.zipRight(Scope.close(scope, Exit.void)),
-              Effect.zipRight(Effect.sync(() => void starting--)),
-              // Not refilled at once: a spare that cannot start would otherwise be retried in a loop.
-              Effect.zipRight(slots.releaseQuietly)
-            ),
-          onSuccess: (session) => started({ session, scope })
-        })
-      )
-    })
+    // A start the pool's close interrupts stops its process too: the close waits for it.
+    const start = Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const opened = yield* restore(
+          config.agent.session(config.warmOptions).pipe(
+            Effect.tap((session) => session.initializationResult),
+            Scope.extend(scope)
+          )
+        ).pipe(Effect.exit)
+        if (Exit.isSuccess(opened)) return yield* started({ session: opened.value, scope })
+        if (!Cause.isInterruptedOnly(opened.cause)) {
+          const why = Option.match(Cause.failureOption(opened.cause), {
+            onNone: () => Cause.pretty(opened.cause),
+            onSome: (error) => error.message
+          })
+          yield* Effect.logWarning(`effect-claude-agent: a warm spare failed to start: ${why}`)
+        }
+        yield* Scope.close(scope, Exit.void)
+        starting--
+        // Not refilled at once: a spare that cannot start would otherwise be retried in a loop.
+        yield* slots.releaseQuietly
+      })
+    )
 
+    const startingFibers = yield* FiberSet.make<void>()
     const starts = yield* Mailbox.make<void>()
     yield* starts.take.pipe(
-      Effect.flatMap(() => Effect.forkIn(start, poolScope)),
+      Effect.flatMap(() => FiberSet.run(startingFibers, start)),
       Effect.forever,
       Effect.forkIn(poolScope)
     )
@@ -160,10 +174,11 @@ export const make = (config: SparesConfig): Effect.Effect<Spares, never, Scope.S
       refill,
       close: () => {
         const stopped = ready.splice(0)
-        return Effect.forEach(stopped, (spare) => Scope.close(spare.scope, Exit.void), {
-          concurrency: "unbounded",
-          discard: true
-        })
+        return Effect.zipRight(
+          FiberSet.clear(startingFibers),
+          Effect.forEach(stopped, (spare) => stop(spare, "pool-closed"), { concurrency: "unbounded", discard: true }),
+          { concurrent: true }
+        )
       }
     }
   })

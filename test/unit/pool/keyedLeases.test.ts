@@ -8,6 +8,7 @@ import * as ClaudeAgent from "../../../src/ClaudeAgent.js"
 import * as SessionServices from "../../../src/layers/SessionServices.js"
 import { Transport } from "../../../src/services/Transport.js"
 import * as KeyedLeases from "../../../src/internal/pool/keyedLeases.js"
+import * as Shutdown from "../../../src/internal/pool/shutdown.js"
 import * as Slots from "../../../src/internal/pool/slots.js"
 import * as Spares from "../../../src/internal/pool/spares.js"
 import * as Message from "../../../src/schema/Message.js"
@@ -52,6 +53,7 @@ const setup = (settings: { readonly maxConcurrent: number; readonly idleTimeToLi
       spares,
       publish,
       idleTimeToLive: Duration.decode(settings.idleTimeToLive ?? "5 minutes"),
+      shutdown: Shutdown.make(),
       inPoolContext: () => (effect) => effect
     })
     return { leases, slots, counts, resumes, events }
@@ -137,6 +139,22 @@ describe("KeyedLeases", () => {
       expect(keyed(events)).toEqual(["Started a", "Evicted forgotten a", "Started a"])
     }))
 
+  it.scoped("reclaim takes the idle session when it picks it: nobody reuses or picks it again while it stops", () =>
+    Effect.gen(function*() {
+      const { counts, events, leases } = yield* setup({ maxConcurrent: 2 })
+      yield* chat(leases, "a", "one")
+      const stop = leases.reclaim()
+      expect(Option.isSome(stop)).toBe(true)
+      // Before the stop has run: the session is no longer idle, nor the key's.
+      expect(leases.idle()).toBe(0)
+      expect(Option.isNone(leases.reclaim())).toBe(true)
+      if (Option.isSome(stop)) yield* stop.value
+      // The slot's new owner runs only once the process has exited.
+      expect(counts.live).toBe(0)
+      yield* chat(leases, "a", "two")
+      expect(keyed(events)).toEqual(["Started a", "Evicted slot-needed a", "Started a", "Resumed a"])
+    }))
+
   it.scoped("reclaim stops the least recently used idle session; its key resumes later", () =>
     Effect.gen(function*() {
       const { events, leases, resumes } = yield* setup({ maxConcurrent: 2 })
@@ -181,12 +199,14 @@ describe("KeyedLeases", () => {
       expect(keyed(events)).toEqual(["Started a", "Evicted options-changed a", "Started a", "Resumed a"])
     }))
 
-  it.scoped("close stops every open session", () =>
+  it.scoped("closeIdle stops every idle session; stopAll the rest", () =>
     Effect.gen(function*() {
       const { counts, events, leases } = yield* setup({ maxConcurrent: 2 })
       yield* chat(leases, "a", "one")
       yield* chat(leases, "b", "one")
-      yield* leases.close()
+      yield* leases.closeIdle
+      expect(counts.live).toBe(0)
+      yield* leases.stopAll
       expect(counts.live).toBe(0)
       // The sessions are stopped concurrently: in either order.
       expect(keyed(events).filter((e) => e.startsWith("Evicted")).sort()).toEqual(["Evicted pool-closed a", "Evicted pool-closed b"])

@@ -148,9 +148,11 @@ describe("Slots", () => {
       const waiting = yield* Effect.fork(hold(slots))
       yield* eventually(() => slots.pending() === 1)
       yield* slots.close()
-      expect(yield* Effect.flip(Fiber.join(waiting))).toMatchObject({ _tag: "CLIConnectionError" })
-      expect(yield* Effect.flip(hold(slots))).toMatchObject({ _tag: "CLIConnectionError" })
+      expect(yield* Effect.flip(Fiber.join(waiting))).toMatchObject({ _tag: "PoolClosedError", stage: "waiting" })
+      expect(yield* Effect.flip(hold(slots))).toMatchObject({ _tag: "PoolClosedError", stage: "refused" })
       expect(slots.isClosed()).toBe(true)
+      // Other waits (a key's lock) race this one.
+      expect(yield* Effect.flip(slots.whenClosed)).toMatchObject({ _tag: "PoolClosedError", stage: "waiting" })
     }))
 
   it.effect.prop(

@@ -16,14 +16,20 @@ const fakeAgent = () => {
   const counts = { live: 0, spawned: 0 }
   const clis: Array<FakeCli.FakeCliHandle> = []
   const models: Array<string | undefined> = []
-  const control = { failing: false }
+  // `stalled`: the CLI never answers `initialize`, so a spare on it stays starting.
+  const control = { failing: false, stalled: false }
   const agent = ClaudeAgent.make({
     transport: Layer.scoped(
       Transport,
       Effect.flatMap(SessionServices.SessionLaunch, ({ options }) =>
         Effect.gen(function*() {
           if (control.failing) return yield* Effect.fail(new CLIConnectionError({ reason: "no CLI today" }))
-          const { cli, transport } = yield* FakeCli.make({ onUserMessage: FakeCli.echoTurn })
+          const stalled = control.stalled
+          const { cli, transport } = yield* FakeCli.make({
+            onUserMessage: FakeCli.echoTurn,
+            onControlRequest: (request) =>
+              stalled && request.subtype === "initialize" ? Effect.never : Effect.succeed(Option.none())
+          })
           clis.push(cli)
           models.push(options.model)
           counts.spawned++
@@ -170,5 +176,21 @@ describe("Spares", () => {
       yield* spares.close()
       expect(spares.ready()).toBe(0)
       expect(counts.live).toBe(0)
+    }))
+
+  it.scoped("close stops the spares still starting too, and returns once their CLIs have exited", () =>
+    Effect.gen(function*() {
+      const { control, counts, slots, spares } = yield* setup({ maxConcurrent: 3, warm: 3 })
+      yield* spares.refill
+      yield* eventually(() => spares.ready() === 3)
+      // Two are stopped for requests; the spares that replace them never finish starting.
+      control.stalled = true
+      const requests = yield* Scope.make()
+      yield* Scope.extend(Effect.zipRight(slots.acquire, slots.acquire), requests)
+      yield* Scope.close(requests, Exit.void)
+      yield* eventually(() => spares.starting() === 2 && counts.live === 3)
+      yield* spares.close()
+      expect(counts.live).toBe(0)
+      expect({ ready: spares.ready(), starting: spares.starting(), used: slots.used() }).toEqual({ ready: 0, starting: 0, used: 0 })
     }))
 })
