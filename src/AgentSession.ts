@@ -479,10 +479,10 @@ export const make = <R = never>(
     yield* Handlers.register(control, { hooks, mcp, permissions }, config.onElicitation)
 
     const payload = Initialize.payload(config.initialize, hooks, mcp)
-    const initializationResult = yield* Initialize.start(control, transport, yield* payload)
     // A CLI that never answers `initialize` (a wrapper script, a login prompt) must not leave the
     // message streams waiting forever: its failure ends them.
-    const init = yield* Initialize.track(initializationResult)
+    const init = yield* Initialize.start(control, transport, yield* payload)
+    const initializationResult = init.result
     const turns = yield* Turns.track(control, Option.getOrUndefined(yield* Effect.serviceOption(Turns.CurrentTurn)))
     const pull = yield* MessagePull.make(control.messages, init)
     const grace = config.closeGracePeriod !== undefined

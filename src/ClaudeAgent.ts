@@ -14,12 +14,20 @@ import { Context, Effect, Layer, Metric, Option, type Schema, type Scope, Stream
 import { dual } from "effect/Function"
 import * as AgentSession from "./AgentSession.js"
 import * as Launch from "./internal/cli/launch.js"
+import * as Claim from "./internal/session/claim.js"
 import * as Query from "./internal/session/query.js"
 import * as ResultErrors from "./internal/session/resultError.js"
 import * as SessionServices from "./layers/SessionServices.js"
 import * as Message from "./schema/Message.js"
 import * as Options from "./schema/Options.js"
-import { CLIConnectionError, type ResultError, type SdkError, type StructuredOutputError } from "./SdkError.js"
+import {
+  type ClaimRefused,
+  CLIConnectionError,
+  type OptionsError,
+  type ResultError,
+  type SdkError,
+  type StructuredOutputError
+} from "./SdkError.js"
 import * as Structured from "./Structured.js"
 import * as Telemetry from "./Telemetry.js"
 
@@ -196,11 +204,7 @@ export const layer: Layer.Layer<
   // Only these services: the caller's whole context may hold the Scope a layer was built in, and
   // providing that would tie every session's process to the layer's lifetime.
   Effect.map(Effect.context<FileSystem.FileSystem | Path.Path>(), (all) =>
-    make({
-      transport: SessionServices.subprocessTransport.pipe(
-        Layer.provide(Layer.succeedContext(Context.pick(FileSystem.FileSystem, Path.Path)(all)))
-      )
-    }))
+    make({ transport: SessionServices.subprocessTransportWith(all) }))
 )
 
 /**
@@ -406,3 +410,95 @@ export const prewarm = <R = never>(
     const prewarmed: Prewarmed = { session: opened, query: (prompt) => run(prompt) }
     return prewarmed
   }).pipe(Effect.withSpan("ClaudeAgent.prewarm"))
+
+/**
+ * A session bound from a parked spare (`ParkedSpare.claim`): the session, its first prompt
+ * already sent (read the answer from `session.receiveResponse`), and what the CLI said about the
+ * claim. `session.initializationResult` still describes the parked process; `initialize` is the
+ * claimed session's reply (the folder's commands, agents and models).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import type { ClaudeAgent } from "effect-claude-agent"
+ *
+ * const firstAnswer = (claimed: ClaudeAgent.Claimed) =>
+ *   Effect.zipRight(Effect.logInfo(`session ${claimed.sessionId} in ${claimed.cwd}`), claimed.session.receiveResponse.pipe(Stream.runDrain))
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Claimed extends Claim.Claimed {}
+
+/**
+ * A fully started CLI that is not yet any session (see `park`). Claimed once.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { ClaudeAgent } from "effect-claude-agent"
+ *
+ * // A pool's view of a spare: replace it when it dies while parked.
+ * const watch = (spare: ClaudeAgent.ParkedSpare, replace: Effect.Effect<void>) => Effect.zipRight(spare.exited, replace)
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ParkedSpare {
+  /** Where the parked process waits: the host options' `cwd`, or a fresh temporary directory. */
+  readonly parkingDirectory: string
+  /**
+   * Binds the spare to a folder and the per-session options, then sends `prompt`. The prompt is
+   * sent only once the CLI has accepted the claim, `model`, `maxThinkingTokens` and `settings`:
+   * on `ClaimRefused` (whatever its `reason`) the prompt has not run and the process is stopped,
+   * so start the session cold. Invalid claim options fail with `OptionsError` before anything is
+   * sent, and the spare stays parked.
+   */
+  readonly claim: (
+    prompt: AgentSession.Prompt,
+    options: Options.ClaimOptions
+  ) => Effect.Effect<Claimed, ClaimRefused | OptionsError>
+  /** Stops the CLI now rather than when the scope it was parked in closes. */
+  readonly close: Effect.Effect<void>
+  /** Completes when the CLI has stopped (claimed, closed, or dead while parked: then replace it). */
+  readonly exited: Effect.Effect<void>
+}
+
+/**
+ * Parks a CLI: starts it with `--await-claim` under the host-level options and completes the
+ * `initialize` handshake before the session's folder is known, so that a claim pays neither the
+ * start-up nor the tools', plugins' and MCP servers' set-up. `claim(prompt, claimOptions)` binds
+ * it to a folder (`cwd`), model, permission mode, … (`Options.ClaimOptions`); everything else is
+ * fixed by `hostOptions`. The process waits in `hostOptions.cwd`, or in a fresh temporary
+ * directory (then a `FileSystem` must be provided, e.g. `NodeContext.layer`), and is stopped when
+ * the current scope closes, claimed or not. Options naming a session (`resume`, `sessionId`, …)
+ * are refused.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { ClaudeAgent } from "effect-claude-agent"
+ *
+ * const program = Effect.scoped(Effect.gen(function* () {
+ *   const spare = yield* ClaudeAgent.park({ cwd: "/var/spares", allowedTools: ["Read"] })
+ *   // … later, when a user opens a project:
+ *   const options = { cwd: "/srv/ada/project", model: "claude-haiku-4-5" }
+ *   const answer = spare.claim("Summarise README.md", options).pipe(
+ *     Effect.map((claimed) => claimed.session.receiveResponse),
+ *     // Refused: the prompt has not run; start the session cold with the same options.
+ *     Effect.catchTag("ClaimRefused", () => Effect.succeed(ClaudeAgent.query("Summarise README.md", options))),
+ *     Stream.unwrap
+ *   )
+ *   yield* answer.pipe(Stream.runDrain)
+ * }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const park = <R = never>(
+  hostOptions?: Options.Options<R>
+): Effect.Effect<ParkedSpare, SdkError, ClaudeAgent | Scope.Scope | R> =>
+  Effect.flatMap(ClaudeAgent, (agent) => Claim.park(agent.session, hostOptions))

@@ -566,6 +566,70 @@ export class SessionNotFoundError extends Schema.TaggedError<SessionNotFoundErro
 }
 
 /**
+ * Why a parked spare's claim was refused (`ClaudeAgent.park`):
+ *
+ * - `not_claimed`: the CLI refused the claim before binding it (`code` says why: `cwd_not_found`,
+ *   `env_key_not_claimable`, `project_settings_not_claimable`, `not_a_spare`, …), or the spare had
+ *   already been claimed (`code: "already_claimed"`).
+ * - `permission_mode_not_claimable`: the process cannot take the permission mode asked for.
+ * - `settings_not_applied`: the CLI refused the `settings` overlay.
+ * - `option_not_applied`: the CLI refused `model` or `maxThinkingTokens`.
+ * - `claim_failed`: the claim broke while in flight (the process died, the reply never came).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ClaimRefusalReason = Schema.Literal(
+  "not_claimed",
+  "option_not_applied",
+  "permission_mode_not_claimable",
+  "settings_not_applied",
+  "claim_failed"
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ClaimRefusalReason = typeof ClaimRefusalReason.Type
+
+/**
+ * A parked spare's claim was refused. Whatever the reason, the prompt has not been sent and the
+ * spare's process is being stopped (a spare is claimed once): start the session cold, with
+ * `ClaudeAgent.session` or `ClaudeAgent.query` and the same options.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { SdkError } from "effect-claude-agent"
+ *
+ * declare const claim: Effect.Effect<string, SdkError.ClaimRefused>
+ * declare const coldStart: Effect.Effect<string>
+ * const program = claim.pipe(Effect.catchTag("ClaimRefused", (e) => Effect.zipRight(Effect.logInfo(e.message), coldStart)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ClaimRefused extends Schema.TaggedError<ClaimRefused>(
+  "effect-claude-agent/ClaimRefused"
+)("ClaimRefused", {
+  reason: ClaimRefusalReason,
+  /** The CLI's code for the refusal (the text before `:` in its answer), when it gave one. */
+  code: Schema.optional(Schema.String),
+  /** What the CLI (or this library) said. */
+  detail: Schema.String
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `The spare's claim was refused (${this.reason}): ${this.detail}. ` +
+      `The prompt was not sent; start the session without the spare.`
+  }
+}
+
+/**
  * Every error an `effect-claude-agent` operation can fail with.
  *
  * @since 0.1.0
@@ -600,5 +664,5 @@ export type SdkError =
  */
 export const isSdkError = (
   u: unknown
-): u is SdkError | ResultError | StructuredOutputError | SessionNotFoundError =>
+): u is SdkError | ResultError | StructuredOutputError | SessionNotFoundError | ClaimRefused =>
   Predicate.hasProperty(u, TypeId)

@@ -112,6 +112,28 @@ export type Services =
   | HookRegistry.HookRegistry
   | McpBridge.McpBridge
 
+// Finds the CLI and spawns it with the session's launch.
+const makeSubprocessTransport = Effect.gen(function*() {
+  const { launch, options } = yield* SessionLaunch
+  const cli = yield* Discovery.findCli(options.pathToClaudeCodeExecutable, launch.env)
+  // A JavaScript CLI runs under `executable` (node by default), like the official SDK does.
+  const { args, command } = Discovery.invocation(cli, options.executable, options.executableArgs)
+  // Beside the spawn, never in front of it: it only warns, and a wrapper script that does not
+  // answer `-v` must not delay the session.
+  if (!Discovery.versionCheckDone(command, launch.env, args)) {
+    yield* Effect.forkScoped(Discovery.checkVersion(command, launch.env, args))
+  }
+  return yield* Transport.makeSubprocess({
+    command,
+    args: [...args, ...launch.args],
+    env: launch.env,
+    cwd: launch.cwd,
+    maxBufferSize: options.maxBufferSize ?? Defaults.maxBufferSize,
+    closeGracePeriod: options.closeGracePeriod,
+    onStderr: options.stderr
+  })
+})
+
 /**
  * The subprocess transport: finds the CLI named by the options (or on `PATH`), checks its
  * version once, and spawns it with the session's argv and env. `ClaudeAgent.layer` uses it.
@@ -137,29 +159,40 @@ export const subprocessTransport: Layer.Layer<
   Transport,
   SdkError,
   SessionLaunch | FileSystem.FileSystem | Path.Path
-> = Layer.scoped(
-  Transport,
-  Effect.gen(function*() {
-    const { launch, options } = yield* SessionLaunch
-    const cli = yield* Discovery.findCli(options.pathToClaudeCodeExecutable, launch.env)
-    // A JavaScript CLI runs under `executable` (node by default), like the official SDK does.
-    const { args, command } = Discovery.invocation(cli, options.executable, options.executableArgs)
-    // Beside the spawn, never in front of it: it only warns, and a wrapper script that does not
-    // answer `-v` must not delay the session.
-    if (!Discovery.versionCheckDone(command, launch.env, args)) {
-      yield* Effect.forkScoped(Discovery.checkVersion(command, launch.env, args))
-    }
-    return yield* Transport.makeSubprocess({
-      command,
-      args: [...args, ...launch.args],
-      env: launch.env,
-      cwd: launch.cwd,
-      maxBufferSize: options.maxBufferSize ?? Defaults.maxBufferSize,
-      closeGracePeriod: options.closeGracePeriod,
-      onStderr: options.stderr
-    })
-  })
-)
+> = Layer.scoped(Transport, makeSubprocessTransport)
+
+/**
+ * `subprocessTransport` with its file system and path services given: what `ClaudeAgent.layer`
+ * uses. `build` runs its constructor directly, in the session's scope, rather than building a
+ * layer (a layer with `Layer.provide` costs hundreds of runtime steps and a scope per session).
+ *
+ * @example
+ * ```ts
+ * import { NodeContext } from "@effect/platform-node"
+ * import { Effect } from "effect"
+ * import { ClaudeAgent, SessionServices } from "effect-claude-agent"
+ *
+ * const agent = Effect.map(Effect.context<NodeContext.NodeContext>(), (services) =>
+ *   ClaudeAgent.make({ transport: SessionServices.subprocessTransportWith(services) }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const subprocessTransportWith = (
+  services: Context.Context<FileSystem.FileSystem | Path.Path>
+): Layer.Layer<Transport, SdkError, SessionLaunch> => {
+  const picked = Context.pick(FileSystem.FileSystem, Path.Path)(services)
+  const layer = subprocessTransport.pipe(Layer.provide(Layer.succeedContext(picked)))
+  direct.set(layer, (below) => Effect.provide(makeSubprocessTransport, Context.merge(below, picked)))
+  return layer
+}
+
+// Layers made by this module whose service is made by a known effect: built by running it.
+const direct = new WeakMap<
+  Layer.Layer<Transport, SdkError, SessionLaunch>,
+  (below: Context.Context<SessionLaunch>) => Effect.Effect<Context.Tag.Service<Transport>, SdkError, Scope.Scope>
+>()
 
 /**
  * The default `ControlChannel`: `ControlChannel.layer` with the options' `controlTimeout` and
@@ -293,9 +326,12 @@ export const build = <R>(
     const base = Context.make(SessionLaunch, { launch, options }).pipe(
       Context.add(Turns.CurrentTurn, Turns.makeCurrentTurn())
     )
+    const transport = direct.get(layers.transport)
     const withTransport = Context.merge(
       base,
-      yield* buildOn(layers.transport, base)
+      transport === undefined
+        ? yield* buildOn(layers.transport, base)
+        : Context.make(Transport, yield* Scope.extend(transport(base), scope))
     )
     const channel = ControlChannel.make({
       controlTimeout: options.controlTimeout,

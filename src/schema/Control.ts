@@ -1451,6 +1451,85 @@ export const BackgroundTasks = request("background_tasks", {
   success: BackgroundTasksResponse
 })
 
+/**
+ * The fields of `claim_session`: the per-session half of a session's options, sent to a CLI parked
+ * with `--await-claim`. `sdk_mcp_servers` names the parked session's in-process servers;
+ * `include_initialize` asks for the claimed session's `initialize` reply (commands, agents, models
+ * of the folder) in the answer. Fields this version does not name are passed through.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const payload: Control.ClaimSessionPayload = { cwd: "/work/project", permission_mode: "plan", include_initialize: true }
+ * ```
+ *
+ * @since 0.1.0
+ * @category host → CLI
+ */
+export const ClaimSessionPayload = Schema.Struct({
+  cwd: Schema.String,
+  permission_mode: Schema.optional(PermissionMode),
+  env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+  additional_directories: Schema.optional(Schema.Array(Schema.String)),
+  append_system_prompt: Schema.optional(Schema.String),
+  title: Schema.optional(Schema.String),
+  agents: Schema.optional(RawObject),
+  sdk_mcp_servers: Schema.optional(Schema.Array(Schema.String)),
+  include_initialize: Schema.optional(Schema.Boolean)
+}, RawObject)
+
+/**
+ * @since 0.1.0
+ * @category host → CLI
+ */
+export interface ClaimSessionPayload extends Schema.Schema.Type<typeof ClaimSessionPayload> {}
+
+/**
+ * The `claim_session` reply: the canonical working directory, the session's id, how long the
+ * process was parked, and (with `include_initialize`) the claimed session's `initialize` reply.
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const parkedFor = (r: Control.ClaimSessionResponse) => r.parked_ms ?? 0
+ * ```
+ *
+ * @since 0.1.0
+ * @category replies
+ */
+export const ClaimSessionResponse = Schema.Struct({
+  status: Schema.optional(Schema.String),
+  cwd: Schema.String,
+  session_id: Schema.String,
+  parked_ms: Schema.optional(Schema.Number),
+  /** Whether the in-process MCP servers named in the claim had answered by the time of the reply. */
+  sdk_mcp_settled: Schema.optional(Schema.Boolean),
+  initialize: Schema.optional(InitializeResponse)
+})
+
+/**
+ * @since 0.1.0
+ * @category replies
+ */
+export interface ClaimSessionResponse extends Schema.Schema.Type<typeof ClaimSessionResponse> {}
+
+/**
+ * `claim_session`: binds a CLI started with `--await-claim` (initialized, no session yet) to a
+ * folder and the per-session options. A refusal is an error reply whose text starts with a code:
+ * `not_a_spare`, `cwd_not_found`, `env_key_not_claimable`, `permission_mode_not_claimable`,
+ * `project_settings_not_claimable`, `claim_failed`, … (CLI 2.1.330; see `docs/protocol-claim.md`).
+ *
+ * @example
+ * ```ts
+ * import { Control } from "effect-claude-agent"
+ * const subtype = Control.ClaimSession.subtype // "claim_session"
+ * ```
+ *
+ * @since 0.1.0
+ * @category host → CLI
+ */
+export const ClaimSession = request("claim_session", { payload: ClaimSessionPayload, success: ClaimSessionResponse })
+
 // ---- CLI → host ---------------------------------------------------------------------------------
 
 /**

@@ -927,3 +927,141 @@ export const validate = <R = never>(input: Options<R>): Effect.Effect<Options<R>
       return error === undefined ? Effect.succeed(input) : Effect.fail(error)
     })
   )
+
+// ---- claims -------------------------------------------------------------------------------------
+
+/**
+ * The settings keys that govern hooks. CLI 2.1.330 cannot apply them to a session that is already
+ * running its folder's hooks, so a claim refuses them: they belong in the spare's own `settings`.
+ *
+ * @example
+ * ```ts
+ * import { Options } from "effect-claude-agent"
+ * const isHookKey = (key: string) => Options.hookSettingKeys.includes(key)
+ * ```
+ *
+ * @since 0.1.0
+ * @category claims
+ */
+export const hookSettingKeys: ReadonlyArray<string> = [
+  "hooks",
+  "disableAllHooks",
+  "allowManagedHooksOnly",
+  "allowedHttpHookUrls",
+  "httpHookAllowedEnvVars"
+]
+
+const ClaimSettings = JsonObject.pipe(Schema.filter((settings) => {
+  const hookKeys = hookSettingKeys.filter((key) => settings[key] !== undefined)
+  return hookKeys.length === 0 ||
+    `hook settings (${hookKeys.join(", ")}) cannot be applied by a claim; give them to the spare's options (\`settings\`)`
+}))
+
+/**
+ * The environment variables a claim may set: the CLI reads every other one during start-up, so
+ * those belong in the spare's own `env`.
+ *
+ * @example
+ * ```ts
+ * import { Options } from "effect-claude-agent"
+ * const env: Options.ClaimEnv = { CLAUDE_CODE_HOST_SESSION_ID: "host-42" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category claims
+ */
+export const ClaimEnv = Schema.Struct({
+  CLAUDE_CODE_OAUTH_TOKEN: Schema.optional(Schema.String),
+  CLAUDE_CODE_SESSION_ACCESS_TOKEN: Schema.optional(Schema.String),
+  CLAUDE_CODE_HOST_SESSION_ID: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category claims
+ */
+export type ClaimEnv = Schema.Schema.Type<typeof ClaimEnv>
+
+/**
+ * The per-session half of the options: what a claim sets on a parked spare (`ClaudeAgent.park`).
+ * `cwd` is required; `additionalDirectories`, `model`, `permissionMode`, `maxThinkingTokens`,
+ * `title` and `agents` are `Options`' own fields; `appendSystemPrompt` is appended to the spare's
+ * system prompt; `settings` is a flag-settings overlay (as `AgentSession.applyFlagSettings`, but
+ * no hook settings); `env` holds the three variables of `ClaimEnv`. Everything else is fixed when
+ * the spare is parked.
+ *
+ * @example
+ * ```ts
+ * import { Options } from "effect-claude-agent"
+ * const claim: Options.ClaimOptions = {
+ *   cwd: "/srv/users/ada/project",
+ *   model: "claude-sonnet-4-5",
+ *   permissionMode: "acceptEdits",
+ *   settings: { effortLevel: "high" }
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category claims
+ */
+export const ClaimOptions = Schema.Struct({
+  cwd: Options.fields.cwd.from,
+  additionalDirectories: Options.fields.additionalDirectories,
+  model: Options.fields.model,
+  permissionMode: Options.fields.permissionMode,
+  maxThinkingTokens: Options.fields.maxThinkingTokens,
+  appendSystemPrompt: Schema.optional(Schema.String),
+  title: Options.fields.title,
+  agents: Options.fields.agents,
+  settings: Schema.optional(ClaimSettings),
+  env: Schema.optional(ClaimEnv)
+})
+
+/**
+ * @since 0.1.0
+ * @category claims
+ */
+export interface ClaimOptions extends Schema.Schema.Type<typeof ClaimOptions> {}
+
+/**
+ * The `Options` fields a claim sets (the rest of `ClaimOptions` has no `Options` field of the same
+ * name): a request whose other options equal a spare's can be served by claiming it.
+ *
+ * @example
+ * ```ts
+ * import { Options } from "effect-claude-agent"
+ * const perSession = (key: string) => Options.claimOptionKeys.includes(key)
+ * ```
+ *
+ * @since 0.1.0
+ * @category claims
+ */
+export const claimOptionKeys: ReadonlyArray<string> = [
+  "cwd",
+  "additionalDirectories",
+  "model",
+  "permissionMode",
+  "maxThinkingTokens",
+  "title",
+  "agents"
+]
+
+const decodeClaim = Schema.decodeUnknown(ClaimOptions, parseOptions)
+
+/**
+ * Validates claim options like `validate` does options: an `OptionsError` names the first bad
+ * field (an environment variable outside `ClaimEnv`, a hook key in `settings`, …).
+ *
+ * @example
+ * ```ts
+ * import { Options } from "effect-claude-agent"
+ *
+ * const ok = Options.validateClaim({ cwd: "/work/a", model: "claude-haiku-4-5" })
+ * const bad = Options.validateClaim({ cwd: "/work/a", settings: { hooks: {} } }) // OptionsError on `settings`
+ * ```
+ *
+ * @since 0.1.0
+ * @category claims
+ */
+export const validateClaim = (input: ClaimOptions): Effect.Effect<ClaimOptions, OptionsError> =>
+  decodeClaim(input).pipe(Effect.mapError(toOptionsError), Effect.as(input))

@@ -529,7 +529,7 @@ export const make = (
     const fibers = yield* FiberSet.make()
     let lastResultWasError = false
     const pid = behaviour.pid ?? 4242
-    const state: CliAnswers.DefaultState = { mcpServers: [] }
+    const state: CliAnswers.DefaultState = { mcpServers: [], claimed: false }
     const table = behaviour.answers === undefined || behaviour.answers.length === 0
       ? CliAnswers.defaultTable
       : CliAnswers.tableOf([...CliAnswers.defaultAnswers, ...behaviour.answers])

@@ -28,6 +28,18 @@ export const baseArgs: ReadonlyArray<string> = [
   "stream-json"
 ]
 
+/**
+ * The flag that parks the CLI: it starts and answers `initialize`, then waits for `claim_session`
+ * to bind it to a folder and a session.
+ */
+export const awaitClaimFlag = "await-claim"
+
+/** The options with `--await-claim` added (through `extraArgs`, which keeps the caller's own flags). */
+export const withAwaitClaim = <R>(options: Options<R>): Options<R> => ({
+  ...options,
+  extraArgs: { ...options.extraArgs, [awaitClaimFlag]: null }
+})
+
 /** Removed from the child's environment whatever the parent has. */
 export const removedEnv: ReadonlyArray<string> = ["NODE_OPTIONS", "CLAUDECODE"]
 

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { Deferred, Duration, Effect } from "effect"
+import { Deferred, Duration, Effect, FiberHandle } from "effect"
 import { CLIConnectionError } from "../../SdkError.js"
 import type { ControlChannelConfig, ControlChannelShape, StreamError } from "../../services/ControlChannel.js"
 import { Transport } from "../../services/Transport.js"
@@ -37,7 +37,7 @@ export const make = (config: ControlChannelConfig) =>
       )
     const table = new PendingTable<Outbound.Waiter>()
     const terminal = yield* Deferred.make<void, StreamError>()
-    const outbound = Outbound.make(transport, table, defaultTimeout, sendQuietly)
+    const outbound = Outbound.make(transport, table, defaultTimeout, sendQuietly, yield* FiberHandle.make<void, never>())
     const inbound = yield* Inbound.make(sendQuietly, currentTurn)
     const queue = yield* MessageQueue.make(config.messageBufferBytes ?? Defaults.messageBufferBytes)
     const state = yield* SessionState.make(terminal)

@@ -22,11 +22,10 @@
  * @internal
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { Cause, Deferred, Duration, Effect, Exit, Option, type Runtime, type Scope } from "effect"
+import { Deferred, Duration, Effect, Exit, Option, type Runtime, type Scope } from "effect"
 import { CLIConnectionError, type CLINotFoundError } from "../../SdkError.js"
 import type { ExitStatus, SubprocessConfig, TransportShape } from "../../services/Transport.js"
 import * as Defaults from "../defaults.js"
-import { runDetached } from "../effect/detached.js"
 import { startError } from "./errors.js"
 import * as Orphans from "./orphans.js"
 import { isWindows, signalGroup } from "./signals.js"
@@ -95,31 +94,41 @@ const start = (config: SubprocessConfig, runtime: Runtime.Runtime<never>, exitSt
     })
   })
 
+// Waits up to `graceMillis` for the process to exit; succeeds with whether it did. On the
+// process's own event and a timer: the stop sequence runs in a finalizer, where a wait bounded
+// by `Effect.timeout` would need an interruptible region (cut short by a pending interruption)
+// and two fibers racing.
+const exitWithin = (child: ChildProcess, exited: () => ExitStatus | undefined, graceMillis: number) =>
+  Effect.async<boolean>((resume) => {
+    if (exited() !== undefined) return resume(Effect.succeed(true))
+    const onExit = () => {
+      clearTimeout(timer)
+      resume(Effect.succeed(true))
+    }
+    const timer = setTimeout(() => {
+      child.off("exit", onExit)
+      resume(Effect.succeed(exited() !== undefined))
+    }, graceMillis)
+    child.once("exit", onExit)
+  })
+
 // The stop sequence, run when the scope closes: end stdin, wait, SIGTERM to the group, wait,
 // SIGKILL; every wait bounded by the grace period.
-const stop = (grace: Duration.Duration, exitStatus: Deferred.Deferred<ExitStatus>) =>
+const stop = (grace: Duration.Duration) =>
 ({ child, exited, pid, stderr, stdin }: Started): Effect.Effect<void> => {
+  const graceMillis = Duration.toMillis(grace)
   const kill = (signal: NodeJS.Signals) =>
     Effect.sync(() => {
       if (exited() === undefined) signalGroup(child, pid, signal)
     })
-  const waitExit = Deferred.await(exitStatus).pipe(Effect.interruptible, Effect.timeout(grace))
+  const escalate = (done: boolean, log: Effect.Effect<void>, signal: NodeJS.Signals) =>
+    done ? Effect.succeed(true) : log.pipe(Effect.zipRight(kill(signal)), Effect.zipRight(exitWithin(child, exited, graceMillis)))
   const sequence = stdin.end.pipe(
-    Effect.zipRight(waitExit),
-    // `Effect.timeout`'s own exception: matched by its guard, not by its `_tag` (which this
-    // library's TimeoutException shares).
-    Effect.catchIf(Cause.isTimeoutException, () =>
-      Effect.logDebug(`effect-claude-agent: CLI ${pid} still running after stdin EOF; SIGTERM`).pipe(
-        Effect.zipRight(kill("SIGTERM")),
-        Effect.zipRight(waitExit)
-      )),
-    Effect.catchIf(Cause.isTimeoutException, () =>
-      Effect.logWarning(`effect-claude-agent: CLI ${pid} ignored SIGTERM; SIGKILL`).pipe(
-        Effect.zipRight(kill("SIGKILL")),
-        Effect.zipRight(waitExit)
-      )),
-    Effect.ignore,
-    runDetached
+    Effect.zipRight(exitWithin(child, exited, graceMillis)),
+    Effect.flatMap((done) =>
+      escalate(done, Effect.logDebug(`effect-claude-agent: CLI ${pid} still running after stdin EOF; SIGTERM`), "SIGTERM")
+    ),
+    Effect.flatMap((done) => escalate(done, Effect.logWarning(`effect-claude-agent: CLI ${pid} ignored SIGTERM; SIGKILL`), "SIGKILL"))
   )
   // As the platform's `Command` did: a CLI that exited with an error may have left what it
   // started (MCP servers, tool processes) in its group.
@@ -127,7 +136,7 @@ const stop = (grace: Duration.Duration, exitStatus: Deferred.Deferred<ExitStatus
     const code = exited()?.exitCode
     if (code !== undefined && code !== 0 && !isWindows) signalGroup(child, pid, "SIGTERM")
   })
-  return Effect.suspend(() => exited() === undefined ? sequence : Effect.void).pipe(
+  return Effect.suspend(() => exited() === undefined ? Effect.asVoid(sequence) : Effect.void).pipe(
     Effect.zipRight(cleanup),
     Effect.zipRight(stderr.close)
   )
@@ -148,7 +157,7 @@ export const makeSubprocess = (
       ? Defaults.closeGracePeriod
       : Duration.decode(config.closeGracePeriod)
     const exitStatus = yield* Deferred.make<ExitStatus>()
-    const started = yield* Effect.acquireRelease(start(config, runtime, exitStatus), stop(grace, exitStatus))
+    const started = yield* Effect.acquireRelease(start(config, runtime, exitStatus), stop(grace))
     const { child, pid, stderr, stdin, stdout } = started
 
     const transport: TransportShape = {

@@ -109,6 +109,15 @@ export class PendingTable<W> {
     }
   }
 
+  /** The earliest deadline of the pending requests; `undefined` when none has one. */
+  nextDeadline(): number | undefined {
+    let next: number | undefined
+    for (const entry of this.entries.values()) {
+      if (entry.deadline !== undefined && (next === undefined || entry.deadline < next)) next = entry.deadline
+    }
+    return next
+  }
+
   /** The requests whose deadline is at or before `now`, no longer pending. */
   expire(now: number): Array<Entry<W>> {
     const expired: Array<Entry<W>> = []

@@ -155,8 +155,20 @@ const compileNode = (ast: SchemaAST.AST): Check => {
  * A type guard equivalent to `Schema.is(schema)`, compiled once.
  */
 export const compile = <A, I, R>(schema: Schema.Schema<A, I, R>): (u: unknown) => u is A => {
-  const check = compileNode(SchemaAST.typeAST(schema.ast))
+  const check = compiledCheck(SchemaAST.typeAST(schema.ast))
   return (u: unknown): u is A => check(u)
+}
+
+// Compiled checks by AST: callers compile per session (a handler's payload, say), and compiling
+// walks the whole Schema; the AST of a given Schema is one object for the process's life.
+const compiled = new WeakMap<SchemaAST.AST, (u: unknown) => boolean>()
+const compiledCheck = (ast: SchemaAST.AST): (u: unknown) => boolean => {
+  let check = compiled.get(ast)
+  if (check === undefined) {
+    check = compileNode(ast)
+    compiled.set(ast, check)
+  }
+  return check
 }
 
 /**

@@ -40,21 +40,37 @@ export const close = (
   init: InitState,
   grace: Duration.Duration
 ): Effect.Effect<void> =>
-  Effect.gen(function*() {
-    if (!init.answered()) {
-      yield* transport.terminate
-      return yield* transport.endInput
+  Effect.flatMap(control.runState, (run) => {
+    if (!init.answered()) return stopUninitialized(transport, grace)
+    const interrupt = (run.state === "running" || run.state === "requires_action") && !run.afterResult
+    // Nothing to wait for (the usual case: the CLI said `idle` after the result): close stdin now,
+    // on this fiber, with no waits to fork, race and time.
+    if (!interrupt && isIdle(run)) {
+      return Effect.flatMap(control.inFlight, (n) => n === 0 ? transport.endInput : settle(control, transport, false, grace))
     }
-    const { afterResult, state } = yield* control.runState
-    const running = state === "running" || state === "requires_action"
-    if (running && !afterResult) {
+    return settle(control, transport, interrupt, grace)
+  })
+
+// SIGTERM, waiting for the exit at most `grace`: the transport's own stop sequence escalates.
+const stopUninitialized = (transport: TransportShape, grace: Duration.Duration) =>
+  transport.terminate.pipe(
+    Effect.interruptible,
+    Effect.timeout(grace),
+    Effect.ignore,
+    Effect.withClock(liveClock),
+    runDetached,
+    Effect.zipRight(transport.endInput)
+  )
+
+// The slow path: interrupt a turn still running, then wait (bounded) for idle and for running
+// callbacks. The waits are made interruptible so that their deadline can stop them; `runDetached`
+// keeps the closing fiber's own pending interruption from stopping them at once.
+const settle = (control: ControlChannelShape, transport: TransportShape, interrupt: boolean, grace: Duration.Duration) =>
+  Effect.gen(function*() {
+    if (interrupt) {
       yield* control.request(Control.Interrupt, {}, { timeout: grace }).pipe(Effect.interruptible, Effect.ignore)
     }
-    // Nothing to wait for (the usual case: the CLI said `idle` after the result): no waits to
-    // fork, race and time.
     if (isIdle(yield* control.runState) && (yield* control.inFlight) === 0) return yield* transport.endInput
-    // The waits are made interruptible so that their deadline can stop them; `runDetached`
-    // keeps the closing fiber's own pending interruption from stopping them at once.
     yield* Effect.zip(control.awaitRunState(isIdle), control.awaitNoneInFlight, { concurrent: true }).pipe(
       Effect.interruptible,
       Effect.timeout(grace),

@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { Deferred, Effect, Predicate, type Scope } from "effect"
+import { Effect, Predicate, type Scope } from "effect"
 import * as Control from "../../schema/Control.js"
 import { ControlError } from "../../SdkError.js"
 import type { ControlChannelShape, RequestError, RequestOptions } from "../../services/ControlChannel.js"
@@ -105,7 +105,8 @@ const confirmed = (transport: TransportShape, sent: Control.InitializePayload, r
 
 /**
  * Writes the first `initialize` now (on the wire before any user message) and returns its checked
- * reply, awaited once and cached: the first prompt does not wait for a round trip.
+ * reply, awaited once and cached (the first prompt does not wait for a round trip), with the
+ * handshake's state.
  *
  * @internal
  */
@@ -113,10 +114,10 @@ export const start = (
   control: ControlChannelShape,
   transport: TransportShape,
   sent: Control.InitializePayload
-): Effect.Effect<Effect.Effect<Control.InitializeResponse, RequestError>, RequestError, Scope.Scope> =>
+): Effect.Effect<Tracked<Control.InitializeResponse>, RequestError, Scope.Scope> =>
   Effect.flatMap(
     control.start(Control.Initialize, sent),
-    (reply) => Effect.cached(Effect.flatMap(reply, (r) => confirmed(transport, sent, r)))
+    (reply) => track(Effect.flatMap(reply, (r) => confirmed(transport, sent, r)), transport.terminate)
   )
 
 /**
@@ -128,26 +129,37 @@ export const start = (
 export interface InitState {
   readonly answered: () => boolean
   readonly error: () => RequestError | undefined
-  /** Fails with the handshake's failure; never succeeds. */
-  readonly failed: Effect.Effect<never, RequestError>
 }
 
 /**
- * Follows `initialized` in the current scope.
+ * The handshake's state and its result, awaited once and cached.
  *
  * @internal
  */
-export const track = (initialized: Effect.Effect<unknown, RequestError>): Effect.Effect<InitState, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const failed = yield* Deferred.make<never, RequestError>()
+export interface Tracked<A> extends InitState {
+  readonly result: Effect.Effect<A, RequestError>
+}
+
+/**
+ * Follows `initialized` in the current scope. The state changes in the same step that completes
+ * the cached result, so whoever sees the result sees the state. A failed handshake stops the CLI
+ * (a session that could not initialise serves nothing), which ends its output: a message pull
+ * waiting for it then ends, with the handshake's failure, and needs no race against it.
+ *
+ * @internal
+ */
+export const track = <A>(
+  initialized: Effect.Effect<A, RequestError>,
+  /** Stops the CLI (the transport's `terminate`); not awaited: it waits for the exit. */
+  stop: Effect.Effect<void>
+): Effect.Effect<Tracked<A>, never, Scope.Scope> =>
+  Effect.suspend(() => {
     let answered = false
     let error: RequestError | undefined
-    yield* initialized.pipe(
-      Effect.matchEffect({
-        onFailure: (e) => Effect.zipRight(Effect.sync(() => void (error = e)), Deferred.fail(failed, e)),
-        onSuccess: () => Effect.sync(() => void (answered = true))
-      }),
-      Effect.forkScoped
+    const observed = initialized.pipe(
+      Effect.tap(() => Effect.sync(() => void (answered = true))),
+      Effect.tapError((e) => Effect.zipRight(Effect.sync(() => void (error = e)), Effect.forkDaemon(stop)))
     )
-    return { answered: () => answered, error: () => error, failed: Deferred.await(failed) }
+    return Effect.flatMap(Effect.cached(observed), (result) =>
+      Effect.as(Effect.forkScoped(Effect.ignore(result)), { answered: () => answered, error: () => error, result }))
   })

@@ -53,14 +53,15 @@ export const make = (
 ): Effect.Effect<MessagePull, never, Scope.Scope> =>
   Effect.gen(function*() {
     const rawPull = yield* Stream.toPull(frames)
-    // After `initialize` is answered a pull cannot fail with it, and runs alone (a race forks two
-    // fibers, too much to pay for every read).
-    const pullFrames: Effect.Effect<Chunk.Chunk<unknown>, Option.Option<PullError>> = Effect.suspend(() => {
+    // A failed handshake stops the CLI (see `Initialize.track`), so a pull waiting for frames
+    // then ends: with the handshake's failure, which says more than the end of the output.
+    const initFailure = (): Effect.Effect<never, Option.Option<PullError>> | undefined => {
       const failed = init.error()
-      if (failed !== undefined) return Effect.fail(Option.some(failed))
-      if (init.answered()) return rawPull
-      return Effect.raceFirst(rawPull, Effect.mapError(init.failed, Option.some))
-    })
+      return failed === undefined ? undefined : Effect.fail(Option.some(failed))
+    }
+    const pullFrames: Effect.Effect<Chunk.Chunk<unknown>, Option.Option<PullError>> = Effect.suspend(() =>
+      init.answered() ? rawPull : (initFailure() ?? Effect.catchAll(rawPull, (end) => initFailure() ?? Effect.fail(end)))
+    )
 
     // Frames taken from the channel but not yet emitted: a turn's stream stops at its `result`,
     // and whatever followed it in the same chunk waits here for the next consumer.

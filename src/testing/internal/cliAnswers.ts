@@ -32,12 +32,15 @@ export type Reply = Either.Either<unknown, ControlFailure>
 
 /**
  * What the default answers remember: the MCP servers the SDK has set (`mcp_set_servers`
- * replaces the `initialize` request's `sdkMcpServers` and its own earlier set, as the CLI does).
+ * replaces the `initialize` request's `sdkMcpServers` and its own earlier set, as the CLI does),
+ * and whether the process has been claimed.
  *
  * @internal
  */
 export interface DefaultState {
   mcpServers: ReadonlyArray<string>
+  /** Whether a `claim_session` has been accepted: the CLI accepts one per parked process. */
+  claimed: boolean
 }
 
 /**
@@ -163,6 +166,36 @@ const updateSettings = (payload: Control.Request.Payload<typeof Control.UpdateSe
 
 const none = Effect.succeed(undefined)
 
+// As a parked CLI 2.1.330 answers: one claim per process, then `not_a_spare`. The fake does not
+// see argv, so it answers as a parked process until it has been claimed.
+const claimSession = (
+  payload: Control.ClaimSessionPayload,
+  { cli, pid, state }: AnswerContext
+): Effect.Effect<Control.ClaimSessionResponse | ControlFailure> =>
+  Effect.sync(() => {
+    if (state.claimed) {
+      return controlFailure(
+        "not_a_spare: claim_session is only accepted by a process started with --await-claim that has not been claimed yet"
+      )
+    }
+    state.claimed = true
+    return {
+      status: "ok",
+      cwd: payload.cwd,
+      session_id: cli.sessionId,
+      parked_ms: 0,
+      sdk_mcp_settled: true,
+      ...(payload.include_initialize === true
+        ? {
+          initialize: {
+            ...initializeResponse({}, pid),
+            ...(payload.permission_mode === undefined ? {} : { current_permission_mode: payload.permission_mode })
+          }
+        }
+        : {})
+    }
+  })
+
 /**
  * The answers of the CLI 2.1.330 to every SDK→CLI request, one entry per descriptor. Replies the
  * CLI sends without a `response` key answer `undefined`; `stop_task` and `update_settings` answer
@@ -202,6 +235,7 @@ export const defaultAnswers: ReadonlyArray<Answer> = [
         : `MCP server '${payload.serverName}' is not yet known; override stored but will not apply until a server with that exact name connects.`
     })),
   typed(Control.ApplyFlagSettings, () => none),
+  typed(Control.ClaimSession, claimSession),
   entry(Control.UpdateSettings, (payload) => Effect.succeed(updateSettings(payload))),
   typed(Control.ReloadPlugins, () => Effect.succeed({ commands: [], agents: [], plugins: [], mcpServers: [], error_count: 0 })),
   typed(Control.ReloadSkills, () => Effect.succeed({ skills: [] })),

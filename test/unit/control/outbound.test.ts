@@ -1,7 +1,7 @@
 // The outbound half of the channel over the in-memory fake CLI, answering by hand: replies this
 // version cannot read, interruption, and the end of the channel's scope.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Exit, Fiber, Layer, Scope } from "effect"
+import { Effect, Either, Exit, Fiber, Layer, Scope, TestClock } from "effect"
 import * as Control from "../../../src/schema/Control.js"
 import { ControlChannel } from "../../../src/services/ControlChannel.js"
 import * as FakeCli from "../../../src/testing/FakeCli.js"
@@ -77,4 +77,65 @@ describe("outbound control requests", () => {
       expect(Either.isLeft(result) && result.left._tag === "CLIConnectionError" && result.left.reason)
         .toBe("The session was closed")
     }).pipe(Effect.provide(silent)))
+
+  it.scoped("each request times out at its own deadline, a shorter one sent after a longer one first", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const long = yield* Effect.fork(control.request(Control.McpStatus, {}, { timeout: "10 seconds" }))
+      const longId = yield* sentRequest(cli, "mcp_status")
+      const short = yield* Effect.fork(control.request(Control.GetContextUsage, {}, { timeout: "2 seconds" }))
+      const shortId = yield* sentRequest(cli, "get_context_usage")
+      const answered = yield* Effect.fork(control.request(Control.McpStatus, {}, { timeout: "1 second" }))
+      const answeredId = String((yield* cli.awaitSent((f) =>
+        f.type === "control_request" && f.request_id !== longId && f.request_id !== shortId
+      )).request_id)
+      yield* cli.emit({ type: "control_response", response: { subtype: "success", request_id: answeredId, response: { mcpServers: [] } } })
+      expect(yield* Fiber.join(answered)).toEqual({ mcpServers: [] })
+
+      yield* TestClock.adjust("1999 millis")
+      expect(short.unsafePoll()).toBeNull()
+      yield* TestClock.adjust("1 millis")
+      const shortResult = yield* Effect.either(Fiber.join(short))
+      expect(Either.isLeft(shortResult) && shortResult.left._tag === "TimeoutException" && shortResult.left.timeoutMillis)
+        .toBe(2000)
+      expect((yield* cli.awaitSent((f) => f.type === "control_cancel_request" && f.request_id === shortId)).request_id)
+        .toBe(shortId)
+      expect(long.unsafePoll()).toBeNull()
+
+      yield* TestClock.adjust("8 seconds")
+      const longResult = yield* Effect.either(Fiber.join(long))
+      expect(Either.isLeft(longResult) && longResult.left._tag === "TimeoutException" && longResult.left.requestId)
+        .toBe(longId)
+      // The answered request never timed out: no cancel was sent for it.
+      const cancels = (yield* cli.sent).filter((f) => f.type === "control_cancel_request").map((f) => f.request_id)
+      expect(cancels).toEqual([shortId, longId])
+    }).pipe(Effect.provide(env)))
+
+  it.scoped("start writes at once; closing the caller's scope withdraws a request nobody waited for", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const scope = yield* Scope.make()
+      const wait = yield* control.start(Control.McpStatus).pipe(Scope.extend(scope))
+      const id = yield* sentRequest(cli, "mcp_status")
+      yield* Scope.close(scope, Exit.void)
+      expect((yield* cli.awaitSent((f) => f.type === "control_cancel_request")).request_id).toBe(id)
+      // A wait started after the withdrawal never completes: the reply is not delivered to it.
+      yield* cli.emit({ type: "control_response", response: { subtype: "success", request_id: id, response: { mcpServers: [] } } })
+      const waiting = yield* Effect.fork(wait)
+      yield* TestClock.adjust("61 seconds")
+      expect(waiting.unsafePoll()).toBeNull()
+      yield* Fiber.interrupt(waiting)
+    }).pipe(Effect.provide(env)))
+
+  it.scoped("a started request answered before anyone waits is delivered to the wait", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const wait = yield* control.start(Control.McpStatus)
+      const id = yield* sentRequest(cli, "mcp_status")
+      yield* cli.emit({ type: "control_response", response: { subtype: "success", request_id: id, response: { mcpServers: [] } } })
+      expect(yield* wait).toEqual({ mcpServers: [] })
+    }).pipe(Effect.provide(env)))
 })

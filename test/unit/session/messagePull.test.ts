@@ -85,7 +85,7 @@ describe("messagePull", () => {
   it.scoped("a turn's stream stops at its result; what followed in the chunk waits for the next consumer", () =>
     Effect.gen(function*() {
       const { frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void))
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void))
       yield* offer(assistant("a1"), result("r1"), assistant("a2"), result("r2"), assistant("a3"))
       expect(yield* labels(pull.receiveResponse)).toEqual(["assistant:a1", "result:r1"])
       expect(yield* labels(pull.receiveResponse)).toEqual(["assistant:a2", "result:r2"])
@@ -96,7 +96,7 @@ describe("messagePull", () => {
   it.scoped("messages runs across results until the source ends", () =>
     Effect.gen(function*() {
       const { end, frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void))
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void))
       yield* offer(assistant("a1"), result("r1"), assistant("a2"))
       yield* offer(result("r2"))
       yield* end
@@ -106,7 +106,7 @@ describe("messagePull", () => {
   it.scoped("a frame that fails decoding fails the pull after the frames before it, then the stream goes on", () =>
     Effect.gen(function*() {
       const { frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void))
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void))
       yield* offer(assistant("a1"), 42, assistant("a2"), result("r1"))
       const seen: Array<string> = []
       const error = yield* pull.receiveResponse.pipe(
@@ -122,19 +122,19 @@ describe("messagePull", () => {
   it.scoped("a bad frame first in its chunk fails the pull with nothing delivered", () =>
     Effect.gen(function*() {
       const { frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void))
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void))
       yield* offer("not an object", result("r1"))
       const error = yield* Effect.flip(labels(pull.receiveResponse))
       expect(error._tag).toBe("MessageParseError")
       expect(yield* labels(pull.receiveResponse)).toEqual(["result:r1"])
     }))
 
-  it.scoped("until initialize is answered a pull also ends with its failure, and every later pull does", () =>
+  it.scoped("a failed initialize stops the CLI: a waiting pull ends with its failure, and every later pull does", () =>
     Effect.gen(function*() {
-      const { frames, offer } = yield* source
+      const { end, frames, offer } = yield* source
       // `initialize` unanswered until its deadline: the pull waits on a source that stays silent.
       const initialized = Effect.zipRight(Effect.sleep("60 seconds"), Effect.fail(initError))
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(initialized))
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(initialized, end))
       const waiting = yield* Effect.fork(Effect.flip(labels(pull.receiveResponse)))
       yield* TestClock.adjust("59 seconds")
       expect(Option.isNone(yield* Fiber.poll(waiting))).toBe(true)
@@ -148,7 +148,7 @@ describe("messagePull", () => {
     Effect.gen(function*() {
       const { frames, offer } = yield* source
       const answered = yield* Deferred.make<void, ControlError>()
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Deferred.await(answered)))
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Deferred.await(answered), Effect.void))
       yield* offer(assistant("early"), result("r1"))
       expect(yield* labels(pull.receiveResponse)).toEqual(["assistant:early", "result:r1"])
       yield* Deferred.succeed(answered, undefined)
@@ -159,7 +159,7 @@ describe("messagePull", () => {
   it.scoped("once initialize is answered, its later failure cannot happen and pulls run on the source alone", () =>
     Effect.gen(function*() {
       const { end, frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void))
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void))
       yield* offer(result("r1"))
       yield* end
       expect(yield* labels(pull.messages)).toEqual(["result:r1"])
@@ -168,7 +168,7 @@ describe("messagePull", () => {
   it.scoped("system/commands_changed replaces the commands, once it has been read", () =>
     Effect.gen(function*() {
       const { frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void))
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void))
       expect(pull.latestCommands()).toBeUndefined()
       yield* offer(commandsChanged(["review"]), result("r1"), commandsChanged(["review", "deploy"]))
       yield* Stream.runDrain(pull.receiveResponse)
