@@ -160,7 +160,12 @@ export interface SetMcpServersOptions extends RequestOptions {
    * `mcpServerStatus`: each is `connected`, `failed`, `needs-auth`, …), instead of returning as
    * soon as it has taken the set. Bounded by the same deadline as the request (`timeout`, or the
    * session's `controlTimeout`); servers still pending then fail the call with `ControlError`
-   * `mcp_servers_pending` (the set itself has been applied).
+   * `mcp_servers_pending` (the set itself has been applied). The CLI goes on connecting them, and
+   * meanwhile may hold the session's later control requests (`mcpServerStatus`, `setModel`,
+   * `interrupt`, …) until it gives up, after its MCP connection timeout (30 s by default): a
+   * warning is logged when the call gives up, so a later request's wait has an explanation. A
+   * `timeout` shorter than the servers take to start buys nothing; a longer one, or none, is
+   * usually what you want.
    */
   readonly awaitConnection?: boolean | undefined
 }

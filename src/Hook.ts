@@ -143,7 +143,9 @@ export { decodeInput, encodeOutput } from "./schema/Hook.js"
  * A hook callback: gets the decoded input and the request's `tool_use_id`, answers a
  * `HookOutput`. A failure or defect is answered to the CLI as an error (the CLI then treats the
  * hook's answer as empty, or blocks with `onFailure: "block"`); if the CLI withdraws the request
- * the callback's fiber is interrupted and nothing is answered.
+ * the callback's fiber is interrupted and nothing is answered. A callback that returns something
+ * other than an Effect (from untyped JavaScript, an `async` function as the official SDK takes)
+ * fails the same way, with an `OptionsError` saying an Effect is expected.
  *
  * @example
  * ```ts

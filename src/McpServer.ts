@@ -132,7 +132,10 @@ export function make(options: {
 export const toolName = (server: string, tool: string): string => `mcp__${server}__${tool}`
 
 /**
- * The model-visible names of every tool of a server, e.g. for `allowedTools`.
+ * The model-visible names of every tool of a server, e.g. for `allowedTools`. In-process tools
+ * are denied unless `allowedTools` or `canUseTool` allows them (the CLI tells the model it
+ * "hasn't granted" the tool, and the handler never runs); `permissionRule` allows a whole server
+ * in one rule.
  *
  * @example
  * ```ts
@@ -147,3 +150,30 @@ export const toolName = (server: string, tool: string): string => `mcp__${server
  */
 export const toolNames = <R>(server: McpServer<R>): ReadonlyArray<string> =>
   server.tools.map((tool) => toolName(server.name, tool.name))
+
+/**
+ * The permission rule that allows every tool of a server in one entry: `mcp__<name>`, for
+ * `allowedTools` (or `disallowedTools`). In-process tools are denied unless a rule or
+ * `canUseTool` allows them; `toolNames` lists them one by one instead.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema, Stream } from "effect"
+ * import { ClaudeAgent, McpServer, Tool } from "effect-claude-agent"
+ *
+ * const add = Tool.make("add", {
+ *   description: "Adds two numbers",
+ *   parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+ *   handler: ({ a, b }) => Effect.succeed(`${a + b}`)
+ * })
+ * const calc = McpServer.make({ name: "calc", tools: [add] })
+ * const run = ClaudeAgent.query("What is 2 + 3?", {
+ *   mcpServers: { calc },
+ *   allowedTools: [McpServer.permissionRule(calc)] // "mcp__calc"
+ * }).pipe(Stream.runDrain)
+ * ```
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const permissionRule = <R>(server: McpServer<R>): string => `mcp__${server.name}`

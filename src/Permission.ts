@@ -13,7 +13,7 @@ import * as Guard from "./internal/schema/guard.js"
 import { RawObject } from "./internal/schema/schemas.js"
 import type * as Control from "./schema/Control.js"
 import type { InboundHandler } from "./services/ControlChannel.js"
-import { provideCaptured } from "./internal/effect/captured.js"
+import { callbackEffect, provideCaptured } from "./internal/effect/captured.js"
 
 const Destination = Schema.Literal("userSettings", "projectSettings", "localSettings", "session", "cliArg")
 
@@ -215,6 +215,10 @@ export interface CanUseToolContext {
 /**
  * A permission callback. It may use services (`R`) provided where the session is built.
  *
+ * It returns an `Effect`, not a Promise: from untyped JavaScript, a callback written as for the
+ * official SDK (`async (toolName, input) => …`) is answered to the CLI as an error (the tool is not
+ * run) and logged with an `OptionsError` that says so; wrap such a function with `Effect.promise`.
+ *
  * @example
  * ```ts
  * import { Effect } from "effect"
@@ -285,7 +289,10 @@ export const makeHandler = <E, R>(
     Effect.gen(function*() {
       const toolName = request.tool_name
       const input = request.input
-      const result = yield* provideCaptured(canUseTool(toolName, input, contextOf(request, requestId)), services)
+      const result = yield* provideCaptured(
+        callbackEffect(canUseTool(toolName, input, contextOf(request, requestId)), "canUseTool"),
+        services
+      )
       if (!permissionResult.is(result)) {
         return yield* Effect.fail(new Error(`canUseTool returned an invalid result: ${permissionResult.explain(result)}`))
       }

@@ -21,7 +21,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import type { PlatformError } from "@effect/platform/Error"
-import { Chunk, Clock, Effect, Option, Predicate, Schema, Stream } from "effect"
+import { Chunk, Clock, Effect, Option, ParseResult, Predicate, Schema, Stream } from "effect"
 import * as ConfigDir from "./internal/transcripts/configDir.js"
 import { LineSplitter } from "./internal/protocol/lineSplitter.js"
 import * as T from "./internal/transcripts/transcript.js"
@@ -420,10 +420,69 @@ const locations = (ctx: Ctx, sessionId: string, dir: string | undefined): Stream
   )
 }
 
-const checkId = (sessionId: string) =>
-  T.isUuid(sessionId)
-    ? Effect.void
+// The arguments as plain JavaScript may pass them: a wrong type is an `OptionsError` naming the
+// field, not a defect from deep inside a file read.
+const LocationArgs = Schema.Struct({ dir: Schema.optional(Schema.String), configDir: Schema.optional(Schema.String) })
+const PageArgs = Schema.Struct({
+  ...LocationArgs.fields,
+  limit: Schema.optional(Schema.Int),
+  offset: Schema.optional(Schema.Int)
+})
+const ListArgs = Schema.Struct({
+  ...PageArgs.fields,
+  includeWorktrees: Schema.optional(Schema.Boolean),
+  includeProgrammatic: Schema.optional(Schema.Boolean)
+})
+const MessagesArgs = Schema.Struct({ ...PageArgs.fields, includeSystemMessages: Schema.optional(Schema.Boolean) })
+const ForkArgs = Schema.Struct({
+  ...LocationArgs.fields,
+  upToMessageId: Schema.optional(Schema.String),
+  title: Schema.optional(Schema.String)
+})
+
+const checkArgs = <A, I>(schema: Schema.Schema<A, I, never>) => {
+  const decode = Schema.decodeUnknownEither(schema)
+  return (options: unknown): Effect.Effect<void, OptionsError> => {
+    const decoded = decode(options)
+    if (decoded._tag === "Right") return Effect.void
+    const first = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
+    const field = first === undefined || first.path.length === 0 ? "options" : first.path.map(String).join(".")
+    return Effect.fail(new OptionsError({ field, detail: first?.message ?? "invalid" }))
+  }
+}
+const checkLocation = checkArgs(LocationArgs)
+const checkList = checkArgs(ListArgs)
+const checkMessages = checkArgs(MessagesArgs)
+const checkPage = checkArgs(PageArgs)
+const checkFork = checkArgs(ForkArgs)
+
+const checkId = (sessionId: string, options: unknown = {}, check = checkLocation) =>
+  typeof sessionId === "string" && T.isUuid(sessionId)
+    ? check(options)
     : Effect.fail(new OptionsError({ field: "sessionId", detail: `must be a UUID, got ${JSON.stringify(sessionId)}` }))
+
+const utf8 = new TextEncoder()
+
+/** A title as its `custom-title` line carries it (trimmed); refused when it is not a string or would not fit where listings look. */
+const checkTitle = (field: string, title: unknown, sessionId: string): Effect.Effect<string, OptionsError> => {
+  if (typeof title !== "string") {
+    return Effect.fail(new OptionsError({ field, detail: `must be a string, got ${typeof title}` }))
+  }
+  const customTitle = title.trim()
+  // Listings find a title in the transcript's last 64 KiB (as the official SDK's do):
+  // a longer line would be written and never shown.
+  const line = JSON.stringify({ type: "custom-title", customTitle, sessionId })
+  const bytes = utf8.encode(line).length + 2
+  return bytes > T.LITE_BYTES
+    ? Effect.fail(
+      new OptionsError({
+        field,
+        detail: `is ${bytes} bytes as a transcript line; listings read only the last ${T.LITE_BYTES} bytes ` +
+          "of a transcript, so it would never be shown"
+      })
+    )
+    : Effect.succeed(customTitle)
+}
 
 const locate = (ctx: Ctx, sessionId: string, dir: string | undefined) =>
   locations(ctx, sessionId, dir).pipe(
@@ -645,7 +704,8 @@ const listingFolders = (ctx: Ctx, options: ListSessionsOptions) =>
  * prompt are not sessions and are left out; a session continued in another (`continued-in`) is
  * left out in favour of it. With `limit`, only as many transcripts are read as the page needs.
  *
- * Never fails: a missing projects folder is an empty list, an unreadable transcript is skipped
+ * Fails only with `OptionsError` for an option of the wrong type (from untyped JavaScript,
+ * `limit: "3"`): a missing projects folder is an empty list, an unreadable transcript is skipped
  * with a warning.
  *
  * @example
@@ -665,8 +725,9 @@ const listingFolders = (ctx: Ctx, options: ListSessionsOptions) =>
  */
 export const listSessions = (
   options: ListSessionsOptions = {}
-): Effect.Effect<ReadonlyArray<SessionInfo>, never, FileSystem.FileSystem | Path.Path> =>
+): Effect.Effect<ReadonlyArray<SessionInfo>, OptionsError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
+    yield* checkList(options)
     const ctx = yield* context(options.configDir)
     const folders = yield* listingFolders(ctx, options)
     const candidates = (yield* Effect.forEach(folders, ([d, p]) => candidatesIn(ctx, d, p), { concurrency: 4 })).flat()
@@ -738,7 +799,7 @@ export const getSessionInfo = (
   FileSystem.FileSystem | Path.Path
 > =>
   Effect.gen(function*() {
-    yield* checkId(sessionId)
+    yield* checkId(sessionId, options)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     const lite = yield* readLite(ctx, located.file)
@@ -751,6 +812,35 @@ export const getSessionInfo = (
     }
     return fields
   })
+
+/**
+ * `getSessionInfo` with "no such session" as `Option.none()` rather than an error: what the
+ * official `getSessionInfo` answers with `undefined` (no transcript, or one `listSessions` leaves
+ * out). Still fails with `OptionsError` when `sessionId` is not a UUID or an option has the wrong
+ * type, and with `PlatformError` when a file cannot be read.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Option } from "effect"
+ * import { Sessions } from "effect-claude-agent"
+ *
+ * declare const sessionId: string
+ * const title = Sessions.findSessionInfo(sessionId).pipe(
+ *   Effect.map(Option.match({ onNone: () => "(no such session)", onSome: (info) => info.summary }))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category listing
+ */
+export const findSessionInfo = (
+  sessionId: string,
+  options: SessionLocation = {}
+): Effect.Effect<Option.Option<SessionInfo>, OptionsError | PlatformError, FileSystem.FileSystem | Path.Path> =>
+  getSessionInfo(sessionId, options).pipe(
+    Effect.map(Option.some),
+    Effect.catchTag("SessionNotFoundError", () => Effect.succeed(Option.none<SessionInfo>()))
+  )
 
 // ---------------------------------------------------------------------------------------------
 // Conversations
@@ -786,7 +876,7 @@ export const transcript = (
   FileSystem.FileSystem | Path.Path
 > =>
   Stream.unwrap(Effect.gen(function*() {
-    yield* checkId(sessionId)
+    yield* checkId(sessionId, options)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     return decodedEntries(ctx, located.file)
@@ -851,7 +941,7 @@ export const getSessionMessages = (
   FileSystem.FileSystem | Path.Path
 > =>
   Effect.gen(function*() {
-    yield* checkId(sessionId)
+    yield* checkId(sessionId, options, checkMessages)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     const nodes = yield* decodedEntries(ctx, located.file).pipe(
@@ -907,7 +997,7 @@ export const listSubagents = (
   options: SessionLocation = {}
 ): Effect.Effect<ReadonlyArray<string>, SessionNotFoundError | OptionsError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
-    yield* checkId(sessionId)
+    yield* checkId(sessionId, options)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     return (yield* agentFiles(ctx, subagentsDir(ctx, located, sessionId))).map((a) => a.agentId)
@@ -951,7 +1041,7 @@ export const getSubagentMessages = (
   FileSystem.FileSystem | Path.Path
 > =>
   Effect.gen(function*() {
-    yield* checkId(sessionId)
+    yield* checkId(sessionId, options, checkPage)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     const agent = (yield* agentFiles(ctx, subagentsDir(ctx, located, sessionId))).find((a) => a.agentId === agentId)
@@ -1002,7 +1092,8 @@ const appendEntry = (ctx: Ctx, file: string, entry: Record<string, unknown>) =>
 /**
  * Renames a session (the official `renameSession`): appends a `custom-title` entry to its
  * transcript, which the CLI, both SDKs and `listSessions` read as its title. `OptionsError` for an
- * empty title.
+ * empty title, one that is not a string, or one whose transcript line is over 64 KiB (listings
+ * look for the title in a transcript's last 64 KiB, so it would never be shown).
  *
  * @example
  * ```ts
@@ -1021,8 +1112,8 @@ export const renameSession = (
   options: SessionLocation = {}
 ): Effect.Effect<void, SessionNotFoundError | OptionsError | PlatformError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
-    yield* checkId(sessionId)
-    const customTitle = title.trim()
+    yield* checkId(sessionId, options)
+    const customTitle = yield* checkTitle("title", title, sessionId)
     if (customTitle.length === 0) {
       return yield* new OptionsError({ field: "title", detail: "must be non-empty" })
     }
@@ -1053,7 +1144,10 @@ export const tagSession = (
   options: SessionLocation = {}
 ): Effect.Effect<void, SessionNotFoundError | OptionsError | PlatformError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
-    yield* checkId(sessionId)
+    yield* checkId(sessionId, options)
+    if (tag !== null && typeof tag !== "string") {
+      return yield* new OptionsError({ field: "tag", detail: `must be a string or null, got ${typeof tag}` })
+    }
     const cleaned = tag === null ? "" : tag.replace(/[\p{Cc}\p{Cf}\u2028\u2029]+/gu, " ").trim()
     if (tag !== null && cleaned.length === 0) {
       return yield* new OptionsError({ field: "tag", detail: "must be non-empty (use null to clear it)" })
@@ -1065,7 +1159,7 @@ export const tagSession = (
 
 const setArchived = (sessionId: string, archived: boolean, options: SessionLocation) =>
   Effect.gen(function*() {
-    yield* checkId(sessionId)
+    yield* checkId(sessionId, options)
     const ctx = yield* context(options.configDir)
     const all = Chunk.toReadonlyArray(yield* Stream.runCollect(locations(ctx, sessionId, options.dir)))
     if (all.length === 0) {
@@ -1150,7 +1244,7 @@ export const deleteSession = (
   options: SessionLocation = {}
 ): Effect.Effect<void, SessionNotFoundError | OptionsError | PlatformError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
-    yield* checkId(sessionId)
+    yield* checkId(sessionId, options)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     yield* ctx.fs.remove(located.file)
@@ -1191,7 +1285,7 @@ export const forkSession = (
   FileSystem.FileSystem | Path.Path
 > =>
   Effect.gen(function*() {
-    yield* checkId(sessionId)
+    yield* checkId(sessionId, options, checkFork)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     const entries = Chunk.toReadonlyArray(yield* Stream.runCollect(decodedEntries(ctx, located.file)))
@@ -1211,7 +1305,7 @@ export const forkSession = (
     if (!slice.some((e) => e.type !== "progress")) {
       return yield* new SessionNotFoundError({ sessionId, reason: "it has no messages to fork" })
     }
-    let title = options.title?.trim() ?? ""
+    let title = options.title === undefined ? "" : yield* checkTitle("title", options.title, sessionId)
     if (title.length === 0) {
       const sourceTitle = T.customTitleOf(entries) || (yield* readSideTitle(ctx, located, sessionId)) ||
         T.aiTitleOf(entries) || T.firstPrompt(entries)

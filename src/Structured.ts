@@ -14,7 +14,7 @@ import { Effect, Schema, Stream } from "effect"
 import { describe } from "./internal/schema/issues.js"
 import * as ResultErrors from "./internal/session/resultError.js"
 import * as Message from "./schema/Message.js"
-import { type ResultError, StructuredOutputError } from "./SdkError.js"
+import { OptionsError, type ResultError, StructuredOutputError } from "./SdkError.js"
 
 /**
  * Decodes a `result`'s `structured_output` with `schema`.
@@ -25,6 +25,7 @@ import { type ResultError, StructuredOutputError } from "./SdkError.js"
  * - No `structured_output` (the model answered in text and ignored the CLI's reminder to call
  *   the `StructuredOutput` tool; the CLI then ends the turn with `success` and no value):
  *   `StructuredOutputError` with `value: undefined` and the model's text in `issue`.
+ * - `schema` not an Effect Schema (from untyped JavaScript): `OptionsError` naming `schema`.
  * - A failed `result` (`is_error`, or a subtype other than `success`: an API error, `maxTurns`
  *   reached, or `error_max_structured_output_retries` when the model never produced output the
  *   JSON Schema accepts): `ResultError`, as `ClaudeAgent.failOnErrorResult` reports it.
@@ -50,8 +51,14 @@ import { type ResultError, StructuredOutputError } from "./SdkError.js"
  * @category decoding
  */
 export const decode = <A, I>(schema: Schema.Schema<A, I, never>) => {
+  // From plain JavaScript anything may arrive here; Schema would throw on first use.
+  if (!Schema.isSchema(schema)) {
+    const error = new OptionsError({ field: "schema", detail: `expected an Effect Schema, got ${typeof schema}` })
+    return (_result: Message.ResultMessage): Effect.Effect<A, StructuredOutputError | ResultError | OptionsError> =>
+      Effect.fail(error)
+  }
   const decodeValue = Schema.decodeUnknown(schema)
-  return (result: Message.ResultMessage): Effect.Effect<A, StructuredOutputError | ResultError> => {
+  return (result: Message.ResultMessage): Effect.Effect<A, StructuredOutputError | ResultError | OptionsError> => {
     if (result.subtype !== "success" || result.is_error) return Effect.fail(ResultErrors.fromResult(result))
     const value = result.structured_output
     // The CLI leaves `structured_output` out when the model never called its StructuredOutput
@@ -100,6 +107,6 @@ export const outputs = <A, I>(schema: Schema.Schema<A, I, never>) => {
   const decodeResult = decode(schema)
   return <E, R>(
     self: Stream.Stream<Message.Message, E, R>
-  ): Stream.Stream<A, E | StructuredOutputError | ResultError, R> =>
+  ): Stream.Stream<A, E | StructuredOutputError | ResultError | OptionsError, R> =>
     self.pipe(Stream.filter(Message.isResult), Stream.mapEffect(decodeResult))
 }

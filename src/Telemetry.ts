@@ -7,7 +7,8 @@
  * request the CLI makes (hooks, permission prompts, SDK MCP tool calls). The session's span
  * context also goes to the CLI as `TRACEPARENT`, so its own spans join the trace.
  *
- * The metrics are Effect `Metric`s, read with `Metric.value` or exported by a metrics layer.
+ * The metrics are Effect `Metric`s, read with `Metric.value` or exported by a metrics layer. To see
+ * the spans of a run during development, with no exporter, `SpanTree.print` writes them as a tree.
  *
  * @since 0.1.0
  */

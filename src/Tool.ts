@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import { Effect, Either, ParseResult, Predicate, Schema } from "effect"
+import { notAnEffect } from "./internal/effect/captured.js"
 import { objectJsonSchema } from "./internal/schema/jsonSchema.js"
 
 /**
@@ -244,7 +245,10 @@ const describeFailure = (failure: unknown): string => {
  * The model's arguments are decoded with `parameters` first; a decoding failure is returned to the
  * model as an error result naming the bad field, without running the handler. A handler failure
  * `E` becomes an error result with `E`'s `message` (or its JSON). A string result is wrapped with
- * `text`. Defects are not caught: the bridge answers them with JSON-RPC error -32603.
+ * `text`. Defects are not caught: the bridge answers them with JSON-RPC error -32603. A handler
+ * that returns something other than an Effect (from untyped JavaScript, an `async` handler as the
+ * official SDK's `tool()` takes) answers the model with an error result and logs a warning saying
+ * an Effect is expected: wrap it with `Effect.promise`.
  *
  * `annotations` (MCP `ToolAnnotations`) are sent with the tool in `tools/list`. Give
  * `readOnlyHint: true` to a tool without side effects: the CLI then runs several calls of it from
@@ -294,11 +298,19 @@ export const make = <A, I extends { readonly [key: string]: unknown }, E, R>(
   const decode = Schema.decodeUnknown(options.parameters, parseOptions)
   const invalid = (parseError: ParseResult.ParseError) =>
     error(`Invalid arguments for tool "${name}":\n${ParseResult.TreeFormatter.formatErrorSync(parseError)}`)
-  const run = (input: A, toolUseId: string | undefined) =>
-    Effect.match(options.handler(input, { toolUseId }), {
+  const run = (input: A, toolUseId: string | undefined) => {
+    const handled = options.handler(input, { toolUseId })
+    // Untyped JavaScript may hand back a Promise (as the official SDK's tools do): the model gets
+    // an error result, the developer a warning that says what to change.
+    if (!Effect.isEffect(handled)) {
+      const problem = notAnEffect(`tool "${name}" handler`, handled)
+      return Effect.as(Effect.logWarning(`effect-claude-agent: ${problem.message}`), error(problem.message))
+    }
+    return Effect.match(handled, {
       onFailure: (failure) => error(describeFailure(failure)),
       onSuccess: (result): ToolResult => typeof result === "string" ? text(result) : result
     })
+  }
   const inputSchema = objectJsonSchema(options.parameters.ast)
   if (Either.isLeft(inputSchema)) throw new Error(`Tool "${name}": parameters ${inputSchema.left}`)
   return {

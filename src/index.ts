@@ -26,6 +26,14 @@ export * as AgentPool from "./AgentPool.js"
 export * as Telemetry from "./Telemetry.js"
 
 /**
+ * The spans of a run as a tree, for development: `SpanTree.print` writes session → turn → tool
+ * call / hook / permission with durations, tokens and cost when the run ends.
+ *
+ * @since 0.1.0
+ */
+export * as SpanTree from "./SpanTree.js"
+
+/**
  * A live session: `send`, `messages`, `receiveResponse`, `interrupt`, `setModel`, …
  *
  * @since 0.1.0

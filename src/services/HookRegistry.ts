@@ -19,7 +19,7 @@ import * as Hook from "../Hook.js"
 import type * as Control from "../schema/Control.js"
 import * as Issues from "../internal/schema/issues.js"
 import type { InboundHandler } from "./ControlChannel.js"
-import { provideCaptured } from "../internal/effect/captured.js"
+import { callbackEffect, provideCaptured } from "../internal/effect/captured.js"
 
 /**
  * What a hook registry does for one session.
@@ -178,9 +178,10 @@ export const make = <R>(hooks: Hook.Hooks<R>): Effect.Effect<HookRegistryShape, 
       initializeHooks[event] = matchers.map((matcher) => {
         const ids = matcher.hooks.map((callback) => {
           const id = `hook_${byId.size}`
+          const field = `hooks.${event}`
           byId.set(id, {
             event,
-            callback: (input, toolUseId) => provideCaptured(callback(input, toolUseId), context)
+            callback: (input, toolUseId) => provideCaptured(callbackEffect(callback(input, toolUseId), field), context)
           })
           return id
         })

@@ -1,4 +1,5 @@
-// Type-checks every ```ts block under `@example` in src/**/*.ts, as users would copy it.
+// Type-checks every ```ts block under `@example` in src/**/*.ts, and the README's blocks marked
+// `<!-- typecheck -->`, as users would copy them.
 //
 // Each snippet becomes its own module (a virtual file next to its source, so module resolution
 // is the project's: "effect-claude-agent" and "effect-claude-agent/testing" go through
@@ -148,6 +149,35 @@ export const extractFromSource = (
   return { examples, failures }
 }
 
+/**
+ * The ```ts blocks of a Markdown file that follow a `<!-- typecheck -->` line (blank lines
+ * between are allowed): the README's snippets that must compile as users copy them. Markdown
+ * renders the marker as nothing.
+ */
+export const extractFromMarkdown = (file: string, text: string): Array<Example> => {
+  const lines = text.split(/\r?\n/)
+  const examples: Array<Example> = []
+  let marked = false
+  for (let i = 0; i < lines.length; i++) {
+    const line = (lines[i] ?? "").trim()
+    if (line === "<!-- typecheck -->") {
+      marked = true
+      continue
+    }
+    if (line === "") continue
+    if (marked && /^```(ts|typescript)$/.test(line)) {
+      const body: Array<string> = []
+      let j = i + 1
+      while (j < lines.length && !/^```\s*$/.test((lines[j] ?? "").trim())) body.push(lines[j++] ?? "")
+      const code = body.join("\n")
+      examples.push({ file, line: i + 2, firstLine: firstStatementLine(code), code, prefixes: body.map(() => 0) })
+      i = j
+    }
+    marked = false
+  }
+  return examples
+}
+
 const inImport = (source: ts.SourceFile, position: number | undefined): boolean =>
   position !== undefined &&
   source.statements.some((s) => ts.isImportDeclaration(s) && s.getStart(source) <= position && position < s.end)
@@ -183,7 +213,12 @@ export interface ExtraSource {
  * one program.
  */
 export const checkExamples = (
-  options: { readonly root?: string; readonly extraSources?: ReadonlyArray<ExtraSource> } = {}
+  options: {
+    readonly root?: string
+    readonly extraSources?: ReadonlyArray<ExtraSource>
+    /** Examples found elsewhere (the README's, by `extractFromMarkdown`), checked in the same program. */
+    readonly extraExamples?: ReadonlyArray<Example>
+  } = {}
 ): ExamplesReport => {
   const root = options.root ?? projectRoot()
   const sources: Array<ExtraSource> = listSources(path.join(root, "src")).sort().map((source) => ({
@@ -197,6 +232,7 @@ export const checkExamples = (
     examples.push(...found.examples)
     failures.push(...found.failures)
   }
+  examples.push(...(options.extraExamples ?? []))
 
   const compilerOptions = loadCompilerOptions(root)
   // Virtual files sit next to their source so that relative lookups (package.json scope,

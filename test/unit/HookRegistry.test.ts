@@ -433,3 +433,23 @@ describe("HookRegistry.handleCallback failures", () => {
       expect(lines).toEqual([])
     }))
 })
+
+describe("hook callbacks from untyped JavaScript", () => {
+  const untypedEffect = (value: unknown): Effect.Effect<Hook.HookOutput> => value as Effect.Effect<Hook.HookOutput>
+
+  it.effect("an async callback (a Promise) fails the handler saying an Effect is expected; a rejection is not left unhandled", () =>
+    Effect.gen(function*() {
+      const registry = yield* HookRegistry.make({
+        Stop: [{ hooks: [() => untypedEffect(Promise.resolve({}))] }],
+        // Vitest fails the run on an unhandled rejection: this one is answered, so it must be handled.
+        PreToolUse: [{ hooks: [() => untypedEffect(Promise.reject(new Error("rejected")))] }]
+      })
+      const error = yield* registry.handleCallback(hookCallback("hook_0", recordedStop), "r").pipe(Effect.flip)
+      expect(error).toMatchObject({ _tag: "HookCallbackError", event: "Stop", callbackId: "hook_0" })
+      expect(error instanceof Error ? error.message : "").toContain(
+        "`hooks.Stop`: returned a Promise, where an Effect is expected"
+      )
+      const other = yield* registry.handleCallback(hookCallback("hook_1", recordedPreToolUse), "r").pipe(Effect.flip)
+      expect(other instanceof Error ? other.message : "").toContain("`hooks.PreToolUse`: returned a Promise")
+    }))
+})

@@ -1,7 +1,7 @@
 // Unit tests of the MCP bridge: `handleMessage` is called directly, as the control channel would
 // call it for an `mcp_message` control request (no transport, no CLI).
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, ParseResult, Schema, Scope, Stream } from "effect"
+import { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Logger, ParseResult, Schema, Scope, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as McpServer from "../../src/McpServer.js"
 import * as Control from "../../src/schema/Control.js"
@@ -616,5 +616,27 @@ describe("SDK server settings in initialize (fake CLI)", () => {
         sdkMcpServers: ["slow", "calc"],
         sdkMcpServerConfigs: { slow: { timeout: 5000 } }
       })
+    }))
+})
+
+describe("tool handlers from untyped JavaScript", () => {
+  it.effect("a handler returning a Promise (as the official SDK's tools do) answers the model with an error and logs a warning", () =>
+    Effect.gen(function*() {
+      const warnings: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => {
+        if (logLevel._tag === "Warning") warnings.push([message].flat().map(String).join(" "))
+      })
+      const asyncTool = Tool.make("lookup", {
+        description: "Looks something up",
+        parameters: Schema.Struct({ q: Schema.String }),
+        handler: () => Promise.resolve(Tool.text("found")) as unknown as Effect.Effect<Tool.ToolResult>
+      })
+      const result = yield* asyncTool.call({ q: "x" }, "toolu_1").pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+      )
+      expect(result.isError).toBe(true)
+      expect(JSON.stringify(result.content)).toContain("tool \\\"lookup\\\" handler`: returned a Promise")
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0]).toContain("where an Effect is expected")
     }))
 })

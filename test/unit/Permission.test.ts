@@ -148,3 +148,16 @@ describe("canUseTool (fake CLI)", () => {
       expect(yield* Deferred.isDone(interrupted)).toBe(true)
     }))
 })
+
+describe("canUseTool from untyped JavaScript", () => {
+  it.effect("an async callback (a Promise, as in the official SDK) is an error answer saying an Effect is expected", () =>
+    Effect.gen(function*() {
+      const asyncCallback = async () => ({ behavior: "allow", updatedInput: {} })
+      const reply = yield* ask({
+        canUseTool: () => asyncCallback() as unknown as Effect.Effect<Permission.PermissionResult>
+      }, writeRequest)
+      expect(reply.subtype).toBe("error")
+      expect(String(reply.error)).toContain("`canUseTool`: returned a Promise, where an Effect is expected")
+      expect(String(reply.error)).toContain("Effect.promise")
+    }))
+})

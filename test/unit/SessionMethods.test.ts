@@ -2,7 +2,7 @@
 // supportedCommands, reinitialize, readMcpResource, …) and the `elicitation` callback, over the
 // in-memory fake CLI: what each writes on the wire, and what it makes of the reply.
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Context, Deferred, Effect, Fiber, Layer, Option, Predicate, Ref, Schema, Stream } from "effect"
+import { Chunk, Context, Deferred, Effect, Fiber, Layer, Logger, Option, Predicate, Ref, Schema, Stream, TestClock } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import { Transport } from "../../src/services/Transport.js"
 import * as McpServer from "../../src/McpServer.js"
@@ -515,5 +515,60 @@ describe("onElicitation (fake CLI)", () => {
       yield* agent.session({ onElicitation: () => Effect.fail("no user at the keyboard") })
       const refused = yield* Effect.flip((yield* cli).request(Control.Elicitation, elicitation))
       expect(refused.error).toContain("no user at the keyboard")
+    }))
+})
+
+describe("setMcpServers that gives up while the CLI is still connecting (fake CLI)", () => {
+  const warningsOf = () => {
+    const lines: Array<string> = []
+    const logger = Logger.make(({ logLevel, message }) => {
+      if (logLevel._tag === "Warning") lines.push([message].flat().map(String).join(" "))
+    })
+    return { lines, layer: Logger.replace(Logger.defaultLogger, logger) }
+  }
+  // Moves the test clock on until the call has finished.
+  const finish = <A, E>(fiber: Fiber.RuntimeFiber<A, E>) =>
+    Effect.gen(function*() {
+      for (let i = 0; i < 100 && Option.isNone(yield* Fiber.poll(fiber)); i++) yield* TestClock.adjust("100 millis")
+      return yield* Fiber.join(fiber)
+    })
+
+  it.scoped("a timed-out awaitConnection warns that later requests may wait for the CLI's connection timeout", () =>
+    Effect.gen(function*() {
+      const { lines, layer } = warningsOf()
+      // The fake CLI's mcp_status never lists the server: it stays pending.
+      const { agent } = yield* agentWithCli()
+      const session = yield* agent.session()
+      const call = session.setMcpServers({ a: McpServer.make({ name: "a", tools: [echo] }) }, {
+        awaitConnection: true,
+        timeout: "1 second"
+      })
+      const error = yield* finish(yield* Effect.fork(Effect.flip(Effect.provide(call, layer))))
+      expect(error).toMatchObject({ _tag: "ControlError", errorCode: "mcp_servers_pending" })
+      expect(lines).toHaveLength(1)
+      expect(lines[0]).toContain("still connecting a;")
+      expect(lines[0]).toContain("later control requests")
+      expect(lines[0]).toContain("30 s")
+    }))
+
+  it.scoped("so does a set request that times out; a set that succeeds warns nothing", () =>
+    Effect.gen(function*() {
+      const { lines, layer } = warningsOf()
+      let sets = 0
+      const { agent } = yield* agentWithCli({
+        answers: [
+          FakeCli.answer(Control.McpSetServers, (_payload, _cli, byDefault) => ++sets === 1 ? byDefault : Effect.never)
+        ]
+      })
+      const session = yield* agent.session()
+      yield* Effect.provide(session.setMcpServers({ files: { command: "mcp-files" } }), layer)
+      expect(lines).toEqual([])
+      const call = session.setMcpServers({ files: { command: "mcp-files" }, web: { type: "http", url: "https://x" } }, {
+        timeout: "1 second"
+      })
+      const error = yield* finish(yield* Effect.fork(Effect.flip(Effect.provide(call, layer))))
+      expect(error._tag).toBe("TimeoutException")
+      expect(lines).toHaveLength(1)
+      expect(lines[0]).toContain("still connecting files, web;")
     }))
 })

@@ -4,7 +4,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, ConfigProvider, Effect, Either, HashMap, Logger, LogLevel, Predicate, Schema, Stream, TestClock } from "effect"
+import { Chunk, ConfigProvider, Effect, Either, HashMap, Logger, LogLevel, Option, Predicate, Schema, Stream, TestClock } from "effect"
 import { fileURLToPath } from "node:url"
 import * as Sessions from "../../src/Sessions.js"
 
@@ -581,5 +581,72 @@ describe("Sessions.transcript", () => {
       const decode = Schema.decodeUnknownEither(Sessions.TranscriptEntry)
       expect(Either.isLeft(decode({ type: "user", isSidechain: "no" }))).toBe(true)
       expect(Either.isRight(decode({ type: "anything", extra: { kept: true } }))).toBe(true)
+    }).pipe(Effect.provide(NodeContext.layer)))
+})
+
+// What plain JavaScript can pass where the types say otherwise.
+const untyped = <T>(value: unknown): T => value as T
+
+describe("Sessions: arguments of the wrong type (untyped JavaScript)", () => {
+  it.scoped("are OptionsErrors naming the field, not defects", () =>
+    Effect.gen(function*() {
+      const { where } = yield* setup
+      const list = yield* Effect.flip(Sessions.listSessions(untyped({ ...where, limit: "3" })))
+      expect(list).toMatchObject({ _tag: "OptionsError", field: "limit" })
+      expect(list.message).toContain("Expected")
+      expect(yield* Effect.flip(Sessions.listSessions({ ...where, limit: 2.5 }))).toMatchObject({ field: "limit" })
+      expect(yield* Effect.flip(Sessions.listSessions(untyped({ ...where, includeWorktrees: "no" })))).toMatchObject({
+        field: "includeWorktrees"
+      })
+      expect(yield* Effect.flip(Sessions.listSessions(untyped("/home/user/project")))).toMatchObject({ field: "options" })
+      const rename = yield* Effect.flip(Sessions.renameSession(PLAIN, untyped(42), where))
+      expect(rename).toMatchObject({ _tag: "OptionsError", field: "title", detail: "must be a string, got number" })
+      expect(yield* Effect.flip(Sessions.tagSession(PLAIN, untyped(7), where))).toMatchObject({ field: "tag" })
+      expect(yield* Effect.flip(Sessions.renameSession(untyped(42), "t", where))).toMatchObject({ field: "sessionId" })
+      expect(yield* Effect.flip(Sessions.getSessionMessages(PLAIN, untyped({ ...where, limit: "2" })))).toMatchObject({
+        field: "limit"
+      })
+      expect(yield* Effect.flip(Sessions.getSessionInfo(PLAIN, untyped({ configDir: 1 })))).toMatchObject({
+        field: "configDir"
+      })
+      expect(yield* Effect.flip(Sessions.forkSession(PLAIN, untyped({ ...where, title: 3 })))).toMatchObject({
+        field: "title"
+      })
+      // The valid calls still work after the checks.
+      expect((yield* Sessions.listSessions({ ...where, limit: 1 })).length).toBe(1)
+    }).pipe(Effect.provide(NodeContext.layer)))
+})
+
+describe("Sessions.renameSession: titles listings can show", () => {
+  // Listings read a transcript's last 64 KiB: the custom-title line and the newline before it
+  // must fit there.
+  const lineBytes = (title: string) =>
+    new TextEncoder().encode(JSON.stringify({ type: "custom-title", customTitle: title, sessionId: PLAIN })).length
+  const longest = 65536 - 2 - lineBytes("")
+
+  it.scoped("the longest title that fits is shown by getSessionInfo; one byte more is an OptionsError", () =>
+    Effect.gen(function*() {
+      const { where } = yield* setup
+      const fits = "t".repeat(longest)
+      yield* Sessions.renameSession(PLAIN, fits, where)
+      expect((yield* Sessions.getSessionInfo(PLAIN, where)).customTitle).toBe(fits)
+      const tooLong = yield* Effect.flip(Sessions.renameSession(PLAIN, `${fits}t`, where))
+      expect(tooLong).toMatchObject({ _tag: "OptionsError", field: "title" })
+      expect(tooLong.message).toContain("last 65536 bytes")
+      // Multi-byte characters count as bytes, not characters.
+      const wide = yield* Effect.flip(Sessions.renameSession(PLAIN, "é".repeat(longest / 2 + 1), where))
+      expect(wide).toMatchObject({ _tag: "OptionsError", field: "title" })
+      expect((yield* Sessions.getSessionInfo(PLAIN, where)).customTitle).toBe(fits)
+    }).pipe(Effect.provide(NodeContext.layer)))
+})
+
+describe("Sessions.findSessionInfo", () => {
+  it.scoped("an unknown session is None (the official SDK's undefined); a bad id is still an OptionsError", () =>
+    Effect.gen(function*() {
+      const { where } = yield* setup
+      expect(Option.isNone(yield* Sessions.findSessionInfo("00000000-0000-4000-8000-000000000000", where))).toBe(true)
+      const found = yield* Sessions.findSessionInfo(PLAIN, where)
+      expect(Option.map(found, (info) => info.sessionId)).toEqual(Option.some(PLAIN))
+      expect(yield* Effect.flip(Sessions.findSessionInfo("../etc/passwd", where))).toMatchObject({ field: "sessionId" })
     }).pipe(Effect.provide(NodeContext.layer)))
 })

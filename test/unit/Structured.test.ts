@@ -164,3 +164,23 @@ describe("the outputSchema option", () => {
     expect(notASchema.detail).toContain("an Effect Schema")
   })
 })
+
+describe("a schema that is not a Schema (untyped JavaScript)", () => {
+  const notASchema = <T>(value: unknown): T => value as T
+
+  it.effect("structured(prompt, { foo: 1 }) fails with OptionsError naming outputSchema, not a thrown TypeError", () =>
+    Effect.gen(function*() {
+      const { layer } = yield* answering(structuredResult({ foo: 1 }))
+      const run = Effect.suspend(() => ClaudeAgent.structured("x", notASchema<typeof Event>({ foo: 1 })))
+      const error = yield* Effect.flip(run.pipe(Effect.provide(layer)))
+      expect(error).toMatchObject({ _tag: "OptionsError", field: "outputSchema" })
+    }))
+
+  it.effect("Structured.decode of a non-Schema fails with OptionsError naming schema", () =>
+    Effect.gen(function*() {
+      const result = yield* Schema.decodeUnknown(Message.ResultMessage)(structuredResult({ foo: 1 }))
+      const error = yield* Effect.flip(Structured.decode(notASchema<typeof Event>({ foo: 1 }))(result))
+      expect(error).toMatchObject({ _tag: "OptionsError", field: "schema" })
+      expect(error.message).toContain("expected an Effect Schema, got object")
+    }))
+})

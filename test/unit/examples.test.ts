@@ -6,7 +6,9 @@ import {
   allowlistProblems,
   checkExamples,
   type ExamplesReport,
+  extractFromMarkdown,
   extractFromSource,
+  formatFailures,
   readAllowlist
 } from "../support/examples.js"
 
@@ -52,11 +54,21 @@ export const noImport = 1
 export const unusedImport = 1
 `
 
-describe("TSDoc examples", () => {
-  let report: ExamplesReport
-  beforeAll(() => {
-    report = checkExamples({ extraSources: [{ file: FIXTURE_FILE, text: FIXTURE }] })
+const README = "README.md"
+const readme = fs.readFileSync(new URL("../../README.md", import.meta.url), "utf8")
+
+// One program for src/'s examples, the fixture's and the README's marked snippets: the library
+// and effect's declarations are parsed once.
+let report: ExamplesReport
+beforeAll(() => {
+  report = checkExamples({
+    extraSources: [{ file: FIXTURE_FILE, text: FIXTURE }],
+    extraExamples: extractFromMarkdown(README, readme)
   })
+})
+const inSrc = (e: { readonly file: string }) => e.file !== FIXTURE_FILE && e.file !== README
+
+describe("TSDoc examples", () => {
 
   it("extracts each ```ts block under @example with its source line and name", () => {
     const source = [
@@ -142,8 +154,8 @@ describe("TSDoc examples", () => {
             : 0),
         0
       )
-    const found = report.examples.filter((e) => e.file !== FIXTURE_FILE).length
-    const untyped = report.failures.filter((f) => f.example.code === "" && f.example.file !== FIXTURE_FILE).length
+    const found = report.examples.filter(inSrc).length
+    const untyped = report.failures.filter((f) => f.example.code === "" && inSrc(f.example)).length
     expect(found).toBeGreaterThan(200)
     expect(found + untyped).toBe(tags(`${root}src`))
   })
@@ -151,9 +163,29 @@ describe("TSDoc examples", () => {
   it("every example in src/ type-checks, but for test/unit/examples.allowlist.txt (which only shrinks)", () => {
     const allowlist = readAllowlist(fileURLToPath(new URL("./examples.allowlist.txt", import.meta.url)))
     const src: ExamplesReport = {
-      examples: report.examples.filter((e) => e.file !== FIXTURE_FILE),
-      failures: report.failures.filter((f) => f.example.file !== FIXTURE_FILE)
+      examples: report.examples.filter(inSrc),
+      failures: report.failures.filter((f) => inSrc(f.example))
     }
     expect(allowlistProblems(src, allowlist).join("\n")).toBe("")
+  })
+})
+
+// The README's snippets marked `<!-- typecheck -->` compile as users copy them, by the same rules.
+describe("README snippets marked <!-- typecheck -->", () => {
+  it("are found: the OTLP exporter, SpanTree, allowing in-process tools, the migration's two sides", () => {
+    const code = report.examples.filter((e) => e.file === README).map((e) => e.code)
+    expect(code.length).toBeGreaterThanOrEqual(5)
+    for (const needle of ["Otlp.layerJson", "SpanTree.print()", "McpServer.toolNames(calc)", "@anthropic-ai/claude-agent-sdk"]) {
+      expect(code.some((c) => c.includes(needle))).toBe(true)
+    }
+  })
+
+  it("type-check", () => {
+    expect(formatFailures(report.failures.filter((f) => f.example.file === README))).toBe("")
+  })
+
+  it("the marker takes only the ```ts block right after it", () => {
+    const text = ["<!-- typecheck -->", "", "```ts", "const a = 1", "```", "", "```ts", "const b = 2", "```"].join("\n")
+    expect(extractFromMarkdown("X.md", text).map((e) => [e.line, e.code])).toEqual([[4, "const a = 1"]])
   })
 })

@@ -63,3 +63,33 @@ describe("package.json", () => {
     }
   )
 })
+
+// `npm install` on a fresh clone rewrites a lockfile that is not as npm itself would write it.
+describe("package-lock.json", () => {
+  const Lock = Schema.Struct({
+    packages: Schema.Record({
+      key: Schema.String,
+      value: Schema.Struct({
+        devDependencies: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+        peerDependencies: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+      })
+    })
+  })
+  const Manifest = Schema.Struct({
+    devDependencies: Schema.Record({ key: Schema.String, value: Schema.String }),
+    peerDependencies: Schema.Record({ key: Schema.String, value: Schema.String })
+  })
+  const lock = readJson(Lock, "package-lock.json")
+
+  it("lists its packages in npm's order (Intl.Collator \"en\", as npm sorts them)", () => {
+    const keys = Object.keys(lock.packages)
+    expect(keys.length).toBeGreaterThan(100)
+    expect(keys).toEqual([...keys].sort(new Intl.Collator("en").compare))
+  })
+
+  it("records package.json's dev and peer dependencies as they are", () => {
+    const manifest = readJson(Manifest, "package.json")
+    expect(lock.packages[""]?.devDependencies).toEqual(manifest.devDependencies)
+    expect(lock.packages[""]?.peerDependencies).toEqual(manifest.peerDependencies)
+  })
+})

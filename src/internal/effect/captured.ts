@@ -4,7 +4,8 @@
 // providing it would put every span a callback makes under the session. Spans a hook, permission
 // callback, tool or elicitation handler makes belong under the request it answers: the caller's
 // current span is kept as the parent.
-import { Context, Effect, Option, Tracer } from "effect"
+import { Context, Effect, Option, Predicate, Tracer } from "effect"
+import { OptionsError } from "../../SdkError.js"
 
 /** `Effect.provide(self, captured)`, keeping the current span as the parent of `self`'s spans. */
 export const provideCaptured = <A, E, R>(self: Effect.Effect<A, E, R>, captured: Context.Context<R>): Effect.Effect<A, E> =>
@@ -23,3 +24,35 @@ export const provideCapturedUnder = <A, E, R>(
   captured: Context.Context<R>,
   span: Tracer.Span
 ): Effect.Effect<A, E> => Effect.provide(self, Context.add(captured, Tracer.ParentSpan, span))
+
+/**
+ * Why a callback's return value is not an Effect, as an `OptionsError` naming the callback. Code
+ * written for the official SDK returns a Promise (an `async` callback); the message says how to
+ * wrap it, since the types that would have said so are gone in plain JavaScript.
+ *
+ * @internal
+ */
+export const notAnEffect = (callback: string, value: unknown): OptionsError => {
+  // The Promise runs on; its rejection, already answered by this error, must not end the process
+  // as an unhandled rejection.
+  if (Predicate.isPromiseLike(value)) value.then(undefined, () => undefined)
+  return new OptionsError({
+    field: callback,
+    detail: Predicate.isPromiseLike(value)
+      ? "returned a Promise, where an Effect is expected (an async function, as the official SDK takes?); " +
+        "wrap it: (...args) => Effect.promise(() => yourFunction(...args)), or Effect.tryPromise to keep a " +
+        "rejection as a typed error"
+      : `returned ${value === null ? "null" : typeof value}, where an Effect is expected`
+  })
+}
+
+/**
+ * A callback's return value as the Effect its type promises: one property check (this runs for
+ * every hook, permission prompt and tool call); anything else fails with `notAnEffect`.
+ *
+ * @internal
+ */
+export const callbackEffect = <A, E, R>(
+  value: Effect.Effect<A, E, R>,
+  callback: string
+): Effect.Effect<A, E | OptionsError, R> => Effect.isEffect(value) ? value : Effect.fail(notAnEffect(callback, value))

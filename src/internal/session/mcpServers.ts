@@ -59,6 +59,17 @@ export const awaitConnected = (
   )
 }
 
+// The CLI connects the servers of a set one request at a time: while one has not connected, it
+// holds the session's later control requests (an `mcpServerStatus` right after a timed-out wait
+// took 27 s) until it gives up on it, after its MCP connection timeout (30 s by default). A
+// caller who gave up sooner is told why what follows may wait.
+const stillConnecting = (names: ReadonlyArray<string>) =>
+  Effect.logWarning(
+    `effect-claude-agent: setMcpServers gave up while the CLI was still connecting ${names.join(", ")}; ` +
+      "the CLI may hold this session's later control requests (mcpServerStatus, setModel, interrupt, …) until it " +
+      "gives up on them too, after its MCP connection timeout (30 s by default)"
+  )
+
 // The wire form of the set, and the in-process servers the bridge must serve.
 const split = <R>(servers: McpServers<R>) => {
   const inProcess: Array<McpServer.McpServer<R>> = []
@@ -97,7 +108,9 @@ export const make = (
         // Served before the CLI hears of them: it connects to a new server at once. (If the
         // request then fails, the bridge keeps the new set: the CLI's state is unknown anyway.)
         const change = yield* mcp.setServers(inProcess).pipe(Effect.mapError((e) => refused(subtype, e)))
-        const reply = yield* control.request(Control.McpSetServers, { servers: wire }, options)
+        const reply = yield* control.request(Control.McpSetServers, { servers: wire }, options).pipe(
+          Effect.tapErrorTag("TimeoutException", () => stillConnecting(Object.keys(wire)))
+        )
         // The CLI keeps a server it already has and its tool list: a new definition under the
         // same name needs it to list the tools again.
         yield* Effect.forEach(
@@ -107,7 +120,13 @@ export const make = (
         )
         if (options?.awaitConnection === true) {
           const deadline = Duration.decode(options.timeout ?? controlTimeout ?? Defaults.controlTimeout)
-          yield* awaitConnected(control, reply.added, deadline, options)
+          yield* awaitConnected(control, reply.added, deadline, options).pipe(
+            Effect.tapError((error) =>
+              error._tag === "ControlError" && error.errorCode === "mcp_servers_pending"
+                ? stillConnecting(reply.added)
+                : Effect.void
+            )
+          )
         }
         return reply
       }).pipe(lock.withPermits(1), Effect.withSpan("AgentSession.setMcpServers")))
