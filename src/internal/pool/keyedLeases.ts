@@ -235,7 +235,7 @@ const open = <R>(state: State, entry: Keyed, options: Options.Options<R> | undef
           Effect.tap((bound) => publish({ _tag: "ClaimedWarm", key: entry.key, cwd: bound.cwd })),
           Effect.map((bound) => bound.session),
           Effect.catchTag("ClaimRefused", (refused) =>
-            publish({ _tag: "ClaimFellBack", reason: refused.reason, code: refused.code, key: entry.key }).pipe(
+            slots.isClosed() ? Effect.fail(new PoolClosedError({ stage: "stopped" })) : publish({ _tag: "ClaimFellBack", reason: refused.reason, code: refused.code, key: entry.key }).pipe(
               Effect.zipRight(publish({ _tag: "Started", key: entry.key })),
               Effect.zipRight(restore(agent.session(options).pipe(Scope.extend(scope), inPoolContext(entry.key))))
             )),

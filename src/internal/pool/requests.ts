@@ -11,6 +11,7 @@ import type * as AgentSession from "../../AgentSession.js"
 import type { PoolEvent } from "../../AgentPool.js"
 import type * as ClaudeAgent from "../../ClaudeAgent.js"
 import type * as Options from "../../schema/Options.js"
+import { PoolClosedError } from "../../SdkError.js"
 import { guardSession, type Shutdown } from "./shutdown.js"
 import type { Slots } from "./slots.js"
 import type * as Spares from "./spares.js"
@@ -108,21 +109,25 @@ export const make = (config: RequestsConfig): Requests => {
       const taken = spares.claim(options)
       if (Option.isNone(taken)) return Option.none()
       const entry = yield* register(taken.value.scope, slots.release)
+      // The pool's close may stop a claim in flight at once (the claim then fails): no need to
+      // wait for it to end.
+      yield* Deferred.succeed(entry.opened, undefined)
       return Option.some({ taken: taken.value, entry })
     }))
 
   // A refused claim has stopped the spare's process and never ran anything: the request starts
-  // cold in the spare's slot and scope.
+  // cold in the spare's slot and scope, unless the pool is closing (which stopped the claim).
   const bind = <R>(taken: Spares.Taken, entry: Running, options: Options.Options<R> | undefined) =>
     taken.bind.pipe(
       Effect.tap((bound) => publish({ _tag: "ClaimedWarm", cwd: bound.cwd })),
       Effect.map((bound) => bound.session),
       Effect.catchTag("ClaimRefused", (refused) =>
-        publish({ _tag: "ClaimFellBack", reason: refused.reason, code: refused.code }).pipe(
-          Effect.zipRight(publish({ _tag: "Started" })),
-          Effect.zipRight(Scope.extend(agent.session(options), entry.scope))
-        )),
-      Effect.ensuring(Deferred.succeed(entry.opened, undefined))
+        slots.isClosed()
+          ? Effect.fail(new PoolClosedError({ stage: "stopped" }))
+          : publish({ _tag: "ClaimFellBack", reason: refused.reason, code: refused.code }).pipe(
+            Effect.zipRight(publish({ _tag: "Started" })),
+            Effect.zipRight(Scope.extend(agent.session(options), entry.scope))
+          ))
     )
 
   const session: ClaudeAgent.ClaudeAgentShape["session"] = (options) =>

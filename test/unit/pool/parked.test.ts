@@ -2,7 +2,7 @@
 // host-level options match claims one, whatever its folder and model; a refused claim falls back
 // to a cold start in the spare's slot.
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Layer, Stream } from "effect"
+import { Chunk, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
 import * as AgentPool from "../../../src/AgentPool.js"
 import * as ClaudeAgent from "../../../src/ClaudeAgent.js"
 import * as Control from "../../../src/schema/Control.js"
@@ -10,6 +10,7 @@ import * as Message from "../../../src/schema/Message.js"
 import type * as Options from "../../../src/schema/Options.js"
 import { Transport } from "../../../src/services/Transport.js"
 import * as FakeCli from "../../../src/testing/FakeCli.js"
+import { eventually } from "../../support/waits.js"
 
 interface Seen {
   readonly claims: Array<Control.ClaimSessionPayload>
@@ -20,7 +21,10 @@ interface Seen {
 
 // Fake CLIs that record the claims and models they are given; `refuse(payload)` turns a claim
 // down with the CLI's words.
-const parkingAgent = (refuse: (payload: Control.ClaimSessionPayload) => string | undefined = () => undefined) => {
+const parkingAgent = (
+  refuse: (payload: Control.ClaimSessionPayload) => string | undefined = () => undefined,
+  hold: Effect.Effect<void> = Effect.void
+) => {
   const seen: Seen = { claims: [], models: [], prompts: [], counts: { live: 0, peak: 0, spawned: 0 } }
   const agent = ClaudeAgent.make({
     transport: Layer.scoped(
@@ -31,7 +35,7 @@ const parkingAgent = (refuse: (payload: Control.ClaimSessionPayload) => string |
             FakeCli.answer(Control.ClaimSession, (payload, _cli, byDefault) => {
               seen.claims.push(payload)
               const refusal = refuse(payload)
-              return refusal === undefined ? byDefault : Effect.succeed(FakeCli.controlFailure(refusal))
+              return Effect.zipRight(hold, refusal === undefined ? byDefault : Effect.succeed(FakeCli.controlFailure(refusal)))
             }),
             FakeCli.answer(Control.SetModel, (payload, _cli, byDefault) => {
               seen.models.push(payload.model)
@@ -128,6 +132,28 @@ describe("AgentPool parked spares (fake CLI)", () => {
       expect(seen.claims.map((c) => c.cwd)).toEqual(["/work/user-1"])
       expect(seen.models).toEqual(["model-u"])
       expect((yield* pool.stats).claimed).toBe(1)
+    }))
+
+  it.scoped("closing the pool while a claim is in flight stops the spare at once; the request fails with PoolClosedError", () =>
+    Effect.gen(function*() {
+      // The CLI never answers the claim.
+      const { agent, seen } = parkingAgent(() => undefined, Effect.never)
+      const scope = yield* Scope.make()
+      const pool = yield* AgentPool.make(agent, {
+        maxConcurrent: 2,
+        warm: 1,
+        park: true,
+        warmOptions: { cwd: "/parking" },
+        shutdownTimeout: 0
+      }).pipe(Scope.extend(scope))
+      yield* readySpares(pool, 1)
+      const request = yield* Effect.fork(results(pool, "never answered", { cwd: "/work/a" }))
+      yield* eventually(() => seen.claims.length === 1)
+      yield* Scope.close(scope, Exit.void)
+      const error = yield* Effect.flip(Fiber.join(request))
+      expect(error).toMatchObject({ _tag: "PoolClosedError", stage: "stopped" })
+      expect(seen.counts.live).toBe(0)
+      expect(seen.prompts).toEqual([])
     }))
 
   it.effect("park must be a boolean", () =>
