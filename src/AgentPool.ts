@@ -31,7 +31,7 @@ import * as Spares from "./internal/pool/spares.js"
 import * as Query from "./internal/session/query.js"
 import type * as Message from "./schema/Message.js"
 import type * as Options from "./schema/Options.js"
-import { OptionsError, type SdkError } from "./SdkError.js"
+import { type ClaimRefusalReason, OptionsError, type SdkError } from "./SdkError.js"
 
 /**
  * How the pool behaves. Every field is optional.
@@ -60,6 +60,18 @@ export interface PoolConfig {
    * same (callbacks compared by identity), or when it gives none. Default `{}`.
    */
   readonly warmOptions?: Options.Options | undefined
+  /**
+   * Parks the spares (`ClaudeAgent.park`): each is started with `--await-claim` under the
+   * host-level half of `warmOptions`, in a neutral directory, and any request whose host-level
+   * options are the same claims one, whatever its `cwd`, `model`, `permissionMode`,
+   * `maxThinkingTokens`, `additionalDirectories`, `agents`, `title` and claim environment
+   * variables (`Options.claimOptionKeys`). A request without a `cwd` is bound to the process's
+   * working directory. A refused claim (`ClaimRefused`: its prompt never ran) falls back to a cold
+   * start in the same slot (`ClaimFellBack` event). A keyed conversation that resumes cannot claim
+   * a spare (a spare has no session). Default `false`: a spare serves only requests whose options
+   * equal `warmOptions`.
+   */
+  readonly park?: boolean | undefined
   /**
    * How long a keyed session (`chat`, `withSession`) stays open while nobody uses it; then its
    * process is stopped (its conversation is resumed at the next use). Idle sessions count towards
@@ -130,8 +142,18 @@ export type PoolEvent =
   | { readonly _tag: "Queued"; readonly pending: number }
   /** A request got a slot and starts a new CLI process (`key`: for that keyed session). */
   | { readonly _tag: "Started"; readonly key?: string | undefined }
-  /** A request claimed a warm spare (`key`: as that keyed session). */
-  | { readonly _tag: "ClaimedWarm"; readonly key?: string | undefined }
+  /** A request claimed a warm spare (`key`: as that keyed session); `cwd`: the folder a parked spare was bound to. */
+  | { readonly _tag: "ClaimedWarm"; readonly key?: string | undefined; readonly cwd?: string | undefined }
+  /**
+   * A parked spare's claim was refused (`park`); the request starts cold in the spare's slot. The
+   * spare's process is stopped.
+   */
+  | {
+    readonly _tag: "ClaimFellBack"
+    readonly reason: ClaimRefusalReason
+    readonly code?: string | undefined
+    readonly key?: string | undefined
+  }
   /** A spare is started and initialized. */
   | { readonly _tag: "WarmReady" }
   /** A use of a key took its idle session: no new process. */
@@ -171,6 +193,10 @@ export interface PoolStats {
   /** Requests waiting for a process. */
   readonly pending: number
   readonly maxConcurrent: number
+  /** Requests (and keyed sessions) that claimed a spare, since the pool started. */
+  readonly claimed: number
+  /** Claims of a parked spare that were refused and fell back to a cold start, since the pool started. */
+  readonly claimsFellBack: number
 }
 
 /**
@@ -392,7 +418,13 @@ export const make = (
     const { maxConcurrent } = settings
     const inPoolContext = yield* capturePoolContext
     const hub = yield* PubSub.unbounded<PoolEvent>()
-    const publish = (event: PoolEvent) => PubSub.publish(hub, event)
+    const counts = { claimed: 0, claimsFellBack: 0 }
+    const publish = (event: PoolEvent) =>
+      Effect.suspend(() => {
+        if (event._tag === "ClaimedWarm") counts.claimed++
+        else if (event._tag === "ClaimFellBack") counts.claimsFellBack++
+        return PubSub.publish(hub, event)
+      })
     const shutdown = Shutdown.make()
     const slots = Slots.make({
       maxConcurrent,
@@ -403,7 +435,14 @@ export const make = (
       onFree: Effect.suspend(() => spares.refill),
       onQueued: (pending) => publish({ _tag: "Queued", pending })
     })
-    const spares = yield* Spares.make({ agent, warm: settings.warm, warmOptions: settings.warmOptions, slots, publish })
+    const spares = yield* Spares.make({
+      agent,
+      warm: settings.warm,
+      warmOptions: settings.warmOptions,
+      park: settings.park,
+      slots,
+      publish
+    })
     const leases = yield* KeyedLeases.make({
       agent,
       slots,
@@ -440,7 +479,9 @@ export const make = (
         warm: spares.ready(),
         starting: spares.starting(),
         pending: slots.pending(),
-        maxConcurrent
+        maxConcurrent,
+        claimed: counts.claimed,
+        claimsFellBack: counts.claimsFellBack
       })),
       events: Stream.fromPubSub(hub)
     }

@@ -22,6 +22,7 @@ export interface PoolSettings {
   readonly pendingTimeout: Duration.Duration | undefined
   readonly warm: number
   readonly warmOptions: Options.Options
+  readonly park: boolean
   readonly idleTimeToLive: Duration.Duration
   readonly shutdownTimeout: Duration.Duration
 }
@@ -39,6 +40,7 @@ const fields = [
   "pendingTimeout",
   "warm",
   "warmOptions",
+  "park",
   "idleTimeToLive",
   "shutdownTimeout"
 ] as const
@@ -117,6 +119,10 @@ export const validate = (
       maxPending: yield* given(config.maxPending, 1000, (v) => integer("maxPending", v, 0)),
       pendingTimeout: yield* given(config.pendingTimeout, undefined, (v) => duration("pendingTimeout", v)),
       warm: yield* given(config.warm, 0, (v) => integer("warm", v, 0)),
+      park: yield* given(config.park, false, (v) =>
+        typeof v === "boolean"
+          ? Either.right(v)
+          : Either.left(new OptionsError({ field: "park", detail: `expected true or false; got ${show(v)}` }))),
       idleTimeToLive: yield* given(
         config.idleTimeToLive,
         Duration.minutes(5),

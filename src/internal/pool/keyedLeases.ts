@@ -235,8 +235,19 @@ const open = <R>(state: State, entry: Keyed, options: Options.Options<R> | undef
     if (sessionId === undefined) {
       const claimed = spares.claim(options)
       if (Option.isSome(claimed)) {
-        const live = yield* adopt(state, entry, { ...claimed.value, options, release: slots.release })
-        yield* publish({ _tag: "ClaimedWarm", key: entry.key })
+        const { bind, scope } = claimed.value
+        // A refused claim stopped the spare and ran nothing: a cold start in its slot and scope.
+        const session = yield* restore(bind).pipe(
+          Effect.tap((bound) => publish({ _tag: "ClaimedWarm", key: entry.key, cwd: bound.cwd })),
+          Effect.map((bound) => bound.session),
+          Effect.catchTag("ClaimRefused", (refused) =>
+            slots.isClosed() ? Effect.fail(new PoolClosedError({ stage: "stopped" })) : publish({ _tag: "ClaimFellBack", reason: refused.reason, code: refused.code, key: entry.key }).pipe(
+              Effect.zipRight(publish({ _tag: "Started", key: entry.key })),
+              Effect.zipRight(restore(agent.session(options).pipe(Scope.extend(scope), inPoolContext(entry.key))))
+            )),
+          Effect.onError(() => Scope.close(scope, Exit.void).pipe(Effect.zipRight(slots.release)))
+        )
+        const live = yield* adopt(state, entry, { session, scope, options, release: slots.release })
         yield* spares.refill
         return live
       }

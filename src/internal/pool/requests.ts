@@ -11,9 +11,10 @@ import type * as AgentSession from "../../AgentSession.js"
 import type { PoolEvent } from "../../AgentPool.js"
 import type * as ClaudeAgent from "../../ClaudeAgent.js"
 import type * as Options from "../../schema/Options.js"
+import { PoolClosedError } from "../../SdkError.js"
 import { guardSession, interruptTurn, type Shutdown } from "./shutdown.js"
 import type { Slots } from "./slots.js"
-import type { Spares } from "./spares.js"
+import type * as Spares from "./spares.js"
 
 /**
  * Collaborators of `make`.
@@ -23,7 +24,7 @@ import type { Spares } from "./spares.js"
 export interface RequestsConfig {
   readonly agent: ClaudeAgent.ClaudeAgentShape
   readonly slots: Slots
-  readonly spares: Spares
+  readonly spares: Spares.Spares
   readonly publish: (event: PoolEvent) => Effect.Effect<unknown>
   readonly shutdown: Shutdown
 }
@@ -106,24 +107,43 @@ export const make = (config: RequestsConfig): Requests => {
       Effect.forkScoped
     )
 
-  const claim = (options: Options.Options<unknown> | undefined) =>
+  // Takes a spare, its slot and its scope now (before anything can interrupt); binding it may
+  // take a round trip (a parked spare's claim).
+  const take = (options: Options.Options<unknown> | undefined) =>
     Effect.uninterruptible(Effect.gen(function*() {
-      const spare = spares.claim(options)
-      if (Option.isNone(spare)) return Option.none()
-      const entry = yield* register(spare.value.scope, slots.release)
-      entry.session = spare.value.session
+      const taken = spares.claim(options)
+      if (Option.isNone(taken)) return Option.none()
+      const entry = yield* register(taken.value.scope, slots.release)
+      // The pool's close may stop a claim in flight at once (the claim then fails): no need to
+      // wait for it to end.
       yield* Deferred.succeed(entry.opened, undefined)
-      return spare
+      return Option.some({ taken: taken.value, entry })
     }))
+
+  // A refused claim has stopped the spare's process and never ran anything: the request starts
+  // cold in the spare's slot and scope, unless the pool is closing (which stopped the claim).
+  const bind = <R>(taken: Spares.Taken, entry: Running, options: Options.Options<R> | undefined) =>
+    taken.bind.pipe(
+      Effect.tap((bound) => publish({ _tag: "ClaimedWarm", cwd: bound.cwd })),
+      Effect.map((bound) => bound.session),
+      Effect.catchTag("ClaimRefused", (refused) =>
+        slots.isClosed()
+          ? Effect.fail(new PoolClosedError({ stage: "stopped" }))
+          : publish({ _tag: "ClaimFellBack", reason: refused.reason, code: refused.code }).pipe(
+            Effect.zipRight(publish({ _tag: "Started" })),
+            Effect.zipRight(Scope.extend(agent.session(options), entry.scope))
+          )),
+      Effect.tap((session) => Effect.sync(() => void (entry.session = session)))
+    )
 
   const session: ClaudeAgent.ClaudeAgentShape["session"] = (options) =>
     Effect.gen(function*() {
-      const claimed = yield* claim(options)
+      const claimed = yield* take(options)
       if (Option.isSome(claimed)) {
-        yield* publish({ _tag: "ClaimedWarm" })
-        yield* watchCrash(claimed.value.session)
+        const opened = yield* bind(claimed.value.taken, claimed.value.entry, options)
+        yield* watchCrash(opened)
         yield* spares.refill
-        return guardSession(shutdown, claimed.value.session)
+        return guardSession(shutdown, opened)
       }
       yield* slots.acquire
       const entry = yield* register(yield* Scope.make(), Effect.void)

@@ -1,7 +1,9 @@
 /**
  * The pool's warm spares: sessions started and initialized ahead of any request, each holding a
- * slot. A request whose options equal `warmOptions` (or that gives none) claims one; a request
- * that needs a slot while every one is taken stops one (`reclaim`). Spares are started by one
+ * slot. A request whose options equal `warmOptions` (or that gives none) claims one; with `park`,
+ * spares are parked CLIs (`--await-claim`) and any request whose host-level options match binds
+ * one with `claim_session`. A request that needs a slot while every one is taken stops one
+ * (`reclaim`). Spares are started by one
  * fiber of the pool's own, never by a request's fiber: a spare must not inherit the context
  * (scope, logger, interruption) of whichever request triggered it.
  *
@@ -12,6 +14,8 @@ import type * as AgentSession from "../../AgentSession.js"
 import type { EvictionReason, PoolEvent } from "../../AgentPool.js"
 import type * as ClaudeAgent from "../../ClaudeAgent.js"
 import type * as Options from "../../schema/Options.js"
+import type { ClaimRefused, OptionsError, SdkError } from "../../SdkError.js"
+import * as Claim from "../session/claim.js"
 import { sameOptions } from "./options.js"
 import type { Slots } from "./slots.js"
 
@@ -23,6 +27,30 @@ import type { Slots } from "./slots.js"
 export interface Spare {
   readonly session: AgentSession.AgentSession
   readonly scope: Scope.CloseableScope
+  /** A parked spare's claim. */
+  readonly parked: Claim.Spare | undefined
+}
+
+/**
+ * A spare taken for a request: `bind` makes it the request's session (a parked spare's claim, or
+ * a started spare as it is). A refused claim has stopped the spare's process; `scope` (and the
+ * slot) stay the request's.
+ *
+ * @internal
+ */
+export interface Taken {
+  readonly scope: Scope.CloseableScope
+  readonly bind: Effect.Effect<Bound, ClaimRefused | OptionsError>
+}
+
+/**
+ * A bound spare: its session, and the folder a parked spare was bound to.
+ *
+ * @internal
+ */
+export interface Bound {
+  readonly session: AgentSession.AgentSession
+  readonly cwd: string | undefined
 }
 
 /**
@@ -35,6 +63,8 @@ export interface SparesConfig {
   /** How many spares to keep. */
   readonly warm: number
   readonly warmOptions: Options.Options
+  /** Park the spares and claim them (`PoolConfig.park`). Default `false`. */
+  readonly park?: boolean | undefined
   readonly slots: Slots
   readonly publish: (event: PoolEvent) => Effect.Effect<unknown>
 }
@@ -53,7 +83,7 @@ export interface Spares {
    * Takes a ready spare for a request with `options`, with its slot, if they match `warmOptions`
    * and nobody waits for a slot. The caller then owns the spare's scope and calls `refill`.
    */
-  readonly claim: <R>(options: Options.Options<R> | undefined) => Option.Option<Spare>
+  readonly claim: <R>(options: Options.Options<R> | undefined) => Option.Option<Taken>
   /** Picks a ready spare to stop for a request (`Slots`' `reclaim`). */
   readonly reclaim: () => Option.Option<Effect.Effect<void>>
   /** Starts spares while fewer than `warm` are ready or starting, slots are free and nobody waits. */
@@ -114,17 +144,25 @@ export const make = (config: SparesConfig): Effect.Effect<Spares, never, Scope.S
         yield* watch(spare)
       })
 
+    // A parked spare waits under the host-level half of `warmOptions`, in their `cwd` if any.
+    const parkOptions = config.park === true ? parkingOptions(config.warmOptions) : undefined
+    const open: Effect.Effect<
+      { readonly session: AgentSession.AgentSession; readonly parked: Claim.Spare | undefined },
+      SdkError,
+      Scope.Scope
+    > = parkOptions === undefined
+      ? config.agent.session(config.warmOptions).pipe(
+        Effect.tap((session) => session.initializationResult),
+        Effect.map((session) => ({ session, parked: undefined }))
+      )
+      : Effect.map(Claim.park(config.agent.session, parkOptions.parkAs), (parked) => ({ session: parked.parked, parked }))
+
     // A start the pool's close interrupts stops its process too: the close waits for it.
     const start = Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
         const scope = yield* Scope.make()
-        const opened = yield* restore(
-          config.agent.session(config.warmOptions).pipe(
-            Effect.tap((session) => session.initializationResult),
-            Scope.extend(scope)
-          )
-        ).pipe(Effect.exit)
-        if (Exit.isSuccess(opened)) return yield* started({ session: opened.value, scope })
+        const opened = yield* restore(Scope.extend(open, scope)).pipe(Effect.exit)
+        if (Exit.isSuccess(opened)) return yield* started({ ...opened.value, scope })
         if (!Cause.isInterruptedOnly(opened.cause)) {
           const why = Option.match(Cause.failureOption(opened.cause), {
             onNone: () => Cause.pretty(opened.cause),
@@ -164,8 +202,16 @@ export const make = (config: SparesConfig): Effect.Effect<Spares, never, Scope.S
       starting: () => starting,
       claim: (options) => {
         if (ready.length === 0 || slots.pending() > 0) return Option.none()
+        if (parkOptions !== undefined) {
+          const claim = claimFor(options ?? {}, parkOptions.host)
+          if (Option.isNone(claim)) return Option.none()
+          return Option.map(Option.fromNullable(ready.shift()), (spare) => bindParked(spare, claim.value))
+        }
         if (options !== undefined && !sameOptions(options, config.warmOptions)) return Option.none()
-        return Option.fromNullable(ready.shift())
+        return Option.map(Option.fromNullable(ready.shift()), (spare) => ({
+          scope: spare.scope,
+          bind: Effect.succeed({ session: spare.session, cwd: undefined })
+        }))
       },
       reclaim: () => {
         const spare = ready.shift()
@@ -182,3 +228,35 @@ export const make = (config: SparesConfig): Effect.Effect<Spares, never, Scope.S
       }
     }
   })
+
+// The host-level half of the spares' options (what a request must match) and what they are
+// parked with (that half, in `warmOptions`' own `cwd` if it gives one).
+const parkingOptions = (warmOptions: Options.Options) => {
+  const { host } = Claim.splitOptions(warmOptions)
+  return { host, parkAs: warmOptions.cwd === undefined ? host : { ...host, cwd: warmOptions.cwd } }
+}
+
+// The claim for a request whose host-level options are the spares'; none otherwise. A request
+// without a `cwd` runs where a cold session would: in this process's working directory.
+const claimFor = <R>(options: Options.Options<R>, host: Options.Options): Option.Option<Options.ClaimOptions> => {
+  const cwd = options.cwd ?? processCwd()
+  if (cwd === undefined) return Option.none()
+  const split = Claim.splitOptions({ ...options, cwd })
+  return sameOptions(split.host, host) ? split.claim : Option.none()
+}
+
+const bindParked = (spare: Spare, claim: Options.ClaimOptions): Taken => ({
+  scope: spare.scope,
+  bind: spare.parked === undefined
+    ? Effect.succeed({ session: spare.session, cwd: undefined })
+    : Effect.map(spare.parked.claim(undefined, claim), (claimed) => ({ session: claimed.session, cwd: claimed.cwd }))
+})
+
+const processCwd = (): string | undefined => {
+  const proc: unknown = Reflect.get(globalThis, "process")
+  if (typeof proc !== "object" || proc === null) return undefined
+  const cwd: unknown = Reflect.get(proc, "cwd")
+  if (typeof cwd !== "function") return undefined
+  const dir: unknown = Reflect.apply(cwd, proc, [])
+  return typeof dir === "string" ? dir : undefined
+}

@@ -47,8 +47,9 @@ export interface Spare {
   readonly parked: AgentSession.AgentSession
   /** Where the process waits (the host options' `cwd`, or a fresh temporary directory). */
   readonly parkingDirectory: string
+  /** Binds the spare to a session; with a prompt, sends it once every option is accepted. */
   readonly claim: (
-    prompt: AgentSession.Prompt,
+    prompt: AgentSession.Prompt | undefined,
     options: Options.ClaimOptions
   ) => Effect.Effect<Claimed, ClaimRefused | OptionsError>
   /** Stops the parked CLI now (a no-op once it has stopped). */
@@ -186,7 +187,7 @@ const claimRefusal = (error: RequestError): ClaimRefused => {
 
 const claimWith = (
   context: { readonly parked: AgentSession.AgentSession; readonly close: Effect.Effect<void>; readonly sdkMcpServers: ReadonlyArray<string> },
-  prompt: AgentSession.Prompt,
+  prompt: AgentSession.Prompt | undefined,
   options: Options.ClaimOptions
 ): Effect.Effect<Claimed, ClaimRefused> =>
   Effect.gen(function*() {
@@ -209,7 +210,9 @@ const claimWith = (
         onSome: (after) => Effect.mapError(session.applyFlagSettings(after), (e) => refusal("settings_not_applied", e))
       })
     ], { concurrency: "unbounded", discard: true })
-    yield* session.send(prompt).pipe(Effect.mapError((e) => new ClaimRefused({ reason: "claim_failed", detail: e.message })))
+    if (prompt !== undefined) {
+      yield* session.send(prompt).pipe(Effect.mapError((e) => new ClaimRefused({ reason: "claim_failed", detail: e.message })))
+    }
     const claimed: Claimed = {
       session,
       cwd: reply.cwd,
