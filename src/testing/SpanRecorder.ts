@@ -5,7 +5,8 @@
  *
  * @since 0.1.0
  */
-import { Effect, Tracer } from "effect"
+import type { Effect, Tracer } from "effect"
+import * as SpanTree from "../SpanTree.js"
 
 /**
  * What `make` returns: the tracer to run code under, and the spans it has made so far (a live
@@ -44,15 +45,4 @@ export interface SpanRecorder {
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<SpanRecorder> = Effect.map(Effect.tracer, (base) => {
-  const spans: Array<Tracer.Span> = []
-  const tracer = Tracer.make({
-    span: (name, parent, context, links, startTime, kind, options) => {
-      const span = base.span(name, parent, context, links, startTime, kind, options)
-      spans.push(span)
-      return span
-    },
-    context: base.context
-  })
-  return { tracer, spans }
-})
+export const make: Effect.Effect<SpanRecorder> = SpanTree.record
