@@ -410,6 +410,8 @@ export interface SessionConfig<R = never> {
   readonly onElicitation?: Control.OnElicitation<unknown, R> | undefined
   /** Sends every user message with `client_composed: true` (`options.verbatimPrompts`). */
   readonly verbatimPrompts?: boolean | undefined
+  /** Delivers `command_lifecycle` messages (`options.includeCommandLifecycle`). */
+  readonly includeCommandLifecycle?: boolean | undefined
   /**
    * The deadline of control requests (`options.controlTimeout`), for waits the session runs
    * itself (`setMcpServers` with `awaitConnection`). Default 60 s.
@@ -484,7 +486,9 @@ export const make = <R = never>(
     // message streams waiting forever: its failure ends them.
     const init = yield* Initialize.track(initializationResult)
     const turns = yield* Turns.track(control, Option.getOrUndefined(yield* Effect.serviceOption(Turns.CurrentTurn)))
-    const pull = yield* MessagePull.make(control.messages, init)
+    const pull = yield* MessagePull.make(control.messages, init, {
+      includeCommandLifecycle: config.includeCommandLifecycle
+    })
     const grace = config.closeGracePeriod !== undefined
       ? Duration.decode(config.closeGracePeriod)
       : Defaults.closeGracePeriod

@@ -135,6 +135,7 @@ export const make = (layers: SessionServices.Layers): ClaudeAgentShape => {
             closeGracePeriod: options.closeGracePeriod,
             onElicitation: options.onElicitation,
             verbatimPrompts: options.verbatimPrompts,
+            includeCommandLifecycle: options.includeCommandLifecycle,
             controlTimeout: options.controlTimeout
           }).pipe(Effect.provide(services))
         ),

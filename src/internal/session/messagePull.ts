@@ -42,6 +42,16 @@ const changedCommands = (frame: unknown): Option.Option<ReadonlyArray<Control.Sl
     : Option.none()
 
 /**
+ * What a pull delivers beyond what the official SDK does.
+ *
+ * @internal
+ */
+export interface PullOptions {
+  /** `command_lifecycle` messages (the CLI reports them for prompts sent with a `uuid`). */
+  readonly includeCommandLifecycle?: boolean | undefined
+}
+
+/**
  * Makes the pull over `frames`. Until `initialize` is answered a pull also ends with its failure,
  * and once it has failed every pull does.
  *
@@ -49,7 +59,8 @@ const changedCommands = (frame: unknown): Option.Option<ReadonlyArray<Control.Sl
  */
 export const make = (
   frames: Stream.Stream<unknown, StreamError>,
-  init: InitState
+  init: InitState,
+  options: PullOptions = {}
 ): Effect.Effect<MessagePull, never, Scope.Scope> =>
   Effect.gen(function*() {
     const rawPull = yield* Stream.toPull(frames)
@@ -70,6 +81,9 @@ export const make = (
     let latestCommands: ReadonlyArray<Control.SlashCommand> | undefined
     // Whether the last chunk ended at a `result`.
     let endsTurn = false
+    // `send` gives every prompt a uuid (`rewindFiles` takes it), so the CLI reports the prompt's
+    // `command_lifecycle`; the official SDK sends none and its users never see those messages.
+    const dropLifecycle = options.includeCommandLifecycle !== true
 
     const emit = (frames: ReadonlyArray<unknown>): Chunk.Chunk<Message.Message> => {
       const out: Array<Message.Message> = []
@@ -81,7 +95,9 @@ export const make = (
           leftover = frames.slice(i + 1)
           break
         }
-        out.push(decoded.right)
+        const message = decoded.right
+        if (message.type === "command_lifecycle" && dropLifecycle) continue
+        out.push(message)
         const commands = changedCommands(frame)
         if (Option.isSome(commands)) latestCommands = commands.value
         if (isResultFrame(frame)) {
