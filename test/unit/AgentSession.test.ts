@@ -471,6 +471,77 @@ describe("user message ids and rewinding (fake CLI)", () => {
     }))
 })
 
+// As the CLI does for a prompt with a uuid: `started` before the turn, `completed` after its result.
+const lifecycleTurn: FakeCli.Behaviour["onUserMessage"] = (message, cli) =>
+  Effect.gen(function*() {
+    const lifecycle = (state: string) =>
+      cli.emit({ type: "command_lifecycle", command_uuid: String(message.uuid), state, session_id: "s", uuid: "u" })
+    yield* lifecycle("started")
+    yield* FakeCli.echoTurn(message, cli)
+    yield* lifecycle("completed")
+  })
+
+describe("command_lifecycle messages (fake CLI)", () => {
+  const twoTurns = (options: { readonly includeCommandLifecycle?: boolean }) =>
+    Effect.scoped(Effect.gen(function*() {
+      const session = yield* ClaudeAgent.session(options)
+      const first = yield* session.send("one")
+      const turn1 = yield* Stream.runCollect(session.receiveResponse)
+      const second = yield* session.send("two")
+      const turn2 = yield* Stream.runCollect(session.receiveResponse)
+      return { ids: [first, second], turns: [turn1, turn2] }
+    })).pipe(Effect.provide(FakeCli.layerClaudeAgent({ onUserMessage: lifecycleTurn })))
+
+  const lifecycles = (messages: Chunk.Chunk<Message.Message>) =>
+    Chunk.toArray(messages).flatMap((m) => (m.type === "command_lifecycle" ? [`${m.command_uuid}:${m.state}`] : []))
+
+  it.effect("are left out by default, as the official SDK delivers none; send still returns the uuid", () =>
+    Effect.gen(function*() {
+      const { ids, turns } = yield* twoTurns({})
+      for (const turn of turns) expect(types(turn)).toEqual(["system/init", "assistant", "result/success"])
+      expect(ids[0]).toMatch(/^[0-9a-f-]{36}$/)
+      expect(ids[1]).not.toBe(ids[0])
+    }))
+
+  it.effect("are delivered in order with includeCommandLifecycle: true, naming the uuid send returned", () =>
+    Effect.gen(function*() {
+      const { ids, turns } = yield* twoTurns({ includeCommandLifecycle: true })
+      const [turn1 = Chunk.empty(), turn2 = Chunk.empty()] = turns
+      expect(types(turn1)).toEqual(["command_lifecycle", "system/init", "assistant", "result/success"])
+      expect(lifecycles(turn1)).toEqual([`${ids[0]}:started`])
+      // The first prompt's `completed` follows its result, so the next turn's stream has it first.
+      expect(types(turn2)).toEqual(["command_lifecycle", "command_lifecycle", "system/init", "assistant", "result/success"])
+      expect(lifecycles(turn2)).toEqual([`${ids[0]}:completed`, `${ids[1]}:started`])
+    }))
+
+  it.effect("a query's stream of prompts has none by default and every one with the option", () =>
+    Effect.gen(function*() {
+      const run = (options: { readonly includeCommandLifecycle?: boolean }) =>
+        ClaudeAgent.query(Stream.make("one", "two"), options).pipe(
+          Stream.runCollect,
+          Effect.provide(FakeCli.layerClaudeAgent({ onUserMessage: lifecycleTurn }))
+        )
+      expect(lifecycles(yield* run({}))).toEqual([])
+      expect(lifecycles(yield* run({ includeCommandLifecycle: true })).map((s) => s.split(":")[1])).toEqual([
+        "started",
+        "completed",
+        "started",
+        "completed"
+      ])
+    }))
+
+  it.effect("the option is validated like the others", () =>
+    Effect.gen(function*() {
+      const error = yield* ClaudeAgent.query("hi", { includeCommandLifecycle: JSON.parse("\"yes\"") }).pipe(
+        Stream.runDrain,
+        Effect.flip,
+        Effect.provide(FakeCli.layerClaudeAgent())
+      )
+      expect(error._tag).toBe("OptionsError")
+      if (error._tag === "OptionsError") expect(error.field).toBe("includeCommandLifecycle")
+    }))
+})
+
 describe("closing a session under a reader (fake CLI)", () => {
   it.effect("a consumer still reading messages when the session's scope closes ends with a typed error, never a hang", () =>
     Effect.gen(function*() {

@@ -545,7 +545,8 @@ describe("the official SDK's options", () => {
       pluginDelivery: "argv",
       executable: "node",
       executableArgs: ["--no-warnings"],
-      verbatimPrompts: true
+      verbatimPrompts: true,
+      includeCommandLifecycle: true
     })
   })
 
@@ -568,6 +569,7 @@ describe("the official SDK's options", () => {
       "toolConfig.askUserQuestion.previewFormat"
     )
     expect(optionsError({ mcpServersDelivery: "stdin" }).field).toBe("mcpServersDelivery")
+    expect(optionsError({ includeCommandLifecycle: "yes" }).field).toBe("includeCommandLifecycle")
     expect(optionsError({ plugins: [{ type: "local", path: "/p", skipMcp: true }] }).detail).toBe(
       "unknown key; did you mean `skipMcpDiscovery`?"
     )
