@@ -436,6 +436,23 @@ describe("user message ids and rewinding (fake CLI)", () => {
       expect(users).toEqual(ids)
     }))
 
+  it.scoped("send writes a frame's priority and origin as given, with its uuid", () =>
+    Effect.gen(function*() {
+      const written = yield* Deferred.make<ReadonlyArray<FakeCli.JsonObject>>()
+      const layer = FakeCli.layerClaudeAgent({
+        onInputEnd: (cli) =>
+          Effect.flatMap(cli.sent, (all) => Deferred.succeed(written, all)).pipe(Effect.zipRight(cli.exit()))
+      })
+      const id = yield* Effect.scoped(Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session()
+        const id = yield* session.send(Message.userMessage("use tabs", { priority: "now", origin: { kind: "human" } }))
+        yield* session.receiveResponse.pipe(Stream.runDrain)
+        return id
+      })).pipe(Effect.provide(layer))
+      const user = (yield* Deferred.await(written)).find((f) => f.type === "user")
+      expect(user).toMatchObject({ priority: "now", origin: { kind: "human" }, uuid: id })
+    }))
+
   it.scoped("rewindFiles: 'cannot rewind' is data with and without dryRun; the files are restored only after a dry run says they can be", () =>
     Effect.gen(function*() {
       const rewinds = yield* Ref.make<ReadonlyArray<unknown>>([])
