@@ -488,14 +488,20 @@ describe("user message ids and rewinding (fake CLI)", () => {
     }))
 })
 
-// As the CLI does for a prompt with a uuid: `started` before the turn, `completed` after its result.
+// As the CLI 2.1.330 does for a prompt with a uuid: `queued` and `started` before the turn,
+// `completed` after its result; and run states for the SDK alone around it.
 const lifecycleTurn: FakeCli.Behaviour["onUserMessage"] = (message, cli) =>
   Effect.gen(function*() {
     const lifecycle = (state: string) =>
       cli.emit({ type: "command_lifecycle", command_uuid: String(message.uuid), state, session_id: "s", uuid: "u" })
+    const runState = (state: string) =>
+      cli.emit({ type: "system", subtype: "session_state_changed", state, sdk_host_only: true, session_id: "s", uuid: "u" })
+    yield* lifecycle("queued")
+    yield* runState("running")
     yield* lifecycle("started")
     yield* FakeCli.echoTurn(message, cli)
     yield* lifecycle("completed")
+    yield* runState("idle")
   })
 
 describe("command_lifecycle messages (fake CLI)", () => {
@@ -512,7 +518,7 @@ describe("command_lifecycle messages (fake CLI)", () => {
   const lifecycles = (messages: Chunk.Chunk<Message.Message>) =>
     Chunk.toArray(messages).flatMap((m) => (m.type === "command_lifecycle" ? [`${m.command_uuid}:${m.state}`] : []))
 
-  it.effect("are left out by default, as the official SDK delivers none; send still returns the uuid", () =>
+  it.effect("are left out by default, as the official SDK delivers none, and so are run states for the SDK alone; send still returns the uuid", () =>
     Effect.gen(function*() {
       const { ids, turns } = yield* twoTurns({})
       for (const turn of turns) expect(types(turn)).toEqual(["system/init", "assistant", "result/success"])
@@ -524,11 +530,18 @@ describe("command_lifecycle messages (fake CLI)", () => {
     Effect.gen(function*() {
       const { ids, turns } = yield* twoTurns({ includeCommandLifecycle: true })
       const [turn1 = Chunk.empty(), turn2 = Chunk.empty()] = turns
-      expect(types(turn1)).toEqual(["command_lifecycle", "system/init", "assistant", "result/success"])
-      expect(lifecycles(turn1)).toEqual([`${ids[0]}:started`])
+      expect(types(turn1)).toEqual(["command_lifecycle", "command_lifecycle", "system/init", "assistant", "result/success"])
+      expect(lifecycles(turn1)).toEqual([`${ids[0]}:queued`, `${ids[0]}:started`])
       // The first prompt's `completed` follows its result, so the next turn's stream has it first.
-      expect(types(turn2)).toEqual(["command_lifecycle", "command_lifecycle", "system/init", "assistant", "result/success"])
-      expect(lifecycles(turn2)).toEqual([`${ids[0]}:completed`, `${ids[1]}:started`])
+      expect(types(turn2)).toEqual([
+        "command_lifecycle",
+        "command_lifecycle",
+        "command_lifecycle",
+        "system/init",
+        "assistant",
+        "result/success"
+      ])
+      expect(lifecycles(turn2)).toEqual([`${ids[0]}:completed`, `${ids[1]}:queued`, `${ids[1]}:started`])
     }))
 
   it.effect("a query's stream of prompts has none by default and every one with the option", () =>
@@ -540,8 +553,10 @@ describe("command_lifecycle messages (fake CLI)", () => {
         )
       expect(lifecycles(yield* run({}))).toEqual([])
       expect(lifecycles(yield* run({ includeCommandLifecycle: true })).map((s) => s.split(":")[1])).toEqual([
+        "queued",
         "started",
         "completed",
+        "queued",
         "started",
         "completed"
       ])

@@ -84,6 +84,12 @@ export const make = (
     // `send` gives every prompt a uuid (`rewindFiles` takes it), so the CLI reports the prompt's
     // `command_lifecycle`; the official SDK sends none and its users never see those messages.
     const dropLifecycle = options.includeCommandLifecycle !== true
+    // What the official SDK delivers: neither those nor the run states the CLI writes for the SDK
+    // alone (the control channel reads them before this: `runState`).
+    const hidden = (m: Message.Message): boolean =>
+      m.type === "command_lifecycle"
+        ? dropLifecycle
+        : m.type === "system" && m.subtype === "session_state_changed" && m.sdk_host_only === true
 
     const emit = (frames: ReadonlyArray<unknown>): Chunk.Chunk<Message.Message> => {
       const out: Array<Message.Message> = []
@@ -96,7 +102,7 @@ export const make = (
           break
         }
         const message = decoded.right
-        if (message.type === "command_lifecycle" && dropLifecycle) continue
+        if (hidden(message)) continue
         out.push(message)
         const commands = changedCommands(frame)
         if (Option.isSome(commands)) latestCommands = commands.value

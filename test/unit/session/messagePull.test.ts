@@ -209,4 +209,20 @@ describe("messagePull", () => {
       yield* end
       expect(yield* labels(pull.messages)).toEqual(["lifecycle:completed"])
     }))
+
+  it.scoped("run states the CLI marks sdk_host_only are left out; unmarked ones are delivered", () =>
+    Effect.gen(function*() {
+      const { end, frames, offer } = yield* source
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void), { includeCommandLifecycle: true })
+      const state = (value: string, hostOnly?: boolean) => ({
+        type: "system",
+        subtype: "session_state_changed",
+        state: value,
+        ...(hostOnly === undefined ? {} : { sdk_host_only: hostOnly }),
+        session_id: session
+      })
+      yield* offer(state("running", true), assistant("a1"), state("requires_action", false), result("r1"), state("idle"))
+      yield* end
+      expect(yield* labels(pull.messages)).toEqual(["assistant:a1", "system", "result:r1", "system"])
+    }))
 })
