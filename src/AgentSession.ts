@@ -412,6 +412,8 @@ export interface SessionConfig<R = never> {
   readonly verbatimPrompts?: boolean | undefined
   /** Delivers `command_lifecycle` messages (`options.includeCommandLifecycle`). */
   readonly includeCommandLifecycle?: boolean | undefined
+  /** Delivers the run states the CLI writes for the SDK (`options.includeSessionState`). */
+  readonly includeSessionState?: boolean | undefined
   /**
    * The deadline of control requests (`options.controlTimeout`), for waits the session runs
    * itself (`setMcpServers` with `awaitConnection`). Default 60 s.
@@ -487,7 +489,8 @@ export const make = <R = never>(
     const init = yield* Initialize.track(initializationResult)
     const turns = yield* Turns.track(control, Option.getOrUndefined(yield* Effect.serviceOption(Turns.CurrentTurn)))
     const pull = yield* MessagePull.make(control.messages, init, {
-      includeCommandLifecycle: config.includeCommandLifecycle
+      includeCommandLifecycle: config.includeCommandLifecycle,
+      includeSessionState: config.includeSessionState
     })
     const grace = config.closeGracePeriod !== undefined
       ? Duration.decode(config.closeGracePeriod)

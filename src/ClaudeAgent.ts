@@ -136,6 +136,7 @@ export const make = (layers: SessionServices.Layers): ClaudeAgentShape => {
             onElicitation: options.onElicitation,
             verbatimPrompts: options.verbatimPrompts,
             includeCommandLifecycle: options.includeCommandLifecycle,
+            includeSessionState: options.includeSessionState,
             controlTimeout: options.controlTimeout
           }).pipe(Effect.provide(services))
         ),

@@ -525,8 +525,8 @@ export interface SystemCompactBoundary extends Schema.Schema.Type<typeof SystemC
 /**
  * `system/session_state_changed` (the SDK sets `CLAUDE_CODE_SDK_READS_SESSION_STATE=1`):
  * `running`, `requires_action` (waiting for a permission answer) or `idle`. The CLI marks those it
- * writes for the SDK alone `sdk_host_only: true`; a session does not deliver those, as the
- * official SDK does not (`session.control.runState` has the state).
+ * writes for the SDK alone `sdk_host_only: true`; like the official SDK, a session delivers those
+ * only with the `includeSessionState` option (`session.control.runState` has the state).
  *
  * @example
  * ```ts

@@ -425,6 +425,21 @@ export const Options = Schema.Struct({
    * ```
    */
   includeCommandLifecycle: Schema.optional(Schema.Boolean),
+  /**
+   * `system/session_state_changed` messages (`running`, `requires_action`, `idle`) the CLI marks
+   * `sdk_host_only`: by default they are not delivered, as the official SDK delivers none
+   * (`session.control.runState` has the state either way).
+   *
+   * @example
+   * ```ts
+   * import { Stream } from "effect"
+   * import { ClaudeAgent } from "effect-claude-agent"
+   * const waiting = ClaudeAgent.query("Delete build/", { includeSessionState: true }).pipe(
+   *   Stream.filter((m) => m.type === "system" && m.subtype === "session_state_changed" && m.state === "requires_action")
+   * )
+   * ```
+   */
+  includeSessionState: Schema.optional(Schema.Boolean),
   /** A `prompt_suggestion` message after each turn's `result`, from the second turn on (`initialize`). */
   promptSuggestions: Schema.optional(Schema.Boolean),
   /** Subagents' text and thinking as messages with `parent_tool_use_id`, not only their tool calls (`initialize`). */

@@ -135,4 +135,18 @@ describe("e2e: the official SDK's stream by default", () => {
       expect(states).toEqual(["queued", "started", "completed", "queued", "started", "completed"])
       expect(labels(delivered).filter((l) => l !== "command_lifecycle")).toEqual(plain)
     }).pipe(Effect.provide(AgentLive)))
+
+  it.scopedLive("includeSessionState adds the run states the CLI writes for the SDK, and nothing else", () =>
+    Effect.gen(function*() {
+      const run = { prompts: ["one", "two"], partial: false }
+      const plain = labels(yield* ours(run))
+      const model = yield* ScriptedModel.make(replies(run))
+      const delivered = yield* ClaudeAgent.query(Stream.fromIterable(run.prompts), {
+        ...(yield* model.options()),
+        includeSessionState: true
+      }).pipe(Stream.runCollect, Effect.map(Chunk.toArray))
+      const states = delivered.flatMap((m) => (m.type === "system" && m.subtype === "session_state_changed" ? [m.state] : []))
+      expect(states).toEqual(["running", "idle", "running", "idle"])
+      expect(labels(delivered).filter((l) => l !== "system/session_state_changed")).toEqual(plain)
+    }).pipe(Effect.provide(AgentLive)))
 })

@@ -562,6 +562,16 @@ describe("command_lifecycle messages (fake CLI)", () => {
       ])
     }))
 
+  it.effect("includeSessionState delivers the run states the CLI writes for the SDK alone", () =>
+    Effect.gen(function*() {
+      const messages = yield* ClaudeAgent.query("hi", { includeSessionState: true }).pipe(
+        Stream.runCollect,
+        Effect.provide(FakeCli.layerClaudeAgent({ onUserMessage: lifecycleTurn }))
+      )
+      // The query ends at the result: `idle` comes after it.
+      expect(types(messages)).toEqual(["system/session_state_changed", "system/init", "assistant", "result/success"])
+    }))
+
   it.effect("the option is validated like the others", () =>
     Effect.gen(function*() {
       const error = yield* ClaudeAgent.query("hi", { includeCommandLifecycle: JSON.parse("\"yes\"") }).pipe(

@@ -546,7 +546,8 @@ describe("the official SDK's options", () => {
       executable: "node",
       executableArgs: ["--no-warnings"],
       verbatimPrompts: true,
-      includeCommandLifecycle: true
+      includeCommandLifecycle: true,
+      includeSessionState: true
     })
   })
 
@@ -570,6 +571,7 @@ describe("the official SDK's options", () => {
     )
     expect(optionsError({ mcpServersDelivery: "stdin" }).field).toBe("mcpServersDelivery")
     expect(optionsError({ includeCommandLifecycle: "yes" }).field).toBe("includeCommandLifecycle")
+    expect(optionsError({ includeSessionState: 1 }).field).toBe("includeSessionState")
     expect(optionsError({ plugins: [{ type: "local", path: "/p", skipMcp: true }] }).detail).toBe(
       "unknown key; did you mean `skipMcpDiscovery`?"
     )

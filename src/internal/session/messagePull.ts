@@ -49,6 +49,8 @@ const changedCommands = (frame: unknown): Option.Option<ReadonlyArray<Control.Sl
 export interface PullOptions {
   /** `command_lifecycle` messages (the CLI reports them for prompts sent with a `uuid`). */
   readonly includeCommandLifecycle?: boolean | undefined
+  /** `system/session_state_changed` messages the CLI marks `sdk_host_only`. */
+  readonly includeSessionState?: boolean | undefined
 }
 
 /**
@@ -84,12 +86,13 @@ export const make = (
     // `send` gives every prompt a uuid (`rewindFiles` takes it), so the CLI reports the prompt's
     // `command_lifecycle`; the official SDK sends none and its users never see those messages.
     const dropLifecycle = options.includeCommandLifecycle !== true
-    // What the official SDK delivers: neither those nor the run states the CLI writes for the SDK
-    // alone (the control channel reads them before this: `runState`).
+    // Nor does it deliver the run states the CLI writes for the SDK alone (the control channel has
+    // read them before this: `runState`).
+    const dropHostOnly = options.includeSessionState !== true
     const hidden = (m: Message.Message): boolean =>
       m.type === "command_lifecycle"
         ? dropLifecycle
-        : m.type === "system" && m.subtype === "session_state_changed" && m.sdk_host_only === true
+        : m.type === "system" && m.subtype === "session_state_changed" && m.sdk_host_only === true && dropHostOnly
 
     const emit = (frames: ReadonlyArray<unknown>): Chunk.Chunk<Message.Message> => {
       const out: Array<Message.Message> = []

@@ -225,4 +225,14 @@ describe("messagePull", () => {
       yield* end
       expect(yield* labels(pull.messages)).toEqual(["assistant:a1", "system", "result:r1", "system"])
     }))
+
+  it.scoped("with includeSessionState the marked run states are delivered too", () =>
+    Effect.gen(function*() {
+      const { end, frames, offer } = yield* source
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void), { includeSessionState: true })
+      const running = { type: "system", subtype: "session_state_changed", state: "running", sdk_host_only: true, session_id: session }
+      yield* offer(running, lifecycle("started"), result("r1"))
+      yield* end
+      expect(yield* labels(pull.messages)).toEqual(["system", "result:r1"])
+    }))
 })
