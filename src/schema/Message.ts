@@ -2393,8 +2393,11 @@ export const decode = (raw: unknown): Either.Either<Message, MessageParseError> 
     }
     return Either.right({ type: "unknown", raw })
   }
+  // Most frames hold nothing this version does not know: they pass as they are. Otherwise what is
+  // unknown is wrapped, and the copy checked.
+  if (m.is(raw)) return Either.right(raw)
   const candidate = normalize(type, raw)
-  if (m.is(candidate)) return Either.right(candidate)
+  if (candidate !== raw && m.is(candidate)) return Either.right(candidate)
   const label = typeof subtype === "string" ? `${type}/${subtype}` : String(type)
   return Either.left(new MessageParseError({ detail: `invalid ${label} message: ${m.explain(candidate)}`, raw }))
 }
