@@ -133,6 +133,8 @@ describe("what a newer CLI may add", () => {
     if (m.type === "stream_event" && m.event.type === "unknown") expect(m.event.raw).toBe(original)
     expect(Message.encode(m)).toEqual(raw)
     expect(decodeOk(viaJson(Message.encode(m)))).toEqual(m)
+    // Decoding what decode returned gives it back: the wrapper is not wrapped again.
+    expect(decodeOk(viaJson(m))).toEqual(m)
   })
 
   it.prop("an unknown delta or content block type is wrapped inside a typed event, and encodes back", [
