@@ -91,9 +91,10 @@ export const AssistantMessage = Schema.Struct({
 export interface AssistantMessage extends Schema.Schema.Type<typeof AssistantMessage> {}
 
 /**
- * When a user message sent during a running turn is taken: `"now"` steers the running turn at
- * its next step (no interrupt), `"next"` runs it as the next turn, `"later"` after what is
- * already queued.
+ * When the CLI takes a user message sent while a turn runs: `"now"` as soon as it can, into the
+ * running turn (steering it without an interrupt); `"next"` (what the CLI assumes without one)
+ * queued, to be merged into the running turn or run after it; `"later"` behind what is already
+ * queued, in order (a running turn does not reorder it).
  *
  * @example
  * ```ts
