@@ -6,8 +6,10 @@
  * Decoding discriminates on `type` (and `subtype` for `system` and `result`) first, validates
  * against that one member, and returns the CLI's object itself: fields this version does not
  * model are kept, and nothing is copied on the hot path. A `type` or `subtype` this version does
- * not know becomes `UnknownMessage` carrying the raw object; a known one that breaks its schema is
- * a `MessageParseError` with the raw value.
+ * not know becomes `UnknownMessage` carrying the raw object, and a content block, stream event or
+ * delta of an unknown type inside a known message is wrapped the same way (`{ type: "unknown",
+ * raw }`, the message copied only then); `encode` undoes that. A known one that breaks its schema
+ * is a `MessageParseError` with the raw value.
  *
  * Open-ended enumerations (`status`, `level`, `outcome`, `trigger`, …) are typed as strings, with
  * the known values in the docs: a value added by a newer CLI must not end the stream.

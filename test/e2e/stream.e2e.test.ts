@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Layer, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Discovery from "../../src/internal/cli/discovery.js"
-import type * as Message from "../../src/schema/Message.js"
+import * as Message from "../../src/schema/Message.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 
 const AgentLive = Layer.merge(ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer)), NodeContext.layer)
@@ -148,5 +148,27 @@ describe("e2e: the official SDK's stream by default", () => {
       const states = delivered.flatMap((m) => (m.type === "system" && m.subtype === "session_state_changed" ? [m.state] : []))
       expect(states).toEqual(["running", "idle", "running", "idle"])
       expect(labels(delivered).filter((l) => l !== "system/session_state_changed")).toEqual(plain)
+    }).pipe(Effect.provide(AgentLive)))
+
+  it.scopedLive("a message sent with priority now and an origin while a turn runs reaches the model in that session", () =>
+    Effect.gen(function*() {
+      const model = yield* ScriptedModel.make([
+        { reply: ScriptedModel.slowText("z".repeat(200), { chunkSize: 4, delayMs: 20 }), times: 1 },
+        { reply: ScriptedModel.text("steered"), times: Infinity }
+      ])
+      const session = yield* ClaudeAgent.session({ ...(yield* model.options()), includePartialMessages: true })
+      yield* session.send("write slowly")
+      // Once the first reply streams, steer the running turn.
+      yield* session.messages.pipe(Stream.takeUntil((m) => m.type === "stream_event"), Stream.runDrain)
+      const id = yield* session.send(Message.userMessage("use capitals", { priority: "now", origin: { kind: "human" } }))
+      const rest = yield* session.messages.pipe(
+        Stream.takeUntil((m) => m.type === "result" && "result" in m && m.result === "steered"),
+        Stream.runCollect,
+        Effect.map(Chunk.toArray)
+      )
+      expect(rest.filter((m) => m.type === "result").every((m) => m.type === "result" && !m.is_error)).toBe(true)
+      const requests = yield* model.mainRequests
+      expect(requests.some((r) => JSON.stringify(r.body).includes("use capitals"))).toBe(true)
+      expect(id).toMatch(/^[0-9a-f-]{36}$/)
     }).pipe(Effect.provide(AgentLive)))
 })
