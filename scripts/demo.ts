@@ -109,6 +109,8 @@ export const runDemo = (
       })
     yield* ClaudeAgent.query(PROMPT, {
       includePartialMessages: true,
+      // `requires_action` run states, to show when the CLI waits for the permission policy.
+      includeSessionState: true,
       mcpServers: { demo: demoServer },
       hooks: { PreToolUse: [{ hooks: [watchTools] }] },
       canUseTool: policy,

@@ -415,6 +415,10 @@ export interface SessionConfig<R = never> {
   readonly onElicitation?: Control.OnElicitation<unknown, R> | undefined
   /** Sends every user message with `client_composed: true` (`options.verbatimPrompts`). */
   readonly verbatimPrompts?: boolean | undefined
+  /** Delivers `command_lifecycle` messages (`options.includeCommandLifecycle`). */
+  readonly includeCommandLifecycle?: boolean | undefined
+  /** Delivers the run states the CLI writes for the SDK (`options.includeSessionState`). */
+  readonly includeSessionState?: boolean | undefined
   /**
    * The deadline of control requests (`options.controlTimeout`), for waits the session runs
    * itself (`setMcpServers` with `awaitConnection`). Default 60 s.
@@ -489,7 +493,10 @@ export const make = <R = never>(
     const init = yield* Initialize.start(control, transport, yield* payload)
     const initializationResult = init.result
     const turns = yield* Turns.track(control, Option.getOrUndefined(yield* Effect.serviceOption(Turns.CurrentTurn)))
-    const pull = yield* MessagePull.make(control.messages, init)
+    const pull = yield* MessagePull.make(control.messages, init, {
+      includeCommandLifecycle: config.includeCommandLifecycle,
+      includeSessionState: config.includeSessionState
+    })
     const grace = config.closeGracePeriod !== undefined
       ? Duration.decode(config.closeGracePeriod)
       : Defaults.closeGracePeriod

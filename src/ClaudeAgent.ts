@@ -135,6 +135,8 @@ export const make = (layers: SessionServices.Layers): ClaudeAgentShape => {
             closeGracePeriod: options.closeGracePeriod,
             onElicitation: options.onElicitation,
             verbatimPrompts: options.verbatimPrompts,
+            includeCommandLifecycle: options.includeCommandLifecycle,
+            includeSessionState: options.includeSessionState,
             controlTimeout: options.controlTimeout
           }).pipe(Effect.provide(services))
         ),

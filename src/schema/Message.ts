@@ -6,8 +6,10 @@
  * Decoding discriminates on `type` (and `subtype` for `system` and `result`) first, validates
  * against that one member, and returns the CLI's object itself: fields this version does not
  * model are kept, and nothing is copied on the hot path. A `type` or `subtype` this version does
- * not know becomes `UnknownMessage` carrying the raw object; a known one that breaks its schema is
- * a `MessageParseError` with the raw value.
+ * not know becomes `UnknownMessage` carrying the raw object, and a content block, stream event or
+ * delta of an unknown type inside a known message is wrapped the same way (`{ type: "unknown",
+ * raw }`, the message copied only then); `encode` undoes that. A known one that breaks its schema
+ * is a `MessageParseError` with the raw value.
  *
  * Open-ended enumerations (`status`, `level`, `outcome`, `trigger`, …) are typed as strings, with
  * the known values in the docs: a value added by a newer CLI must not end the stream.
@@ -91,6 +93,65 @@ export const AssistantMessage = Schema.Struct({
 export interface AssistantMessage extends Schema.Schema.Type<typeof AssistantMessage> {}
 
 /**
+ * When the CLI takes a user message sent while a turn runs: `"now"` as soon as it can, into the
+ * running turn (steering it without an interrupt); `"next"` (what the CLI assumes without one)
+ * queued, to be merged into the running turn or run after it; `"later"` behind what is already
+ * queued, in order (a running turn does not reorder it).
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const steer = Message.userMessage("Use tabs, not spaces", { priority: "now" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Priority = Schema.Literal("now", "next", "later")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Priority = Schema.Schema.Type<typeof Priority>
+
+/**
+ * Who a user message comes from, as the official SDK's `SDKMessageOrigin` has it: `human`
+ * (keyboard input: a host relaying what a person typed says so, since a message without an
+ * origin counts as unattributed), `channel` (an MCP channel server), `peer` (another session),
+ * `task-notification`, `coordinator`, `observer`, `auto-continuation`, … `kind` names it; the
+ * other fields depend on the kind and are kept as written.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const typed: Message.MessageOrigin = { kind: "human" }
+ * const relayed: Message.MessageOrigin = { kind: "peer", from: "reviewer", name: "Reviewer" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const MessageOrigin = Schema.Struct(
+  {
+    kind: Schema.String,
+    /** `channel`: the MCP server the message came through. */
+    server: OptionalString,
+    /** `peer` / `observer`: the sender's address. */
+    from: OptionalString,
+    /** `peer`: the sender's display name. */
+    name: OptionalString
+  },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface MessageOrigin extends Schema.Schema.Type<typeof MessageOrigin> {}
+
+/**
  * A user message as the CLI reports it: tool results, interruption markers, replays
  * (`isReplay`) and synthetic summaries (`isSynthetic`).
  *
@@ -116,7 +177,10 @@ export const UserMessage = Schema.Struct({
   timestamp: OptionalString,
   isReplay: Schema.optional(Schema.Boolean),
   isSynthetic: Schema.optional(Schema.Boolean),
-  tool_use_result: Schema.optional(Schema.Unknown)
+  tool_use_result: Schema.optional(Schema.Unknown),
+  /** The priority it was sent with (`now`, `next`, `later`). */
+  priority: OptionalString,
+  origin: Schema.optional(MessageOrigin)
 })
 
 /**
@@ -152,7 +216,11 @@ export const UserMessageInput = Schema.Struct({
    * dispatch (for text the end user did not type). The `verbatimPrompts` option sets it on every
    * message.
    */
-  client_composed: Schema.optional(Schema.Boolean)
+  client_composed: Schema.optional(Schema.Boolean),
+  /** Sent while a turn runs: steer it (`now`), or queue the message (`next`, `later`). */
+  priority: Schema.optional(Priority),
+  /** Who the message comes from (`{ kind: "human" }` for what a person typed). */
+  origin: Schema.optional(MessageOrigin)
 })
 
 /**
@@ -171,6 +239,7 @@ export interface UserMessageInput extends Schema.Schema.Type<typeof UserMessageI
  * // { type: "user", message: { role: "user", content: [{ type: "text", text: "What is 2 + 2?" }] }, parent_tool_use_id: null, session_id: "" }
  * Message.userMessage([{ type: "text", text: "hi" }], { uuid: "7b0c…" })
  * Message.userMessage("/compact is just text here", { clientComposed: true })
+ * Message.userMessage("Stop editing tests", { priority: "now", origin: { kind: "human" } })
  * ```
  *
  * @since 0.1.0
@@ -182,6 +251,8 @@ export const userMessage = (
     readonly uuid?: string | undefined
     readonly parentToolUseId?: string | undefined
     readonly clientComposed?: boolean | undefined
+    readonly priority?: Priority | undefined
+    readonly origin?: MessageOrigin | undefined
   } = {}
 ): UserMessageInput => {
   const base: UserMessageInput = {
@@ -196,13 +267,40 @@ export const userMessage = (
   return {
     ...base,
     ...(options.uuid === undefined ? {} : { uuid: options.uuid }),
-    ...(options.clientComposed === undefined ? {} : { client_composed: options.clientComposed })
+    ...(options.clientComposed === undefined ? {} : { client_composed: options.clientComposed }),
+    ...(options.priority === undefined ? {} : { priority: options.priority }),
+    ...(options.origin === undefined ? {} : { origin: options.origin })
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // result
 // ---------------------------------------------------------------------------------------------
+
+/**
+ * The tool call a turn stopped at instead of running it: a `PreToolUse` hook answered
+ * `permissionDecision: "defer"` (the result's `terminal_reason` is `tool_deferred`).
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const pending = (m: Message.ResultSuccess) => m.deferred_tool_use?.name
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const DeferredToolUse = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  input: RawObject
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface DeferredToolUse extends Schema.Schema.Type<typeof DeferredToolUse> {}
 
 const resultFields = {
   type: Schema.Literal("result"),
@@ -241,7 +339,9 @@ export const ResultSuccess = Schema.Struct({
   subtype: Schema.Literal("success"),
   result: Schema.String,
   /** With `outputFormat`: the validated structured output. */
-  structured_output: Schema.optional(Schema.Unknown)
+  structured_output: Schema.optional(Schema.Unknown),
+  /** The tool call the turn stopped at, when a hook deferred it. */
+  deferred_tool_use: Schema.optional(DeferredToolUse)
 })
 
 /**
@@ -427,7 +527,9 @@ export interface SystemCompactBoundary extends Schema.Schema.Type<typeof SystemC
 
 /**
  * `system/session_state_changed` (the SDK sets `CLAUDE_CODE_SDK_READS_SESSION_STATE=1`):
- * `running`, `requires_action` (waiting for a permission answer) or `idle`.
+ * `running`, `requires_action` (waiting for a permission answer) or `idle`. The CLI marks those it
+ * writes for the SDK alone `sdk_host_only: true`; like the official SDK, a session delivers those
+ * only with the `includeSessionState` option (`session.control.runState` has the state).
  *
  * @example
  * ```ts
@@ -441,7 +543,8 @@ export interface SystemCompactBoundary extends Schema.Schema.Type<typeof SystemC
 export const SystemSessionStateChanged = Schema.Struct({
   ...systemFields,
   subtype: Schema.Literal("session_state_changed"),
-  state: Schema.String
+  state: Schema.String,
+  sdk_host_only: Schema.optional(Schema.Boolean)
 })
 
 /**
@@ -1348,14 +1451,450 @@ export type SystemMessage = Schema.Schema.Type<typeof SystemMessage>
 // other types
 // ---------------------------------------------------------------------------------------------
 
+// Raw Messages API stream events. Decoding wraps an event, delta or content block of a type this
+// version does not know as `{ type: "unknown", raw }` (copying the message only then), so each
+// union stays discriminated by `type` and a newer API never ends the stream.
+
 /**
- * A raw Messages API streaming event (`includePartialMessages`): `message_start`,
- * `content_block_delta` (`text_delta`, `thinking_delta`, `input_json_delta`, …), `message_stop`, …
+ * `content_block_delta` of a text block: the next piece of its text.
  *
  * @example
  * ```ts
  * import { Message } from "effect-claude-agent"
- * const isDelta = (m: Message.StreamEvent) => m.event.type === "content_block_delta"
+ * const delta: Message.TextDelta = { type: "text_delta", text: "Hel" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TextDelta = Schema.Struct({
+  type: Schema.Literal("text_delta"),
+  text: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface TextDelta extends Schema.Schema.Type<typeof TextDelta> {}
+
+/**
+ * `content_block_delta` of a `tool_use` block: the next piece of its input, as JSON text (the
+ * input parses only once the block stops).
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const delta: Message.InputJsonDelta = { type: "input_json_delta", partial_json: "{\"path\": \"READ" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const InputJsonDelta = Schema.Struct({
+  type: Schema.Literal("input_json_delta"),
+  partial_json: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface InputJsonDelta extends Schema.Schema.Type<typeof InputJsonDelta> {}
+
+/**
+ * `content_block_delta` of a thinking block: the next piece of its thinking.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const delta: Message.ThinkingDelta = { type: "thinking_delta", thinking: "First, " }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ThinkingDelta = Schema.Struct({
+  type: Schema.Literal("thinking_delta"),
+  thinking: Schema.String,
+  estimated_tokens: Schema.optional(Schema.NullOr(Schema.Number))
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ThinkingDelta extends Schema.Schema.Type<typeof ThinkingDelta> {}
+
+/**
+ * `content_block_delta` of a thinking block: its signature, sent last.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const delta: Message.SignatureDelta = { type: "signature_delta", signature: "EqQB…" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SignatureDelta = Schema.Struct({
+  type: Schema.Literal("signature_delta"),
+  signature: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SignatureDelta extends Schema.Schema.Type<typeof SignatureDelta> {}
+
+/**
+ * `content_block_delta` of a text block: a citation added to it (its shape depends on the cited
+ * source: `char_location`, `page_location`, `web_search_result_location`, …).
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const delta: Message.CitationsDelta = { type: "citations_delta", citation: { type: "char_location", cited_text: "…" } }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const CitationsDelta = Schema.Struct({
+  type: Schema.Literal("citations_delta"),
+  citation: RawObject
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface CitationsDelta extends Schema.Schema.Type<typeof CitationsDelta> {}
+
+/**
+ * `content_block_delta` of a compaction block: the summary that replaces earlier context.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const delta: Message.CompactionDelta = { type: "compaction_delta", content: "Summary: …", encrypted_content: null }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const CompactionDelta = Schema.Struct({
+  type: Schema.Literal("compaction_delta"),
+  content: Schema.optional(Schema.NullOr(Schema.String)),
+  encrypted_content: Schema.optional(Schema.NullOr(Schema.String))
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface CompactionDelta extends Schema.Schema.Type<typeof CompactionDelta> {}
+
+/**
+ * A delta whose `type` this version does not know, with the API's object unchanged in `raw`.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const original = (d: Message.UnknownDelta) => d.raw.type
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const UnknownDelta = Schema.Struct({
+  type: Schema.Literal("unknown"),
+  raw: RawObject
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface UnknownDelta extends Schema.Schema.Type<typeof UnknownDelta> {}
+
+const knownDeltas = [TextDelta, InputJsonDelta, ThinkingDelta, SignatureDelta, CitationsDelta, CompactionDelta] as const
+
+/**
+ * The `delta` of a `content_block_delta` event, discriminated by `type`.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const text = (d: Message.ContentBlockDelta) => (d.type === "text_delta" ? d.text : "")
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ContentBlockDelta = Schema.Union(...knownDeltas, UnknownDelta)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ContentBlockDelta = Schema.Schema.Type<typeof ContentBlockDelta>
+
+/**
+ * `message_start`: a new assistant message, its content still empty.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const model = (e: Message.MessageStartEvent) => e.message.model
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const MessageStartEvent = Schema.Struct({
+  type: Schema.Literal("message_start"),
+  message: Schema.Struct({
+    id: OptionalString,
+    role: Schema.optional(Schema.Literal("assistant")),
+    model: OptionalString,
+    content: Schema.optional(Schema.Array(ContentBlock.ContentBlock)),
+    stop_reason: OptionalNullableString,
+    stop_sequence: OptionalNullableString,
+    usage: Schema.optional(Usage)
+  })
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface MessageStartEvent extends Schema.Schema.Type<typeof MessageStartEvent> {}
+
+/**
+ * `content_block_start`: block `index` begins (text and thinking empty, a tool call's `input`
+ * `{}`).
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const isToolCall = (e: Message.ContentBlockStartEvent) => e.content_block.type === "tool_use"
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ContentBlockStartEvent = Schema.Struct({
+  type: Schema.Literal("content_block_start"),
+  index: Schema.Number,
+  content_block: ContentBlock.ContentBlock
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ContentBlockStartEvent extends Schema.Schema.Type<typeof ContentBlockStartEvent> {}
+
+/**
+ * `content_block_delta`: the next piece of block `index`.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const json = (e: Message.ContentBlockDeltaEvent) => (e.delta.type === "input_json_delta" ? e.delta.partial_json : "")
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ContentBlockDeltaEvent = Schema.Struct({
+  type: Schema.Literal("content_block_delta"),
+  index: Schema.Number,
+  delta: ContentBlockDelta
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ContentBlockDeltaEvent extends Schema.Schema.Type<typeof ContentBlockDeltaEvent> {}
+
+/**
+ * `content_block_stop`: block `index` is complete.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const done = (e: Message.ContentBlockStopEvent) => e.index
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ContentBlockStopEvent = Schema.Struct({
+  type: Schema.Literal("content_block_stop"),
+  index: Schema.Number
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ContentBlockStopEvent extends Schema.Schema.Type<typeof ContentBlockStopEvent> {}
+
+/**
+ * Token counts of a `message_delta`: cumulative for the message, each present when the API
+ * sends it.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const usage: Message.DeltaUsage = { output_tokens: 30 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const DeltaUsage = Schema.Struct({
+  input_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
+  output_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
+  cache_creation_input_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
+  cache_read_input_tokens: Schema.optional(Schema.NullOr(Schema.Number))
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface DeltaUsage extends Schema.Schema.Type<typeof DeltaUsage> {}
+
+/**
+ * `message_delta`: the message's stop reason and its final token counts.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const why = (e: Message.MessageDeltaEvent) => e.delta.stop_reason
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const MessageDeltaEvent = Schema.Struct({
+  type: Schema.Literal("message_delta"),
+  delta: Schema.Struct({
+    stop_reason: OptionalNullableString,
+    stop_sequence: OptionalNullableString
+  }),
+  usage: Schema.optional(DeltaUsage)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface MessageDeltaEvent extends Schema.Schema.Type<typeof MessageDeltaEvent> {}
+
+/**
+ * `message_stop`: the message is complete.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const stop: Message.MessageStopEvent = { type: "message_stop" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const MessageStopEvent = Schema.Struct({
+  type: Schema.Literal("message_stop")
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface MessageStopEvent extends Schema.Schema.Type<typeof MessageStopEvent> {}
+
+/**
+ * A stream event whose `type` this version does not know, with the API's object unchanged in
+ * `raw`.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const original = (e: Message.UnknownRawStreamEvent) => e.raw.type
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const UnknownRawStreamEvent = Schema.Struct({
+  type: Schema.Literal("unknown"),
+  raw: RawObject
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface UnknownRawStreamEvent extends Schema.Schema.Type<typeof UnknownRawStreamEvent> {}
+
+const knownRawEvents = [
+  MessageStartEvent,
+  ContentBlockStartEvent,
+  ContentBlockDeltaEvent,
+  ContentBlockStopEvent,
+  MessageDeltaEvent,
+  MessageStopEvent
+] as const
+
+/**
+ * One Messages API streaming event, as the official SDK types `stream_event.event`
+ * (`BetaRawMessageStreamEvent`), discriminated by `type`; an event type this version does not
+ * know is an `UnknownRawStreamEvent`.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const describe = (e: Message.RawStreamEvent): string => {
+ *   switch (e.type) {
+ *     case "content_block_delta":
+ *       return `block ${e.index}: ${e.delta.type}`
+ *     case "message_delta":
+ *       return `stop: ${e.delta.stop_reason ?? "-"}`
+ *     default:
+ *       return e.type
+ *   }
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const RawStreamEvent = Schema.Union(...knownRawEvents, UnknownRawStreamEvent)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type RawStreamEvent = Schema.Schema.Type<typeof RawStreamEvent>
+
+/**
+ * A raw Messages API streaming event (`includePartialMessages`): `message_start`,
+ * `content_block_start`, `content_block_delta` (`text_delta`, `thinking_delta`,
+ * `input_json_delta`, …), `content_block_stop`, `message_delta`, `message_stop`. The complete
+ * assistant message still follows as its own message.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const toolInput = (m: Message.StreamEvent) =>
+ *   m.event.type === "content_block_delta" && m.event.delta.type === "input_json_delta" ? m.event.delta.partial_json : ""
  * ```
  *
  * @since 0.1.0
@@ -1363,10 +1902,16 @@ export type SystemMessage = Schema.Schema.Type<typeof SystemMessage>
  */
 export const StreamEvent = Schema.Struct({
   type: Schema.Literal("stream_event"),
-  event: Schema.Struct({ type: Schema.String }),
+  event: RawStreamEvent,
   parent_tool_use_id: OptionalNullableString,
   session_id: Schema.String,
-  uuid: OptionalString
+  uuid: OptionalString,
+  /** On the turn's first event: milliseconds until the API's first byte. */
+  ttft_ms: OptionalNumber,
+  /** On the turn's first event: the uuid of the user message this turn answers. */
+  user_message_uuid: OptionalString,
+  /** With `user_message_uuid`: every user message this turn has taken so far. */
+  user_message_uuids: Schema.optional(Schema.Array(Schema.String))
 })
 
 /**
@@ -1394,11 +1939,50 @@ export interface StreamEvent extends Schema.Schema.Type<typeof StreamEvent> {}
  * @since 0.1.0
  * @category getters
  */
-export const textDelta = (m: StreamEvent): string | undefined => {
-  if (m.event.type !== "content_block_delta" || !("delta" in m.event)) return undefined
-  const delta = m.event.delta
-  return Predicate.isRecord(delta) && delta.type === "text_delta" && typeof delta.text === "string" ? delta.text : undefined
-}
+export const textDelta = (m: StreamEvent): string | undefined =>
+  m.event.type === "content_block_delta" && m.event.delta.type === "text_delta" ? m.event.delta.text : undefined
+
+/**
+ * The rate-limit state of a claude.ai subscription, as the official SDK's `SDKRateLimitInfo`.
+ * `status`: `allowed`, `allowed_warning` or `rejected`; `rateLimitType`: `five_hour`,
+ * `seven_day`, `seven_day_opus`, `seven_day_sonnet`, `overage`, …; times are Unix seconds.
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const warn = (info: Message.RateLimitInfo) =>
+ *   info.status === "allowed" ? undefined : `${info.rateLimitType ?? "limit"} at ${Math.round((info.utilization ?? 0) * 100)}%`
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const RateLimitInfo = Schema.Struct({
+  status: Schema.String,
+  /** When the limit resets (Unix seconds). */
+  resetsAt: OptionalNumber,
+  rateLimitType: OptionalString,
+  /** The share of the limit used, from 0 to 1. */
+  utilization: OptionalNumber,
+  overageStatus: OptionalString,
+  overageResetsAt: OptionalNumber,
+  overageDisabledReason: OptionalString,
+  isUsingOverage: Schema.optional(Schema.Boolean),
+  overageInUse: Schema.optional(Schema.Boolean),
+  overageEnabled: Schema.optional(Schema.Boolean),
+  surpassedThreshold: OptionalNumber,
+  /** Whose spend limit blocked the request when it is not the member's own: `service`, `channel`, `group_pool`. */
+  limitScope: OptionalString,
+  errorCode: OptionalString,
+  canUserPurchaseCredits: Schema.optional(Schema.Boolean),
+  hasChargeableSavedPaymentMethod: Schema.optional(Schema.Boolean)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface RateLimitInfo extends Schema.Schema.Type<typeof RateLimitInfo> {}
 
 /**
  * `rate_limit_event`: the account's rate-limit state changed.
@@ -1406,7 +1990,7 @@ export const textDelta = (m: StreamEvent): string | undefined => {
  * @example
  * ```ts
  * import { Message } from "effect-claude-agent"
- * const info = (m: Message.RateLimitEvent) => m.rate_limit_info
+ * const rejected = (m: Message.RateLimitEvent) => m.rate_limit_info.status === "rejected"
  * ```
  *
  * @since 0.1.0
@@ -1414,7 +1998,7 @@ export const textDelta = (m: StreamEvent): string | undefined => {
  */
 export const RateLimitEvent = Schema.Struct({
   type: Schema.Literal("rate_limit_event"),
-  rate_limit_info: Schema.Unknown,
+  rate_limit_info: RateLimitInfo,
   session_id: OptionalString,
   uuid: OptionalString
 })
@@ -1713,22 +2297,72 @@ const memberFor = (type: unknown, subtype: unknown): Member | undefined => {
   return typeof subtype === "string" ? route.get(subtype) : undefined
 }
 
-// Unknown blocks are wrapped so `ContentBlock` stays a discriminated union; the message is
-// copied only when that happens.
-const normalizeContent = (raw: { readonly [key: string]: unknown }): unknown => {
-  const message = raw.message
-  if (!Predicate.isRecord(message)) return raw
-  const content = message.content
-  if (!Array.isArray(content)) return raw
+// Unknown blocks, events and deltas are wrapped so their unions stay discriminated by `type`;
+// the message is copied only when that happens.
+const wrapUnknown = (raw: { readonly [key: string]: unknown }) => ({ type: "unknown", raw })
+
+// `content` with its unknown blocks wrapped, or `undefined` when there are none.
+const wrapUnknownBlocks = (content: unknown): Array<unknown> | undefined => {
+  if (!Array.isArray(content)) return undefined
   let copy: Array<unknown> | undefined
   for (let i = 0; i < content.length; i++) {
     const block: unknown = content[i]
     if (Predicate.isRecord(block) && !ContentBlock.isKnownType(block.type)) {
       copy ??= content.slice()
-      copy[i] = { type: "unknown", raw: block }
+      copy[i] = wrapUnknown(block)
     }
   }
-  return copy === undefined ? raw : { ...raw, message: { ...message, content: copy } }
+  return copy
+}
+
+const normalizeContent = (raw: { readonly [key: string]: unknown }): unknown => {
+  const message = raw.message
+  if (!Predicate.isRecord(message)) return raw
+  const content = wrapUnknownBlocks(message.content)
+  return content === undefined ? raw : { ...raw, message: { ...message, content } }
+}
+
+const knownTypes = (schemas: ReadonlyArray<{ readonly fields: { readonly type: { readonly literals: ReadonlyArray<string> } } }>) =>
+  new Set(schemas.flatMap((schema) => schema.fields.type.literals))
+const rawEventTypes: ReadonlySet<unknown> = knownTypes(knownRawEvents)
+const deltaTypes: ReadonlySet<unknown> = knownTypes(knownDeltas)
+
+// The event of a `stream_event` with what this version does not know wrapped.
+const normalizeEvent = (raw: { readonly [key: string]: unknown }): unknown => {
+  const event = raw.event
+  if (!Predicate.isRecord(event)) return raw
+  switch (event.type) {
+    case "content_block_delta": {
+      const delta = event.delta
+      return Predicate.isRecord(delta) && !deltaTypes.has(delta.type)
+        ? { ...raw, event: { ...event, delta: wrapUnknown(delta) } }
+        : raw
+    }
+    case "content_block_start": {
+      const block = event.content_block
+      return Predicate.isRecord(block) && !ContentBlock.isKnownType(block.type)
+        ? { ...raw, event: { ...event, content_block: wrapUnknown(block) } }
+        : raw
+    }
+    case "message_start": {
+      const message = normalizeContent(event)
+      return message === event ? raw : { ...raw, event: message }
+    }
+    default:
+      return rawEventTypes.has(event.type) ? raw : { ...raw, event: wrapUnknown(event) }
+  }
+}
+
+const normalize = (type: unknown, raw: { readonly [key: string]: unknown }): unknown => {
+  switch (type) {
+    case "assistant":
+    case "user":
+      return normalizeContent(raw)
+    case "stream_event":
+      return normalizeEvent(raw)
+    default:
+      return raw
+  }
 }
 
 /**
@@ -1762,10 +2396,77 @@ export const decode = (raw: unknown): Either.Either<Message, MessageParseError> 
     }
     return Either.right({ type: "unknown", raw })
   }
-  const candidate = type === "assistant" || type === "user" ? normalizeContent(raw) : raw
-  if (m.is(candidate)) return Either.right(candidate)
+  // Most frames hold nothing this version does not know: they pass as they are. Otherwise what is
+  // unknown is wrapped, and the copy checked.
+  if (m.is(raw)) return Either.right(raw)
+  const candidate = normalize(type, raw)
+  if (candidate !== raw && m.is(candidate)) return Either.right(candidate)
   const label = typeof subtype === "string" ? `${type}/${subtype}` : String(type)
   return Either.left(new MessageParseError({ detail: `invalid ${label} message: ${m.explain(candidate)}`, raw }))
+}
+
+// The wrapped value's original, for `encode`.
+const unwrap = (value: { readonly type: string; readonly raw?: unknown }): unknown =>
+  value.type === "unknown" && value.raw !== undefined ? value.raw : value
+
+// `content` with its wrapped blocks unwrapped, or `undefined` when there are none.
+const unwrapBlocks = (content: ReadonlyArray<ContentBlock.ContentBlock>): Array<unknown> | undefined =>
+  content.some((block) => block.type === "unknown") ? content.map(unwrap) : undefined
+
+const encodeEvent = (m: StreamEvent): object => {
+  const event = m.event
+  switch (event.type) {
+    case "unknown":
+      return { ...m, event: event.raw }
+    case "content_block_delta":
+      return event.delta.type === "unknown" ? { ...m, event: { ...event, delta: event.delta.raw } } : m
+    case "content_block_start":
+      return event.content_block.type === "unknown"
+        ? { ...m, event: { ...event, content_block: event.content_block.raw } }
+        : m
+    case "message_start": {
+      const content = event.message.content === undefined ? undefined : unwrapBlocks(event.message.content)
+      return content === undefined ? m : { ...m, event: { ...event, message: { ...event.message, content } } }
+    }
+    default:
+      return m
+  }
+}
+
+/**
+ * The frame the CLI wrote for a decoded message: `decode`'s inverse. What `decode` wrapped as
+ * unknown (a message, content block, stream event or delta) is unwrapped; anything else is
+ * the message itself, which `decode` returned unchanged (unknown fields included). Use it to
+ * store or forward messages as the CLI's JSON.
+ *
+ * @example
+ * ```ts
+ * import { Either } from "effect"
+ * import { Message } from "effect-claude-agent"
+ *
+ * const frame = { type: "stream_event", event: { type: "hologram_delta", depth: 3 }, session_id: "s" }
+ * const decoded = Either.getOrThrow(Message.decode(frame))
+ * // decoded.event: { type: "unknown", raw: { type: "hologram_delta", depth: 3 } }
+ * Message.encode(decoded) // deep-equals `frame`
+ * ```
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const encode = (m: Message): object => {
+  switch (m.type) {
+    case "unknown":
+      return m.raw
+    case "assistant":
+    case "user": {
+      const content = typeof m.message.content === "string" ? undefined : unwrapBlocks(m.message.content)
+      return content === undefined ? m : { ...m, message: { ...m.message, content } }
+    }
+    case "stream_event":
+      return encodeEvent(m)
+    default:
+      return m
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

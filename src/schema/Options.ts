@@ -410,6 +410,36 @@ export const Options = Schema.Struct({
   /** Structured output from an Effect Schema: its JSON Schema is sent as `outputFormat`'s is. */
   outputSchema: Schema.optional(OutputSchema),
   includePartialMessages: Schema.optional(Schema.Boolean),
+  /**
+   * `command_lifecycle` messages (`queued`, `started`, `completed`, `cancelled`) for each prompt.
+   * The CLI reports them because every prompt carries a uuid (the one `send` returns for
+   * `rewindFiles`); by default they are not delivered, as the official SDK delivers none.
+   *
+   * @example
+   * ```ts
+   * import { Stream } from "effect"
+   * import { ClaudeAgent } from "effect-claude-agent"
+   * const states = ClaudeAgent.query("hi", { includeCommandLifecycle: true }).pipe(
+   *   Stream.filter((m) => m.type === "command_lifecycle")
+   * )
+   * ```
+   */
+  includeCommandLifecycle: Schema.optional(Schema.Boolean),
+  /**
+   * `system/session_state_changed` messages (`running`, `requires_action`, `idle`) the CLI marks
+   * `sdk_host_only`: by default they are not delivered, as the official SDK delivers none
+   * (`session.control.runState` has the state either way).
+   *
+   * @example
+   * ```ts
+   * import { Stream } from "effect"
+   * import { ClaudeAgent } from "effect-claude-agent"
+   * const waiting = ClaudeAgent.query("Delete build/", { includeSessionState: true }).pipe(
+   *   Stream.filter((m) => m.type === "system" && m.subtype === "session_state_changed" && m.state === "requires_action")
+   * )
+   * ```
+   */
+  includeSessionState: Schema.optional(Schema.Boolean),
   /** A `prompt_suggestion` message after each turn's `result`, from the second turn on (`initialize`). */
   promptSuggestions: Schema.optional(Schema.Boolean),
   /** Subagents' text and thinking as messages with `parent_tool_use_id`, not only their tool calls (`initialize`). */

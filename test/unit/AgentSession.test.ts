@@ -436,6 +436,23 @@ describe("user message ids and rewinding (fake CLI)", () => {
       expect(users).toEqual(ids)
     }))
 
+  it.scoped("send writes a frame's priority and origin as given, with its uuid", () =>
+    Effect.gen(function*() {
+      const written = yield* Deferred.make<ReadonlyArray<FakeCli.JsonObject>>()
+      const layer = FakeCli.layerClaudeAgent({
+        onInputEnd: (cli) =>
+          Effect.flatMap(cli.sent, (all) => Deferred.succeed(written, all)).pipe(Effect.zipRight(cli.exit()))
+      })
+      const id = yield* Effect.scoped(Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session()
+        const id = yield* session.send(Message.userMessage("use tabs", { priority: "now", origin: { kind: "human" } }))
+        yield* session.receiveResponse.pipe(Stream.runDrain)
+        return id
+      })).pipe(Effect.provide(layer))
+      const user = (yield* Deferred.await(written)).find((f) => f.type === "user")
+      expect(user).toMatchObject({ priority: "now", origin: { kind: "human" }, uuid: id })
+    }))
+
   it.scoped("rewindFiles: 'cannot rewind' is data with and without dryRun; the files are restored only after a dry run says they can be", () =>
     Effect.gen(function*() {
       const rewinds = yield* Ref.make<ReadonlyArray<unknown>>([])
@@ -468,6 +485,102 @@ describe("user message ids and rewinding (fake CLI)", () => {
         expect(dry.filesChanged).toEqual(["/w/a.txt"])
         expect(yield* Ref.get(rewinds)).toEqual([true, true, false, true])
       }).pipe(Effect.provide(layer))
+    }))
+})
+
+// As the CLI 2.1.330 does for a prompt with a uuid: `queued` and `started` before the turn,
+// `completed` after its result; and run states for the SDK alone around it.
+const lifecycleTurn: FakeCli.Behaviour["onUserMessage"] = (message, cli) =>
+  Effect.gen(function*() {
+    const lifecycle = (state: string) =>
+      cli.emit({ type: "command_lifecycle", command_uuid: String(message.uuid), state, session_id: "s", uuid: "u" })
+    const runState = (state: string) =>
+      cli.emit({ type: "system", subtype: "session_state_changed", state, sdk_host_only: true, session_id: "s", uuid: "u" })
+    yield* lifecycle("queued")
+    yield* runState("running")
+    yield* lifecycle("started")
+    yield* FakeCli.echoTurn(message, cli)
+    yield* lifecycle("completed")
+    yield* runState("idle")
+  })
+
+describe("command_lifecycle messages (fake CLI)", () => {
+  const twoTurns = (options: { readonly includeCommandLifecycle?: boolean }) =>
+    Effect.scoped(Effect.gen(function*() {
+      const session = yield* ClaudeAgent.session(options)
+      const first = yield* session.send("one")
+      const turn1 = yield* Stream.runCollect(session.receiveResponse)
+      const second = yield* session.send("two")
+      const turn2 = yield* Stream.runCollect(session.receiveResponse)
+      return { ids: [first, second], turns: [turn1, turn2] }
+    })).pipe(Effect.provide(FakeCli.layerClaudeAgent({ onUserMessage: lifecycleTurn })))
+
+  const lifecycles = (messages: Chunk.Chunk<Message.Message>) =>
+    Chunk.toArray(messages).flatMap((m) => (m.type === "command_lifecycle" ? [`${m.command_uuid}:${m.state}`] : []))
+
+  it.effect("are left out by default, as the official SDK delivers none, and so are run states for the SDK alone; send still returns the uuid", () =>
+    Effect.gen(function*() {
+      const { ids, turns } = yield* twoTurns({})
+      for (const turn of turns) expect(types(turn)).toEqual(["system/init", "assistant", "result/success"])
+      expect(ids[0]).toMatch(/^[0-9a-f-]{36}$/)
+      expect(ids[1]).not.toBe(ids[0])
+    }))
+
+  it.effect("are delivered in order with includeCommandLifecycle: true, naming the uuid send returned", () =>
+    Effect.gen(function*() {
+      const { ids, turns } = yield* twoTurns({ includeCommandLifecycle: true })
+      const [turn1 = Chunk.empty(), turn2 = Chunk.empty()] = turns
+      expect(types(turn1)).toEqual(["command_lifecycle", "command_lifecycle", "system/init", "assistant", "result/success"])
+      expect(lifecycles(turn1)).toEqual([`${ids[0]}:queued`, `${ids[0]}:started`])
+      // The first prompt's `completed` follows its result, so the next turn's stream has it first.
+      expect(types(turn2)).toEqual([
+        "command_lifecycle",
+        "command_lifecycle",
+        "command_lifecycle",
+        "system/init",
+        "assistant",
+        "result/success"
+      ])
+      expect(lifecycles(turn2)).toEqual([`${ids[0]}:completed`, `${ids[1]}:queued`, `${ids[1]}:started`])
+    }))
+
+  it.effect("a query's stream of prompts has none by default and every one with the option", () =>
+    Effect.gen(function*() {
+      const run = (options: { readonly includeCommandLifecycle?: boolean }) =>
+        ClaudeAgent.query(Stream.make("one", "two"), options).pipe(
+          Stream.runCollect,
+          Effect.provide(FakeCli.layerClaudeAgent({ onUserMessage: lifecycleTurn }))
+        )
+      expect(lifecycles(yield* run({}))).toEqual([])
+      expect(lifecycles(yield* run({ includeCommandLifecycle: true })).map((s) => s.split(":")[1])).toEqual([
+        "queued",
+        "started",
+        "completed",
+        "queued",
+        "started",
+        "completed"
+      ])
+    }))
+
+  it.effect("includeSessionState delivers the run states the CLI writes for the SDK alone", () =>
+    Effect.gen(function*() {
+      const messages = yield* ClaudeAgent.query("hi", { includeSessionState: true }).pipe(
+        Stream.runCollect,
+        Effect.provide(FakeCli.layerClaudeAgent({ onUserMessage: lifecycleTurn }))
+      )
+      // The query ends at the result: `idle` comes after it.
+      expect(types(messages)).toEqual(["system/session_state_changed", "system/init", "assistant", "result/success"])
+    }))
+
+  it.effect("the option is validated like the others", () =>
+    Effect.gen(function*() {
+      const error = yield* ClaudeAgent.query("hi", { includeCommandLifecycle: JSON.parse("\"yes\"") }).pipe(
+        Stream.runDrain,
+        Effect.flip,
+        Effect.provide(FakeCli.layerClaudeAgent())
+      )
+      expect(error._tag).toBe("OptionsError")
+      if (error._tag === "OptionsError") expect(error.field).toBe("includeCommandLifecycle")
     }))
 })
 

@@ -291,4 +291,84 @@ describe("Message.decode", () => {
     })
     expect(Message.isStreamEvent(delta) ? Message.textDelta(delta) : undefined).toBe("He")
   })
+
+  it("types stream events as the Messages API's: a tool call's deltas, thinking, citations, usage", () => {
+    const event = (e: Record<string, unknown>) => {
+      const m = decodeOk({ type: "stream_event", event: e, session_id: "s", parent_tool_use_id: null, ttft_ms: 40 })
+      return m.type === "stream_event" ? m.event : expect.fail(m.type)
+    }
+    const start = event({ type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "t1", name: "Read", input: {} } })
+    expect(start.type === "content_block_start" ? start.content_block.type : undefined).toBe("tool_use")
+    const parts = ["{\"path\":", " \"README.md\"}"].map((partial_json) =>
+      event({ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json } })
+    )
+    const json = parts.map((e) => e.type === "content_block_delta" && e.delta.type === "input_json_delta" ? e.delta.partial_json : "")
+    expect(JSON.parse(json.join(""))).toEqual({ path: "README.md" })
+    const citation = event({ type: "content_block_delta", index: 0, delta: { type: "citations_delta", citation: { type: "char_location", cited_text: "x" } } })
+    expect(citation.type === "content_block_delta" ? citation.delta.type : undefined).toBe("citations_delta")
+    const delta = event({ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 12 } })
+    expect(delta.type === "message_delta" ? [delta.delta.stop_reason, delta.usage?.output_tokens] : []).toEqual(["tool_use", 12])
+    expect(event({ type: "message_stop" }).type).toBe("message_stop")
+  })
+
+  it("a known stream event that breaks its schema is a MessageParseError naming the field", () => {
+    const broken = [
+      [{ type: "content_block_delta", delta: { type: "text_delta", text: "x" } }, "index"],
+      [{ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: 3 } }, "text"],
+      [{ type: "content_block_start", index: 0 }, "content_block"],
+      [{ type: "message_delta", delta: { stop_reason: 1 } }, "stop_reason"],
+      [{ type: "message_start" }, "message"]
+    ] as const
+    for (const [event, field] of broken) {
+      const result = Message.decode({ type: "stream_event", event, session_id: "s" })
+      expect(Either.isLeft(result) ? result.left.detail : "decoded").toContain(field)
+    }
+  })
+
+  it("types rate_limit_info, deferred_tool_use, and a user message's priority and origin", () => {
+    const limit = decodeOk({
+      type: "rate_limit_event",
+      rate_limit_info: { status: "allowed_warning", rateLimitType: "five_hour", utilization: 0.91, resetsAt: 1_800_000_000, isUsingOverage: false },
+      session_id: "s",
+      uuid: "u"
+    })
+    expect(limit.type === "rate_limit_event" ? limit.rate_limit_info.utilization : undefined).toBe(0.91)
+    const badLimit = Message.decode({ type: "rate_limit_event", rate_limit_info: { status: "allowed", utilization: "high" } })
+    expect(Either.isLeft(badLimit) ? badLimit.left.detail : "decoded").toContain("utilization")
+    const deferred = decodeOk({
+      type: "result",
+      subtype: "success",
+      is_error: false,
+      num_turns: 1,
+      duration_ms: 5,
+      result: "",
+      terminal_reason: "tool_deferred",
+      deferred_tool_use: { id: "toolu_1", name: "Bash", input: { command: "rm -rf build" } },
+      session_id: "s"
+    })
+    expect(deferred.type === "result" && deferred.subtype === "success" ? deferred.deferred_tool_use?.input : undefined)
+      .toEqual({ command: "rm -rf build" })
+    const badDeferred = Message.decode({ ...deferred, deferred_tool_use: { id: "toolu_1", input: {} } })
+    expect(Either.isLeft(badDeferred) ? badDeferred.left.detail : "decoded").toContain("name")
+    const user = decodeOk({
+      type: "user",
+      message: { role: "user", content: "hi" },
+      parent_tool_use_id: null,
+      session_id: "s",
+      priority: "now",
+      origin: { kind: "peer", from: "uds:/tmp/a.sock", name: "A", fromMode: "bypass" }
+    })
+    expect(user.type === "user" ? [user.priority, user.origin?.kind, user.origin?.fromMode] : []).toEqual(["now", "peer", "bypass"])
+    const badOrigin = Message.decode({ ...user, origin: { from: "x" } })
+    expect(Either.isLeft(badOrigin) ? badOrigin.left.detail : "decoded").toContain("kind")
+  })
+
+  it("builds user message frames with priority and origin, and leaves them out otherwise", () => {
+    expect(Message.userMessage("steer", { priority: "now", origin: { kind: "human" } })).toMatchObject({
+      priority: "now",
+      origin: { kind: "human" }
+    })
+    const plain = Message.userMessage("x")
+    expect("priority" in plain || "origin" in plain).toBe(false)
+  })
 })

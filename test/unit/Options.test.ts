@@ -545,7 +545,9 @@ describe("the official SDK's options", () => {
       pluginDelivery: "argv",
       executable: "node",
       executableArgs: ["--no-warnings"],
-      verbatimPrompts: true
+      verbatimPrompts: true,
+      includeCommandLifecycle: true,
+      includeSessionState: true
     })
   })
 
@@ -568,6 +570,8 @@ describe("the official SDK's options", () => {
       "toolConfig.askUserQuestion.previewFormat"
     )
     expect(optionsError({ mcpServersDelivery: "stdin" }).field).toBe("mcpServersDelivery")
+    expect(optionsError({ includeCommandLifecycle: "yes" }).field).toBe("includeCommandLifecycle")
+    expect(optionsError({ includeSessionState: 1 }).field).toBe("includeSessionState")
     expect(optionsError({ plugins: [{ type: "local", path: "/p", skipMcp: true }] }).detail).toBe(
       "unknown key; did you mean `skipMcpDiscovery`?"
     )

@@ -164,6 +164,49 @@ describe("compiled guards", () => {
   })
 })
 
+describe("compiled guards read a property once only where that is exact", () => {
+  // Values whose own properties differ from what a read finds: inherited names, prototypes with
+  // getters, `undefined` set or missing, a null prototype.
+  class WithGetter {
+    get a(): string {
+      return "from the prototype"
+    }
+  }
+  const values: ReadonlyArray<unknown> = [
+    {},
+    { a: "x" },
+    { a: undefined },
+    { a: null },
+    { a: 1 },
+    { type: "t", a: "x" },
+    { type: "u", a: "x" },
+    { constructor: "c" },
+    { toString: "s", a: "x" },
+    new WithGetter(),
+    Object.create({ a: "inherited" }),
+    Object.create({ type: "t" }, { a: { value: "x", enumerable: true } }),
+    Object.assign(Object.create(null), { a: "x", type: "t" }),
+    Object.assign(Object.create(null), { type: "t" })
+  ]
+  const cases: ReadonlyArray<readonly [string, Schema.Schema.AnyNoContext]> = [
+    ["required string", Schema.Struct({ a: Schema.String })],
+    ["optional string", Schema.Struct({ a: Schema.optional(Schema.String) })],
+    ["required string | undefined", Schema.Struct({ a: Schema.UndefinedOr(Schema.String) })],
+    ["optional exact string", Schema.Struct({ a: Schema.optionalWith(Schema.String, { exact: true }) })],
+    ["nullable number", Schema.Struct({ a: Schema.NullOr(Schema.Number) })],
+    ["a literal", Schema.Struct({ a: Schema.Literal("x") })],
+    ["inherited names", Schema.Struct({ constructor: Schema.String, toString: Schema.optional(Schema.String) })],
+    ["a discriminated union", Schema.Union(Schema.Struct({ type: Schema.Literal("t"), a: Schema.String }), Schema.Struct({ type: Schema.Literal("u") }))],
+    ["a union of kinds", Schema.Union(Schema.String, Schema.Null, Schema.Boolean)]
+  ]
+
+  it.each(cases)("%s: as Schema.is answers", (_, schema) => {
+    const slow = Schema.is(schema)
+    const fast = Guard.compile(schema)
+    for (const value of values) expect(fast(value)).toBe(slow(value))
+  })
+})
+
 describe("Guard.member", () => {
   const Point = Schema.Struct({ x: Schema.Number, y: Schema.Number })
   const point = Guard.member(Point)

@@ -13,6 +13,95 @@ type Check = (u: unknown) => boolean
 
 const hasOwn = Object.prototype.hasOwnProperty
 
+// The JSON kinds of a value, as bits. A type made of them alone (`string`, `number | null`, an
+// optional `boolean`, …) is checked inline, one `typeof` and a mask, without a call.
+const STRING = 1
+const NUMBER = 2
+const BOOLEAN = 4
+const UNDEFINED = 8
+const NULL = 16
+
+const kindOf = (u: unknown): number => {
+  switch (typeof u) {
+    case "string":
+      return STRING
+    case "number":
+      return NUMBER
+    case "boolean":
+      return BOOLEAN
+    case "undefined":
+      return UNDEFINED
+    default:
+      return u === null ? NULL : 0
+  }
+}
+
+// The kinds a type admits when it is a union of those kinds alone; 0 otherwise.
+const kindsOf = (ast: SchemaAST.AST): number => {
+  switch (ast._tag) {
+    case "StringKeyword":
+      return STRING
+    case "NumberKeyword":
+      return NUMBER
+    case "BooleanKeyword":
+      return BOOLEAN
+    case "UndefinedKeyword":
+      return UNDEFINED
+    case "Literal":
+      return ast.literal === null ? NULL : 0
+    case "Union": {
+      let kinds = 0
+      for (const member of ast.types) {
+        const k = kindsOf(member)
+        if (k === 0) return 0
+        kinds |= k
+      }
+      return kinds
+    }
+    default:
+      return 0
+  }
+}
+
+// A struct's property, compiled: `kinds` (when not 0) or `literal` (when `isLiteral`) answer
+// inline what `check` answers.
+interface Property {
+  readonly name: PropertyKey
+  readonly optional: boolean
+  readonly check: Check
+  readonly kinds: number
+  readonly isLiteral: boolean
+  readonly literal: unknown
+  readonly readable: boolean
+  acceptsUndefined: boolean | undefined
+}
+
+const property = (ps: SchemaAST.PropertySignature): Property => ({
+  name: ps.name,
+  optional: ps.isOptional,
+  check: compileNode(ps.type),
+  kinds: kindsOf(ps.type),
+  isLiteral: SchemaAST.isLiteral(ps.type),
+  literal: SchemaAST.isLiteral(ps.type) ? ps.type.literal : undefined,
+  // A plain object's `u[name]` is its own property unless the name is inherited.
+  readable: typeof ps.name === "string" && !(ps.name in Object.prototype),
+  // Whether `undefined` passes `check`: asked on first need (a recursive Schema's check
+  // cannot run while it is being compiled).
+  acceptsUndefined: undefined
+})
+
+// `p.check(value)`, inline for the common kinds.
+const checks = (p: Property, value: unknown): boolean =>
+  p.kinds !== 0 ? (kindOf(value) & p.kinds) !== 0 : p.isLiteral ? value === p.literal : p.check(value)
+
+const isObject = (u: unknown): u is { readonly [key: PropertyKey]: unknown } =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+const isPlain = (u: object): boolean => {
+  const proto: unknown = Object.getPrototypeOf(u)
+  return proto === Object.prototype || proto === null
+}
+
 const fallback = (ast: SchemaAST.AST): Check => ParseResult.is(Schema.make(ast))
 
 type LiteralValue = string | number | boolean | null | bigint
@@ -39,7 +128,7 @@ const discriminated = (members: ReadonlyArray<SchemaAST.AST>, checks: ReadonlyAr
   for (const candidate of first.propertySignatures) {
     if (typeof candidate.name !== "string" || candidate.isOptional) continue
     const name = candidate.name
-    const byValue = new Map<LiteralValue, Array<Check>>()
+    const byValue = new Map<unknown, Array<Check>>()
     let usable = true
     members.forEach((member, i) => {
       const check = checks[i]
@@ -58,12 +147,20 @@ const discriminated = (members: ReadonlyArray<SchemaAST.AST>, checks: ReadonlyAr
       }
     })
     if (!usable) continue
+    const readable = !(name in Object.prototype)
+    // Usually each value names one member: its check is called directly.
+    const single = new Map<unknown, Check>()
+    for (const [value, list] of byValue) {
+      const [only] = list
+      single.set(value, list.length === 1 && only !== undefined ? only : (u) => list.some((check) => check(u)))
+    }
     return (u) => {
-      if (typeof u !== "object" || u === null || Array.isArray(u) || !hasOwn.call(u, name)) return false
-      const candidates = byValue.get(Reflect.get(u, name))
-      if (candidates === undefined) return false
-      for (const check of candidates) if (check(u)) return true
-      return false
+      if (!isObject(u)) return false
+      // As in a struct: one read of a plain object's own property, `hasOwn` otherwise.
+      const value = readable && isPlain(u) ? u[name] : hasOwn.call(u, name) ? u[name] : undefined
+      // A missing discriminant reads as `undefined`, which no literal (a key of `single`) is.
+      const check = single.get(value)
+      return check !== undefined && check(u)
     }
   }
   return undefined
@@ -87,11 +184,13 @@ const compileNode = (ast: SchemaAST.AST): Check => {
       return (u) => u === literal
     }
     case "Union": {
-      const checks = ast.types.map(compileNode)
-      const fast = discriminated(ast.types, checks)
+      const kinds = kindsOf(ast)
+      if (kinds !== 0) return (u) => (kindOf(u) & kinds) !== 0
+      const members = ast.types.map(compileNode)
+      const fast = discriminated(ast.types, members)
       if (fast !== undefined) return fast
       return (u) => {
-        for (const check of checks) if (check(u)) return true
+        for (const check of members) if (check(u)) return true
         return false
       }
     }
@@ -111,21 +210,35 @@ const compileNode = (ast: SchemaAST.AST): Check => {
       }
       const index = ast.indexSignatures
       if (index.some((s) => !SchemaAST.isStringKeyword(s.parameter))) return fallback(ast)
-      const properties = ast.propertySignatures.map((ps) => ({
-        name: ps.name,
-        optional: ps.isOptional,
-        check: compileNode(ps.type)
-      }))
+      const properties = ast.propertySignatures.map(property)
       const values = index.map((s) => compileNode(s.type))
       const checkValues = values.length > 0 && !index.every((s) => s.type._tag === "UnknownKeyword" || s.type._tag === "AnyKeyword")
       return (u) => {
-        if (typeof u !== "object" || u === null || Array.isArray(u)) return false
+        if (!isObject(u)) return false
+        // One read per property of a plain object (JSON): `hasOwn` only when the value is
+        // `undefined`, to tell a missing property from one set to `undefined`.
+        const plain = isPlain(u)
         for (const p of properties) {
+          if (plain && p.readable) {
+            const value = u[p.name]
+            if (value !== undefined) {
+              if (!checks(p, value)) return false
+              continue
+            }
+            const acceptsUndefined = p.acceptsUndefined ??= p.check(undefined)
+            if (p.optional && acceptsUndefined) continue
+            if (!hasOwn.call(u, p.name)) {
+              if (p.optional) continue
+              return false
+            }
+            if (!acceptsUndefined) return false
+            continue
+          }
           if (!hasOwn.call(u, p.name)) {
             if (p.optional) continue
             return false
           }
-          if (!p.check(Reflect.get(u, p.name))) return false
+          if (!p.check(u[p.name])) return false
         }
         if (checkValues) {
           for (const key of Object.keys(u)) {

@@ -42,6 +42,18 @@ const changedCommands = (frame: unknown): Option.Option<ReadonlyArray<Control.Sl
     : Option.none()
 
 /**
+ * What a pull delivers beyond what the official SDK does.
+ *
+ * @internal
+ */
+export interface PullOptions {
+  /** `command_lifecycle` messages (the CLI reports them for prompts sent with a `uuid`). */
+  readonly includeCommandLifecycle?: boolean | undefined
+  /** `system/session_state_changed` messages the CLI marks `sdk_host_only`. */
+  readonly includeSessionState?: boolean | undefined
+}
+
+/**
  * Makes the pull over `frames`. Until `initialize` is answered a pull also ends with its failure,
  * and once it has failed every pull does.
  *
@@ -49,7 +61,8 @@ const changedCommands = (frame: unknown): Option.Option<ReadonlyArray<Control.Sl
  */
 export const make = (
   frames: Stream.Stream<unknown, StreamError>,
-  init: InitState
+  init: InitState,
+  options: PullOptions = {}
 ): Effect.Effect<MessagePull, never, Scope.Scope> =>
   Effect.gen(function*() {
     const rawPull = yield* Stream.toPull(frames)
@@ -71,6 +84,16 @@ export const make = (
     let latestCommands: ReadonlyArray<Control.SlashCommand> | undefined
     // Whether the last chunk ended at a `result`.
     let endsTurn = false
+    // `send` gives every prompt a uuid (`rewindFiles` takes it), so the CLI reports the prompt's
+    // `command_lifecycle`; the official SDK sends none and its users never see those messages.
+    const dropLifecycle = options.includeCommandLifecycle !== true
+    // Nor does it deliver the run states the CLI writes for the SDK alone (the control channel has
+    // read them before this: `runState`).
+    const dropHostOnly = options.includeSessionState !== true
+    const hidden = (m: Message.Message): boolean =>
+      m.type === "command_lifecycle"
+        ? dropLifecycle
+        : m.type === "system" && m.subtype === "session_state_changed" && m.sdk_host_only === true && dropHostOnly
 
     const emit = (frames: ReadonlyArray<unknown>): Chunk.Chunk<Message.Message> => {
       const out: Array<Message.Message> = []
@@ -82,7 +105,9 @@ export const make = (
           leftover = frames.slice(i + 1)
           break
         }
-        out.push(decoded.right)
+        const message = decoded.right
+        if (hidden(message)) continue
+        out.push(message)
         const commands = changedCommands(frame)
         if (Option.isSome(commands)) latestCommands = commands.value
         if (isResultFrame(frame)) {

@@ -53,6 +53,14 @@ const commandsChanged = (names: ReadonlyArray<string>) => ({
   uuid: uuid()
 })
 
+const lifecycle = (state: string) => ({
+  type: "command_lifecycle",
+  command_uuid: "11111111-1111-4111-8111-111111111111",
+  state,
+  session_id: session,
+  uuid: uuid()
+})
+
 // A source whose chunks are exactly those offered, in order; `end` ends it.
 const source = Effect.gen(function*() {
   const chunks = yield* Queue.unbounded<Option.Option<ReadonlyArray<unknown>>>()
@@ -74,6 +82,7 @@ const label = (m: unknown): string => {
   const record = m as { type: string; result?: string; message?: { content: ReadonlyArray<{ text: string }> } }
   if (record.type === "result") return `result:${record.result}`
   if (record.type === "assistant") return `assistant:${record.message?.content[0]?.text}`
+  if (record.type === "command_lifecycle") return `lifecycle:${(m as { state: string }).state}`
   return record.type
 }
 const labels = <E>(stream: Stream.Stream<unknown, E>) =>
@@ -176,5 +185,54 @@ describe("messagePull", () => {
       yield* offer(result("r2"))
       yield* Stream.runDrain(pull.receiveResponse)
       expect(pull.latestCommands()?.map((c) => c.name)).toEqual(["review", "deploy"])
+    }))
+
+  it.scoped("command_lifecycle frames are left out by default, a chunk of nothing else included", () =>
+    Effect.gen(function*() {
+      const { end, frames, offer } = yield* source
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void))
+      yield* offer(lifecycle("queued"), lifecycle("started"))
+      yield* offer(assistant("a1"), lifecycle("cancelled"), result("r1"), lifecycle("completed"))
+      expect(yield* labels(pull.receiveResponse)).toEqual(["assistant:a1", "result:r1"])
+      yield* offer(lifecycle("started"), result("r2"))
+      yield* end
+      expect(yield* labels(pull.messages)).toEqual(["result:r2"])
+    }))
+
+  it.scoped("with includeCommandLifecycle they are delivered where they came", () =>
+    Effect.gen(function*() {
+      const { end, frames, offer } = yield* source
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void), { includeCommandLifecycle: true })
+      yield* offer(lifecycle("queued"), lifecycle("started"))
+      yield* offer(assistant("a1"), result("r1"), lifecycle("completed"))
+      expect(yield* labels(pull.receiveResponse)).toEqual(["lifecycle:queued", "lifecycle:started", "assistant:a1", "result:r1"])
+      yield* end
+      expect(yield* labels(pull.messages)).toEqual(["lifecycle:completed"])
+    }))
+
+  it.scoped("run states the CLI marks sdk_host_only are left out; unmarked ones are delivered", () =>
+    Effect.gen(function*() {
+      const { end, frames, offer } = yield* source
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void), { includeCommandLifecycle: true })
+      const state = (value: string, hostOnly?: boolean) => ({
+        type: "system",
+        subtype: "session_state_changed",
+        state: value,
+        ...(hostOnly === undefined ? {} : { sdk_host_only: hostOnly }),
+        session_id: session
+      })
+      yield* offer(state("running", true), assistant("a1"), state("requires_action", false), result("r1"), state("idle"))
+      yield* end
+      expect(yield* labels(pull.messages)).toEqual(["assistant:a1", "system", "result:r1", "system"])
+    }))
+
+  it.scoped("with includeSessionState the marked run states are delivered too", () =>
+    Effect.gen(function*() {
+      const { end, frames, offer } = yield* source
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void), { includeSessionState: true })
+      const running = { type: "system", subtype: "session_state_changed", state: "running", sdk_host_only: true, session_id: session }
+      yield* offer(running, lifecycle("started"), result("r1"))
+      yield* end
+      expect(yield* labels(pull.messages)).toEqual(["system", "result:r1"])
     }))
 })
