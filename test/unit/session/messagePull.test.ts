@@ -190,7 +190,7 @@ describe("messagePull", () => {
   it.scoped("command_lifecycle frames are left out by default, a chunk of nothing else included", () =>
     Effect.gen(function*() {
       const { end, frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void))
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void))
       yield* offer(lifecycle("queued"), lifecycle("started"))
       yield* offer(assistant("a1"), lifecycle("cancelled"), result("r1"), lifecycle("completed"))
       expect(yield* labels(pull.receiveResponse)).toEqual(["assistant:a1", "result:r1"])
@@ -202,7 +202,7 @@ describe("messagePull", () => {
   it.scoped("with includeCommandLifecycle they are delivered where they came", () =>
     Effect.gen(function*() {
       const { end, frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void), { includeCommandLifecycle: true })
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void), { includeCommandLifecycle: true })
       yield* offer(lifecycle("queued"), lifecycle("started"))
       yield* offer(assistant("a1"), result("r1"), lifecycle("completed"))
       expect(yield* labels(pull.receiveResponse)).toEqual(["lifecycle:queued", "lifecycle:started", "assistant:a1", "result:r1"])
@@ -213,7 +213,7 @@ describe("messagePull", () => {
   it.scoped("run states the CLI marks sdk_host_only are left out; unmarked ones are delivered", () =>
     Effect.gen(function*() {
       const { end, frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void), { includeCommandLifecycle: true })
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void), { includeCommandLifecycle: true })
       const state = (value: string, hostOnly?: boolean) => ({
         type: "system",
         subtype: "session_state_changed",
@@ -229,7 +229,7 @@ describe("messagePull", () => {
   it.scoped("with includeSessionState the marked run states are delivered too", () =>
     Effect.gen(function*() {
       const { end, frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void), { includeSessionState: true })
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void), { includeSessionState: true })
       const running = { type: "system", subtype: "session_state_changed", state: "running", sdk_host_only: true, session_id: session }
       yield* offer(running, lifecycle("started"), result("r1"))
       yield* end
