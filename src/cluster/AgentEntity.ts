@@ -18,7 +18,7 @@
  */
 import { ClusterSchema, Entity } from "@effect/cluster"
 import type { AlreadyProcessingMessage, MailboxFull, PersistenceError } from "@effect/cluster/ClusterError"
-import type { Sharding } from "@effect/cluster/Sharding"
+import { Sharding } from "@effect/cluster/Sharding"
 import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Rpc } from "@effect/rpc"
@@ -440,7 +440,19 @@ interface Instance<R> {
   readonly fs: FileSystem.FileSystem
   readonly path: Path.Path
   readonly services: Context.Context<R | FileSystem.FileSystem | Path.Path>
-  readonly scope: Scope.Scope
+  /**
+   * The parent of the instance's CLI sessions: forked from the instance's scope when the entity is
+   * built, before the cluster creates the entity's RPC server in that scope, so it closes after the
+   * server has interrupted the requests in flight. A session closed first would fail its turn, and
+   * the failure would be stored as the turn's final reply instead of the turn re-running elsewhere.
+   */
+  readonly sessions: Scope.Scope
+  /**
+   * Whether the runner is stopping. A turn that fails then (its CLI got the stop signal too, say)
+   * waits for the runner to interrupt it, so that it re-runs on the next owner rather than being
+   * stored as failed.
+   */
+  readonly shuttingDown: Effect.Effect<boolean>
   /** The session options given to the layer, without what the entity sets itself. */
   readonly base: Options.Options<R>
 }
@@ -572,7 +584,7 @@ const openSession = <R>(
     const { base, conversationId, guard, sessionId } = instance
     const file = yield* transcriptPath(sessionId, base)
     const resume = yield* prepareTranscript(instance, file)
-    const scope = yield* Scope.fork(instance.scope, ExecutionStrategy.sequential)
+    const scope = yield* Scope.fork(instance.sessions, ExecutionStrategy.sequential)
     // Forked first, so it closes last: the guard forgets the process after it has exited.
     const guardScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
     const sessionOptions: Options.Options<R> = {
@@ -662,6 +674,7 @@ const runTurn = <R>(
     })
     return Stream.unwrap(start).pipe(
       Stream.mapError(toAgentError),
+      Stream.catchAll((error) => Stream.unwrap(Effect.map(instance.shuttingDown, (down) => down ? Stream.never : Stream.fail(error)))),
       Stream.ensuring(Effect.suspend(() => {
         state.busy = false
         state.turnId = null
@@ -735,7 +748,11 @@ const makeInstance = <R>(options: LayerOptions<R>) =>
       fs: yield* FileSystem.FileSystem,
       path: yield* Path.Path,
       services: yield* Effect.context<R | FileSystem.FileSystem | Path.Path>(),
-      scope: yield* Effect.scope,
+      sessions: yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential),
+      shuttingDown: Option.match(yield* Effect.serviceOption(Sharding), {
+        onNone: () => Effect.succeed(false),
+        onSome: (sharding) => sharding.isShutdown
+      }),
       base
     }
     return instance

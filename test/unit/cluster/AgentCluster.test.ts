@@ -2,7 +2,8 @@
 // and the same turn sent twice (what a client does after a failover) read back from the database.
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, Fiber, Layer, Queue, Stream } from "effect"
+import { Sharding } from "@effect/cluster"
+import { Chunk, Context, Deferred, Effect, Exit, Fiber, Layer, Queue, Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -15,7 +16,10 @@ const setup = Effect.gen(function*() {
   yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
   const turns = yield* Queue.unbounded<string>()
   const release = yield* Deferred.make<void>()
-  // Each turn is reported; "wait" turns emit one message, then wait for `release`.
+  const crash = yield* Deferred.make<void>()
+  let crashes = 0
+  // Each turn is reported; "wait" turns emit one message, then wait for `release`; the first
+  // "crash" turn emits one message, then its CLI ends on `crash` (as one stopped with its runner).
   const agent = FakeCli.layerClaudeAgent({
     onUserMessage: (message, cli) =>
       Effect.gen(function*() {
@@ -23,6 +27,10 @@ const setup = Effect.gen(function*() {
         yield* Queue.offer(turns, prompt)
         yield* cli.emit(FakeCli.frames.systemInit())
         if (prompt === "wait") yield* Deferred.await(release)
+        if (prompt === "crash" && crashes++ === 0) {
+          yield* Deferred.await(crash)
+          return yield* cli.exit({ signal: "SIGTERM" })
+        }
         yield* cli.emit(FakeCli.frames.assistantText(`echo: ${prompt}`))
         yield* cli.emit(FakeCli.frames.result(`echo: ${prompt}`))
       })
@@ -31,9 +39,9 @@ const setup = Effect.gen(function*() {
     filename: path.join(dir, "cluster.db"),
     orphanGuard: false, // the fake CLI's pid is made up
     options: { cwd: dir, env: { CLAUDE_CONFIG_DIR: path.join(dir, "config") } },
-    shardingConfig: { entityMessagePollInterval: 200 }
+    shardingConfig: { entityMessagePollInterval: 200, entityTerminationTimeout: 500, shardLockExpiration: 2000 }
   }).pipe(Layer.provide(agent), Layer.provideMerge(NodeContext.layer))
-  return { cluster, turns, release }
+  return { cluster, turns, release, crash }
 })
 
 const types = (messages: Chunk.Chunk<Message.Message>) => Chunk.toArray(messages).map((m) => m.type)
@@ -74,5 +82,70 @@ describe("AgentCluster.layerSqlite", () => {
           .toEqual(["echo: wait"])
         expect(Chunk.toArray(yield* Queue.takeAll(turns))).toEqual([])
       }).pipe(Effect.provide(cluster))
+    }))
+})
+
+describe("AgentCluster.layerSqlite: graceful stop", () => {
+  it.scopedLive("a turn in flight when the process stops is re-run by the next process, never stored as failed", () =>
+    Effect.gen(function*() {
+      const { cluster, release, turns } = yield* setup
+      // The first process: the turn starts, then the process stops (its layer's scope closes) mid-turn.
+      const first = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(cluster, first)
+      const firstMessage = yield* Deferred.make<void>()
+      const original = yield* AgentEntity.send("c3", "wait", { turnId: "t1" }).pipe(
+        Stream.tap(() => Deferred.succeed(firstMessage, undefined)),
+        Stream.runCollect,
+        Effect.provide(context),
+        Effect.fork
+      )
+      yield* Deferred.await(firstMessage)
+      expect(yield* Queue.take(turns)).toBe("wait")
+      yield* Scope.close(first, Exit.void)
+      yield* Fiber.interrupt(original)
+      // The next process on the same file re-runs the turn; the client asks for it by its id.
+      yield* Deferred.succeed(release, undefined)
+      const rerun = yield* Stream.runCollect(AgentEntity.send("c3", "wait", { turnId: "t1" })).pipe(
+        Effect.provide(cluster),
+        Effect.either
+      )
+      expect(rerun._tag).toBe("Right")
+      if (rerun._tag === "Right") {
+        expect(Chunk.toArray(rerun.right).filter(Message.isResult).map((r) => ("result" in r ? r.result : r.subtype)))
+          .toEqual(["echo: wait"])
+      }
+      expect(Chunk.toArray(yield* Queue.takeAll(turns))).toEqual(["wait"])
+    }))
+
+  it.scopedLive("a turn whose CLI ends while the process stops is re-run by the next process, never stored as failed", () =>
+    Effect.gen(function*() {
+      const { cluster, crash, turns } = yield* setup
+      const first = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(cluster, first)
+      const firstMessage = yield* Deferred.make<void>()
+      yield* AgentEntity.send("c4", "crash", { turnId: "t1" }).pipe(
+        Stream.tap(() => Deferred.succeed(firstMessage, undefined)),
+        Stream.runDrain,
+        Effect.provide(context),
+        Effect.fork
+      )
+      yield* Deferred.await(firstMessage)
+      expect(yield* Queue.take(turns)).toBe("crash")
+      // The stop begins; the CLI ends while the runner waits for the turn.
+      const stopping = yield* Effect.fork(Scope.close(first, Exit.void))
+      const sharding = Context.get(context, Sharding.Sharding)
+      yield* sharding.isShutdown.pipe(Effect.repeat({ until: (down) => down }))
+      yield* Deferred.succeed(crash, undefined)
+      yield* Fiber.join(stopping)
+      const rerun = yield* Stream.runCollect(AgentEntity.send("c4", "crash", { turnId: "t1" })).pipe(
+        Effect.provide(cluster),
+        Effect.either
+      )
+      expect(rerun._tag).toBe("Right")
+      if (rerun._tag === "Right") {
+        expect(Chunk.toArray(rerun.right).filter(Message.isResult).map((r) => ("result" in r ? r.result : r.subtype)))
+          .toEqual(["echo: crash"])
+      }
+      expect(Chunk.toArray(yield* Queue.takeAll(turns))).toEqual(["crash"])
     }))
 })
