@@ -34,7 +34,6 @@ import {
   Option,
   ParseResult,
   Predicate,
-  Random,
   Schedule,
   Schema,
   Scope,
@@ -49,7 +48,7 @@ import * as Message from "../schema/Message.js"
 import type * as Options from "../schema/Options.js"
 import type { SdkError } from "../SdkError.js"
 import { transcriptPath } from "./internal/transcriptFile.js"
-import { v5 } from "./internal/uuid.js"
+import { defaultNamespace, v4, v5 } from "./internal/uuid.js"
 import { OrphanGuard, type OrphanGuardShape } from "./OrphanGuard.js"
 import { TranscriptStore, type TranscriptStoreError, type TranscriptStoreShape } from "./TranscriptStore.js"
 
@@ -352,23 +351,24 @@ export const AgentEntity = Entity.make("AgentSession", [
   AnswerPermission
 ])
 
-const NAMESPACE = "6f2c3b1e-1d0a-4a8e-9a55-2f9a3c1d7e40"
-
 /**
- * The CLI session id of a conversation: a name-based (version 5) UUID of the conversation id, the
- * same on every runner.
+ * The CLI session id of a conversation: a name-based (version 5) UUID of the conversation id in
+ * the namespace of the conversation's store (`TranscriptStoreShape.namespace`), the same on every
+ * runner of a cluster. Two stores (two databases, a fresh one, two applications on one machine)
+ * give a conversation id different session ids, so they never read each other's transcripts.
  *
  * @example
  * ```ts
- * import { AgentEntity } from "effect-claude-agent/cluster"
+ * import { Effect } from "effect"
+ * import { AgentEntity, TranscriptStore } from "effect-claude-agent/cluster"
  *
- * const sessionId = AgentEntity.sessionIdFor("user-42") // the same UUID every time
+ * const sessionId = Effect.map(TranscriptStore.TranscriptStore, (store) => AgentEntity.sessionIdFor("user-42", store.namespace))
  * ```
  *
  * @since 0.1.0
  * @category utils
  */
-export const sessionIdFor = (conversationId: string): string => v5(NAMESPACE, conversationId)
+export const sessionIdFor = (conversationId: string, namespace: string): string => v5(namespace, conversationId)
 
 // ---------------------------------------------------------------------------------------------
 // Behaviour
@@ -417,6 +417,12 @@ export interface LayerOptions<R = never> {
   readonly maxIdleTime?: Duration.DurationInput | undefined
   /** Requests that may wait per conversation. Default: the cluster's (4096). */
   readonly mailboxCapacity?: number | undefined
+  /**
+   * Names this application's conversations within its store, for applications that share a store
+   * (or, with `TranscriptStore.layerLocal`, a machine): session ids are derived from it and the
+   * store's namespace. Default: the store's namespace alone.
+   */
+  readonly namespace?: string | undefined
 }
 
 interface Live {
@@ -547,7 +553,9 @@ const prepareTranscript = <R>(instance: Instance<R>, file: string) =>
       }
       return true
     }
-    if (Option.isSome(local) && local.value.length > 0) return true
+    // A store that keeps transcripts knows every conversation it has: a local file it does not
+    // know belongs to a conversation deleted from it, or to another store's.
+    if (!store.durable && Option.isSome(local) && local.value.length > 0) return true
     if (Option.isSome(local)) yield* fs.remove(file)
     // Started: until a turn completes, a later instance starts the conversation afresh.
     yield* store.save(sessionId, "")
@@ -732,6 +740,9 @@ const controlHandlers = <R>(instance: Instance<R>, state: Conversation) => ({
     }))
 })
 
+const namespaceOf = (store: TranscriptStoreShape, name: string | undefined) =>
+  name === undefined ? store.namespace : v5(store.namespace, name)
+
 // The instance's environment, read from the entity's context.
 const makeInstance = <R>(options: LayerOptions<R>) =>
   Effect.gen(function*() {
@@ -739,11 +750,12 @@ const makeInstance = <R>(options: LayerOptions<R>) =>
     const conversationId = address.entityId
     const given = typeof options.options === "function" ? options.options(conversationId) : options.options ?? {}
     const { continue: _continue, forkSession: _fork, resume: _resume, sessionId: _sessionId, ...base } = given
+    const store = yield* TranscriptStore
     const instance: Instance<R> = {
       conversationId,
-      sessionId: sessionIdFor(conversationId),
+      sessionId: sessionIdFor(conversationId, namespaceOf(store, options.namespace)),
       agent: yield* ClaudeAgent.ClaudeAgent,
-      store: yield* TranscriptStore,
+      store,
       guard: yield* Effect.serviceOption(OrphanGuard),
       fs: yield* FileSystem.FileSystem,
       path: yield* Path.Path,
@@ -816,14 +828,6 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
 // Client helpers
 // ---------------------------------------------------------------------------------------------
 
-const randomUuid = Effect.gen(function*() {
-  const bytes = yield* Effect.forEach(Array.from({ length: 16 }), () => Random.nextIntBetween(0, 256))
-  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x40
-  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80
-  const h = bytes.map((b) => b.toString(16).padStart(2, "0")).join("")
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
-})
-
 /**
  * What `send` can fail with: the turn's `AgentError`, or the cluster's own failures.
  *
@@ -865,6 +869,6 @@ export const send = (
 ): Stream.Stream<Message.Message, SendError, Sharding> =>
   Stream.unwrap(Effect.gen(function*() {
     const client = yield* AgentEntity.client
-    const turnId = options.turnId ?? (yield* randomUuid)
+    const turnId = options.turnId ?? (yield* v4)
     return client(conversationId).Send({ turnId, prompt })
   }))
