@@ -31,6 +31,8 @@ import {
   Either,
   ExecutionStrategy,
   Exit,
+  Fiber,
+  Mailbox,
   Option,
   ParseResult,
   Predicate,
@@ -423,6 +425,14 @@ export interface LayerOptions<R = never> {
    * store's namespace. Default: the store's namespace alone.
    */
   readonly namespace?: string | undefined
+  /**
+   * How long the reply of a completed turn waits for a client to read it to its end (a client
+   * acknowledges each chunk it receives) before the request is ended; its messages stay stored
+   * for a client that asks again with the same turn id. A client that went away, or stopped
+   * reading at the `result`, holds nothing up meanwhile: the conversation's next turns run.
+   * Default 30 seconds.
+   */
+  readonly replyTimeout?: Duration.DurationInput | undefined
 }
 
 interface Live {
@@ -459,6 +469,8 @@ interface Instance<R> {
    * stored as failed.
    */
   readonly shuttingDown: Effect.Effect<boolean>
+  /** How long a completed turn's reply waits for its client before the request is ended. */
+  readonly replyTimeout: Duration.Duration
   /** The session options given to the layer, without what the entity sets itself. */
   readonly base: Options.Options<R>
 }
@@ -632,17 +644,16 @@ const observe = (state: Conversation, message: Message.Message) => {
   }
 }
 
-// One `Send`: the prompt sent on the conversation's session (opened if need be), its messages up
-// to the `result`, the transcript mirrored to the store before the `result` is passed on.
-const runTurn = <R>(
+// A turn's messages: the prompt sent on the conversation's session (opened if need be), its
+// messages up to the `result`, the transcript mirrored to the store before the `result` is
+// passed on.
+const turnMessages = <R>(
   instance: Instance<R>,
   state: Conversation,
   ensureOpen: Effect.Effect<Live, SdkError | TranscriptStoreError | PlatformError>,
   request: Entity.Request<typeof Send>
 ): Stream.Stream<Message.Message, AgentError> =>
   Stream.suspend(() => {
-    // The first attempt's `result` reached the client, only the end of the reply was lost.
-    if (Option.exists(request.lastSentChunkValue, Message.isResult)) return Stream.empty
     let current: Live | undefined
     let completed = false
     let lastAssistant: string | undefined
@@ -650,11 +661,6 @@ const runTurn = <R>(
       Stream.Stream<Message.Message, AgentSession.MessageError | TranscriptStoreError | PlatformError>,
       SdkError | TranscriptStoreError | PlatformError
     > = Effect.gen(function*() {
-      if (Option.isSome(request.lastSentChunk)) {
-        yield* Effect.logInfo("AgentEntity: re-running a turn whose runner stopped").pipe(
-          Effect.annotateLogs({ conversationId: instance.conversationId, turnId: request.payload.turnId })
-        )
-      }
       current = yield* ensureOpen
       state.busy = true
       state.turnId = request.payload.turnId
@@ -682,13 +688,103 @@ const runTurn = <R>(
     })
     return Stream.unwrap(start).pipe(
       Stream.mapError(toAgentError),
-      Stream.catchAll((error) => Stream.unwrap(Effect.map(instance.shuttingDown, (down) => down ? Stream.never : Stream.fail(error)))),
       Stream.ensuring(Effect.suspend(() => {
         state.busy = false
         state.turnId = null
         return current !== undefined && !completed ? drop(state, current) : Effect.void
       }))
     )
+  })
+
+/**
+ * What a reply carries first when its turn is run again after its runner stopped, if the client
+ * had read part of the earlier attempt: from here on, the messages are the new attempt's (see
+ * `isRetry`). On the wire: `{ type: "system", subtype: "turn_retry", turn_id, reason }`; it reads
+ * back as a `Message` of type `"unknown"` whose `raw` is that object.
+ */
+const retryMarker = (turnId: string): Message.Message => ({
+  type: "unknown",
+  raw: { type: "system", subtype: "turn_retry", turn_id: turnId, reason: "runner_stopped" }
+})
+
+/**
+ * Whether a message of a `Send` reply marks a new attempt of the turn: its runner stopped
+ * mid-turn, the next owner runs the turn again from its prompt, and the messages before the mark
+ * belong to an attempt that never completed. A client showing the reply as it streams should
+ * discard what it showed of the earlier attempt (the new attempt starts with a new `system/init`).
+ *
+ * @example
+ * ```ts
+ * import { Stream } from "effect"
+ * import { Message } from "effect-claude-agent"
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * // The assistant text of the attempt that completed.
+ * const finalText = (conversationId: string, prompt: string) =>
+ *   AgentEntity.send(conversationId, prompt).pipe(
+ *     Stream.runFold([] as Array<string>, (texts, m) =>
+ *       AgentEntity.isRetry(m) ? [] : Message.isAssistant(m) ? [...texts, Message.assistantText(m)] : texts
+ *     )
+ *   )
+ * ```
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isRetry = (message: Message.Message): boolean =>
+  message.type === "unknown" && Predicate.isRecord(message.raw) && message.raw.type === "system" &&
+  message.raw.subtype === "turn_retry"
+
+// One `Send`. The turn runs in a fiber of its own, one turn of the conversation at a time
+// (`turnLock`), into a mailbox the reply streams from: a reply waits for its client to
+// acknowledge each chunk, and a client that stops reading (it went away, or stopped at the
+// `result`) must hold up neither the turn nor the conversation's next ones. Once the turn is over,
+// its reply has `replyTimeout` to be read to its end before the request is ended (interrupted:
+// its messages stay stored for a client that asks again with the same turn id).
+const runTurn = <R>(
+  instance: Instance<R>,
+  state: Conversation,
+  ensureOpen: Effect.Effect<Live, SdkError | TranscriptStoreError | PlatformError>,
+  turnLock: Effect.Semaphore,
+  request: Entity.Request<typeof Send>
+): Stream.Stream<Message.Message, AgentError> =>
+  Stream.suspend(() => {
+    // The first attempt's `result` reached the client, only the end of the reply was lost.
+    if (Option.exists(request.lastSentChunkValue, Message.isResult)) return Stream.empty
+    return Stream.unwrapScoped(Effect.gen(function*() {
+      const { conversationId, replyTimeout, shuttingDown } = instance
+      const turnId = request.payload.turnId
+      const requestFiber = yield* Effect.withFiberRuntime<Fiber.RuntimeFiber<unknown, unknown>>((fiber) =>
+        Effect.succeed(fiber)
+      )
+      const scope = yield* Effect.scope
+      const mailbox = yield* Mailbox.make<Message.Message, AgentError>()
+      if (Option.isSome(request.lastSentChunk)) {
+        yield* Effect.logInfo("AgentEntity: re-running a turn whose runner stopped").pipe(
+          Effect.annotateLogs({ conversationId, turnId })
+        )
+        yield* mailbox.offer(retryMarker(turnId))
+      }
+      const unread = Effect.sleep(replyTimeout).pipe(
+        Effect.zipRight(Effect.logInfo("AgentEntity: no client read the end of a turn's reply; request ended").pipe(
+          Effect.annotateLogs({ conversationId, turnId })
+        )),
+        Effect.zipRight(Fiber.interruptFork(requestFiber)),
+        Effect.forkIn(scope),
+        Effect.asVoid
+      )
+      yield* turnMessages(instance, state, ensureOpen, request).pipe(
+        Stream.runForEachChunk((chunk) => mailbox.offerAll(chunk)),
+        Effect.zipRight(mailbox.end),
+        // A turn that fails while the runner stops (its CLI got the stop signal too, say) waits
+        // for the runner to interrupt it: it re-runs on the next owner instead of being stored as failed.
+        Effect.catchAll((error) => Effect.flatMap(shuttingDown, (down) => down ? Effect.never : mailbox.fail(error))),
+        turnLock.withPermits(1),
+        Effect.zipRight(unread),
+        Effect.forkIn(scope)
+      )
+      return Mailbox.toStream(mailbox)
+    }))
   })
 
 // The volatile RPCs: they act on the session that is open, if any, and on what the next one
@@ -761,6 +857,7 @@ const makeInstance = <R>(options: LayerOptions<R>) =>
       path: yield* Path.Path,
       services: yield* Effect.context<R | FileSystem.FileSystem | Path.Path>(),
       sessions: yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential),
+      replyTimeout: Duration.decode(options.replyTimeout ?? "30 seconds"),
       shuttingDown: Option.match(yield* Effect.serviceOption(Sharding), {
         onNone: () => Effect.succeed(false),
         onSome: (sharding) => sharding.isShutdown
@@ -810,15 +907,18 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
       }
       const canUseTool = permissionsFor(state, options, instance.base.canUseTool)
       const openLock = yield* Effect.makeSemaphore(1)
+      const turnLock = yield* Effect.makeSemaphore(1)
       const ensureOpen = openLock.withPermits(1)(
         Effect.suspend(() => state.live !== undefined ? Effect.succeed(state.live) : openSession(instance, state, canUseTool))
       )
       return AgentEntity.of({
-        Send: (request) => runTurn(instance, state, ensureOpen, request),
+        Send: (request) => runTurn(instance, state, ensureOpen, turnLock, request),
         ...controlHandlers(instance, state)
       })
     }),
     {
+      // Turns take `turnLock` in the order they arrive; a reply waiting for its client holds no slot.
+      concurrency: "unbounded",
       ...(options.maxIdleTime === undefined ? {} : { maxIdleTime: options.maxIdleTime }),
       ...(options.mailboxCapacity === undefined ? {} : { mailboxCapacity: options.mailboxCapacity })
     }

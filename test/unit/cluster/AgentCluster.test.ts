@@ -113,6 +113,10 @@ describe("AgentCluster.layerSqlite: graceful stop", () => {
       if (rerun._tag === "Right") {
         expect(Chunk.toArray(rerun.right).filter(Message.isResult).map((r) => ("result" in r ? r.result : r.subtype)))
           .toEqual(["echo: wait"])
+        // The client had read the first attempt's first message: the new attempt is marked.
+        const read = Chunk.toArray(rerun.right)
+        expect(read.filter(AgentEntity.isRetry)).toHaveLength(1)
+        expect(read.slice(read.findIndex(AgentEntity.isRetry) + 1).map((m) => m.type)).toEqual(["system", "assistant", "result"])
       }
       expect(Chunk.toArray(yield* Queue.takeAll(turns))).toEqual(["wait"])
     }))
@@ -147,5 +151,65 @@ describe("AgentCluster.layerSqlite: graceful stop", () => {
           .toEqual(["echo: crash"])
       }
       expect(Chunk.toArray(yield* Queue.takeAll(turns))).toEqual(["crash"])
+    }))
+
+  it.scopedLive("a turn re-run with no client to read it does not hold up the conversation's next turn", () =>
+    Effect.gen(function*() {
+      const { cluster, release, turns } = yield* setup
+      const first = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(cluster, first)
+      const firstMessage = yield* Deferred.make<void>()
+      yield* AgentEntity.send("c5", "wait", { turnId: "t1" }).pipe(
+        Stream.tap(() => Deferred.succeed(firstMessage, undefined)),
+        Stream.runDrain,
+        Effect.provide(context),
+        Effect.fork
+      )
+      yield* Deferred.await(firstMessage)
+      expect(yield* Queue.take(turns)).toBe("wait")
+      yield* Scope.close(first, Exit.void)
+      yield* Deferred.succeed(release, undefined)
+      // The application knows nothing of turn t1: it sends the next prompt, with a new turn id.
+      const next = yield* AgentEntity.send("c5", "next").pipe(
+        Stream.runCollect,
+        Effect.timeout("20 seconds"),
+        Effect.provide(cluster)
+      )
+      expect(Chunk.toArray(next).filter(Message.isResult).map((r) => ("result" in r ? r.result : r.subtype)))
+        .toEqual(["echo: next"])
+      expect(Chunk.toArray(yield* Queue.takeAll(turns))).toEqual(["wait", "next"])
+    }))
+})
+
+describe("AgentCluster.layerSqlite: clients that stop reading", () => {
+  it.scopedLive("a client that stops at the result does not hold up the conversation's next turn", () =>
+    Effect.gen(function*() {
+      const { cluster, turns } = yield* setup
+      yield* Effect.gen(function*() {
+        const head = yield* AgentEntity.send("c6", "first").pipe(Stream.filter(Message.isResult), Stream.runHead)
+        expect(head._tag).toBe("Some")
+        const next = yield* AgentEntity.send("c6", "second").pipe(Stream.runCollect, Effect.timeout("20 seconds"))
+        expect(types(next)).toEqual(["system", "assistant", "result"])
+        expect(Chunk.toArray(yield* Queue.takeAll(turns))).toEqual(["first", "second"])
+      }).pipe(Effect.provide(cluster))
+    }))
+
+  it.scopedLive("a client that goes away mid-turn does not hold up the conversation's next turn", () =>
+    Effect.gen(function*() {
+      const { cluster, release, turns } = yield* setup
+      yield* Effect.gen(function*() {
+        const firstMessage = yield* Deferred.make<void>()
+        const gone = yield* AgentEntity.send("c7", "wait").pipe(
+          Stream.tap(() => Deferred.succeed(firstMessage, undefined)),
+          Stream.runDrain,
+          Effect.fork
+        )
+        yield* Deferred.await(firstMessage)
+        yield* Fiber.interrupt(gone)
+        yield* Deferred.succeed(release, undefined)
+        const next = yield* AgentEntity.send("c7", "after").pipe(Stream.runCollect, Effect.timeout("20 seconds"))
+        expect(types(next)).toEqual(["system", "assistant", "result"])
+        expect(Chunk.toArray(yield* Queue.takeAll(turns))).toEqual(["wait", "after"])
+      }).pipe(Effect.provide(cluster))
     }))
 })
