@@ -644,6 +644,33 @@ const observe = (state: Conversation, message: Message.Message) => {
   }
 }
 
+// The last completed turn of a conversation, kept in the store beside its transcript: a turn that
+// completed on a runner that stopped before its client had read the whole reply is run again by
+// the next owner, which must not send the prompt a second time (the transcript has the turn).
+const LastTurn = Schema.parseJson(Schema.Struct({ turnId: Schema.String, messages: Schema.Array(MessageWire) }))
+const lastTurnKey = (instance: { readonly sessionId: string }) => v5(instance.sessionId, "last-turn")
+
+const saveLastTurn = <R>(instance: Instance<R>, turnId: string, messages: ReadonlyArray<Message.Message>) =>
+  Schema.encode(LastTurn)({ turnId, messages }).pipe(
+    Effect.orDie,
+    Effect.flatMap((json) => instance.store.save(lastTurnKey(instance), json).pipe(Effect.retry(mirrorRetry)))
+  )
+
+// The messages of `turnId` that its client has not read, if it is the conversation's last completed turn.
+const unreadOfCompleted = <R>(instance: Instance<R>, request: Entity.Request<typeof Send>) =>
+  instance.store.load(lastTurnKey(instance)).pipe(
+    Effect.map(Option.flatMap((json) => Either.getRight(Schema.decodeEither(LastTurn)(json)))),
+    Effect.map(Option.filter((last) => last.turnId === request.payload.turnId)),
+    Effect.map(Option.map(({ messages }) => {
+      const sent = Option.map(request.lastSentChunkValue, (m) => JSON.stringify(Schema.encodeSync(MessageWire)(m)))
+      const at = Option.match(sent, {
+        onNone: () => -1,
+        onSome: (json) => messages.findIndex((m) => JSON.stringify(Schema.encodeSync(MessageWire)(m)) === json)
+      })
+      return messages.slice(at + 1)
+    }))
+  )
+
 // A turn's messages: the prompt sent on the conversation's session (opened if need be), its
 // messages up to the `result`, the transcript mirrored to the store before the `result` is
 // passed on.
@@ -657,6 +684,7 @@ const turnMessages = <R>(
     let current: Live | undefined
     let completed = false
     let lastAssistant: string | undefined
+    const messages: Array<Message.Message> = []
     const start: Effect.Effect<
       Stream.Stream<Message.Message, AgentSession.MessageError | TranscriptStoreError | PlatformError>,
       SdkError | TranscriptStoreError | PlatformError
@@ -670,12 +698,14 @@ const turnMessages = <R>(
         Stream.tap((message) =>
           Effect.sync(() => {
             observe(state, message)
+            messages.push(message)
             if (Message.isAssistant(message) && message.uuid !== undefined) lastAssistant = message.uuid
           })
         ),
         Stream.mapEffect((message): Effect.Effect<Message.Message, TranscriptStoreError | PlatformError> =>
           Message.isResult(message)
             ? mirror(instance, session, lastAssistant).pipe(
+              Effect.zipRight(saveLastTurn(instance, request.payload.turnId, messages)),
               Effect.zipRight(Effect.sync(() => {
                 completed = true
                 state.turns++
@@ -760,6 +790,8 @@ const runTurn = <R>(
       const scope = yield* Effect.scope
       const mailbox = yield* Mailbox.make<Message.Message, AgentError>()
       if (Option.isSome(request.lastSentChunk)) {
+        const unread = yield* unreadOfCompleted(instance, request).pipe(Effect.mapError(toAgentError))
+        if (Option.isSome(unread)) return Stream.fromIterable(unread.value)
         yield* Effect.logInfo("AgentEntity: re-running a turn whose runner stopped").pipe(
           Effect.annotateLogs({ conversationId, turnId })
         )

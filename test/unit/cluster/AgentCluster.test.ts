@@ -3,7 +3,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Sharding } from "@effect/cluster"
-import { Chunk, Context, Deferred, Effect, Exit, Fiber, Layer, Queue, Scope, Stream } from "effect"
+import { Chunk, Context, Deferred, Effect, Exit, Fiber, Layer, Queue, Schedule, Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -178,6 +178,45 @@ describe("AgentCluster.layerSqlite: graceful stop", () => {
       expect(Chunk.toArray(next).filter(Message.isResult).map((r) => ("result" in r ? r.result : r.subtype)))
         .toEqual(["echo: next"])
       expect(Chunk.toArray(yield* Queue.takeAll(turns))).toEqual(["wait", "next"])
+    }))
+
+  it.scopedLive("a turn that completed before a stop, its reply unread, is not run again by the next process", () =>
+    Effect.gen(function*() {
+      const { cluster, release, turns } = yield* setup
+      const stopDuringTurn = Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(cluster, scope)
+        return { context, stop: Scope.close(scope, Exit.void) }
+      })
+      // 1. The turn starts, its client reads a message, the process stops.
+      const one = yield* stopDuringTurn
+      const firstMessage = yield* Deferred.make<void>()
+      yield* AgentEntity.send("c8", "wait", { turnId: "t1" }).pipe(
+        Stream.tap(() => Deferred.succeed(firstMessage, undefined)),
+        Stream.runDrain,
+        Effect.provide(one.context),
+        Effect.fork
+      )
+      yield* Deferred.await(firstMessage)
+      expect(yield* Queue.take(turns)).toBe("wait")
+      yield* one.stop
+      // 2. The next process re-runs it to its end, but no client reads the reply; it stops too.
+      yield* Deferred.succeed(release, undefined)
+      const two = yield* stopDuringTurn
+      expect(yield* Queue.take(turns)).toBe("wait")
+      const status = Effect.flatMap(AgentEntity.AgentEntity.client, (client) => client("c8").Status())
+      yield* status.pipe(
+        Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: (s) => s.turns === 1 }),
+        Effect.provide(two.context)
+      )
+      yield* two.stop
+      // 3. The third process hands the stored reply over instead of sending the prompt again.
+      const read = yield* Stream.runCollect(AgentEntity.send("c8", "wait", { turnId: "t1" })).pipe(
+        Effect.provide(cluster)
+      )
+      expect(Chunk.toArray(read).filter(Message.isResult).map((r) => ("result" in r ? r.result : r.subtype)))
+        .toEqual(["echo: wait"])
+      expect(Chunk.toArray(yield* Queue.takeAll(turns))).toEqual([])
     }))
 })
 
