@@ -88,6 +88,8 @@ describe("cluster on PostgreSQL: a rolling restart", () => {
       yield* Effect.log(`restarted: A ${a.address} -> ${a2.address}, B ${b.address} -> ${b2.address}`)
 
       const secondReplies = yield* Effect.forEach(second, Fiber.join)
+      const reruns = (yield* model.mainRequests).filter((r) => ScriptedModel.lastUserText(r).includes("turn 2 of ")).length
+      yield* Effect.log(`second turns: ${reruns} model requests for ${conversations.length} turns`)
       expect(secondReplies.map(results)).toEqual(conversations.map((id) => [slowAnswer(id)]))
       // Whatever a client had read of an attempt cut short is marked as such.
       for (const reply of secondReplies) {
@@ -96,14 +98,20 @@ describe("cluster on PostgreSQL: a rolling restart", () => {
         expect(attempt.filter(Message.isSystemInit)).toHaveLength(1)
       }
 
-      // Third turns: each conversation holds its first two turns exactly once.
+      // Third turns, once the new runners share the conversations: each conversation holds its
+      // first two turns exactly once.
+      yield* eventually(Effect.filterOrFail(placement, (at) => new Set(at).size === 2), {
+        within: "30 seconds",
+        describe: () => "the conversations never spread over the restarted runners"
+      })
       const third = yield* Effect.forEach(conversations, (id) => turn(3, id), { concurrency: "unbounded" })
       expect(third.map(results)).toEqual(conversations.map((id) => [answer(3, id)]))
       const requests = yield* model.mainRequests
       for (const id of conversations) {
+        // The request that completed the turn (a shard still moving can cut an earlier one short).
         const r = requests.filter((r) => ScriptedModel.lastUserText(r).includes(prompt(3, id)))
-        expect(r.length).toBe(1)
-        const text = r.map((x) => JSON.stringify(x.messages)).join("")
+        expect(r.length).toBeGreaterThanOrEqual(1)
+        const text = JSON.stringify(r[r.length - 1]?.messages)
         for (const piece of [prompt(1, id), answer(1, id), prompt(2, id), answer(2, id)]) {
           expect(text.split(piece).length - 1).toBe(1)
         }
