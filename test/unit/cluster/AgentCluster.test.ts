@@ -7,11 +7,11 @@ import { Chunk, Context, Deferred, Effect, Exit, Fiber, Layer, Queue, Schedule, 
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Message } from "effect-claude-agent"
+import { Message, Permission } from "effect-claude-agent"
 import { AgentCluster, AgentEntity } from "effect-claude-agent/cluster"
 import { FakeCli } from "effect-claude-agent/testing"
 
-const setup = Effect.gen(function*() {
+const setupWith = (entity: Pick<AgentEntity.LayerOptions, "askClient">) => Effect.gen(function*() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-cluster-"))
   yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
   const turns = yield* Queue.unbounded<string>()
@@ -19,7 +19,8 @@ const setup = Effect.gen(function*() {
   const crash = yield* Deferred.make<void>()
   let crashes = 0
   // Each turn is reported; "wait" turns emit one message, then wait for `release`; the first
-  // "crash" turn emits one message, then its CLI ends on `crash` (as one stopped with its runner).
+  // "crash" turn emits one message, then its CLI ends on `crash` (as one stopped with its runner);
+  // "tool" turns ask permission to run Bash first.
   const agent = FakeCli.layerClaudeAgent({
     onUserMessage: (message, cli) =>
       Effect.gen(function*() {
@@ -27,6 +28,15 @@ const setup = Effect.gen(function*() {
         yield* Queue.offer(turns, prompt)
         yield* cli.emit(FakeCli.frames.systemInit())
         if (prompt === "wait") yield* Deferred.await(release)
+        if (prompt === "tool") {
+          yield* cli.requestRaw({
+            subtype: "can_use_tool",
+            tool_name: "Bash",
+            input: { command: "ls" },
+            tool_use_id: "toolu_1",
+            permission_suggestions: []
+          })
+        }
         if (prompt === "crash" && crashes++ === 0) {
           yield* Deferred.await(crash)
           return yield* cli.exit({ signal: "SIGTERM" })
@@ -36,6 +46,7 @@ const setup = Effect.gen(function*() {
       })
   })
   const cluster = AgentCluster.layerSqlite({
+    ...entity,
     filename: path.join(dir, "cluster.db"),
     orphanGuard: false, // the fake CLI's pid is made up
     options: { cwd: dir, env: { CLAUDE_CONFIG_DIR: path.join(dir, "config") } },
@@ -43,6 +54,8 @@ const setup = Effect.gen(function*() {
   }).pipe(Layer.provide(agent), Layer.provideMerge(NodeContext.layer))
   return { cluster, turns, release, crash }
 })
+
+const setup = setupWith({})
 
 const types = (messages: Chunk.Chunk<Message.Message>) => Chunk.toArray(messages).map((m) => m.type)
 
@@ -217,6 +230,31 @@ describe("AgentCluster.layerSqlite: graceful stop", () => {
       expect(Chunk.toArray(read).filter(Message.isResult).map((r) => ("result" in r ? r.result : r.subtype)))
         .toEqual(["echo: wait"])
       expect(Chunk.toArray(yield* Queue.takeAll(turns))).toEqual([])
+    }))
+
+  it.scopedLive("a stop during a permission wait: the turn is re-run by the next process, which asks again", () =>
+    Effect.gen(function*() {
+      const { cluster, turns } = yield* setupWith({ askClient: true })
+      const conversation = Effect.map(AgentEntity.AgentEntity.client, (client) => client("c9"))
+      const pending = Effect.flatMap(conversation, (c) => c.Status()).pipe(
+        Effect.filterOrFail((s) => s.pendingPermissions.length > 0, () => "no pending permission yet"),
+        Effect.retry(Schedule.spaced("20 millis"))
+      )
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(cluster, scope)
+      yield* AgentEntity.send("c9", "tool", { turnId: "t1" }).pipe(Stream.runDrain, Effect.provide(context), Effect.fork)
+      expect((yield* Effect.provide(pending, context)).pendingPermissions.map((p) => p.toolName)).toEqual(["Bash"])
+      yield* Scope.close(scope, Exit.void)
+      yield* Effect.gen(function*() {
+        const waiting = yield* pending
+        const answered = yield* Effect.flatMap(conversation, (c) =>
+          c.AnswerPermission({ toolUseId: waiting.pendingPermissions[0]?.toolUseId ?? "", result: Permission.allow() }))
+        expect(answered).toBe(true)
+        const read = yield* Stream.runCollect(AgentEntity.send("c9", "tool", { turnId: "t1" }))
+        expect(Chunk.toArray(read).filter(Message.isResult).map((r) => ("result" in r ? r.result : r.subtype)))
+          .toEqual(["echo: tool"])
+      }).pipe(Effect.provide(cluster))
+      expect(Chunk.toArray(yield* Queue.takeAll(turns))).toEqual(["tool", "tool"])
     }))
 })
 
