@@ -99,7 +99,7 @@ export const runCluster = (options: Options.Options, write: (text: string) => vo
     const { later, storedBytes } = yield* Effect.gen(function*() {
       const later = yield* turn(write, conversationId, prompt)
       const store = yield* TranscriptStore.TranscriptStore
-      const stored = yield* store.load(AgentEntity.sessionIdFor(conversationId))
+      const stored = yield* store.load(AgentEntity.sessionIdFor(conversationId, store.namespace))
       return { later, storedBytes: Option.match(stored, { onNone: () => 0, onSome: (t) => t.length }) }
     }).pipe(Effect.provide(clusterOn(filename, options)))
     write(`[${conversationId}] transcript in the database: ${storedBytes} bytes\n`)

@@ -378,6 +378,9 @@ export const layerSocketRunner = (
     Layer.provideMerge(socketStorage(options.prefix)),
     Layer.provide([layerSocketServer(options.host), layerClientProtocol]),
     Layer.provide(ShardingConfig.layer({
+      // A turn sent before its client knows which runner owns the conversation (a client's first
+      // send) waits for this poll: 1 s rather than the cluster's 10 s, for one query a second.
+      entityMessagePollInterval: 1000,
       ...options.shardingConfig,
       runnerAddress: Option.some(RunnerAddress.make(options.host, options.port))
     })),

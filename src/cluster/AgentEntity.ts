@@ -18,7 +18,7 @@
  */
 import { ClusterSchema, Entity } from "@effect/cluster"
 import type { AlreadyProcessingMessage, MailboxFull, PersistenceError } from "@effect/cluster/ClusterError"
-import type { Sharding } from "@effect/cluster/Sharding"
+import { Sharding } from "@effect/cluster/Sharding"
 import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Rpc } from "@effect/rpc"
@@ -31,10 +31,11 @@ import {
   Either,
   ExecutionStrategy,
   Exit,
+  Fiber,
+  Mailbox,
   Option,
   ParseResult,
   Predicate,
-  Random,
   Schedule,
   Schema,
   Scope,
@@ -49,7 +50,7 @@ import * as Message from "../schema/Message.js"
 import type * as Options from "../schema/Options.js"
 import type { SdkError } from "../SdkError.js"
 import { transcriptPath } from "./internal/transcriptFile.js"
-import { v5 } from "./internal/uuid.js"
+import { defaultNamespace, v4, v5 } from "./internal/uuid.js"
 import { OrphanGuard, type OrphanGuardShape } from "./OrphanGuard.js"
 import { TranscriptStore, type TranscriptStoreError, type TranscriptStoreShape } from "./TranscriptStore.js"
 
@@ -352,23 +353,24 @@ export const AgentEntity = Entity.make("AgentSession", [
   AnswerPermission
 ])
 
-const NAMESPACE = "6f2c3b1e-1d0a-4a8e-9a55-2f9a3c1d7e40"
-
 /**
- * The CLI session id of a conversation: a name-based (version 5) UUID of the conversation id, the
- * same on every runner.
+ * The CLI session id of a conversation: a name-based (version 5) UUID of the conversation id in
+ * the namespace of the conversation's store (`TranscriptStoreShape.namespace`), the same on every
+ * runner of a cluster. Two stores (two databases, a fresh one, two applications on one machine)
+ * give a conversation id different session ids, so they never read each other's transcripts.
  *
  * @example
  * ```ts
- * import { AgentEntity } from "effect-claude-agent/cluster"
+ * import { Effect } from "effect"
+ * import { AgentEntity, TranscriptStore } from "effect-claude-agent/cluster"
  *
- * const sessionId = AgentEntity.sessionIdFor("user-42") // the same UUID every time
+ * const sessionId = Effect.map(TranscriptStore.TranscriptStore, (store) => AgentEntity.sessionIdFor("user-42", store.namespace))
  * ```
  *
  * @since 0.1.0
  * @category utils
  */
-export const sessionIdFor = (conversationId: string): string => v5(NAMESPACE, conversationId)
+export const sessionIdFor = (conversationId: string, namespace: string): string => v5(namespace, conversationId)
 
 // ---------------------------------------------------------------------------------------------
 // Behaviour
@@ -417,6 +419,20 @@ export interface LayerOptions<R = never> {
   readonly maxIdleTime?: Duration.DurationInput | undefined
   /** Requests that may wait per conversation. Default: the cluster's (4096). */
   readonly mailboxCapacity?: number | undefined
+  /**
+   * Names this application's conversations within its store, for applications that share a store
+   * (or, with `TranscriptStore.layerLocal`, a machine): session ids are derived from it and the
+   * store's namespace. Default: the store's namespace alone.
+   */
+  readonly namespace?: string | undefined
+  /**
+   * How long the reply of a completed turn waits for a client to read it to its end (a client
+   * acknowledges each chunk it receives) before the request is ended; its messages stay stored
+   * for a client that asks again with the same turn id. A client that went away, or stopped
+   * reading at the `result`, holds nothing up meanwhile: the conversation's next turns run.
+   * Default 30 seconds.
+   */
+  readonly replyTimeout?: Duration.DurationInput | undefined
 }
 
 interface Live {
@@ -440,7 +456,21 @@ interface Instance<R> {
   readonly fs: FileSystem.FileSystem
   readonly path: Path.Path
   readonly services: Context.Context<R | FileSystem.FileSystem | Path.Path>
-  readonly scope: Scope.Scope
+  /**
+   * The parent of the instance's CLI sessions: forked from the instance's scope when the entity is
+   * built, before the cluster creates the entity's RPC server in that scope, so it closes after the
+   * server has interrupted the requests in flight. A session closed first would fail its turn, and
+   * the failure would be stored as the turn's final reply instead of the turn re-running elsewhere.
+   */
+  readonly sessions: Scope.Scope
+  /**
+   * Whether the runner is stopping. A turn that fails then (its CLI got the stop signal too, say)
+   * waits for the runner to interrupt it, so that it re-runs on the next owner rather than being
+   * stored as failed.
+   */
+  readonly shuttingDown: Effect.Effect<boolean>
+  /** How long a completed turn's reply waits for its client before the request is ended. */
+  readonly replyTimeout: Duration.Duration
   /** The session options given to the layer, without what the entity sets itself. */
   readonly base: Options.Options<R>
 }
@@ -535,7 +565,9 @@ const prepareTranscript = <R>(instance: Instance<R>, file: string) =>
       }
       return true
     }
-    if (Option.isSome(local) && local.value.length > 0) return true
+    // A store that keeps transcripts knows every conversation it has: a local file it does not
+    // know belongs to a conversation deleted from it, or to another store's.
+    if (!store.durable && Option.isSome(local) && local.value.length > 0) return true
     if (Option.isSome(local)) yield* fs.remove(file)
     // Started: until a turn completes, a later instance starts the conversation afresh.
     yield* store.save(sessionId, "")
@@ -572,7 +604,7 @@ const openSession = <R>(
     const { base, conversationId, guard, sessionId } = instance
     const file = yield* transcriptPath(sessionId, base)
     const resume = yield* prepareTranscript(instance, file)
-    const scope = yield* Scope.fork(instance.scope, ExecutionStrategy.sequential)
+    const scope = yield* Scope.fork(instance.sessions, ExecutionStrategy.sequential)
     // Forked first, so it closes last: the guard forgets the process after it has exited.
     const guardScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
     const sessionOptions: Options.Options<R> = {
@@ -612,29 +644,51 @@ const observe = (state: Conversation, message: Message.Message) => {
   }
 }
 
-// One `Send`: the prompt sent on the conversation's session (opened if need be), its messages up
-// to the `result`, the transcript mirrored to the store before the `result` is passed on.
-const runTurn = <R>(
+// The last completed turn of a conversation, kept in the store beside its transcript: a turn that
+// completed on a runner that stopped before its client had read the whole reply is run again by
+// the next owner, which must not send the prompt a second time (the transcript has the turn).
+const LastTurn = Schema.parseJson(Schema.Struct({ turnId: Schema.String, messages: Schema.Array(MessageWire) }))
+const lastTurnKey = (instance: { readonly sessionId: string }) => v5(instance.sessionId, "last-turn")
+
+const saveLastTurn = <R>(instance: Instance<R>, turnId: string, messages: ReadonlyArray<Message.Message>) =>
+  Schema.encode(LastTurn)({ turnId, messages }).pipe(
+    Effect.orDie,
+    Effect.flatMap((json) => instance.store.save(lastTurnKey(instance), json).pipe(Effect.retry(mirrorRetry)))
+  )
+
+// The messages of `turnId` that its client has not read, if it is the conversation's last completed turn.
+const unreadOfCompleted = <R>(instance: Instance<R>, request: Entity.Request<typeof Send>) =>
+  instance.store.load(lastTurnKey(instance)).pipe(
+    Effect.map(Option.flatMap((json) => Either.getRight(Schema.decodeEither(LastTurn)(json)))),
+    Effect.map(Option.filter((last) => last.turnId === request.payload.turnId)),
+    Effect.map(Option.map(({ messages }) => {
+      const sent = Option.map(request.lastSentChunkValue, (m) => JSON.stringify(Schema.encodeSync(MessageWire)(m)))
+      const at = Option.match(sent, {
+        onNone: () => -1,
+        onSome: (json) => messages.findIndex((m) => JSON.stringify(Schema.encodeSync(MessageWire)(m)) === json)
+      })
+      return messages.slice(at + 1)
+    }))
+  )
+
+// A turn's messages: the prompt sent on the conversation's session (opened if need be), its
+// messages up to the `result`, the transcript mirrored to the store before the `result` is
+// passed on.
+const turnMessages = <R>(
   instance: Instance<R>,
   state: Conversation,
   ensureOpen: Effect.Effect<Live, SdkError | TranscriptStoreError | PlatformError>,
   request: Entity.Request<typeof Send>
 ): Stream.Stream<Message.Message, AgentError> =>
   Stream.suspend(() => {
-    // The first attempt's `result` reached the client, only the end of the reply was lost.
-    if (Option.exists(request.lastSentChunkValue, Message.isResult)) return Stream.empty
     let current: Live | undefined
     let completed = false
     let lastAssistant: string | undefined
+    const messages: Array<Message.Message> = []
     const start: Effect.Effect<
       Stream.Stream<Message.Message, AgentSession.MessageError | TranscriptStoreError | PlatformError>,
       SdkError | TranscriptStoreError | PlatformError
     > = Effect.gen(function*() {
-      if (Option.isSome(request.lastSentChunk)) {
-        yield* Effect.logInfo("AgentEntity: re-running a turn whose runner stopped").pipe(
-          Effect.annotateLogs({ conversationId: instance.conversationId, turnId: request.payload.turnId })
-        )
-      }
       current = yield* ensureOpen
       state.busy = true
       state.turnId = request.payload.turnId
@@ -644,12 +698,14 @@ const runTurn = <R>(
         Stream.tap((message) =>
           Effect.sync(() => {
             observe(state, message)
+            messages.push(message)
             if (Message.isAssistant(message) && message.uuid !== undefined) lastAssistant = message.uuid
           })
         ),
         Stream.mapEffect((message): Effect.Effect<Message.Message, TranscriptStoreError | PlatformError> =>
           Message.isResult(message)
             ? mirror(instance, session, lastAssistant).pipe(
+              Effect.zipRight(saveLastTurn(instance, request.payload.turnId, messages)),
               Effect.zipRight(Effect.sync(() => {
                 completed = true
                 state.turns++
@@ -668,6 +724,99 @@ const runTurn = <R>(
         return current !== undefined && !completed ? drop(state, current) : Effect.void
       }))
     )
+  })
+
+/**
+ * What a reply carries first when its turn is run again after its runner stopped, if the client
+ * had read part of the earlier attempt: from here on, the messages are the new attempt's (see
+ * `isRetry`). On the wire: `{ type: "system", subtype: "turn_retry", turn_id, reason }`; it reads
+ * back as a `Message` of type `"unknown"` whose `raw` is that object.
+ */
+const retryMarker = (turnId: string): Message.Message => ({
+  type: "unknown",
+  raw: { type: "system", subtype: "turn_retry", turn_id: turnId, reason: "runner_stopped" }
+})
+
+/**
+ * Whether a message of a `Send` reply marks a new attempt of the turn: its runner stopped
+ * mid-turn, the next owner runs the turn again from its prompt, and the messages before the mark
+ * belong to an attempt that never completed. A client showing the reply as it streams should
+ * discard what it showed of the earlier attempt (the new attempt starts with a new `system/init`).
+ *
+ * @example
+ * ```ts
+ * import { Stream } from "effect"
+ * import { Message } from "effect-claude-agent"
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * // The assistant text of the attempt that completed.
+ * const finalText = (conversationId: string, prompt: string) =>
+ *   AgentEntity.send(conversationId, prompt).pipe(
+ *     Stream.runFold([] as Array<string>, (texts, m) =>
+ *       AgentEntity.isRetry(m) ? [] : Message.isAssistant(m) ? [...texts, Message.assistantText(m)] : texts
+ *     )
+ *   )
+ * ```
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isRetry = (message: Message.Message): boolean =>
+  message.type === "unknown" && Predicate.isRecord(message.raw) && message.raw.type === "system" &&
+  message.raw.subtype === "turn_retry"
+
+// One `Send`. The turn runs in a fiber of its own, one turn of the conversation at a time
+// (`turnLock`), into a mailbox the reply streams from: a reply waits for its client to
+// acknowledge each chunk, and a client that stops reading (it went away, or stopped at the
+// `result`) must hold up neither the turn nor the conversation's next ones. Once the turn is over,
+// its reply has `replyTimeout` to be read to its end before the request is ended (interrupted:
+// its messages stay stored for a client that asks again with the same turn id).
+const runTurn = <R>(
+  instance: Instance<R>,
+  state: Conversation,
+  ensureOpen: Effect.Effect<Live, SdkError | TranscriptStoreError | PlatformError>,
+  turnLock: Effect.Semaphore,
+  request: Entity.Request<typeof Send>
+): Stream.Stream<Message.Message, AgentError> =>
+  Stream.suspend(() => {
+    // The first attempt's `result` reached the client, only the end of the reply was lost.
+    if (Option.exists(request.lastSentChunkValue, Message.isResult)) return Stream.empty
+    return Stream.unwrapScoped(Effect.gen(function*() {
+      const { conversationId, replyTimeout, shuttingDown } = instance
+      const turnId = request.payload.turnId
+      const requestFiber = yield* Effect.withFiberRuntime<Fiber.RuntimeFiber<unknown, unknown>>((fiber) =>
+        Effect.succeed(fiber)
+      )
+      const scope = yield* Effect.scope
+      const mailbox = yield* Mailbox.make<Message.Message, AgentError>()
+      if (Option.isSome(request.lastSentChunk)) {
+        const unread = yield* unreadOfCompleted(instance, request).pipe(Effect.mapError(toAgentError))
+        if (Option.isSome(unread)) return Stream.fromIterable(unread.value)
+        yield* Effect.logInfo("AgentEntity: re-running a turn whose runner stopped").pipe(
+          Effect.annotateLogs({ conversationId, turnId })
+        )
+        yield* mailbox.offer(retryMarker(turnId))
+      }
+      const unread = Effect.sleep(replyTimeout).pipe(
+        Effect.zipRight(Effect.logInfo("AgentEntity: no client read the end of a turn's reply; request ended").pipe(
+          Effect.annotateLogs({ conversationId, turnId })
+        )),
+        Effect.zipRight(Fiber.interruptFork(requestFiber)),
+        Effect.forkIn(scope),
+        Effect.asVoid
+      )
+      yield* turnMessages(instance, state, ensureOpen, request).pipe(
+        Stream.runForEachChunk((chunk) => mailbox.offerAll(chunk)),
+        Effect.zipRight(mailbox.end),
+        // A turn that fails while the runner stops (its CLI got the stop signal too, say) waits
+        // for the runner to interrupt it: it re-runs on the next owner instead of being stored as failed.
+        Effect.catchAll((error) => Effect.flatMap(shuttingDown, (down) => down ? Effect.never : mailbox.fail(error))),
+        turnLock.withPermits(1),
+        Effect.zipRight(unread),
+        Effect.forkIn(scope)
+      )
+      return Mailbox.toStream(mailbox)
+    }))
   })
 
 // The volatile RPCs: they act on the session that is open, if any, and on what the next one
@@ -719,6 +868,9 @@ const controlHandlers = <R>(instance: Instance<R>, state: Conversation) => ({
     }))
 })
 
+const namespaceOf = (store: TranscriptStoreShape, name: string | undefined) =>
+  name === undefined ? store.namespace : v5(store.namespace, name)
+
 // The instance's environment, read from the entity's context.
 const makeInstance = <R>(options: LayerOptions<R>) =>
   Effect.gen(function*() {
@@ -726,16 +878,22 @@ const makeInstance = <R>(options: LayerOptions<R>) =>
     const conversationId = address.entityId
     const given = typeof options.options === "function" ? options.options(conversationId) : options.options ?? {}
     const { continue: _continue, forkSession: _fork, resume: _resume, sessionId: _sessionId, ...base } = given
+    const store = yield* TranscriptStore
     const instance: Instance<R> = {
       conversationId,
-      sessionId: sessionIdFor(conversationId),
+      sessionId: sessionIdFor(conversationId, namespaceOf(store, options.namespace)),
       agent: yield* ClaudeAgent.ClaudeAgent,
-      store: yield* TranscriptStore,
+      store,
       guard: yield* Effect.serviceOption(OrphanGuard),
       fs: yield* FileSystem.FileSystem,
       path: yield* Path.Path,
       services: yield* Effect.context<R | FileSystem.FileSystem | Path.Path>(),
-      scope: yield* Effect.scope,
+      sessions: yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential),
+      replyTimeout: Duration.decode(options.replyTimeout ?? "30 seconds"),
+      shuttingDown: Option.match(yield* Effect.serviceOption(Sharding), {
+        onNone: () => Effect.succeed(false),
+        onSome: (sharding) => sharding.isShutdown
+      }),
       base
     }
     return instance
@@ -781,15 +939,18 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
       }
       const canUseTool = permissionsFor(state, options, instance.base.canUseTool)
       const openLock = yield* Effect.makeSemaphore(1)
+      const turnLock = yield* Effect.makeSemaphore(1)
       const ensureOpen = openLock.withPermits(1)(
         Effect.suspend(() => state.live !== undefined ? Effect.succeed(state.live) : openSession(instance, state, canUseTool))
       )
       return AgentEntity.of({
-        Send: (request) => runTurn(instance, state, ensureOpen, request),
+        Send: (request) => runTurn(instance, state, ensureOpen, turnLock, request),
         ...controlHandlers(instance, state)
       })
     }),
     {
+      // Turns take `turnLock` in the order they arrive; a reply waiting for its client holds no slot.
+      concurrency: "unbounded",
       ...(options.maxIdleTime === undefined ? {} : { maxIdleTime: options.maxIdleTime }),
       ...(options.mailboxCapacity === undefined ? {} : { mailboxCapacity: options.mailboxCapacity })
     }
@@ -798,14 +959,6 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
 // ---------------------------------------------------------------------------------------------
 // Client helpers
 // ---------------------------------------------------------------------------------------------
-
-const randomUuid = Effect.gen(function*() {
-  const bytes = yield* Effect.forEach(Array.from({ length: 16 }), () => Random.nextIntBetween(0, 256))
-  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x40
-  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80
-  const h = bytes.map((b) => b.toString(16).padStart(2, "0")).join("")
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
-})
 
 /**
  * What `send` can fail with: the turn's `AgentError`, or the cluster's own failures.
@@ -848,6 +1001,6 @@ export const send = (
 ): Stream.Stream<Message.Message, SendError, Sharding> =>
   Stream.unwrap(Effect.gen(function*() {
     const client = yield* AgentEntity.client
-    const turnId = options.turnId ?? (yield* randomUuid)
+    const turnId = options.turnId ?? (yield* v4)
     return client(conversationId).Send({ turnId, prompt })
   }))

@@ -13,7 +13,9 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
+import type { Statement } from "@effect/sql"
 import { Context, Effect, Layer, Option, Ref, Schema } from "effect"
+import { defaultNamespace, v4 } from "./internal/uuid.js"
 
 /**
  * A store operation that failed (the database is unreachable, a query failed).
@@ -72,6 +74,12 @@ export interface TranscriptStoreShape {
    * resumes from the local file as it finds it.
    */
   readonly durable: boolean
+  /**
+   * A UUID naming this store: the CLI session ids of its conversations are derived from it
+   * (`AgentEntity.sessionIdFor`), so two stores never share a session id. `layerSql` keeps it in
+   * its table (a new database, a new namespace); `layerMemory` draws one per layer.
+   */
+  readonly namespace: string
 }
 
 /**
@@ -114,7 +122,7 @@ export class TranscriptStore extends Context.Tag("effect-claude-agent/cluster/Tr
  */
 export const layerMemory: Layer.Layer<TranscriptStore> = Layer.effect(
   TranscriptStore,
-  Effect.map(Ref.make(new Map<string, string>()), (ref) => ({
+  Effect.map(Effect.zip(Ref.make(new Map<string, string>()), v4), ([ref, namespace]) => ({
     load: (sessionId) => Effect.map(Ref.get(ref), (m) => Option.fromNullable(m.get(sessionId))),
     save: (sessionId, transcript) => Ref.update(ref, (m) => new Map(m).set(sessionId, transcript)),
     remove: (sessionId) =>
@@ -123,7 +131,8 @@ export const layerMemory: Layer.Layer<TranscriptStore> = Layer.effect(
         next.delete(sessionId)
         return next
       }),
-    durable: true
+    durable: true,
+    namespace
   }))
 )
 
@@ -146,7 +155,8 @@ export const layerLocal: Layer.Layer<TranscriptStore> = Layer.succeed(Transcript
   load: () => Effect.succeed(Option.none()),
   save: () => Effect.void,
   remove: () => Effect.void,
-  durable: false
+  durable: false,
+  namespace: defaultNamespace
 })
 
 /**
@@ -244,6 +254,34 @@ export const layerSql = (options: SqlOptions = {}): Layer.Layer<TranscriptStore,
           Effect.asVoid,
           Effect.mapError(fail("remove", sessionId))
         )
-      return { load, save, remove, durable: true }
+      return { load, save, remove, durable: true, namespace: yield* namespaceRow(sql, table, load) }
     })
   )
+
+// The row under which `layerSql` keeps its namespace: not a UUID, so no session id can take it.
+const namespaceKey = "~namespace"
+
+// The store's namespace: read from its row, or drawn and inserted if there is none. Inserted only
+// where absent, then read back, so that runners starting together on a new table agree.
+const namespaceRow = (
+  sql: SqlClient.SqlClient,
+  table: Statement.Identifier,
+  load: (sessionId: string) => Effect.Effect<Option.Option<string>, TranscriptStoreError>
+) =>
+  Effect.gen(function*() {
+    const found = yield* load(namespaceKey)
+    if (Option.isSome(found)) return found.value
+    const drawn = yield* v4
+    yield* sql.onDialectOrElse({
+      mysql: () =>
+        sql`INSERT IGNORE INTO ${table} (session_id, transcript, updated_at) VALUES (${namespaceKey}, ${drawn}, 0)`,
+      mssql: () =>
+        sql`MERGE ${table} WITH (HOLDLOCK) AS t USING (SELECT ${namespaceKey} AS session_id) AS s
+          ON t.session_id = s.session_id
+          WHEN NOT MATCHED THEN INSERT (session_id, transcript, updated_at) VALUES (${namespaceKey}, ${drawn}, 0);`,
+      orElse: () =>
+        sql`INSERT INTO ${table} (session_id, transcript, updated_at) VALUES (${namespaceKey}, ${drawn}, 0)
+          ON CONFLICT (session_id) DO NOTHING`
+    })
+    return Option.getOrElse(yield* load(namespaceKey), () => drawn)
+  }).pipe(Effect.orDie)

@@ -14,7 +14,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Fiber, Layer, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { clientLayer, pgLayer, Probe, testTimings } from "../../scripts/cluster/layers.js"
+import { clientLayer, pgLayer, Probe, testTimings, transcriptNamespace } from "../../scripts/cluster/layers.js"
 import { AgentEntity } from "../../src/cluster/index.js"
 import * as Message from "../../src/schema/Message.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
@@ -107,7 +107,8 @@ describe("cluster on PostgreSQL: conversations on the real CLI across two runner
       // 1. First turns, on both runners; each runner keeps the transcripts of its own conversations.
       const first = yield* Effect.forEach(conversations, (id) => turn(1, id), { concurrency: "unbounded" })
       expect(first.map(resultText)).toEqual(conversations.map((id) => [answer(1, id)]))
-      const sessionOf = (id: string) => AgentEntity.sessionIdFor(id)
+      const namespace = yield* transcriptNamespace(prefix).pipe(Effect.provide(pgLayer(url)))
+      const sessionOf = (id: string) => AgentEntity.sessionIdFor(id, namespace)
       expect(transcripts(configA).sort()).toEqual(onA.map(sessionOf).sort())
       expect(transcripts(configB).sort()).toEqual(onB.map(sessionOf).sort())
 

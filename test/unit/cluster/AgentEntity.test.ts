@@ -4,7 +4,7 @@
 import { Entity, ShardingConfig, TestRunner } from "@effect/cluster"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Schema, Scope, Stream } from "effect"
+import { Chunk, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Schema, Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -146,10 +146,11 @@ describe("AgentEntity", () => {
   it.scopedLive("the first turn starts the session under the conversation's id, a later instance resumes it", () =>
     Effect.gen(function*() {
       const { dirs, fake } = yield* setup
-      const sessionId = AgentEntity.sessionIdFor("user-2")
+      const namespace = (yield* Effect.provide(TranscriptStore.TranscriptStore, TranscriptStore.layerLocal)).namespace
+      const sessionId = AgentEntity.sessionIdFor("user-2", namespace)
       expect(sessionId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
-      expect(AgentEntity.sessionIdFor("user-2")).toBe(sessionId)
-      expect(AgentEntity.sessionIdFor("user-3")).not.toBe(sessionId)
+      expect(AgentEntity.sessionIdFor("user-2", namespace)).toBe(sessionId)
+      expect(AgentEntity.sessionIdFor("user-3", namespace)).not.toBe(sessionId)
 
       const first = yield* instance(fake, dirs, TranscriptStore.layerLocal)
       const one = yield* first.makeClient("user-2")
@@ -172,7 +173,7 @@ describe("AgentEntity", () => {
       const { dirs, fake } = yield* setup
       const storeLayer = yield* Layer.build(TranscriptStore.layerMemory)
       const store = Layer.succeedContext(storeLayer)
-      const sessionId = AgentEntity.sessionIdFor("user-4")
+      const sessionId = AgentEntity.sessionIdFor("user-4", Context.get(storeLayer, TranscriptStore.TranscriptStore).namespace)
       const file = transcriptFile(dirs.configDir, dirs.cwd, sessionId)
       const stored = Effect.flatMap(TranscriptStore.TranscriptStore, (s) => s.load(sessionId)).pipe(
         Effect.provide(storeLayer)
@@ -208,7 +209,7 @@ describe("AgentEntity", () => {
       const { dirs, fake } = yield* setup
       const storeLayer = yield* Layer.build(TranscriptStore.layerMemory)
       const store = Layer.succeedContext(storeLayer)
-      const sessionId = AgentEntity.sessionIdFor("user-5")
+      const sessionId = AgentEntity.sessionIdFor("user-5", Context.get(storeLayer, TranscriptStore.TranscriptStore).namespace)
       const file = transcriptFile(dirs.configDir, dirs.cwd, sessionId)
 
       const first = yield* instance(fake, dirs, store)
@@ -226,6 +227,44 @@ describe("AgentEntity", () => {
       const messages = yield* Stream.runCollect(two.Send({ turnId: "t1", prompt: "start" }))
       expect(texts(messages)).toEqual(["echo: start (after 0 turns)"])
       expect(fake.launched.map((l) => l.sessionId)).toEqual([sessionId, sessionId])
+    }))
+
+  it.scopedLive("two stores on one machine never share a conversation", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const storeA = Layer.succeedContext(yield* Layer.build(TranscriptStore.layerMemory))
+      const storeB = Layer.succeedContext(yield* Layer.build(TranscriptStore.layerMemory))
+      const turn = (store: Layer.Layer<TranscriptStore.TranscriptStore>, turnId: string, prompt: string) =>
+        Effect.gen(function*() {
+          const running = yield* instance(fake, dirs, store)
+          const conversation = yield* running.makeClient("user-shared")
+          const messages = yield* Stream.runCollect(conversation.Send({ turnId, prompt }))
+          yield* running.close
+          return texts(messages)
+        })
+      expect(yield* turn(storeA, "a1", "I am Carol")).toEqual(["echo: I am Carol (after 0 turns)"])
+      // Same conversation id, same CLI config dir, another store: a conversation of its own.
+      expect(yield* turn(storeB, "b1", "who am I")).toEqual(["echo: who am I (after 0 turns)"])
+      expect(yield* turn(storeA, "a2", "who am I")).toEqual(["echo: who am I (after 1 turns)"])
+      expect(new Set(fake.launched.map((l) => l.sessionId ?? l.resume)).size).toBe(2)
+    }))
+
+  it.scopedLive("a local transcript the store does not know is not resumed", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const storeLayer = yield* Layer.build(TranscriptStore.layerMemory)
+      const store = Context.get(storeLayer, TranscriptStore.TranscriptStore)
+      const sessionId = AgentEntity.sessionIdFor("user-gone", store.namespace)
+      const first = yield* instance(fake, dirs, Layer.succeedContext(storeLayer))
+      yield* Stream.runDrain((yield* first.makeClient("user-gone")).Send({ turnId: "t1", prompt: "first" }))
+      yield* first.close
+      // The conversation is deleted from the store; this machine still has its CLI transcript.
+      yield* store.remove(sessionId)
+      expect(lines(transcriptFile(dirs.configDir, dirs.cwd, sessionId))).toHaveLength(1)
+      const second = yield* instance(fake, dirs, Layer.succeedContext(storeLayer))
+      const messages = yield* Stream.runCollect((yield* second.makeClient("user-gone")).Send({ turnId: "t2", prompt: "again" }))
+      expect(texts(messages)).toEqual(["echo: again (after 0 turns)"])
+      expect(fake.launched.map((l) => l.resume)).toEqual([undefined, undefined])
     }))
 
   it.scopedLive("Status, SetModel and Interrupt run while a Send streams", () =>
@@ -270,7 +309,7 @@ describe("AgentEntity", () => {
       expect((yield* conversation.Status()).running).toBe(false)
       yield* Stream.runDrain(conversation.Send({ turnId: "t1", prompt: "hi" }))
       expect(fake.launched).toEqual([{
-        sessionId: AgentEntity.sessionIdFor("user-7"),
+        sessionId: (yield* conversation.Status()).sessionId,
         resume: undefined,
         model: "claude-haiku-4-5",
         permissionMode: "plan"
@@ -339,7 +378,7 @@ describe("AgentEntity", () => {
         maxIdleTime: "1 second"
       }).pipe(
         Layer.provide(Layer.succeed(ClaudeAgent.ClaudeAgent, agent)),
-        Layer.provide(TranscriptStore.layerMemory),
+        Layer.provideMerge(TranscriptStore.layerMemory),
         Layer.provide(NodeContext.layer)
       )
       yield* Effect.gen(function*() {
@@ -351,7 +390,7 @@ describe("AgentEntity", () => {
         // and its scope stops the CLI.
         expect(yield* Deferred.await(closed).pipe(Effect.timeout("20 seconds"))).toBe("after 1")
         expect(yield* turn("t2", "second")).toEqual(["echo: second (after 1 turns)"])
-        const sessionId = AgentEntity.sessionIdFor("user-idle")
+        const sessionId = AgentEntity.sessionIdFor("user-idle", (yield* TranscriptStore.TranscriptStore).namespace)
         expect(fake.launched.map(({ resume, sessionId }) => ({ resume, sessionId }))).toEqual([
           { sessionId, resume: undefined },
           { sessionId: undefined, resume: sessionId }

@@ -56,6 +56,21 @@ describe("TranscriptStore", () => {
         Effect.provide(TranscriptStore.layerSql({ table: "other_transcripts" }).pipe(Layer.provide(sqlite())))
       )
     }))
+
+  it.scopedLive("layerSql keeps a namespace per table: the same on every later client, another on a new database", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "transcripts-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+      const namespaceOn = (filename: string, table?: string) =>
+        Effect.map(TranscriptStore.TranscriptStore, (store) => store.namespace).pipe(
+          Effect.provide(TranscriptStore.layerSql({ table }).pipe(Layer.provide(SqliteClient.layer({ filename: path.join(dir, filename) }))))
+        )
+      const first = yield* namespaceOn("one.db")
+      expect(first).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      expect(yield* namespaceOn("one.db")).toBe(first)
+      expect(yield* namespaceOn("two.db")).not.toBe(first)
+      expect(yield* namespaceOn("one.db", "other_transcripts")).not.toBe(first)
+    }))
 })
 
 describe("name-based session ids", () => {
