@@ -59,13 +59,16 @@ describe("cluster on PostgreSQL: a rolling restart", () => {
 
       const client = yield* Layer.build(clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url))))
       const probe = yield* Effect.provide(Probe.client, client)
-      const placement = Effect.forEach(conversations, (id) =>
+      // Whether both runners own shards: probed over more ids than there are conversations (six ids
+      // all land on one runner's shards in about one run of thirty, whatever the waiting).
+      const probeIds = Array.from({ length: 24 }, (_, i) => `rolling-probe-${i}`)
+      const placement = Effect.forEach(probeIds, (id) =>
         probe(id).Where().pipe(Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => "no answer" })), {
         concurrency: "unbounded"
       })
       yield* eventually(Effect.filterOrFail(placement, (at) => new Set(at).size === 2), {
         within: "30 seconds",
-        describe: () => "the conversations never spread over both runners"
+        describe: () => "the shards never spread over both runners"
       })
 
       const turn = (turnNo: number, id: string) =>
@@ -98,11 +101,11 @@ describe("cluster on PostgreSQL: a rolling restart", () => {
         expect(attempt.filter(Message.isSystemInit)).toHaveLength(1)
       }
 
-      // Third turns, once the new runners share the conversations: each conversation holds its
+      // Third turns, once the new runners share the shards: each conversation holds its
       // first two turns exactly once.
       yield* eventually(Effect.filterOrFail(placement, (at) => new Set(at).size === 2), {
         within: "30 seconds",
-        describe: () => "the conversations never spread over the restarted runners"
+        describe: () => "the shards never spread over the restarted runners"
       })
       const third = yield* Effect.forEach(conversations, (id) => turn(3, id), { concurrency: "unbounded" })
       expect(third.map(results)).toEqual(conversations.map((id) => [answer(3, id)]))
