@@ -30,8 +30,7 @@ const counting = Effect.gen(function*() {
   return { agent, counts }
 })
 
-// The CLIs themselves: a CLI's own child (a `git` it runs) shows the CLI's argv for a moment
-// while it starts, and is not one of the pool's processes.
+// The CLIs themselves.
 const cliPids = (home: string | undefined): Array<number> => {
   const pids = claudePids(home)
   const parentOf = (pid: number): number => {
@@ -42,7 +41,9 @@ const cliPids = (home: string | undefined): Array<number> => {
       return -1
     }
   }
-  return pids.filter((pid) => !pids.includes(parentOf(pid)))
+  // The pool's CLIs are this process's children. A CLI's own children (a `git` it starts) show its
+  // argv between fork and exec, and outlive it when it exits mid-fork (then reparented): not CLIs.
+  return pids.filter((pid) => parentOf(pid) === process.pid)
 }
 
 const resultText = (messages: Chunk.Chunk<Message.Message>) =>
@@ -121,7 +122,8 @@ describe("e2e: AgentPool on the real claude CLI", () => {
       )
       expect(counts.pids.length).toBeGreaterThan(10)
       expect(seen.samples).toBeGreaterThan(100)
-      expect(seen.max).toBeLessThanOrEqual(2)
+      // The sampler sees the pool's CLIs (two at once), and never more.
+      expect(seen.max).toBe(2)
       expect(counts.peak).toBeLessThanOrEqual(2)
     }).pipe(Effect.provide(NodeContext.layer)))
 })
