@@ -21,14 +21,16 @@ import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import { claudePids } from "../support/processes.js"
 import { databaseUrl, eventually, startRunner } from "./harness.js"
 
-const conversations = Array.from({ length: 8 }, (_, i) => `conversation-${i}`)
+// Eight conversations, four on each runner, chosen among these once the shards have spread
+// (eight fixed ids all land on one runner's shards about one run in a hundred).
+const candidates = Array.from({ length: 32 }, (_, i) => `conversation-${i}`)
 
 const prompt = (turn: number, id: string) => `turn ${turn} of ${id}`
 const answer = (turn: number, id: string) => `answer ${turn} for ${id}`
 // Long enough to outlast the kill and the takeover: 240 characters, 4 every 100 ms (≈ 6 s).
 const slowAnswer = (id: string) => `${answer(2, id)} `.padEnd(240, "~")
 
-const rules: Array<ScriptedModel.Rule> = conversations.flatMap((id) => [
+const rules: Array<ScriptedModel.Rule> = candidates.flatMap((id) => [
   {
     match: (r: ScriptedModel.RecordedRequest) => ScriptedModel.lastUserText(r).includes(prompt(1, id)),
     reply: ScriptedModel.text(answer(1, id)),
@@ -82,20 +84,20 @@ describe("cluster on PostgreSQL: conversations on the real CLI across two runner
 
       const client = yield* Layer.build(clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url))))
       const probe = yield* Effect.provide(Probe.client, client)
-      const placement = Effect.forEach(conversations, (id) =>
+      const placement = Effect.forEach(candidates, (id) =>
         // A volatile call sent while the runners are still trading shards can be lost: ask again.
         probe(id).Where().pipe(Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => "no answer" })), {
         concurrency: "unbounded"
       })
       const where = yield* eventually(
         Effect.filterOrFail(placement, (at) => new Set(at).size === 2),
-        { within: "30 seconds", describe: () => "the 8 conversations never spread over both runners" }
+        { within: "30 seconds", describe: () => "the shards never spread over both runners" }
       )
       yield* Effect.log(`runner A ${a.address} (${a.logFile}), runner B ${b.address} (${b.logFile})`)
-      const onA = conversations.filter((_, i) => where[i] === a.address)
-      const onB = conversations.filter((_, i) => where[i] === b.address)
-      expect(onA.length).toBeGreaterThan(0)
-      expect(onB.length).toBeGreaterThan(0)
+      const onA = candidates.filter((_, i) => where[i] === a.address).slice(0, 4)
+      const onB = candidates.filter((_, i) => where[i] === b.address).slice(0, 4)
+      expect([onA.length, onB.length]).toEqual([4, 4])
+      const conversations = [...onA, ...onB]
 
       const turn = (turnNo: number, id: string) =>
         AgentEntity.send(id, prompt(turnNo, id)).pipe(
@@ -169,7 +171,7 @@ describe("cluster on PostgreSQL: conversations on the real CLI across two runner
           expect(text.split(piece).length - 1).toBe(1)
         }
       }
-      expect(yield* placement).toEqual(conversations.map(() => b.address))
+      expect(new Set(yield* placement)).toEqual(new Set([b.address]))
 
       // A clean stop of B closes its conversations' CLIs.
       const cliPidsOfB = claudePids(homeB)

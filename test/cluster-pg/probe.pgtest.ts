@@ -7,7 +7,9 @@ import { Chunk, Effect, Fiber, Layer, Stream } from "effect"
 import { clientLayer, pgLayer, Probe, testTimings, type Tick } from "../../scripts/cluster/layers.js"
 import { databaseUrl, eventually, startRunner } from "./harness.js"
 
-const ids = Array.from({ length: 8 }, (_, i) => `conversation-${i}`)
+// Eight ids, four on each runner, chosen among these once the shards have spread (eight fixed ids
+// all land on one runner's shards about one run in a hundred).
+const candidates = Array.from({ length: 32 }, (_, i) => `conversation-${i}`)
 
 describe("cluster on PostgreSQL: two runner processes and a client", () => {
   it.scopedLive("placement over both runners; kill -9 one mid-stream: its streams finish on the other", () =>
@@ -22,7 +24,7 @@ describe("cluster on PostgreSQL: two runner processes and a client", () => {
 
       const client = yield* Layer.build(clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url))))
       const probe = yield* Effect.provide(Probe.client, client)
-      const placement = Effect.forEach(ids, (id) =>
+      const placement = Effect.forEach(candidates, (id) =>
         // A volatile call sent while the runners are still trading shards can be lost: ask again.
         probe(id).Where().pipe(Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => "no answer" })), {
         concurrency: "unbounded"
@@ -31,12 +33,13 @@ describe("cluster on PostgreSQL: two runner processes and a client", () => {
       // Both runners own shards once the second has joined the ring and the first released them.
       const before = yield* eventually(
         Effect.filterOrFail(placement, (at) => new Set(at).size === 2),
-        { within: "30 seconds", describe: () => "the 8 ids never spread over both runners" }
+        { within: "30 seconds", describe: () => "the shards never spread over both runners" }
       )
       yield* Effect.log(`runner A ${a.address} (${a.logFile}), runner B ${b.address} (${b.logFile})`)
-      const onA = ids.filter((_, i) => before[i] === a.address)
-      expect(onA.length).toBeGreaterThan(0)
-      expect(onA.length).toBeLessThan(ids.length)
+      const onA = candidates.filter((_, i) => before[i] === a.address).slice(0, 4)
+      const onB = candidates.filter((_, i) => before[i] === b.address).slice(0, 4)
+      expect([onA.length, onB.length]).toEqual([4, 4])
+      const ids = [...onA, ...onB]
 
       // Eight persisted streams of 40 items, 100 ms apart; kill A once each has produced two.
       const streams = yield* Effect.forEach(ids, (id) =>
@@ -75,6 +78,6 @@ describe("cluster on PostgreSQL: two runner processes and a client", () => {
       expect(failover).toBeLessThan(Number(testTimings.shardLockExpiration) + 15_000)
 
       const after = yield* placement
-      expect(after).toEqual(ids.map(() => b.address))
+      expect(new Set(after)).toEqual(new Set([b.address]))
     }))
 })
