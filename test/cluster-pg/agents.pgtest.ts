@@ -19,34 +19,13 @@ import { AgentEntity } from "../../src/cluster/index.js"
 import * as Message from "../../src/schema/Message.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import { claudePids } from "../support/processes.js"
-import { databaseUrl, eventually, startRunner } from "./harness.js"
+import { answer, databaseUrl, eventually, prompt, slowAnswer, startRunner, threeTurns } from "./harness.js"
 
 // Eight conversations, four on each runner, chosen among these once the shards have spread
 // (eight fixed ids all land on one runner's shards about one run in a hundred).
 const candidates = Array.from({ length: 32 }, (_, i) => `conversation-${i}`)
 
-const prompt = (turn: number, id: string) => `turn ${turn} of ${id}`
-const answer = (turn: number, id: string) => `answer ${turn} for ${id}`
-// Long enough to outlast the kill and the takeover: 240 characters, 4 every 100 ms (≈ 6 s).
-const slowAnswer = (id: string) => `${answer(2, id)} `.padEnd(240, "~")
-
-const rules: Array<ScriptedModel.Rule> = candidates.flatMap((id) => [
-  {
-    match: (r: ScriptedModel.RecordedRequest) => ScriptedModel.lastUserText(r).includes(prompt(1, id)),
-    reply: ScriptedModel.text(answer(1, id)),
-    times: Infinity
-  },
-  {
-    match: (r: ScriptedModel.RecordedRequest) => ScriptedModel.lastUserText(r).includes(prompt(2, id)),
-    reply: ScriptedModel.slowText(slowAnswer(id), { chunkSize: 4, delayMs: 100 }),
-    times: Infinity
-  },
-  {
-    match: (r: ScriptedModel.RecordedRequest) => ScriptedModel.lastUserText(r).includes(prompt(3, id)),
-    reply: ScriptedModel.text(answer(3, id)),
-    times: Infinity
-  }
-])
+const rules = threeTurns(candidates)
 
 const sent = (r: ScriptedModel.RecordedRequest) => JSON.stringify(r.messages)
 

@@ -7,6 +7,7 @@ import * as os from "node:os"
 import * as net from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import { isAlive } from "../support/processes.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -187,3 +188,32 @@ export const eventually = <A, E, R>(
 
 /** Whether no process in `pids` is alive any more. */
 export const allEnded = (pids: ReadonlyArray<number>) => pids.every((pid) => !isAlive(pid))
+
+/** What the model is asked and answers in turn `turn` of conversation `id`. */
+export const prompt = (turn: number, id: string) => `turn ${turn} of ${id}`
+export const answer = (turn: number, id: string) => `answer ${turn} for ${id}`
+/**
+ * The second turn's answer: 240 characters streamed 4 every 100 ms (≈ 6 s), longer than a kill
+ * and a takeover, or than `entityTerminationTimeout` (2 s in the test timings).
+ */
+export const slowAnswer = (id: string) => `${answer(2, id)} `.padEnd(240, "~")
+
+/** The model's script for three turns of each conversation: quick, slow, quick. */
+export const threeTurns = (ids: ReadonlyArray<string>): Array<ScriptedModel.Rule> =>
+  ids.flatMap((id) => [
+    {
+      match: (r: ScriptedModel.RecordedRequest) => ScriptedModel.lastUserText(r).includes(prompt(1, id)),
+      reply: ScriptedModel.text(answer(1, id)),
+      times: Infinity
+    },
+    {
+      match: (r: ScriptedModel.RecordedRequest) => ScriptedModel.lastUserText(r).includes(prompt(2, id)),
+      reply: ScriptedModel.slowText(slowAnswer(id), { chunkSize: 4, delayMs: 100 }),
+      times: Infinity
+    },
+    {
+      match: (r: ScriptedModel.RecordedRequest) => ScriptedModel.lastUserText(r).includes(prompt(3, id)),
+      reply: ScriptedModel.text(answer(3, id)),
+      times: Infinity
+    }
+  ])

@@ -12,33 +12,11 @@ import { AgentEntity } from "../../src/cluster/index.js"
 import * as Message from "../../src/schema/Message.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import { claudePids } from "../support/processes.js"
-import { databaseUrl, eventually, startRunner } from "./harness.js"
+import { answer, databaseUrl, eventually, prompt, slowAnswer, startRunner, threeTurns } from "./harness.js"
 
 const conversations = Array.from({ length: 6 }, (_, i) => `rolling-${i}`)
 
-const prompt = (turn: number, id: string) => `turn ${turn} of ${id}`
-const answer = (turn: number, id: string) => `answer ${turn} for ${id}`
-// About 6 s of streaming (240 characters, 4 every 100 ms): longer than entityTerminationTimeout
-// (2 s in the test timings), so a stopped runner hands the turns it holds over unfinished.
-const slowAnswer = (id: string) => `${answer(2, id)} `.padEnd(240, "~")
-
-const rules: Array<ScriptedModel.Rule> = conversations.flatMap((id) => [
-  {
-    match: (r: ScriptedModel.RecordedRequest) => ScriptedModel.lastUserText(r).includes(prompt(1, id)),
-    reply: ScriptedModel.text(answer(1, id)),
-    times: Infinity
-  },
-  {
-    match: (r: ScriptedModel.RecordedRequest) => ScriptedModel.lastUserText(r).includes(prompt(2, id)),
-    reply: ScriptedModel.slowText(slowAnswer(id), { chunkSize: 4, delayMs: 100 }),
-    times: Infinity
-  },
-  {
-    match: (r: ScriptedModel.RecordedRequest) => ScriptedModel.lastUserText(r).includes(prompt(3, id)),
-    reply: ScriptedModel.text(answer(3, id)),
-    times: Infinity
-  }
-])
+const rules = threeTurns(conversations)
 
 const results = (messages: ReadonlyArray<Message.Message>) =>
   messages.filter(Message.isResult).map((m) => ("result" in m ? m.result : m.subtype))

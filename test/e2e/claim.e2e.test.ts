@@ -9,12 +9,10 @@ import * as path from "node:path"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
+import { expectEachInItsFolder } from "../support/claimedFolders.js"
 import { claudePids } from "../support/processes.js"
 
 const AgentLive = ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer))
-
-// What the model sees of a request: the system prompt and the messages.
-const seen = (request: ScriptedModel.RecordedRequest) => `${request.system}\n${JSON.stringify(request.messages)}`
 
 const setUp = Effect.gen(function*() {
   const model = yield* ScriptedModel.make([{ reply: ScriptedModel.text("done"), times: Infinity }])
@@ -43,18 +41,7 @@ describe("e2e: parked spares on the real claude CLI", () => {
         expect(init?.cwd).toBe(claimed.cwd)
         expect(messages.filter(Message.isResult).map((r) => r.is_error)).toEqual([false])
       }
-      const requests = yield* model.mainRequests
-      const asked = (text: string) => requests.filter((r) => ScriptedModel.lastUserText(r).includes(text))
-      const [forAlpha] = asked("question alpha")
-      const [forBeta] = asked("question beta")
-      expect(forAlpha?.model).toBe("claude-haiku-4-5")
-      expect(forBeta?.model).toBe("claude-sonnet-4-5")
-      expect(seen(forAlpha!)).toContain(folders.a)
-      expect(seen(forAlpha!)).not.toContain(folders.b)
-      expect(seen(forBeta!)).toContain(folders.b)
-      expect(seen(forBeta!)).not.toContain(folders.a)
-      // The parking directory is no session's folder.
-      expect(seen(forAlpha!)).not.toContain(folders.park)
+      expectEachInItsFolder(yield* model.mainRequests, folders)
     }).pipe(Effect.provide(AgentLive)))
 
   it.scopedLive("claims the CLI must refuse are ClaimRefused, and the prompt never reaches the model", () =>

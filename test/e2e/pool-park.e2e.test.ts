@@ -10,12 +10,10 @@ import * as AgentPool from "../../src/AgentPool.js"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
+import { expectEachInItsFolder } from "../support/claimedFolders.js"
 import { claudePids } from "../support/processes.js"
 
 const AgentLive = ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer))
-
-// What the model sees of a request: the system prompt and the messages.
-const seen = (request: ScriptedModel.RecordedRequest) => `${request.system}\n${JSON.stringify(request.messages)}`
 
 const warmSpares = (pool: AgentPool.AgentPoolShape, n: number) =>
   Effect.repeat(pool.stats, { until: (s) => s.warm === n, schedule: Schedule.spaced("20 millis") })
@@ -66,16 +64,7 @@ describe("e2e: AgentPool with parked spares (real claude CLI)", () => {
         expect(messages.find(Message.isSystemInit)?.cwd).toBe(folder)
         expect(messages.filter(Message.isResult).map((r) => r.is_error)).toEqual([false])
       }
-      const requests = yield* model.mainRequests
-      const asked = (text: string) => requests.filter((r) => ScriptedModel.lastUserText(r).includes(text))
-      const [forAlpha] = asked("question alpha")
-      const [forBeta] = asked("question beta")
-      expect(forAlpha?.model).toBe("claude-haiku-4-5")
-      expect(forBeta?.model).toBe("claude-sonnet-4-5")
-      expect(seen(forAlpha!)).toContain(folders.a)
-      expect(seen(forAlpha!)).not.toContain(folders.b)
-      expect(seen(forBeta!)).toContain(folders.b)
-      expect(seen(forAlpha!)).not.toContain(folders.park)
+      expectEachInItsFolder(yield* model.mainRequests, folders)
       expect(events.filter((e) => e._tag === "ClaimedWarm").map((e) => e._tag === "ClaimedWarm" ? e.cwd : undefined).sort())
         .toEqual([folders.a, folders.b].sort())
 
