@@ -447,7 +447,7 @@ const main = async (): Promise<void> => {
   const loadBefore = os.loadavg()
   if (settings.library === "dist" && settings.build) {
     progress("building dist/ (npm run build; --no-build to skip)…")
-    execFileSync(process.execPath, [join(root, "scripts", "build.mjs")], { cwd: root, stdio: ["ignore", "ignore", "inherit"] })
+    execFileSync(process.execPath, [join(root, "scripts", "build", "build.mjs")], { cwd: root, stdio: ["ignore", "ignore", "inherit"] })
   }
   await buildWorker()
   const info = machine()

@@ -264,8 +264,8 @@ export const peersRefused: Metric.Metric.Counter<number> = PeerAuth.peersRefused
  * does, with one fix: a write that fails is an `RpcClientError`, not a defect. In `@effect/rpc`
  * 0.76 the socket protocol's write is `Effect.orDie`: the first write to a runner that was just
  * killed (the acknowledgement of the chunk it sent last) is a defect, which the cluster hands to
- * the caller as the reply, so a client's `Send` died with `SocketError: ECONNRESET` instead of
- * failing over. As an `RpcClientError` it counts as "runner unavailable", and the reply comes from
+ * the caller as the reply, so a client's `Send` would die with `SocketError: ECONNRESET` instead
+ * of failing over. As an `RpcClientError` it counts as "runner unavailable", and the reply comes from
  * the database, from the runner that takes the conversation over. `layerSocketRunner` and
  * `layerSocketClient` use it.
  *

@@ -3,7 +3,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { runOffline } from "../../scripts/demo.js"
+import { runOffline } from "../../scripts/examples/demo.js"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 
 const AgentLive = ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer))

@@ -3,7 +3,7 @@
 // conversation goes on in a new, resumed CLI.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { runOffline } from "../../scripts/example-cluster.js"
+import { runOffline } from "../../scripts/examples/cluster.js"
 import { claudePids } from "../support/processes.js"
 
 describe("e2e: the cluster example (npm run example:cluster)", () => {

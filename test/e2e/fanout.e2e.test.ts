@@ -3,7 +3,7 @@
 // `claude` process against ScriptedModel.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { FINAL_PLAN, MAX_CONCURRENT, PoolLive, runOffline, type SpanNode } from "../../scripts/example-fanout.js"
+import { FINAL_PLAN, MAX_CONCURRENT, PoolLive, runOffline, type SpanNode } from "../../scripts/examples/fanout.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import { claudePids } from "../support/processes.js"
 

@@ -1,5 +1,5 @@
 // package.json's entry points must agree with each other, with src/ and with the node10 stubs; the
-// built package itself is checked by `.ci/run` (attw, publint, scripts/check-package.mjs).
+// built package itself is checked by `.ci/run` (attw, publint, scripts/build/check-package.mjs).
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 import * as fs from "node:fs"

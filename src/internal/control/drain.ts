@@ -1,13 +1,12 @@
 /**
  * Draining a stream chunk by chunk from a pull loop.
  *
- * `Stream.runForEachChunk` hands each chunk to the callback through a sink channel; measured on
- * the stdout reader (20k × 1 KB messages in 4 KB reads), the chunks it hands over outlive the
- * young generation's collections: about 0.9 KB per message was promoted to the old generation
- * against none when the same chunks were taken with `Stream.toPull` and handled in a loop
- * (the README's Performance section, third round). Promoted garbage is paid again by the
- * mark-compact collector, and it is what made the reader's CPU per message high when reads
- * are small.
+ * `Stream.runForEachChunk` hands each chunk to the callback through a sink channel, and the
+ * chunks it hands over outlive the young generation's collections: on the stdout reader (20k ×
+ * 1 KB messages in 4 KB reads) about 0.9 KB per message is promoted to the old generation,
+ * against none when the same chunks are taken with `Stream.toPull` and handled in a loop
+ * (docs/performance.md has the measurement). Promoted garbage is paid again by the mark-compact
+ * collector, and it makes the reader's CPU per message high when reads are small.
  *
  * @internal
  */

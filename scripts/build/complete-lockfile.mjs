@@ -1,10 +1,10 @@
 // Adds the optional platform packages npm 11 leaves out of package-lock.json (npm/cli#4828),
 // without which `npm ci` refuses the lockfile ("Missing: @rollup/rollup-… from lock file").
-// Run after any `npm install` that changes the lockfile:  node scripts/complete-lockfile.mjs
+// Run after any `npm install` that changes the lockfile:  node scripts/build/complete-lockfile.mjs
 import { execFileSync } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
 
-const path = new URL("../package-lock.json", import.meta.url)
+const path = new URL("../../package-lock.json", import.meta.url)
 const lock = JSON.parse(readFileSync(path, "utf8"))
 const packages = lock.packages
 

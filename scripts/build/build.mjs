@@ -19,7 +19,7 @@ import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as esbuild from "esbuild"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
+const root = fileURLToPath(new URL("../..", import.meta.url))
 const dist = join(root, "dist")
 const esm = join(dist, "esm")
 const cjs = join(dist, "cjs")
@@ -70,7 +70,7 @@ const toCjs = async (entryPoints, extra) => {
 await toCjs(modules.filter((file) => !usesImportMeta(file)), {})
 await toCjs(modules.filter(usesImportMeta), {
   define: { "import.meta.url": "__importMetaUrl" },
-  inject: [join(root, "scripts", "import-meta-url.cjs.js")]
+  inject: [join(root, "scripts", "build", "import-meta-url.cjs.js")]
 })
 
 for (const file of walk(esm)) {

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
+const root = fileURLToPath(new URL("../..", import.meta.url))
 const temp = mkdtempSync(join(tmpdir(), "effect-claude-agent-pack-"))
 try {
   const [{ filename }] = JSON.parse(

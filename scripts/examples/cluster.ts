@@ -14,10 +14,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
-import { AgentPool, Message } from "../src/index.js"
-import type { Options } from "../src/index.js"
-import { AgentCluster, AgentEntity, TranscriptStore } from "../src/cluster/index.js"
-import * as ScriptedModel from "../src/testing/ScriptedModel.js"
+import { AgentPool, Message } from "../../src/index.js"
+import type { Options } from "../../src/index.js"
+import { AgentCluster, AgentEntity, TranscriptStore } from "../../src/cluster/index.js"
+import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 
 /** The turns: [conversation, prompt], the first two of each conversation in parallel. */
 export const FIRST_TURNS: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [

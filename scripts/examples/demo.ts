@@ -11,9 +11,9 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { Schema } from "effect"
-import { ClaudeAgent, Hook, McpServer, Message, Permission, Tool } from "../src/index.js"
-import type { Options } from "../src/index.js"
-import * as ScriptedModel from "../src/testing/ScriptedModel.js"
+import { ClaudeAgent, Hook, McpServer, Message, Permission, Tool } from "../../src/index.js"
+import type { Options } from "../../src/index.js"
+import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 
 export interface DemoResult {
   readonly transcript: string

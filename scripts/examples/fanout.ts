@@ -13,10 +13,10 @@ import { Clock, Effect, Fiber, Layer, Option, Predicate, Schema, Stream, Tracer 
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
-import { AgentPool, ClaudeAgent, McpServer, Message, Structured, Tool } from "../src/index.js"
-import type { Options } from "../src/index.js"
-import * as ScriptedModel from "../src/testing/ScriptedModel.js"
-import * as SpanRecorder from "../src/testing/SpanRecorder.js"
+import { AgentPool, ClaudeAgent, McpServer, Message, Structured, Tool } from "../../src/index.js"
+import type { Options } from "../../src/index.js"
+import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
+import * as SpanRecorder from "../../src/testing/SpanRecorder.js"
 
 const TASK = "Plan a weekend in Lisbon for two people with 600 EUR: check the weather, " +
   "convert the budget to USD, and pick three sights."

@@ -1,7 +1,7 @@
 // Type-checks every ```ts block under `@example` in src/ and lists each failure as
 // `file:line:column TSxxxx: message` (exit code 1 if any). `npm test` runs the same check in
 // test/unit/examples.test.ts, with test/unit/examples.allowlist.txt.
-import { checkExamples, formatFailures } from "../test/support/examples.js"
+import { checkExamples, formatFailures } from "../../test/support/examples.js"
 
 const started = Date.now()
 const report = checkExamples()
