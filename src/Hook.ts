@@ -277,6 +277,33 @@ export const allow = (reason?: string, updatedInput?: { readonly [key: string]: 
 })
 
 /**
+ * `PreToolUse`: stop the turn at this tool call without running it. The turn ends with a `result`
+ * whose `terminal_reason` is `tool_deferred` and whose `deferred_tool_use` (`{ id, name, input }`)
+ * names the call. Resuming the session later runs that call first, as soon as the CLI starts and
+ * before any prompt, through the permission flow (`canUseTool`; hooks are registered too late to be
+ * asked reliably), so the decision can be taken then; docs/protocol-defer.md has what Claude Code
+ * 2.1.330 does.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Hook } from "effect-claude-agent"
+ * const holdWrites: Hook.HookCallback = Hook.on("PreToolUse", (input) =>
+ *   Effect.succeed(input.tool_name === "Write" ? Hook.defer() : {}))
+ * ```
+ *
+ * @since 0.1.0
+ * @category answers
+ */
+export const defer = (reason?: string): SyncHookOutput => ({
+  hookSpecificOutput: {
+    hookEventName: "PreToolUse",
+    permissionDecision: "defer",
+    permissionDecisionReason: reason
+  }
+})
+
+/**
  * `PreToolUse`: deny the tool use; the model sees `reason` as the tool's error.
  *
  * @example

@@ -1133,7 +1133,7 @@ const ElicitationAnswer = {
 export const HookSpecificOutput = Schema.Union(
   Schema.Struct({
     hookEventName: Schema.Literal("PreToolUse"),
-    /** `defer` leaves the decision to the normal permission flow. */
+    /** `defer` ends the turn at this call without running it (`terminal_reason: "tool_deferred"`); see `Hook.defer`. */
     permissionDecision: Schema.optional(Schema.Literal("allow", "deny", "ask", "defer")),
     /** Shown to the model on `deny` (as `PreToolUse:<tool> hook error: <reason>`). */
     permissionDecisionReason: OptionalString,
