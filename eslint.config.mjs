@@ -74,7 +74,11 @@ export default defineConfig(
           quoteStyle: "alwaysDouble",
           trailingCommas: "never",
           operatorPosition: "maintain",
-          "arrowFunction.useParentheses": "force"
+          "arrowFunction.useParentheses": "force",
+          // This code base orders its imports by hand; the Effect repo's settings sort them.
+          "module.sortImportDeclarations": "maintain",
+          "importDeclaration.sortNamedImports": "maintain",
+          "exportDeclaration.sortNamedExports": "maintain"
         }
       }]
     }
