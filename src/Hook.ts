@@ -21,27 +21,21 @@ import type {
   SyncHookOutput
 } from "./schema/Hook.js"
 
-// ---------------------------------------------------------------------------------------------
-// the schemas callbacks work with (defined in src/schema/Hook.ts)
-// ---------------------------------------------------------------------------------------------
-
 /**
- * Every hook event the CLI knows, as a Schema and a type.
+ * The events, inputs and outputs callbacks work with, as Schemas and types (defined in
+ * `src/schema/Hook.ts`): `HookEvent`, every hook event the CLI knows; `HookInput`, what a callback
+ * receives, discriminated by `hook_event_name`, with one Schema per event (`PreToolUseInput`, …)
+ * and `HookInputFor<"…">` for the input of one event; `HookOutput`, what a callback answers,
+ * synchronous (`SyncHookOutput`, with the event-specific `HookSpecificOutput`) or asynchronous
+ * (`AsyncHookOutput`); and the wire side, for testing a callback outside a session: `decodeInput`
+ * reads a `hook_callback` input, `encodeOutput` checks an answer and gives the object the CLI
+ * receives.
  *
  * @example
  * ```ts
  * import { Hook } from "effect-claude-agent"
  * const known = (name: string) => Hook.HookEvent.literals.some((event) => event === name)
  * ```
- *
- * @since 0.1.0
- * @category events
- */
-export { HookEvent } from "./schema/Hook.js"
-
-/**
- * What a callback receives: `HookInput`, discriminated by `hook_event_name`, with one Schema per
- * event (`PreToolUseInput`, …) and `HookInputFor<"…">` for the input of one event.
  *
  * @example
  * ```ts
@@ -51,52 +45,6 @@ export { HookEvent } from "./schema/Hook.js"
  * const command = (input: Hook.HookInputFor<"PreToolUse">) => input.tool_input
  * ```
  *
- * @since 0.1.0
- * @category inputs
- */
-export {
-  ConfigChangeInput,
-  CwdChangedInput,
-  DirectoryAddedInput,
-  ElicitationInput,
-  ElicitationResultInput,
-  FileChangedInput,
-  HookInput,
-  type HookInputFor,
-  InstructionsLoadedInput,
-  MessageDisplayInput,
-  NotificationInput,
-  PermissionDeniedInput,
-  PermissionRequestInput,
-  PostCompactInput,
-  PostModelSwitchInput,
-  PostToolBatchInput,
-  PostToolUseFailureInput,
-  PostToolUseInput,
-  PreCompactInput,
-  PreModelSwitchInput,
-  PreToolUseInput,
-  SessionEndInput,
-  SessionStartInput,
-  SetupInput,
-  StopFailureInput,
-  StopInput,
-  SubagentStartInput,
-  SubagentStopInput,
-  TaskCompletedInput,
-  TaskCreatedInput,
-  TeammateIdleInput,
-  UnknownHookInput,
-  UserPromptExpansionInput,
-  UserPromptSubmitInput,
-  WorktreeCreateInput,
-  WorktreeRemoveInput
-} from "./schema/Hook.js"
-
-/**
- * What a callback answers: `HookOutput`, synchronous (`SyncHookOutput`, with the event-specific
- * `HookSpecificOutput`) or asynchronous (`AsyncHookOutput`).
- *
  * @example
  * ```ts
  * import { Hook } from "effect-claude-agent"
@@ -104,15 +52,6 @@ export {
  *   hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: "the build is green" }
  * }
  * ```
- *
- * @since 0.1.0
- * @category outputs
- */
-export { AsyncHookOutput, HookOutput, HookSpecificOutput, SyncHookOutput } from "./schema/Hook.js"
-
-/**
- * The wire side, for testing a callback outside a session: `decodeInput` reads a `hook_callback`
- * input, `encodeOutput` checks an answer and gives the object the CLI receives.
  *
  * @example
  * ```ts
@@ -131,9 +70,9 @@ export { AsyncHookOutput, HookOutput, HookSpecificOutput, SyncHookOutput } from 
  * ```
  *
  * @since 0.1.0
- * @category decoding
+ * @category schemas
  */
-export { decodeInput, encodeOutput } from "./schema/Hook.js"
+export * from "./schema/Hook.js"
 
 // ---------------------------------------------------------------------------------------------
 // callbacks and matchers

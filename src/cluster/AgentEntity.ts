@@ -50,7 +50,7 @@ import * as Message from "../schema/Message.js"
 import type * as Options from "../schema/Options.js"
 import type { SdkError } from "../SdkError.js"
 import { transcriptPath } from "./internal/transcriptFile.js"
-import { defaultNamespace, v4, v5 } from "./internal/uuid.js"
+import { v4, v5 } from "./internal/uuid.js"
 import { OrphanGuard, type OrphanGuardShape } from "./OrphanGuard.js"
 import { TranscriptStore, type TranscriptStoreError, type TranscriptStoreShape } from "./TranscriptStore.js"
 

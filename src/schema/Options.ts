@@ -314,7 +314,7 @@ const SdkServerShape = Schema.Struct({
 // The names the Skill tool can match: `Skill(name)` rules are comma-joined on argv and the tool
 // trims names, so parentheses, commas, control characters and outer whitespace cannot work.
 const SkillName = Schema.String.pipe(Schema.filter(
-  (name) => name.length > 0 && name === name.trim() && !/[(),\u0000-\u001f\u007f-\u009f]/.test(name),
+  (name) => name.length > 0 && name === name.trim() && !/[(),\p{Cc}]/u.test(name),
   { description: "a skill name (no parentheses, commas, control characters or surrounding spaces)" }
 ))
 

@@ -164,7 +164,7 @@ export const sequence = (...replies: ReadonlyArray<Reply>): Reply => {
   let ending: Ending = { _tag: "Complete" }
   for (const reply of replies) {
     if (reply._tag !== "Message") continue
-    blocks.push(...reply.blocks)
+    for (const block of reply.blocks) blocks.push(block)
     ending = reply.ending
   }
   return message(blocks, ending)

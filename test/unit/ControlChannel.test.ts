@@ -1,6 +1,6 @@
 // Unit tests of the control channel over the in-memory fake CLI (a mock transport, no process).
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, type Duration, Effect, Fiber, FiberRef, Layer, Option, Schema, Stream, TestClock } from "effect"
+import { Chunk, Deferred, type Duration, Effect, Fiber, FiberRef, Layer, Option, Stream, TestClock } from "effect"
 import * as Control from "../../src/schema/Control.js"
 import { ControlChannel } from "../../src/services/ControlChannel.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"

@@ -1,7 +1,7 @@
 // Unit tests of `ClaudeAgent.query` with prompt streams, over the in-memory fake CLI (a mock
 // transport, no process): every prompt stream, fault and bad input ends in a typed result.
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Chunk, Data, Deferred, Effect, Exit, Fiber, Layer, Option, Ref, Stream, TestClock } from "effect"
+import { Cause, Chunk, Data, Deferred, Effect, Exit, Fiber, Layer, Ref, Stream, TestClock } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Control from "../../src/schema/Control.js"
 import { Transport } from "../../src/services/Transport.js"

@@ -51,10 +51,11 @@ export const candidates = Effect.fnUntraced(function*(env: Readonly<Record<strin
   const exe = host.platform === "win32" ? "claude.exe" : "claude"
   const platformPackages = [`claude-code-${host.platform}-${host.arch}`, `claude-code-${host.platform}-${host.arch}-musl`]
 
-  const roots: Array<string> = []
   const here = yield* path.fromFileUrl(new URL(import.meta.url)).pipe(Effect.option)
-  if (Option.isSome(here)) roots.push(...ancestors(path, path.dirname(here.value)))
-  if (host.cwd !== undefined) roots.push(...ancestors(path, host.cwd))
+  const roots = [
+    ...(Option.isSome(here) ? ancestors(path, path.dirname(here.value)) : []),
+    ...(host.cwd !== undefined ? ancestors(path, host.cwd) : [])
+  ]
   const fromNodeModules = [...new Set(roots)].flatMap((dir) => [
     path.join(dir, "node_modules", "@anthropic-ai", "claude-code", "bin", "claude.exe"),
     ...platformPackages.map((pkg) => path.join(dir, "node_modules", "@anthropic-ai", pkg, exe))

@@ -95,6 +95,9 @@ export const buildArgs = <R>(options: Options<R>, stdioPermissions = options.can
   const pushList = (name: string, values: ReadonlyArray<string> | undefined) => {
     if (values !== undefined) args.push(flag(name, values.join(",")))
   }
+  const pushPair = (name: string, value: string) => {
+    for (const arg of flagPair(name, value)) args.push(arg)
+  }
 
   // As in the official SDK, `enabled` without a budget is adaptive.
   const thinking = thinkingOf(options)
@@ -154,13 +157,12 @@ export const buildArgs = <R>(options: Options<R>, stdioPermissions = options.can
   push("resume-session-at", options.resumeSessionAt)
   push("resume-drops-turn", options.resumeDropsTurn)
   if (options.persistSession === false) args.push("--no-session-persistence")
-  if (options.managedSettings !== undefined) {
-    args.push(...flagPair("managed-settings", JSON.stringify(options.managedSettings)))
-  }
+  if (options.managedSettings !== undefined) pushPair("managed-settings", JSON.stringify(options.managedSettings))
   const settings = settingsArg(options)
   if (settings !== undefined) push("settings", settings)
   for (const [name, value] of Object.entries(options.extraArgs ?? {})) {
-    args.push(...(value === null ? [`--${name}`] : flagPair(name, value)))
+    if (value === null) args.push(`--${name}`)
+    else pushPair(name, value)
   }
   return args
 }

@@ -358,7 +358,7 @@ export const cwdOf = (lite: Lite): string | undefined =>
 
 /** Title text as the CLI stores it: one line, no control characters, at most 200 code points. */
 export const cleanTitle = (s: string): string =>
-  [...s.trim().replace(/[\p{Cc}\p{Cf}\u2028\u2029]+/gu, " ").replace(/[\x00-\x1f\x7f-\x9f]/g, "")]
+  [...s.trim().replace(/[\p{Cc}\p{Cf}\u2028\u2029]+/gu, " ")]
     .slice(0, PROMPT_CHARS).join("").trim()
 
 // ---------------------------------------------------------------------------------------------
@@ -781,7 +781,7 @@ export const forkSource = (sessionId: string, entries: ReadonlyArray<Entry>): Fo
     if (isChainEntry(e)) transcript.push(e)
     else if (e.sessionId !== sessionId) continue
     else if (e.type === "content-replacement" && Array.isArray(e.replacements)) {
-      contentReplacements.push(...e.replacements.filter(Predicate.isRecord))
+      for (const r of e.replacements) if (Predicate.isRecord(r)) contentReplacements.push(r)
     } else if (e.type === "atis-latch" && typeof e.atis === "string" && /^[\x21-\x7e]*$/.test(e.atis)) {
       atisLatch = e.atis
     } else if (e.type === "tools-used" && Array.isArray(e.tools)) {

@@ -368,7 +368,7 @@ describe("AgentEntity", () => {
         ...fake.agent,
         session: (options) =>
           fake.agent.session(options).pipe(
-            Effect.tap((session) =>
+            Effect.tap(() =>
               Effect.addFinalizer(() => Effect.sync(() => Deferred.unsafeDone(closed, Exit.succeed(`after ${turnsDone}`))))
             )
           )
