@@ -119,7 +119,7 @@ describe("StdoutFrames fed by any source", () => {
       const source = new StdoutFrames(1024)
       source.onData(enc.encode(line({ a: 1 }) + '{"b"'))
       source.onData(enc.encode(":2}\n" + '{"partial'))
-      source.onFailure(new CLIConnectionError({ reason: "pipe broke" }))
+      source.onFailure(new CLIConnectionError({ reason: "ReadFailed", description: "pipe broke" }))
       // Nothing after the failure is kept.
       source.onData(enc.encode(line({ c: 3 })))
       const { exit, out } = yield* drain(source)
