@@ -622,10 +622,8 @@ export const replayTransport = (
       Effect.suspend(() => {
         const error = new RecordingError({ reason: "Mismatch", entry: at, description: detail })
         failure = error
-        return cli.writeStderr(error.message).pipe(
-          Effect.zipRight(cli.exit({ exitCode: 1, signal: undefined })),
-          Effect.zipRight(Effect.die(error))
-        )
+        const exit = cli.writeStderr(error.message).pipe(Effect.zipRight(cli.exit({ exitCode: 1, signal: undefined })))
+        return Effect.flatMap(cli.exited, (exited) => exited ? Effect.void : exit).pipe(Effect.zipRight(Effect.die(error)))
       })
 
     // The recorded frame as it should look live: request ids and user message uuids become the

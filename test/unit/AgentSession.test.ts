@@ -328,7 +328,7 @@ describe("AgentSession (fake CLI)", () => {
 })
 
 describe("session method arguments are checked before anything is sent (fake CLI)", () => {
-  it.effect("an empty model, a negative thinking budget and a bad timeout are ControlError invalid_request, and nothing is written", () =>
+  it.effect("an empty model, a negative thinking budget and a bad timeout are OptionsError, and nothing is written", () =>
     Effect.gen(function*() {
       const sent = yield* Deferred.make<ReadonlyArray<FakeCli.JsonObject>>()
       const layer = FakeCli.layerClaudeAgent({
@@ -347,7 +347,12 @@ describe("session method arguments are checked before anything is sent (fake CLI
           Effect.flip(Reflect.apply(session.mcpServerStatus, undefined, [{ timeout }]))
         ])
       })).pipe(Effect.provide(layer))
-      for (const error of errors) expect(error).toMatchObject({ _tag: "ControlError", errorCode: "invalid_request" })
+      expect(errors.map((e) => e._tag === "OptionsError" && e.field)).toEqual([
+        "set_model",
+        "set_max_thinking_tokens",
+        "mcp_status timeout",
+        "mcp_status timeout"
+      ])
       expect(String(errors[0]?.message)).toContain("model")
       expect(String(errors[1]?.message)).toContain("max_thinking_tokens")
       expect(String(errors[2]?.message)).toContain("timeout")
