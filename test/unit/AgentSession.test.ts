@@ -5,6 +5,7 @@ import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Control from "../../src/schema/Control.js"
 import * as Message from "../../src/schema/Message.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
+import * as Query from "../../src/internal/session/query.js"
 
 const types = (messages: Chunk.Chunk<Message.Message>) =>
   Chunk.toArray(messages).map((m) => ("subtype" in m && typeof m.subtype === "string" ? `${m.type}/${m.subtype}` : m.type))
@@ -99,6 +100,15 @@ describe("ClaudeAgent.query (fake CLI)", () => {
       const error = yield* ClaudeAgent.query("x").pipe(Stream.runDrain, Effect.flip, Effect.provide(layer))
       expect(error._tag).toBe("ProcessError")
       expect(error.message).toContain("Error parsing streaming input line")
+    }))
+
+  it.effect("a run whose messages end before the result fails a query, and lastResult, with CLIEndedError NoResult", () =>
+    Effect.gen(function*() {
+      const ended = yield* Query.requireResult(Stream.empty).pipe(Stream.runDrain, Effect.flip)
+      expect(ended._tag === "CLIEndedError" && ended.reason).toBe("NoResult")
+      const none = yield* ClaudeAgent.lastResult(Stream.empty).pipe(Effect.flip)
+      expect(none._tag === "CLIEndedError" && none.reason).toBe("NoResult")
+      expect(none.message).toBe("The run ended without a result message")
     }))
 
   it.effect("a bad option fails with OptionsError before anything starts", () =>
