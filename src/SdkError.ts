@@ -81,7 +81,13 @@ export class CLINotFoundError extends Schema.TaggedError<CLINotFoundError>(
  * @since 0.1.0
  * @category models
  */
-export const CLIConnectionReason = Schema.Literal("SpawnFailed", "InputClosed", "WriteFailed", "ReadFailed", "OutputClosed")
+export const CLIConnectionReason = Schema.Literal(
+  "SpawnFailed",
+  "InputClosed",
+  "WriteFailed",
+  "ReadFailed",
+  "OutputClosed"
+)
 
 /**
  * @since 0.1.0

@@ -114,7 +114,8 @@ const singleRunner = (shardingConfig: Partial<ShardingConfig.ShardingConfig["Typ
 const loadSqlite = Effect.tryPromise(() => import("@effect/sql-sqlite-node")).pipe(
   Effect.catchAll((e) =>
     Effect.dieMessage(
-      `AgentCluster.layerSqlite needs the package @effect/sql-sqlite-node (npm i @effect/sql-sqlite-node): ${String(e.error)}`
+      "AgentCluster.layerSqlite needs the package @effect/sql-sqlite-node (npm i @effect/sql-sqlite-node): " +
+        String(e.error)
     )
   )
 )

@@ -171,7 +171,9 @@ export type AgentFailure = typeof AgentFailure.Type
 const defectOf = (defect: unknown): AgentError =>
   new AgentError({
     reason: "Defect",
-    message: Predicate.hasProperty(defect, "message") && typeof defect.message === "string" ? defect.message : String(defect)
+    message: Predicate.hasProperty(defect, "message") && typeof defect.message === "string"
+      ? defect.message
+      : String(defect)
   })
 
 /**

@@ -201,7 +201,9 @@ export const make = <R>(hooks: Hook.Hooks<R>): Effect.Effect<HookRegistryShape, 
         const id = request.callback_id
         const registered = byId.get(id)
         if (registered === undefined) {
-          return Effect.fail(new HookCallbackError({ callbackId: id, detail: "no hook callback is registered with this id" }))
+          return Effect.fail(
+            new HookCallbackError({ callbackId: id, detail: "no hook callback is registered with this id" })
+          )
         }
         const fail = (detail: string) =>
           Effect.fail(new HookCallbackError({ event: registered.event, callbackId: id, detail }))

@@ -392,7 +392,9 @@ export const layerRecord = (
           sessions++
           const file = numberedPath(pathService, path, sessions)
           const handle = yield* fs.open(file, { flag: "w" }).pipe(
-            Effect.mapError((e) => new RecordingError({ reason: "Unwritable", path: file, description: e.message, cause: e })),
+            Effect.mapError((e) =>
+              new RecordingError({ reason: "Unwritable", path: file, description: e.message, cause: e })
+            ),
             Effect.orDie
           )
           const write = (entry: Entry) =>
@@ -519,8 +521,8 @@ const describeEntry = (entry: Entry | undefined): string => {
  * A transport that plays the CLI of a recording. Each frame the code sends must equal the next
  * recorded `in` frame (else `send` dies with a `RecordingError` of reason `Mismatch`, whose
  * message starts `Replay mismatch at entry <n>:`, `n` being the index in `entries`, i.e. line
- * n + 1 of the file, and the CLI exits with code 1 and that message on stderr), and the recorded `out` frames up to the next `in` are then emitted through the real
- * framing. The SDK's random control request ids are mapped: a recorded `request_id` matches the
+ * n + 1 of the file, and the CLI exits with code 1 and that message on stderr), and the
+ * recorded `out` frames up to the next `in` are then emitted through the real framing. The SDK's random control request ids are mapped: a recorded `request_id` matches the
  * live one the code sends, and the recorded answers carry the live id.
  *
  * @example
@@ -623,7 +625,9 @@ export const replayTransport = (
         const error = new RecordingError({ reason: "Mismatch", entry: at, description: detail })
         failure = error
         const exit = cli.writeStderr(error.message).pipe(Effect.zipRight(cli.exit({ exitCode: 1, signal: undefined })))
-        return Effect.flatMap(cli.exited, (exited) => exited ? Effect.void : exit).pipe(Effect.zipRight(Effect.die(error)))
+        return Effect.flatMap(cli.exited, (exited) => exited ? Effect.void : exit).pipe(
+          Effect.zipRight(Effect.die(error))
+        )
       })
 
     // The recorded frame as it should look live: request ids and user message uuids become the

@@ -39,7 +39,11 @@ export interface Parts {
 // connection's end as they are; a framing failure as a failed read, with its cause.
 const toRequestError = (error: StreamError): RequestError =>
   error._tag === "CLIJSONDecodeError"
-    ? new CLIConnectionError({ reason: "ReadFailed", description: `The connection to the CLI failed: ${error.message}`, cause: error })
+    ? new CLIConnectionError({
+      reason: "ReadFailed",
+      description: `The connection to the CLI failed: ${error.message}`,
+      cause: error
+    })
     : error
 
 const routeControl = ({ inbound, outbound, table }: Parts, frame: RawObject): Effect.Effect<void> => {
@@ -106,7 +110,10 @@ const onStdoutEnd = ({ state, transport }: Parts) =>
     const stderrTail = yield* transport.stderrTail
     if (Option.isNone(status)) {
       return Option.some<StreamError>(
-        new CLIConnectionError({ reason: "OutputClosed", description: "The Claude Code CLI closed its stdout but did not exit" })
+        new CLIConnectionError({
+          reason: "OutputClosed",
+          description: "The Claude Code CLI closed its stdout but did not exit"
+        })
       )
     }
     const { exitCode, signal } = status.value

@@ -10,7 +10,10 @@ import { encodeFrame } from "../protocol/json.js"
 import { messageOf } from "./errors.js"
 
 const closedError = () =>
-  new CLIConnectionError({ reason: "InputClosed", description: "Cannot write to the Claude Code CLI: its input was already closed" })
+  new CLIConnectionError({
+    reason: "InputClosed",
+    description: "Cannot write to the Claude Code CLI: its input was already closed"
+  })
 
 /**
  * Frames onto a Node `Writable`, waiting only when the pipe asks for it (`drain`).

@@ -89,7 +89,10 @@ export const make = (options: Options): Effect.Effect<MemoryTransport, never, Sc
           inputOpen
             ? options.onSend(parseJsonBoundary(encodeFrame(frame)))
             : Effect.fail(
-              new CLIConnectionError({ reason: "InputClosed", description: "Cannot write to the Claude Code CLI: its input was already closed" })
+              new CLIConnectionError({
+                reason: "InputClosed",
+                description: "Cannot write to the Claude Code CLI: its input was already closed"
+              })
             )
         ),
       frames: stdout.stream,
