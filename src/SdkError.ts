@@ -78,6 +78,14 @@ export class CLINotFoundError extends Schema.TaggedError<CLINotFoundError>(
  *   framed: the `cause` is then the `CLIJSONDecodeError`).
  * - `OutputClosed`: the CLI closed its stdout but did not exit.
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { SdkError } from "effect-claude-agent"
+ *
+ * const isClosed = Schema.is(SdkError.CLIConnectionReason)("InputClosed") // true
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */
@@ -138,6 +146,13 @@ export class CLIConnectionError extends Schema.TaggedError<CLIConnectionError>(
  * - `UseEnded`: a keyed session of an `AgentPool` was used after its `withSession` returned (the
  *   process has gone on to the key's next use).
  *
+ * @example
+ * ```ts
+ * import { SdkError } from "effect-claude-agent"
+ *
+ * const reasons = SdkError.SessionClosedReason.literals // ["ScopeClosed", "UseEnded"]
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */
@@ -187,6 +202,13 @@ export class SessionClosedError extends Schema.TaggedError<SessionClosedError>(
  * - `NoResult`: a run's messages ended without a `result` message.
  * - `NoSessionId`: the session ended before the CLI reported its session id.
  * - `NoAnswer`: the CLI exited before answering a control request.
+ *
+ * @example
+ * ```ts
+ * import { SdkError } from "effect-claude-agent"
+ *
+ * const reasons = SdkError.CLIEndedReason.literals // ["NoResult", "NoSessionId", "NoAnswer"]
+ * ```
  *
  * @since 0.1.0
  * @category models

@@ -107,6 +107,13 @@ export type Entry = typeof Entry.Type
  * - `Mismatch`: a replay met input that the recording does not have (`entry` is the index of the
  *   recorded entry it expected, i.e. line `entry + 1` of the file).
  *
+ * @example
+ * ```ts
+ * import { Recording } from "effect-claude-agent/testing"
+ *
+ * const reasons = Recording.RecordingErrorReason.literals
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */
