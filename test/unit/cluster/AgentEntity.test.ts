@@ -30,7 +30,8 @@ const lines = (file: string): Array<string> =>
 // A fake ClaudeAgent: records each launch, and each turn appends `{"prompt":…}` to the session's
 // transcript and answers `echo: <prompt> (after <n> turns)`, n being the turns it found in the file.
 // Prompts starting with "slow" wait for an interrupt; "tool" asks permission for Bash first;
-// "crash" makes the CLI exit with code 1. The model "refused-model" is refused by set_model.
+// "crash" makes the CLI exit with code 1. The model "refused-model" is refused by set_model; a
+// CLI started with "dying-model" dies (a defect) before it starts.
 const fakeAgent = (dirs: { readonly configDir: string; readonly cwd: string }) =>
   Effect.gen(function*() {
     const launched: Array<Launched> = []
@@ -45,6 +46,7 @@ const fakeAgent = (dirs: { readonly configDir: string; readonly cwd: string }) =
           model: options.model,
           permissionMode: options.permissionMode
         })
+        if (options.model === "dying-model") return yield* Effect.die("the fake CLI cannot start")
         const id = options.sessionId ?? options.resume ?? "none"
         const file = transcriptFile(dirs.configDir, dirs.cwd, id)
         if (options.resume !== undefined && !fs.existsSync(file)) {
@@ -374,7 +376,7 @@ describe("AgentEntity", () => {
         Layer.provide(TranscriptStore.layerMemory),
         Layer.provide(NodeContext.layer)
       )
-      const { crashed, refused } = yield* Effect.gen(function*() {
+      const { crashed, died, refused } = yield* Effect.gen(function*() {
         const crashed = yield* AgentEntity.send("user-7", "crash now", { turnId: "t1" }).pipe(
           Stream.runDrain,
           Effect.as("no failure"),
@@ -386,10 +388,18 @@ describe("AgentEntity", () => {
           Effect.as("no failure"),
           Effect.catchTag("ControlError", (e) => Effect.succeed(`ControlError ${e.errorCode}: ${e.error}`))
         )
-        return { crashed, refused }
+        // A defect has no type of its own: it travels as AgentError.
+        yield* client("user-8").SetModel({ model: "dying-model" })
+        const died = yield* AgentEntity.send("user-8", "hello", { turnId: "t3" }).pipe(
+          Stream.runDrain,
+          Effect.as("no failure"),
+          Effect.catchTag("AgentError", (e) => Effect.succeed(`AgentError ${e.reason}: ${e.message}`))
+        )
+        return { crashed, refused, died }
       }).pipe(Effect.provide(Entity.pipe(Layer.provideMerge(TestRunner.layer))))
       expect(crashed).toBe("ProcessError 1: fatal: the fake CLI crashed")
       expect(refused).toBe("ControlError invalid_model: unknown model refused-model")
+      expect(died).toBe("AgentError Defect: the fake CLI cannot start")
     }))
 
   it("every failure of the RPCs survives JSON as its own class", () => {
