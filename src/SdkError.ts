@@ -262,9 +262,9 @@ export class CLIEndedError extends Schema.TaggedError<CLIEndedError>(
 }
 
 /**
- * The CLI process ended before the work asked of it was done (a crash, a signal, a malformed
+ * The CLI process died before the work asked of it was done (a crash, a signal, a malformed
  * stdin line). Carries the exit code or signal, the last 2 KiB of stderr and, when one came, the
- * last error `result` message.
+ * last error `result` message. A CLI that exits normally too early is a `CLIEndedError`.
  *
  * Note: the CLI exits with code 1 whenever its last `result` was an error (an API error, an
  * interrupt, max turns). That `result` is delivered as a message; a query that already received
