@@ -610,6 +610,6 @@ describe("closing a session under a reader (fake CLI)", () => {
       yield* Scope.close(scope, Exit.void)
       const error = yield* Fiber.join(reading)
       // The stop sequence's SIGTERM ends the fake CLI (ProcessError), or the channel closes first.
-      expect(["ProcessError", "CLIConnectionError"]).toContain(error._tag)
+      expect(["ProcessError", "SessionClosedError"]).toContain(error._tag)
     }))
 })
