@@ -22,7 +22,14 @@ import * as SetMcpServers from "./internal/session/mcpServers.js"
 import * as MessagePull from "./internal/session/messagePull.js"
 import * as Methods from "./internal/session/methods.js"
 import * as Turns from "./internal/session/turns.js"
-import type { CLIConnectionError, MessageParseError } from "./SdkError.js"
+import type {
+  CLIConnectionError,
+  CLIEndedError,
+  McpServersPendingError,
+  MessageParseError,
+  PoolClosedError,
+  SessionClosedError
+} from "./SdkError.js"
 import {
   ControlChannel,
   type ControlChannelShape,
@@ -40,12 +47,13 @@ import { Transport } from "./services/Transport.js"
  * What the message streams (`messages`, `receiveResponse`) can fail with: the framing of stdout,
  * the connection, the process, a message that breaks the schema of its known type, or the
  * failure of `initialize` (no answer within the control deadline, or an error answer): a session
- * whose CLI never initialised cannot run a turn.
+ * whose CLI never initialised cannot run a turn; for a session of an `AgentPool`, the pool's close
+ * that stopped its turn (`PoolClosedError`).
  *
  * @since 0.1.0
  * @category models
  */
-export type MessageError = StreamError | MessageParseError | RequestError
+export type MessageError = StreamError | MessageParseError | RequestError | PoolClosedError
 
 /**
  * What `send` accepts: a prompt string, content blocks, or a complete user message frame.
@@ -159,8 +167,8 @@ export interface SetMcpServersOptions extends RequestOptions {
    * Wait until the CLI has finished connecting the added servers (none is `pending` in
    * `mcpServerStatus`: each is `connected`, `failed`, `needs-auth`, …), instead of returning as
    * soon as it has taken the set. Bounded by the same deadline as the request (`timeout`, or the
-   * session's `controlTimeout`); servers still pending then fail the call with `ControlError`
-   * `mcp_servers_pending` (the set itself has been applied). The CLI goes on connecting them, and
+   * session's `controlTimeout`); servers still pending then fail the call with
+   * `McpServersPendingError` (the set itself has been applied). The CLI goes on connecting them, and
    * meanwhile may hold the session's later control requests (`mcpServerStatus`, `setModel`,
    * `interrupt`, …) until it gives up, after its MCP connection timeout (30 s by default): a
    * warning is logged when the call gives up, so a later request's wait has an explanation. A
@@ -226,7 +234,7 @@ export interface AgentSession {
    * message may be sent before `system/init`: the CLI emits that per turn. Messages sent while a
    * turn runs are queued by the CLI (and may be merged into the running turn).
    */
-  readonly send: (prompt: Prompt) => Effect.Effect<string, CLIConnectionError>
+  readonly send: (prompt: Prompt) => Effect.Effect<string, CLIConnectionError | SessionClosedError>
   /**
    * Every message from the CLI, decoded, until the CLI exits. A single stream shared with
    * `receiveResponse`: run one consumer at a time.
@@ -273,12 +281,12 @@ export interface AgentSession {
    * answers holds the reply for the CLI's 30 s connection timeout, then shows in `errors`), but
    * connects in-process servers after answering: `awaitConnection` waits for those too. A bad server
    * (a missing `command`, duplicate tool names, …) is refused before anything is sent or changed:
-   * `ControlError` with `errorCode: "invalid_request"`.
+   * `OptionsError`.
    */
   readonly setMcpServers: <R = never>(
     servers: McpServers<R>,
     options?: SetMcpServersOptions
-  ) => Effect.Effect<Control.McpSetServersResponse, RequestError, R>
+  ) => Effect.Effect<Control.McpSetServersResponse, RequestError | McpServersPendingError, R>
   /**
    * The slash commands and skills: from the `initialize` reply, or the latest
    * `system/commands_changed` among the messages read so far.
@@ -372,7 +380,7 @@ export interface AgentSession {
   /** The CLI's answer to `initialize`: commands, models, account, output styles, its `pid`, … */
   readonly initializationResult: Effect.Effect<Control.InitializeResponse, RequestError>
   /** The session id: known at once with `options.sessionId`, otherwise the first one the CLI reports. */
-  readonly sessionId: Effect.Effect<string, CLIConnectionError>
+  readonly sessionId: Effect.Effect<string, StreamError | CLIEndedError>
   /** Closes the CLI's input; the CLI finishes the running turn and exits. */
   readonly endInput: Effect.Effect<void>
   /** The CLI's process id, when there is a process. */

@@ -22,7 +22,7 @@ import * as Message from "./schema/Message.js"
 import * as Options from "./schema/Options.js"
 import {
   type ClaimRefused,
-  CLIConnectionError,
+  CLIEndedError,
   type OptionsError,
   type ResultError,
   type SdkError,
@@ -298,12 +298,12 @@ export const failOnErrorResult = <E, R>(
  */
 export const lastResult = <E, R>(
   self: Stream.Stream<Message.Message, E, R>
-): Effect.Effect<Message.ResultMessage, E | CLIConnectionError, R> =>
+): Effect.Effect<Message.ResultMessage, E | CLIEndedError, R> =>
   self.pipe(
     Stream.filter(Message.isResult),
     Stream.runLast,
     Effect.flatMap(Option.match({
-      onNone: () => Effect.fail(new CLIConnectionError({ reason: "The run ended without a result message" })),
+      onNone: () => Effect.fail(new CLIEndedError({ reason: "NoResult" })),
       onSome: Effect.succeed
     }))
   )

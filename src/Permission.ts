@@ -12,6 +12,7 @@ import { Effect, Predicate, Schema } from "effect"
 import * as Guard from "./internal/schema/guard.js"
 import { RawObject } from "./internal/schema/schemas.js"
 import type * as Control from "./schema/Control.js"
+import { OptionsError } from "./SdkError.js"
 import type { InboundHandler } from "./services/ControlChannel.js"
 import { callbackEffect, provideCaptured } from "./internal/effect/captured.js"
 
@@ -294,7 +295,10 @@ export const makeHandler = <E, R>(
         services
       )
       if (!permissionResult.is(result)) {
-        return yield* Effect.fail(new Error(`canUseTool returned an invalid result: ${permissionResult.explain(result)}`))
+        return yield* new OptionsError({
+          field: "canUseTool",
+          detail: `returned an invalid result: ${permissionResult.explain(result)}`
+        })
       }
       if (result.behavior === "allow") {
         return {

@@ -67,9 +67,46 @@ export class CLINotFoundError extends Schema.TaggedError<CLINotFoundError>(
 }
 
 /**
- * The connection to the CLI process failed or was used after it ended: spawning failed for a
- * reason other than a missing binary, writing to stdin failed, or a request was made on a
- * closed session.
+ * Why the pipe to the CLI broke (`CLIConnectionError.reason`):
+ *
+ * - `SpawnFailed`: the process could not be started for a reason other than a missing binary (a
+ *   working directory that is missing or not a directory, no pipes, no process id, `EACCES`, …).
+ * - `InputClosed`: a write after the CLI's stdin was ended (by `endInput`, or because the process
+ *   is gone).
+ * - `WriteFailed`: writing to the CLI's stdin failed.
+ * - `ReadFailed`: reading the CLI's stdout failed (an I/O error, or a line that could not be
+ *   framed: the `cause` is then the `CLIJSONDecodeError`).
+ * - `OutputClosed`: the CLI closed its stdout but did not exit.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { SdkError } from "effect-claude-agent"
+ *
+ * const isClosed = Schema.is(SdkError.CLIConnectionReason)("InputClosed") // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const CLIConnectionReason = Schema.Literal(
+  "SpawnFailed",
+  "InputClosed",
+  "WriteFailed",
+  "ReadFailed",
+  "OutputClosed"
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type CLIConnectionReason = typeof CLIConnectionReason.Type
+
+/**
+ * The pipe to the CLI process broke or is closed: the process could not be started, its stdin
+ * cannot be written, or its stdout cannot be read. `reason` says which, `description` says what
+ * happened. The session cannot go on: start another one.
  *
  * @example
  * ```ts
@@ -77,7 +114,8 @@ export class CLINotFoundError extends Schema.TaggedError<CLINotFoundError>(
  * import type { SdkError } from "effect-claude-agent"
  *
  * declare const send: Effect.Effect<void, SdkError.CLIConnectionError>
- * send.pipe(Effect.catchTag("CLIConnectionError", (e) => Effect.logWarning(e.message)))
+ * send.pipe(Effect.catchTag("CLIConnectionError", (e) =>
+ *   e.reason === "InputClosed" ? Effect.void : Effect.logWarning(e.message)))
  * ```
  *
  * @since 0.1.0
@@ -86,8 +124,9 @@ export class CLINotFoundError extends Schema.TaggedError<CLINotFoundError>(
 export class CLIConnectionError extends Schema.TaggedError<CLIConnectionError>(
   "effect-claude-agent/CLIConnectionError"
 )("CLIConnectionError", {
+  reason: CLIConnectionReason,
   /** A human readable explanation. */
-  reason: Schema.String,
+  description: Schema.String,
   /** The underlying error, if any. */
   cause: Schema.optional(Schema.Defect)
 }) {
@@ -95,14 +134,137 @@ export class CLIConnectionError extends Schema.TaggedError<CLIConnectionError>(
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return this.reason
+    return this.description
   }
 }
 
 /**
- * The CLI process ended before the work asked of it was done (a crash, a signal, a malformed
+ * Why a session can no longer serve a call (`SessionClosedError.reason`):
+ *
+ * - `ScopeClosed`: the session's scope closed (its owner ended it) before the call was answered,
+ *   or while messages were still being read.
+ * - `UseEnded`: a keyed session of an `AgentPool` was used after its `withSession` returned (the
+ *   process has gone on to the key's next use).
+ *
+ * @example
+ * ```ts
+ * import { SdkError } from "effect-claude-agent"
+ *
+ * const reasons = SdkError.SessionClosedReason.literals // ["ScopeClosed", "UseEnded"]
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SessionClosedReason = Schema.Literal("ScopeClosed", "UseEnded")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionClosedReason = typeof SessionClosedReason.Type
+
+/**
+ * The session was closed on this side, by its owner: its scope ended, or (for a keyed session of
+ * an `AgentPool`) its use ended. Nothing is wrong with the CLI: the call came too late. Use the
+ * session inside its scope (or `withSession`); during a shutdown this is expected.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { SdkError } from "effect-claude-agent"
+ *
+ * declare const status: Effect.Effect<void, SdkError.SessionClosedError>
+ * status.pipe(Effect.catchTag("SessionClosedError", () => Effect.void))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionClosedError extends Schema.TaggedError<SessionClosedError>(
+  "effect-claude-agent/SessionClosedError"
+)("SessionClosedError", {
+  reason: SessionClosedReason
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return this.reason === "ScopeClosed"
+      ? "The session was closed"
+      : "This use of the keyed session has ended: use the session inside withSession"
+  }
+}
+
+/**
+ * What the CLI ended without (`CLIEndedError.reason`):
+ *
+ * - `NoResult`: a run's messages ended without a `result` message.
+ * - `NoSessionId`: the session ended before the CLI reported its session id.
+ * - `NoAnswer`: the CLI exited before answering a control request.
+ *
+ * @example
+ * ```ts
+ * import { SdkError } from "effect-claude-agent"
+ *
+ * const reasons = SdkError.CLIEndedReason.literals // ["NoResult", "NoSessionId", "NoAnswer"]
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const CLIEndedReason = Schema.Literal("NoResult", "NoSessionId", "NoAnswer")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type CLIEndedReason = typeof CLIEndedReason.Type
+
+/**
+ * The CLI ended its output on its own, without a crash, before giving what the call waits for: a
+ * `result`, a session id, or the answer to a control request (`reason` says which). The prompt may
+ * not have run: look at the messages that came (was the input ended too early?), and start a new
+ * session to try again.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ClaudeAgent } from "effect-claude-agent"
+ *
+ * const result = ClaudeAgent.query("hi").pipe(
+ *   ClaudeAgent.lastResult,
+ *   Effect.catchTag("CLIEndedError", (e) => Effect.logWarning(e.reason))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CLIEndedError extends Schema.TaggedError<CLIEndedError>(
+  "effect-claude-agent/CLIEndedError"
+)("CLIEndedError", {
+  reason: CLIEndedReason
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    switch (this.reason) {
+      case "NoResult":
+        return "The run ended without a result message"
+      case "NoSessionId":
+        return "The session ended before the CLI reported a session id"
+      case "NoAnswer":
+        return "The Claude Code CLI exited before answering this control request"
+    }
+  }
+}
+
+/**
+ * The CLI process died before the work asked of it was done (a crash, a signal, a malformed
  * stdin line). Carries the exit code or signal, the last 2 KiB of stderr and, when one came, the
- * last error `result` message.
+ * last error `result` message. A CLI that exits normally too early is a `CLIEndedError`.
  *
  * Note: the CLI exits with code 1 whenever its last `result` was an error (an API error, an
  * interrupt, max turns). That `result` is delivered as a message; a query that already received
@@ -220,11 +382,10 @@ export class MessageParseError extends Schema.TaggedError<MessageParseError>(
 }
 
 /**
- * A control request failed: the CLI answered it with an error (its `errorCode` when it sent one:
- * `invalid_mode`, `unsupported_request`, …), or it was refused before it was sent because an
- * argument is invalid (`errorCode: "invalid_request"`: an empty model name, a negative thinking
- * budget, a `timeout` that is not a positive duration), or the CLI's reply did not have the
- * shape the request expects (`errorCode: "invalid_response"`).
+ * The CLI answered a control request with an error (its `errorCode` when it sent one:
+ * `invalid_mode`, `unsupported_request`, …), or with a reply that does not have the shape the
+ * request expects (`errorCode: "invalid_response"`). Always an answer of the CLI, to the request
+ * `requestId`: a request refused before it was sent is an `OptionsError`.
  *
  * @example
  * ```ts
@@ -293,7 +454,12 @@ export class TimeoutException extends Schema.TaggedError<TimeoutException>(
 }
 
 /**
- * An option was invalid. Raised before any process is spawned.
+ * An option or an argument is invalid, or the CLI in use cannot honour it. Raised before any
+ * process is spawned for the options of a session; before anything is sent for the arguments of
+ * a session's method (an empty model name, a `timeout` that is not a positive duration); after
+ * `initialize` when the CLI's reply shows it cannot honour an option (a CLI too old for MCP
+ * servers sent in `initialize`, or for `onFailure: "block"`); and for a callback that returns
+ * something else than an Effect of what it must produce. Fix the option, or update the CLI.
  *
  * @example
  * ```ts
@@ -424,6 +590,40 @@ export class PoolClosedError extends Schema.TaggedError<PoolClosedError>(
       case "stopped":
         return "The agent pool was closed and this turn did not end within its `shutdownTimeout`: it was interrupted."
     }
+  }
+}
+
+/**
+ * `setMcpServers(…, { awaitConnection: true })`: servers the CLI added were still connecting when
+ * the wait's deadline passed (`timeout`, else the session's `controlTimeout`). The CLI may hold the
+ * session's later control requests until it gives up on them (its MCP connection timeout, 30 s by
+ * default).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { SdkError } from "effect-claude-agent"
+ *
+ * declare const set: Effect.Effect<void, SdkError.McpServersPendingError>
+ * set.pipe(Effect.catchTag("McpServersPendingError", (e) => Effect.logWarning(e.servers.join(", "))))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class McpServersPendingError extends Schema.TaggedError<McpServersPendingError>(
+  "effect-claude-agent/McpServersPendingError"
+)("McpServersPendingError", {
+  /** The servers still `pending` at the deadline. */
+  servers: Schema.Array(Schema.String),
+  /** The deadline that passed, in milliseconds. */
+  timeoutMillis: Schema.Number
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `MCP servers still connecting after ${this.timeoutMillis} ms: ${this.servers.join(", ")}`
   }
 }
 
@@ -638,12 +838,15 @@ export class ClaimRefused extends Schema.TaggedError<ClaimRefused>(
 export type SdkError =
   | CLINotFoundError
   | CLIConnectionError
+  | SessionClosedError
+  | CLIEndedError
   | ProcessError
   | CLIJSONDecodeError
   | MessageParseError
   | ControlError
   | TimeoutException
   | OptionsError
+  | McpServersPendingError
   | PoolFullError
   | PoolTimeoutError
   | PoolClosedError

@@ -11,6 +11,7 @@
 import { Effect, Either, ParseResult, Predicate, Schema } from "effect"
 import { notAnEffect } from "./internal/effect/captured.js"
 import { objectJsonSchema } from "./internal/schema/jsonSchema.js"
+import { OptionsError } from "./SdkError.js"
 
 /**
  * One block of a tool result, as MCP defines it (`text`, `image`, embedded `resource`).
@@ -260,8 +261,9 @@ const describeFailure = (failure: unknown): string => {
  * `searchHint` gives the tool search extra words to find the tool by. Both travel in the tool's
  * `_meta` (`anthropic/alwaysLoad`, `anthropic/searchHint`), as with the official SDK's `tool()`.
  *
- * Throws at definition time when `parameters` has no JSON Schema or it is not an object (for
- * example a `Schema.Union` at the top level): that tool could never be offered to the model.
+ * Throws an `OptionsError` at definition time when `parameters` has no JSON Schema or it is not an
+ * object (for example a `Schema.Union` at the top level): that tool could never be offered to the
+ * model.
  *
  * @example
  * ```ts
@@ -312,7 +314,9 @@ export const make = <A, I extends { readonly [key: string]: unknown }, E, R>(
     })
   }
   const inputSchema = objectJsonSchema(options.parameters.ast)
-  if (Either.isLeft(inputSchema)) throw new Error(`Tool "${name}": parameters ${inputSchema.left}`)
+  if (Either.isLeft(inputSchema)) {
+    throw new OptionsError({ field: `Tool "${name}" parameters`, detail: inputSchema.left })
+  }
   return {
     name,
     description: options.description,

@@ -111,11 +111,14 @@ const singleRunner = (shardingConfig: Partial<ShardingConfig.ShardingConfig["Typ
 
 // Loaded when the layer is built, so that importing this entry point does not load SQLite's
 // native module for users of other databases.
-const loadSqlite = Effect.tryPromise({
-  try: () => import("@effect/sql-sqlite-node"),
-  catch: (cause) =>
-    new Error(`AgentCluster.layerSqlite needs the package @effect/sql-sqlite-node (npm i @effect/sql-sqlite-node): ${cause}`)
-}).pipe(Effect.orDie)
+const loadSqlite = Effect.tryPromise(() => import("@effect/sql-sqlite-node")).pipe(
+  Effect.catchAll((e) =>
+    Effect.dieMessage(
+      "AgentCluster.layerSqlite needs the package @effect/sql-sqlite-node (npm i @effect/sql-sqlite-node): " +
+        String(e.error)
+    )
+  )
+)
 
 /**
  * One machine, durable: `SingleRunner` on a SQLite file (with `layerSqlMessageStorage`), the transcripts in the same file

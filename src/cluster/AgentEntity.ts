@@ -20,9 +20,10 @@ import { ClusterSchema, Entity } from "@effect/cluster"
 import type { AlreadyProcessingMessage, MailboxFull, PersistenceError } from "@effect/cluster/ClusterError"
 import { Sharding } from "@effect/cluster/Sharding"
 import { FileSystem, Path } from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
+import { PlatformError } from "@effect/platform/Error"
 import { Rpc } from "@effect/rpc"
 import {
+  Cause,
   Clock,
   type Context,
   Deferred,
@@ -48,11 +49,11 @@ import * as ContentBlock from "../schema/ContentBlock.js"
 import * as Control from "../schema/Control.js"
 import * as Message from "../schema/Message.js"
 import type * as Options from "../schema/Options.js"
-import type { SdkError } from "../SdkError.js"
+import * as SdkError from "../SdkError.js"
 import { transcriptPath } from "./internal/transcriptFile.js"
 import { v4, v5 } from "./internal/uuid.js"
 import { OrphanGuard, type OrphanGuardShape } from "./OrphanGuard.js"
-import { TranscriptStore, type TranscriptStoreError, type TranscriptStoreShape } from "./TranscriptStore.js"
+import { TranscriptStore, TranscriptStoreError, type TranscriptStoreShape } from "./TranscriptStore.js"
 
 // ---------------------------------------------------------------------------------------------
 // Wire schemas
@@ -98,14 +99,14 @@ export const MessageWire: Schema.Schema<Message.Message, { readonly [key: string
 )
 
 /**
- * What failed a request, across the wire: the failure's tag (an `SdkError` member such as
- * `ProcessError`, `TranscriptStoreError`, or a platform error) and its message.
+ * A turn that failed with no typed error (`reason: "Defect"`: something died, a bug), carried
+ * across the wire as its message. Every typed failure travels as itself (`AgentFailure`).
  *
  * @example
  * ```ts
  * import { AgentEntity } from "effect-claude-agent/cluster"
  *
- * const crashed = (e: AgentEntity.AgentError) => e.reason === "ProcessError"
+ * const isBug = (e: AgentEntity.AgentError) => e.reason === "Defect"
  * ```
  *
  * @since 0.1.0
@@ -113,11 +114,67 @@ export const MessageWire: Schema.Schema<Message.Message, { readonly [key: string
  */
 export class AgentError extends Schema.TaggedError<AgentError>("effect-claude-agent/cluster/AgentError")(
   "AgentError",
-  { reason: Schema.String, message: Schema.String }
+  { reason: Schema.Literal("Defect"), message: Schema.String }
 ) {}
 
-const toAgentError = (e: { readonly _tag: string; readonly message: string }): AgentError =>
-  e instanceof AgentError ? e : new AgentError({ reason: e._tag, message: e.message })
+/**
+ * What a conversation's RPCs fail with, across the wire: the same tagged errors as a local session
+ * (every `SdkError` member, `ResultError`, `ClaimRefused`, …), the transcript store's and the file
+ * system's, and `AgentError` for a defect. A client matches them with `Effect.catchTag` as it would
+ * locally: `ProcessError` (the CLI crashed), `PoolClosedError`, `TimeoutException`, `ControlError`, …
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const reply = AgentEntity.send("user-1", "hi").pipe(
+ *   Stream.runCollect,
+ *   Effect.catchTag("ProcessError", (e) => Effect.logError(e.stderrTail))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const AgentFailure = Schema.Union(
+  SdkError.CLINotFoundError,
+  SdkError.CLIConnectionError,
+  SdkError.SessionClosedError,
+  SdkError.CLIEndedError,
+  SdkError.ProcessError,
+  SdkError.CLIJSONDecodeError,
+  SdkError.MessageParseError,
+  SdkError.ControlError,
+  SdkError.TimeoutException,
+  SdkError.OptionsError,
+  SdkError.McpServersPendingError,
+  SdkError.PoolFullError,
+  SdkError.PoolTimeoutError,
+  SdkError.PoolClosedError,
+  SdkError.ResultError,
+  SdkError.StructuredOutputError,
+  SdkError.SessionNotFoundError,
+  SdkError.ClaimRefused,
+  TranscriptStoreError,
+  PlatformError,
+  AgentError
+)
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type AgentFailure = typeof AgentFailure.Type
+
+// A turn's defect, made serialisable; typed failures go through as they are.
+const defectOf = (defect: unknown): AgentError =>
+  new AgentError({
+    reason: "Defect",
+    message: Predicate.hasProperty(defect, "message") && typeof defect.message === "string"
+      ? defect.message
+      : String(defect)
+  })
 
 /**
  * A prompt on the wire: text, or content blocks (text, images, documents).
@@ -230,7 +287,7 @@ export const Send = Rpc.make("Send", {
   payload: { turnId: Schema.String, prompt: Prompt },
   primaryKey: ({ turnId }) => turnId,
   success: MessageWire,
-  error: AgentError,
+  error: AgentFailure,
   stream: true
 }).annotate(ClusterSchema.Persisted, true)
 
@@ -250,7 +307,7 @@ export const Send = Rpc.make("Send", {
  */
 export const Interrupt = Rpc.make("Interrupt", {
   success: Schema.Struct({ interrupted: Schema.Boolean }),
-  error: AgentError
+  error: AgentFailure
 })
 
 /**
@@ -269,7 +326,7 @@ export const Interrupt = Rpc.make("Interrupt", {
  */
 export const SetModel = Rpc.make("SetModel", {
   payload: { model: Schema.NullOr(Schema.String) },
-  error: AgentError
+  error: AgentFailure
 })
 
 /**
@@ -287,7 +344,7 @@ export const SetModel = Rpc.make("SetModel", {
  */
 export const SetPermissionMode = Rpc.make("SetPermissionMode", {
   payload: { mode: Control.PermissionMode },
-  error: AgentError
+  error: AgentFailure
 })
 
 /**
@@ -677,9 +734,9 @@ const unreadOfCompleted = <R>(instance: Instance<R>, request: Entity.Request<typ
 const turnMessages = <R>(
   instance: Instance<R>,
   state: Conversation,
-  ensureOpen: Effect.Effect<Live, SdkError | TranscriptStoreError | PlatformError>,
+  ensureOpen: Effect.Effect<Live, SdkError.SdkError | TranscriptStoreError | PlatformError>,
   request: Entity.Request<typeof Send>
-): Stream.Stream<Message.Message, AgentError> =>
+): Stream.Stream<Message.Message, AgentFailure> =>
   Stream.suspend(() => {
     let current: Live | undefined
     let completed = false
@@ -687,7 +744,7 @@ const turnMessages = <R>(
     const messages: Array<Message.Message> = []
     const start: Effect.Effect<
       Stream.Stream<Message.Message, AgentSession.MessageError | TranscriptStoreError | PlatformError>,
-      SdkError | TranscriptStoreError | PlatformError
+      SdkError.SdkError | TranscriptStoreError | PlatformError
     > = Effect.gen(function*() {
       current = yield* ensureOpen
       state.busy = true
@@ -717,7 +774,11 @@ const turnMessages = <R>(
       )
     })
     return Stream.unwrap(start).pipe(
-      Stream.mapError(toAgentError),
+      Stream.catchAllCause((cause): Stream.Stream<never, AgentFailure> => {
+        if (Option.isSome(Cause.failureOption(cause))) return Stream.failCause(cause)
+        const defect = Cause.dieOption(cause)
+        return Option.isSome(defect) ? Stream.fail(defectOf(defect.value)) : Stream.failCause(cause)
+      }),
       Stream.ensuring(Effect.suspend(() => {
         state.busy = false
         state.turnId = null
@@ -774,10 +835,10 @@ export const isRetry = (message: Message.Message): boolean =>
 const runTurn = <R>(
   instance: Instance<R>,
   state: Conversation,
-  ensureOpen: Effect.Effect<Live, SdkError | TranscriptStoreError | PlatformError>,
+  ensureOpen: Effect.Effect<Live, SdkError.SdkError | TranscriptStoreError | PlatformError>,
   turnLock: Effect.Semaphore,
   request: Entity.Request<typeof Send>
-): Stream.Stream<Message.Message, AgentError> =>
+): Stream.Stream<Message.Message, AgentFailure> =>
   Stream.suspend(() => {
     // The first attempt's `result` reached the client, only the end of the reply was lost.
     if (Option.exists(request.lastSentChunkValue, Message.isResult)) return Stream.empty
@@ -788,9 +849,9 @@ const runTurn = <R>(
         Effect.succeed(fiber)
       )
       const scope = yield* Effect.scope
-      const mailbox = yield* Mailbox.make<Message.Message, AgentError>()
+      const mailbox = yield* Mailbox.make<Message.Message, AgentFailure>()
       if (Option.isSome(request.lastSentChunk)) {
-        const unread = yield* unreadOfCompleted(instance, request).pipe(Effect.mapError(toAgentError))
+        const unread = yield* unreadOfCompleted(instance, request)
         if (Option.isSome(unread)) return Stream.fromIterable(unread.value)
         yield* Effect.logInfo("AgentEntity: re-running a turn whose runner stopped").pipe(
           Effect.annotateLogs({ conversationId, turnId })
@@ -827,8 +888,7 @@ const controlHandlers = <R>(instance: Instance<R>, state: Conversation) => ({
       const current = state.live
       if (!state.busy || current === undefined) return Effect.succeed({ interrupted: false })
       return current.session.interrupt().pipe(
-        Effect.as({ interrupted: true }),
-        Effect.mapError(toAgentError)
+        Effect.as({ interrupted: true })
       )
     })),
   SetModel: ({ payload }: { readonly payload: { readonly model: string | null } }) =>
@@ -838,7 +898,7 @@ const controlHandlers = <R>(instance: Instance<R>, state: Conversation) => ({
       const current = state.live
       return current === undefined
         ? Effect.void
-        : current.session.setModel(payload.model ?? undefined).pipe(Effect.asVoid, Effect.mapError(toAgentError))
+        : current.session.setModel(payload.model ?? undefined).pipe(Effect.asVoid)
     })),
   SetPermissionMode: ({ payload }: { readonly payload: { readonly mode: Control.PermissionMode } }) =>
     Rpc.fork(Effect.suspend(() => {
@@ -847,7 +907,7 @@ const controlHandlers = <R>(instance: Instance<R>, state: Conversation) => ({
       const current = state.live
       return current === undefined
         ? Effect.void
-        : current.session.setPermissionMode(payload.mode).pipe(Effect.asVoid, Effect.mapError(toAgentError))
+        : current.session.setPermissionMode(payload.mode).pipe(Effect.asVoid)
     })),
   Status: () =>
     Rpc.fork(Effect.sync(() => ({
@@ -961,12 +1021,12 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
 // ---------------------------------------------------------------------------------------------
 
 /**
- * What `send` can fail with: the turn's `AgentError`, or the cluster's own failures.
+ * What `send` can fail with: the turn's failure (`AgentFailure`), or the cluster's own failures.
  *
  * @since 0.1.0
  * @category models
  */
-export type SendError = AgentError | MailboxFull | AlreadyProcessingMessage | PersistenceError
+export type SendError = AgentFailure | MailboxFull | AlreadyProcessingMessage | PersistenceError
 
 /**
  * One turn of a conversation, from anywhere in the cluster: sends `prompt` to the conversation's

@@ -12,7 +12,15 @@
 import type { Duration, Effect, Scope, Stream } from "effect"
 import { Context, Layer } from "effect"
 import type * as Control from "../schema/Control.js"
-import type { CLIConnectionError, ControlError, ProcessError, TimeoutException } from "../SdkError.js"
+import type {
+  CLIConnectionError,
+  CLIEndedError,
+  ControlError,
+  OptionsError,
+  ProcessError,
+  SessionClosedError,
+  TimeoutException
+} from "../SdkError.js"
 import * as internal from "../internal/control/channel.js"
 import type { ReadError, Transport } from "./Transport.js"
 
@@ -54,20 +62,29 @@ export interface RequestOptions {
 /**
  * What an outbound control request can fail with: the CLI's error answer (or a reply that breaks
  * the descriptor's success Schema: `ControlError` with `errorCode: "invalid_response"`), the
- * deadline, the end of the connection, or the death of the process.
+ * deadline, an invalid argument (`OptionsError`: nothing was sent), a broken pipe, the CLI's end
+ * before it answered, the session's close, or the death of the process.
  *
  * @since 0.1.0
  * @category models
  */
-export type RequestError = ControlError | TimeoutException | CLIConnectionError | ProcessError
+export type RequestError =
+  | ControlError
+  | TimeoutException
+  | OptionsError
+  | CLIConnectionError
+  | CLIEndedError
+  | SessionClosedError
+  | ProcessError
 
 /**
- * What the message stream can fail with: the framing of stdout, the connection, the process.
+ * What the message stream can fail with: the framing of stdout, the connection, the process, the
+ * session's close while the stream was still read.
  *
  * @since 0.1.0
  * @category models
  */
-export type StreamError = ReadError | ProcessError
+export type StreamError = ReadError | ProcessError | SessionClosedError
 
 /**
  * The arguments of `request` after the descriptor: the payload (optional when the request sends
@@ -120,7 +137,7 @@ export interface ControlChannelShape {
   /** The `session_id` of the latest message that carried one. */
   readonly lastSessionId: Effect.Effect<string | undefined>
   /** Waits for the first `session_id` the CLI reports; fails if the session ends first. */
-  readonly awaitSessionId: Effect.Effect<string, CLIConnectionError>
+  readonly awaitSessionId: Effect.Effect<string, StreamError | CLIEndedError>
   /** Completes when the reader has ended (with the error that ended it, if any). */
   readonly closed: Effect.Effect<void, StreamError>
   /** The run's state as last reported by the CLI, and whether a `result` was the last turn message. */

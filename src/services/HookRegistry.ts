@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Context, Data, Duration, Effect, Either, Layer, Option, Predicate } from "effect"
+import { Cause, Context, Duration, Effect, Either, Layer, Option, Predicate, Schema } from "effect"
 import * as Hook from "../Hook.js"
 import type * as Control from "../schema/Control.js"
 import * as Issues from "../internal/schema/issues.js"
@@ -84,7 +84,10 @@ export class HookRegistry extends Context.Tag("effect-claude-agent/HookRegistry"
     initializeHooks: {},
     handleCallback: (request) =>
       Effect.fail(
-        new Error(`no hook callback is registered with id ${request.callback_id} (this session registered no hooks)`)
+        new HookCallbackError({
+          callbackId: request.callback_id,
+          detail: "no hook callback is registered with this id (this session registered no hooks)"
+        })
       )
   }
 
@@ -124,8 +127,9 @@ const initializeMatcher = <R>(matcher: Hook.HookMatcher<R>, ids: ReadonlyArray<s
 }
 
 /**
- * A hook callback failed, or answered something the CLI cannot read. The control channel answers
- * the CLI with an `error` (the hook then counts as failed, never as approved) and logs it once.
+ * A hook callback failed, or answered something the CLI cannot read, or the CLI called a callback
+ * id this session never registered (`event` is then absent). The control channel answers the CLI
+ * with an `error` (the hook then counts as failed, never as approved) and logs it once.
  *
  * @example
  * ```ts
@@ -136,14 +140,17 @@ const initializeMatcher = <R>(matcher: Hook.HookMatcher<R>, ids: ReadonlyArray<s
  * @since 0.1.0
  * @category errors
  */
-export class HookCallbackError extends Data.TaggedError("HookCallbackError")<{
-  readonly event: string
-  readonly callbackId: string
-  readonly detail: string
-}> {
+export class HookCallbackError extends Schema.TaggedError<HookCallbackError>(
+  "effect-claude-agent/HookCallbackError"
+)("HookCallbackError", {
+  /** The hook event the callback was registered for; absent for an id that was never registered. */
+  event: Schema.optional(Schema.String),
+  callbackId: Schema.String,
+  detail: Schema.String
+}) {
   /** @since 0.1.0 */
   override get message(): string {
-    return `${this.event} hook callback ${this.callbackId}: ${this.detail}`
+    return `${this.event ?? "unknown"} hook callback ${this.callbackId}: ${this.detail}`
   }
 }
 
@@ -194,7 +201,9 @@ export const make = <R>(hooks: Hook.Hooks<R>): Effect.Effect<HookRegistryShape, 
         const id = request.callback_id
         const registered = byId.get(id)
         if (registered === undefined) {
-          return Effect.fail(new Error(`no hook callback is registered with id ${id}`))
+          return Effect.fail(
+            new HookCallbackError({ callbackId: id, detail: "no hook callback is registered with this id" })
+          )
         }
         const fail = (detail: string) =>
           Effect.fail(new HookCallbackError({ event: registered.event, callbackId: id, detail }))

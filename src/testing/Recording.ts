@@ -31,7 +31,6 @@ import { runDetached } from "../internal/effect/detached.js"
 import * as Defaults from "../internal/defaults.js"
 import * as Framing from "../internal/protocol/json.js"
 import * as MemoryTransport from "./internal/memoryTransport.js"
-import { CLIConnectionError } from "../SdkError.js"
 import * as SessionServices from "../layers/SessionServices.js"
 import { Transport, type TransportShape } from "../services/Transport.js"
 
@@ -99,8 +98,40 @@ export const Entry = Schema.Union(
 export type Entry = typeof Entry.Type
 
 /**
- * A recording file could not be read (`line` absent: the file is missing or unreadable) or is not
- * a recording (`line` is the first line that is not a valid entry).
+ * What went wrong with a recording (`RecordingError.reason`):
+ *
+ * - `NotFound`: the recording file does not exist.
+ * - `Unreadable`: the recording file could not be read.
+ * - `Invalid`: the file is not a recording (`line` is the first line that is not a valid entry).
+ * - `Unwritable`: `layerRecord` could not create the file it records to.
+ * - `Mismatch`: a replay met input that the recording does not have (`entry` is the index of the
+ *   recorded entry it expected, i.e. line `entry + 1` of the file).
+ *
+ * @example
+ * ```ts
+ * import { Recording } from "effect-claude-agent/testing"
+ *
+ * const reasons = Recording.RecordingErrorReason.literals
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RecordingErrorReason = Schema.Literal("NotFound", "Unreadable", "Invalid", "Unwritable", "Mismatch")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type RecordingErrorReason = typeof RecordingErrorReason.Type
+
+/**
+ * A recording could not be read, written or played: `reason` says which. `load` and
+ * `layerReplayFile` fail with it; a replay that diverges from its recording (`Mismatch`) and a
+ * recording that cannot be written (`Unwritable`) are defects carrying it, since the code under
+ * test, not the caller, must change: the `send` that diverged dies with it, and the replayed CLI
+ * then exits with code 1 and the error's message on stderr, so the session ends with a
+ * `ProcessError` that shows it.
  *
  * @example
  * ```ts
@@ -118,17 +149,31 @@ export type Entry = typeof Entry.Type
 export class RecordingError extends Schema.TaggedError<RecordingError>(
   "effect-claude-agent/RecordingError"
 )("RecordingError", {
-  path: Schema.String,
-  /** The 1-based line that is not a valid entry, when the file could be read. */
+  reason: RecordingErrorReason,
+  /** The recording file, when there is one (a replay of entries in memory has none). */
+  path: Schema.optional(Schema.String),
+  /** `Invalid`: the 1-based line that is not a valid entry. */
   line: Schema.optional(Schema.Number),
-  reason: Schema.String,
+  /** `Mismatch`: the index of the recorded entry the replay expected. */
+  entry: Schema.optional(Schema.Number),
+  /** What is wrong, for a person. */
+  description: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {
   /** @since 0.1.0 */
   override get message(): string {
-    return this.line === undefined
-      ? `Cannot read the recording ${this.path}: ${this.reason}`
-      : `Invalid recording ${this.path}:${this.line}: ${this.reason}`
+    const path = this.path ?? "(entries)"
+    switch (this.reason) {
+      case "NotFound":
+      case "Unreadable":
+        return `Cannot read the recording ${path}: ${this.description}`
+      case "Invalid":
+        return `Invalid recording ${path}:${this.line ?? "?"}: ${this.description}`
+      case "Unwritable":
+        return `Cannot write the recording ${path}: ${this.description}`
+      case "Mismatch":
+        return `Replay mismatch at entry ${this.entry ?? "?"}: ${this.description}`
+    }
   }
 }
 
@@ -169,7 +214,13 @@ export const parse = (text: string, path: string): Effect.Effect<ReadonlyArray<E
       const entry = decodeEntry(line)
       if (Either.isLeft(entry)) {
         return Effect.fail(
-          new RecordingError({ path, line: i + 1, reason: describeParseError(entry.left), cause: entry.left })
+          new RecordingError({
+            reason: "Invalid",
+            path,
+            line: i + 1,
+            description: describeParseError(entry.left),
+            cause: entry.left
+          })
         )
       }
       entries.push(entry.right)
@@ -197,11 +248,9 @@ export const load = (path: string): Effect.Effect<ReadonlyArray<Entry>, Recordin
     const fs = yield* FileSystem.FileSystem
     const text = yield* fs.readFileString(path).pipe(
       Effect.mapError((e) =>
-        new RecordingError({
-          path,
-          reason: e._tag === "SystemError" && e.reason === "NotFound" ? "file not found" : e.message,
-          cause: e
-        })
+        e._tag === "SystemError" && e.reason === "NotFound"
+          ? new RecordingError({ reason: "NotFound", path, description: "file not found", cause: e })
+          : new RecordingError({ reason: "Unreadable", path, description: e.message, cause: e })
       )
     )
     return yield* parse(text, path)
@@ -351,8 +400,9 @@ export const layerRecord = (
           const file = numberedPath(pathService, path, sessions)
           const handle = yield* fs.open(file, { flag: "w" }).pipe(
             Effect.mapError((e) =>
-              new CLIConnectionError({ reason: `Could not open the recording file ${file}: ${e.message}`, cause: e })
-            )
+              new RecordingError({ reason: "Unwritable", path: file, description: e.message, cause: e })
+            ),
+            Effect.orDie
           )
           const write = (entry: Entry) =>
             handle.writeAll(encoder.encode(encodeEntry(entry))).pipe(
@@ -476,10 +526,10 @@ const describeEntry = (entry: Entry | undefined): string => {
 
 /**
  * A transport that plays the CLI of a recording. Each frame the code sends must equal the next
- * recorded `in` frame (else `send` and `frames` fail with a `CLIConnectionError` whose reason
- * starts `Replay mismatch at entry <n>:`, `n` being the index in `entries`, i.e. line n + 1 of
- * the file), and the recorded `out` frames up to the next `in` are then emitted through the real
- * framing. The SDK's random control request ids are mapped: a recorded `request_id` matches the
+ * recorded `in` frame (else `send` dies with a `RecordingError` of reason `Mismatch`, whose
+ * message starts `Replay mismatch at entry <n>:`, `n` being the index in `entries`, i.e. line
+ * n + 1 of the file, and the CLI exits with code 1 and that message on stderr), and the
+ * recorded `out` frames up to the next `in` are then emitted through the real framing. The SDK's random control request ids are mapped: a recorded `request_id` matches the
  * live one the code sends, and the recorded answers carry the live id.
  *
  * @example
@@ -523,7 +573,7 @@ export const replayTransport = (
       return out
     }
 
-    let failure: CLIConnectionError | undefined
+    let failure: RecordingError | undefined
 
     const cli = yield* MemoryTransport.make({
       onSend: (frame) => send(frame),
@@ -575,11 +625,16 @@ export const replayTransport = (
       })
     }
 
-    const mismatch = (at: number, detail: string): Effect.Effect<never, CLIConnectionError> =>
+    // The code under test diverged: a defect for the code that sent, and a CLI that exits on
+    // input it did not expect, so that everything waiting on the session ends.
+    const mismatch = (at: number, detail: string): Effect.Effect<never> =>
       Effect.suspend(() => {
-        const error = new CLIConnectionError({ reason: `Replay mismatch at entry ${at}: ${detail}` })
+        const error = new RecordingError({ reason: "Mismatch", entry: at, description: detail })
         failure = error
-        return cli.crash(error, { exitCode: 1, signal: undefined }).pipe(Effect.zipRight(Effect.fail(error)))
+        const exit = cli.writeStderr(error.message).pipe(Effect.zipRight(cli.exit({ exitCode: 1, signal: undefined })))
+        return Effect.flatMap(cli.exited, (exited) => exited ? Effect.void : exit).pipe(
+          Effect.zipRight(Effect.die(error))
+        )
       })
 
     // The recorded frame as it should look live: request ids and user message uuids become the
@@ -613,9 +668,9 @@ export const replayTransport = (
     }
 
     // `actual` is the frame as the CLI reads it (encoded and parsed again).
-    const send = (actual: unknown): Effect.Effect<void, CLIConnectionError> =>
+    const send = (actual: unknown): Effect.Effect<void> =>
       lock.withPermits(1)(Effect.suspend(() => {
-        if (failure !== undefined) return Effect.fail(failure)
+        if (failure !== undefined) return Effect.die(failure)
         const at = expectAt
         const expected = entries[at]
         if (expected === undefined || expected.dir !== "in") {
@@ -640,7 +695,7 @@ export const replayTransport = (
       if (expected === undefined) return Effect.void
       if (expected.dir !== "end-input") {
         return mismatch(at, `the code ended the input, but the recording expects ${describeEntry(expected)}`).pipe(
-          Effect.ignore
+          Effect.catchAllDefect(() => Effect.void)
         )
       }
       expectAt = nextInput(at + 1)

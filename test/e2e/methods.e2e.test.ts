@@ -235,11 +235,11 @@ describe("e2e: session methods on the real CLI", () => {
       yield* session.setMcpServers({ slow, one: calc("one"), two: calc("two") }, { awaitConnection: true })
       expect(yield* statusOf("two")).toBe("connected")
 
-      // The wait is bounded by the call's deadline: a server still pending then is named in a ControlError.
+      // The wait is bounded by the call's deadline: a server still pending then is named in a McpServersPendingError.
       const late = yield* Effect.flip(
         session.setMcpServers({ slow, three: calc("three") }, { awaitConnection: true, timeout: "300 millis" })
       )
-      expect(late).toMatchObject({ _tag: "ControlError", errorCode: "mcp_servers_pending" })
+      expect(late).toMatchObject({ _tag: "McpServersPendingError", servers: ["three"], timeoutMillis: 300 })
       expect(late.message).toContain("three")
     }).pipe(Effect.provideService(Factor, 1), Effect.provide(NodeContext.layer)))
 

@@ -45,7 +45,7 @@ describe("e2e: subprocess Transport", () => {
       yield* transport.send({ type: "probe", id: 1 })
       yield* transport.endInput
       const error = yield* Effect.flip(transport.send({ type: "probe", id: 2 }))
-      expect(error._tag).toBe("CLIConnectionError")
+      expect(error).toMatchObject({ _tag: "CLIConnectionError", reason: "InputClosed" })
       expect(error.message).toContain("its input was already closed")
       const frames = yield* transport.frames.pipe(Stream.map((f) => f.value), Stream.runCollect)
       expect(Chunk.toArray(frames)).toEqual([{ type: "probe", id: 1 }])
@@ -78,7 +78,8 @@ describe("e2e: subprocess Transport", () => {
       expect(yield* transport.exitStatus).toEqual({ exitCode: 3, signal: undefined })
       // Writing to a pipe nobody reads any more: a typed failure (EPIPE), never an uncaught error.
       const error = yield* Effect.flip(transport.send({ late: true }).pipe(Effect.repeat({ until: () => false })))
-      expect(error._tag).toBe("CLIConnectionError")
+      expect(error).toMatchObject({ _tag: "CLIConnectionError" })
+      expect(["InputClosed", "WriteFailed"]).toContain(error.reason)
       // stderr may end after the exit: its stream ends with it, and then the tail is complete.
       yield* Stream.runDrain(transport.stderr)
       expect(yield* transport.stderrTail).toBe("bye")
@@ -87,7 +88,7 @@ describe("e2e: subprocess Transport", () => {
   it.scopedLive("a missing working directory and a missing command are told apart (Node reports both as ENOENT)", () =>
     Effect.gen(function*() {
       const noDir = yield* Effect.flip(Transport.makeSubprocess({ ...config(), cwd: "/nonexistent/effect-claude-agent" }))
-      expect(noDir._tag).toBe("CLIConnectionError")
+      expect(noDir).toMatchObject({ _tag: "CLIConnectionError", reason: "SpawnFailed" })
       expect(noDir.message).toContain("The working directory /nonexistent/effect-claude-agent is not accessible")
       const noCommand = yield* Effect.flip(Transport.makeSubprocess({ ...config(), command: "/nonexistent/claude" }))
       expect(noCommand._tag).toBe("CLINotFoundError")
@@ -116,7 +117,7 @@ describe("e2e: subprocess Transport", () => {
   it.scopedLive("a cwd that is a file is a CLIConnectionError naming it, not a defect", () =>
     Effect.gen(function*() {
       const error = yield* Transport.makeSubprocess({ ...config(), cwd: echo }).pipe(Effect.flip)
-      expect(error._tag).toBe("CLIConnectionError")
+      expect(error).toMatchObject({ _tag: "CLIConnectionError", reason: "SpawnFailed" })
       expect(error.message).toContain(echo)
       expect(error.message).toContain("not a directory")
     }).pipe(Effect.provide(NodeContext.layer)))

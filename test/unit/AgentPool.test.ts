@@ -726,7 +726,7 @@ describe("AgentPool keyed sessions (fake CLI)", () => {
       expect(Chunk.toArray(yield* Fiber.join(partial)).map((m) => m.type)).toEqual(["system"])
       expect(counts.live).toBe(0)
       const error = yield* escaped.send("too late").pipe(Effect.flip)
-      expect(error._tag).toBe("CLIConnectionError")
+      expect(error).toMatchObject({ _tag: "SessionClosedError", reason: "UseEnded" })
       expect(launches.map((l) => l.resume)).toEqual([undefined, FAKE_SESSION_ID, FAKE_SESSION_ID])
       expect(keyedOnly(events)).toEqual([
         "Reused a",
@@ -857,7 +857,7 @@ describe("AgentPool keyed sessions (fake CLI)", () => {
         Stream.runDrain(kept.receiveResponse)
       ]
       for (const refused of refusals) {
-        expect(yield* Effect.flip(refused)).toMatchObject({ _tag: "CLIConnectionError" })
+        expect(yield* Effect.flip(refused)).toMatchObject({ _tag: "SessionClosedError", reason: "UseEnded" })
       }
       // The key's session is still open and idle: the kept handle reached none of it.
       expect(yield* chatAnswer(pool, "a", "next")).toEqual(["echo: next"])

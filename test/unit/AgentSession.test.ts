@@ -5,6 +5,7 @@ import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Control from "../../src/schema/Control.js"
 import * as Message from "../../src/schema/Message.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
+import * as Query from "../../src/internal/session/query.js"
 
 const types = (messages: Chunk.Chunk<Message.Message>) =>
   Chunk.toArray(messages).map((m) => ("subtype" in m && typeof m.subtype === "string" ? `${m.type}/${m.subtype}` : m.type))
@@ -99,6 +100,15 @@ describe("ClaudeAgent.query (fake CLI)", () => {
       const error = yield* ClaudeAgent.query("x").pipe(Stream.runDrain, Effect.flip, Effect.provide(layer))
       expect(error._tag).toBe("ProcessError")
       expect(error.message).toContain("Error parsing streaming input line")
+    }))
+
+  it.effect("a run whose messages end before the result fails a query, and lastResult, with CLIEndedError NoResult", () =>
+    Effect.gen(function*() {
+      const ended = yield* Query.requireResult(Stream.empty).pipe(Stream.runDrain, Effect.flip)
+      expect(ended._tag === "CLIEndedError" && ended.reason).toBe("NoResult")
+      const none = yield* ClaudeAgent.lastResult(Stream.empty).pipe(Effect.flip)
+      expect(none._tag === "CLIEndedError" && none.reason).toBe("NoResult")
+      expect(none.message).toBe("The run ended without a result message")
     }))
 
   it.effect("a bad option fails with OptionsError before anything starts", () =>
@@ -328,7 +338,7 @@ describe("AgentSession (fake CLI)", () => {
 })
 
 describe("session method arguments are checked before anything is sent (fake CLI)", () => {
-  it.effect("an empty model, a negative thinking budget and a bad timeout are ControlError invalid_request, and nothing is written", () =>
+  it.effect("an empty model, a negative thinking budget and a bad timeout are OptionsError, and nothing is written", () =>
     Effect.gen(function*() {
       const sent = yield* Deferred.make<ReadonlyArray<FakeCli.JsonObject>>()
       const layer = FakeCli.layerClaudeAgent({
@@ -347,7 +357,12 @@ describe("session method arguments are checked before anything is sent (fake CLI
           Effect.flip(Reflect.apply(session.mcpServerStatus, undefined, [{ timeout }]))
         ])
       })).pipe(Effect.provide(layer))
-      for (const error of errors) expect(error).toMatchObject({ _tag: "ControlError", errorCode: "invalid_request" })
+      expect(errors.map((e) => e._tag === "OptionsError" && e.field)).toEqual([
+        "set_model",
+        "set_max_thinking_tokens",
+        "mcp_status timeout",
+        "mcp_status timeout"
+      ])
       expect(String(errors[0]?.message)).toContain("model")
       expect(String(errors[1]?.message)).toContain("max_thinking_tokens")
       expect(String(errors[2]?.message)).toContain("timeout")
@@ -595,6 +610,6 @@ describe("closing a session under a reader (fake CLI)", () => {
       yield* Scope.close(scope, Exit.void)
       const error = yield* Fiber.join(reading)
       // The stop sequence's SIGTERM ends the fake CLI (ProcessError), or the channel closes first.
-      expect(["ProcessError", "CLIConnectionError"]).toContain(error._tag)
+      expect(["ProcessError", "SessionClosedError"]).toContain(error._tag)
     }))
 })

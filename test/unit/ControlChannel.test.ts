@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Deferred, type Duration, Effect, Fiber, FiberRef, Layer, Option, Stream, TestClock } from "effect"
 import * as Control from "../../src/schema/Control.js"
 import { ControlChannel } from "../../src/services/ControlChannel.js"
+import { Transport } from "../../src/services/Transport.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
 
 const env = (behaviour: FakeCli.Behaviour = {}, timeout?: Duration.DurationInput) =>
@@ -237,4 +238,55 @@ describe("ControlChannel", () => {
       const error = yield* control.messages.pipe(Stream.runDrain, Effect.flip)
       expect(error._tag).toBe("CLIJSONDecodeError")
     }).pipe(Effect.provide(env())))
+
+  it.scoped("a CLI that exits cleanly fails what still waits with CLIEndedError: NoAnswer, NoSessionId", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const pending = yield* control.request(Control.McpStatus).pipe(Effect.flip, Effect.fork)
+      yield* cli.awaitSent((f) => f.type === "control_request")
+      yield* cli.exit({ exitCode: 0 })
+      expect(yield* Fiber.join(pending)).toMatchObject({ _tag: "CLIEndedError", reason: "NoAnswer" })
+      expect(yield* Effect.flip(control.awaitSessionId)).toMatchObject({ _tag: "CLIEndedError", reason: "NoSessionId" })
+    }).pipe(Effect.provide(env({ onControlRequest: () => Effect.never }))))
+
+  it.scoped("a CLI that crashes before reporting a session id fails awaitSessionId with the crash", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      yield* cli.stderr("fatal: no config")
+      yield* cli.exit({ exitCode: 2 })
+      expect(yield* Effect.flip(control.awaitSessionId)).toMatchObject({ _tag: "ProcessError", exitCode: 2 })
+    }).pipe(Effect.provide(env())))
+
+  it.scoped("a line that cannot be framed fails a pending request with CLIConnectionError ReadFailed, caused by it", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const pending = yield* control.request(Control.McpStatus).pipe(Effect.flip, Effect.fork)
+      yield* cli.awaitSent((f) => f.type === "control_request")
+      yield* cli.emitRaw("{\"type\":\"assistant\",")
+      const error = yield* Fiber.join(pending)
+      expect(error).toMatchObject({ _tag: "CLIConnectionError", reason: "ReadFailed" })
+      expect(error._tag === "CLIConnectionError" && error.cause).toMatchObject({ _tag: "CLIJSONDecodeError" })
+    }).pipe(Effect.provide(env({ onControlRequest: () => Effect.never }))))
+
+  it.scoped("stdout closed by a CLI that does not exit within 10 s is CLIConnectionError OutputClosed", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const ended = yield* control.messages.pipe(Stream.runDrain, Effect.flip, Effect.fork)
+      yield* TestClock.adjust("9 seconds")
+      expect(Option.isNone(yield* Fiber.poll(ended))).toBe(true)
+      yield* TestClock.adjust("1 second")
+      expect(yield* Fiber.join(ended)).toMatchObject({ _tag: "CLIConnectionError", reason: "OutputClosed" })
+    }).pipe(Effect.provide(ControlChannel.layer({}).pipe(Layer.provideMerge(Layer.succeed(Transport, {
+      send: () => Effect.void,
+      frames: Stream.empty,
+      endInput: Effect.void,
+      terminate: Effect.void,
+      exitStatus: Effect.never,
+      stderrTail: Effect.succeed(""),
+      stderr: Stream.empty,
+      pid: Option.none()
+    }))))))
 })

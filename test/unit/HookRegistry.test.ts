@@ -392,10 +392,14 @@ describe("HookRegistry.handleCallback failures", () => {
     Effect.gen(function*() {
       const registry = yield* HookRegistry.make({ PreToolUse: [{ hooks: [succeedWith({})] }] })
       const error = yield* registry.handleCallback(hookCallback("hook_7", recordedPreToolUse), "r").pipe(Effect.flip)
+      expect(error).toBeInstanceOf(HookRegistry.HookCallbackError)
+      expect(error).toMatchObject({ _tag: "HookCallbackError", callbackId: "hook_7" })
+      expect(String(error)).toContain("unknown hook callback hook_7")
       expect(String(error)).toContain("hook_7")
       const empty = yield* HookRegistry.HookRegistry.empty.handleCallback(hookCallback("hook_0", {}), "r").pipe(
         Effect.flip
       )
+      expect(empty).toMatchObject({ _tag: "HookCallbackError", callbackId: "hook_0" })
       expect(String(empty)).toContain("hook_0")
     }))
 

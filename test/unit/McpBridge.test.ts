@@ -269,7 +269,7 @@ describe("McpBridge", () => {
         parameters: Schema.Union(Schema.Struct({ a: Schema.String }), Schema.Struct({ b: Schema.String })),
         handler: () => Effect.succeed("")
       })
-    ).toThrow(/must describe an object/)
+    ).toThrow(expect.objectContaining({ _tag: "OptionsError", field: `Tool "either" parameters` }))
   })
 
   it.scoped("calls a tool with the decoded input and the tool_use id", () =>

@@ -108,6 +108,15 @@ describe("canUseTool (fake CLI)", () => {
       expect(String(invalid.error)).toContain("invalid result")
     }))
 
+  it.effect("the handler fails an invalid answer with OptionsError naming canUseTool", () =>
+    Effect.gen(function*() {
+      const handler = yield* Permission.makeHandler(() => Effect.succeed({ behavior: "maybe" } as never))
+      const { subtype: _, ...request } = writeRequest
+      const error = yield* handler(request, "req_1").pipe(Effect.flip)
+      expect(error).toMatchObject({ _tag: "OptionsError", field: "canUseTool" })
+      expect(String(error)).toContain("returned an invalid result")
+    }))
+
   it.effect("the callback uses a service provided where the session is built", () =>
     Effect.gen(function*() {
       const reply = yield* ask({

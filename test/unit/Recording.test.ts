@@ -1,7 +1,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
-import { Chunk, Effect, Exit, Fiber, Layer, Option, Queue, Schema, Scope, Stream, TestClock } from "effect"
+import { Cause, Chunk, Effect, Exit, Fiber, Layer, Option, Queue, Schema, Scope, Stream, TestClock } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Message from "../../src/schema/Message.js"
 import { Transport, type TransportShape } from "../../src/services/Transport.js"
@@ -22,6 +22,17 @@ const collectFrames = (transport: TransportShape) =>
     const queue = yield* Queue.unbounded<unknown>()
     const fiber = yield* transport.frames.pipe(Stream.runForEach((f) => Queue.offer(queue, f.value)), Effect.forkScoped)
     return { queue, fiber }
+  })
+
+// The `RecordingError` a replay mismatch dies with (a failure or success fails the test).
+const mismatchOf = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.exit(self), (exit) => {
+    const defect = Exit.isFailure(exit) ? Cause.dieOption(exit.cause) : Option.none()
+    if (Option.isSome(defect) && defect.value instanceof Recording.RecordingError) {
+      expect(defect.value.reason).toBe("Mismatch")
+      return Effect.succeed(defect.value)
+    }
+    return Effect.dieMessage(`expected a replay mismatch, got ${String(exit)}`)
   })
 
 describe("Recording: replaying the recorded real session", () => {
@@ -81,18 +92,19 @@ describe("Recording: replaying the recorded real session", () => {
       const entries = yield* loadFixture
       const { sent, streamed } = yield* Effect.scoped(Effect.gen(function*() {
         const session = yield* ClaudeAgent.session()
-        const sent = yield* session.send("something else").pipe(Effect.flip)
+        const sent = yield* mismatchOf(session.send("something else"))
         const streamed = yield* session.receiveResponse.pipe(Stream.runDrain, Effect.flip)
         return { sent, streamed }
       })).pipe(Effect.provide(Recording.layerReplay(entries)))
-      expect(sent._tag).toBe("CLIConnectionError")
-      const reason = sent._tag === "CLIConnectionError" ? sent.reason : ""
+      expect(sent.entry).toBe(1)
+      const reason = sent.message
       expect(reason).toMatch(/^Replay mismatch at entry 1: /)
       expect(reason).toContain("at $.message.content[0].text")
       expect(reason).toContain(`expected: "turn one"`)
       expect(reason).toContain(`actual:   "something else"`)
       expect(reason).toContain(`expected frame: {"type":"user"`)
-      expect(streamed.message).toBe(reason)
+      // The replayed CLI exits on input it did not expect, with the mismatch on stderr.
+      expect(streamed).toMatchObject({ _tag: "ProcessError", exitCode: 1, stderrTail: reason })
     }))
 
   it.effect("a different control request is a mismatch naming the recorded one", () =>
@@ -102,7 +114,7 @@ describe("Recording: replaying the recorded real session", () => {
         const session = yield* ClaudeAgent.session()
         yield* session.send("turn one")
         yield* session.receiveResponse.pipe(Stream.runDrain)
-        return yield* session.setModel("claude-opus-4-1").pipe(Effect.flip)
+        return yield* mismatchOf(session.setModel("claude-opus-4-1"))
       })).pipe(Effect.provide(Recording.layerReplay(entries)))
       expect(error.message).toMatch(/^Replay mismatch at entry 7: /)
       expect(error.message).toContain("at $.request.model")
@@ -162,26 +174,30 @@ describe("Recording: replayTransport", () => {
       const transport = yield* Recording.replayTransport(remapEntries)
       const { fiber } = yield* collectFrames(transport)
       yield* transport.send({ type: "control_request", request_id: "req_9_live", request: { subtype: "mcp_status" } })
-      const error = yield* transport.send({
+      const error = yield* mismatchOf(transport.send({
         type: "control_response",
         response: { subtype: "success", request_id: "req_9_live", response: { behavior: "allow" } }
-      }).pipe(Effect.flip)
-      expect(error.reason).toMatch(/^Replay mismatch at entry 3: /)
-      expect(error.reason).toContain("at $.response.request_id")
-      expect(error.reason).toContain(`expected: "cli-7"`)
-      const streamError = yield* Fiber.join(fiber).pipe(Effect.flip)
-      expect(streamError.message).toBe(error.reason)
+      }))
+      expect(error.message).toMatch(/^Replay mismatch at entry 3: /)
+      expect(error.message).toContain("at $.response.request_id")
+      expect(error.message).toContain(`expected: "cli-7"`)
+      // The CLI exited on it, its stderr saying why.
+      yield* Fiber.join(fiber)
+      expect(yield* transport.exitStatus).toEqual({ exitCode: 1, signal: undefined })
+      expect(yield* transport.stderrTail).toBe(error.message)
       // Once failed, every send fails the same way.
-      expect((yield* transport.send({ type: "user" }).pipe(Effect.flip)).reason).toBe(error.reason)
+      expect((yield* mismatchOf(transport.send({ type: "user" }))).message).toBe(error.message)
     }))
 
   it.scoped("ending the input while the recording expects a frame is a mismatch naming it", () =>
     Effect.gen(function*() {
       const transport = yield* Recording.replayTransport(remapEntries)
       yield* transport.endInput
-      const error = yield* transport.frames.pipe(Stream.runDrain, Effect.flip)
-      expect(error.message).toMatch(/^Replay mismatch at entry 0: the code ended the input, but the recording expects/)
-      expect(error.message).toContain(`"subtype":"mcp_status"`)
+      yield* transport.frames.pipe(Stream.runDrain)
+      expect(yield* transport.exitStatus).toEqual({ exitCode: 1, signal: undefined })
+      const stderr = yield* transport.stderrTail
+      expect(stderr).toMatch(/^Replay mismatch at entry 0: the code ended the input, but the recording expects/)
+      expect(stderr).toContain(`"subtype":"mcp_status"`)
     }))
 
   it.scoped("a frame sent after the recording ended is a mismatch", () =>
@@ -192,8 +208,8 @@ describe("Recording: replayTransport", () => {
         { t: 2, dir: "exit", exitCode: 0, signal: undefined }
       ])
       yield* transport.send({ type: "user" })
-      const error = yield* transport.send({ type: "user", extra: 1 }).pipe(Effect.flip)
-      expect(error.reason).toBe(
+      const error = yield* mismatchOf(transport.send({ type: "user", extra: 1 }))
+      expect(error.message).toBe(
         "Replay mismatch at entry 3: the recording expects nothing more (the recording has ended), " +
           `but the code sent {"type":"user","extra":1}`
       )
@@ -205,7 +221,7 @@ describe("Recording: replayTransport", () => {
       const transport = yield* Recording.replayTransport([{ t: 0, dir: "end-input" }]).pipe(Scope.extend(scope))
       yield* transport.endInput
       const error = yield* transport.send({ type: "user" }).pipe(Effect.flip)
-      expect(error.reason).toBe("Cannot write to the Claude Code CLI: its input was already closed")
+      expect(error).toMatchObject({ reason: "InputClosed", description: "Cannot write to the Claude Code CLI: its input was already closed" })
       const exit = yield* transport.exitStatus.pipe(Effect.fork)
       yield* Effect.yieldNow()
       expect(exit.unsafePoll()).toBeNull()
@@ -275,7 +291,12 @@ describe("Recording: recordTransport and files", () => {
 
   it.effect("parse reports the line and the field of a broken entry", () =>
     Effect.gen(function*() {
-      const broken = (text: string) => Recording.parse(text, "x.jsonl").pipe(Effect.flip, Effect.map((e) => e.message))
+      const broken = (text: string) =>
+        Recording.parse(text, "x.jsonl").pipe(
+          Effect.flip,
+          Effect.tap((e) => expect(e.reason).toBe("Invalid")),
+          Effect.map((e) => e.message)
+        )
       expect(yield* broken(`{"t":0,"dir":"end-input"}\n\n{"t":1,"dir":"sideways"}\n`)).toBe(
         `Invalid recording x.jsonl:3: \`dir\`: Expected "in" | "out" | "end-input" | "exit", actual "sideways"`
       )
@@ -309,6 +330,7 @@ describe("Recording: recordTransport and files", () => {
         Effect.flip
       )
       expect(missing._tag).toBe("RecordingError")
+      expect(missing.reason).toBe("NotFound")
       expect(missing.path).toBe("/nonexistent/recording.jsonl")
       expect(missing.message).toBe("Cannot read the recording /nonexistent/recording.jsonl: file not found")
 
@@ -318,6 +340,25 @@ describe("Recording: recordTransport and files", () => {
         Effect.flip
       )
       expect(replay.message).toBe("Cannot read the recording /nonexistent/other.jsonl: file not found")
+    }))
+
+  it.effect("a path that cannot be read is Unreadable; one that cannot be written kills the recording session with Unwritable", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(`${fs.realpathSync("/tmp")}/recording-`)
+      const unreadable = yield* Recording.load(dir).pipe(Effect.provide(NodeContext.layer), Effect.flip)
+      expect(unreadable).toMatchObject({ _tag: "RecordingError", reason: "Unreadable", path: dir })
+      const exit = yield* ClaudeAgent.query("hi").pipe(
+        Stream.runDrain,
+        Effect.provide(Recording.layerRecord(`${dir}/missing/recording.jsonl`).pipe(Layer.provide(NodeContext.layer))),
+        Effect.exit
+      )
+      const defect = Exit.isFailure(exit) ? Cause.dieOption(exit.cause) : Option.none()
+      expect(Option.getOrUndefined(defect)).toMatchObject({
+        _tag: "RecordingError",
+        reason: "Unwritable",
+        path: `${dir}/missing/recording.jsonl`
+      })
+      fs.rmSync(dir, { recursive: true })
     }))
 
   it("the fixture is a committed recording of the real CLI", () => {

@@ -123,7 +123,7 @@ describe("control methods (fake CLI)", () => {
         Effect.flip(Reflect.apply(session.setMaxThinkingTokens, undefined, [100, display])),
         Effect.flip(Reflect.apply(session.getContextUsage, undefined, [{ detail }]))
       ])
-      for (const error of errors) expect(error).toMatchObject({ _tag: "ControlError", errorCode: "invalid_request" })
+      for (const error of errors) expect(error).toMatchObject({ _tag: "OptionsError" })
       expect((yield* sentRequests(yield* cli)).map((r) => r.subtype)).toEqual(["initialize"])
     }))
 
@@ -266,11 +266,11 @@ describe("the initialize reply's confirmations (fake CLI)", () => {
       const session = yield* agent.session({ mcpServers: stdio, mcpServersDelivery: "initialize" })
       const fake = yield* cli
       const error = yield* Effect.flip(session.initializationResult)
-      expect(error).toMatchObject({ _tag: "ControlError", subtype: "initialize", errorCode: "mcp_servers_not_applied" })
+      expect(error).toMatchObject({ _tag: "OptionsError", field: "mcpServers" })
       expect(error.message).toContain("version 2.0.9")
       // The streams end with it, and the CLI is stopped: nothing runs without the servers.
       const streamError = yield* Effect.flip(Stream.runDrain(session.messages))
-      expect(streamError).toMatchObject({ _tag: "ControlError", errorCode: "mcp_servers_not_applied" })
+      expect(streamError).toMatchObject({ _tag: "OptionsError", field: "mcpServers" })
       yield* fake.inputEnded
       const closed = yield* Effect.flip(session.control.closed)
       expect(closed).toMatchObject({ _tag: "ProcessError", signal: "SIGTERM" })
@@ -295,10 +295,9 @@ describe("the initialize reply's confirmations (fake CLI)", () => {
       const blocking = { PreToolUse: [{ hooks: [() => Effect.succeed({})], onFailure: "block" as const }] }
       const { agent } = yield* agentWithCli(oldCli())
       const session = yield* agent.session({ hooks: blocking })
-      expect(yield* Effect.flip(session.initializationResult)).toMatchObject({
-        _tag: "ControlError",
-        errorCode: "hook_on_failure_unsupported"
-      })
+      const refused = yield* Effect.flip(session.initializationResult)
+      expect(refused).toMatchObject({ _tag: "OptionsError", field: "hooks" })
+      expect(refused.message).toContain("onFailure")
       // Without onFailure: "block" the old CLI is fine.
       const plain = yield* agentWithCli(oldCli())
       const ok = yield* plain.agent.session({ hooks: { PreToolUse: [{ hooks: [() => Effect.succeed({})] }] } })
@@ -316,7 +315,7 @@ describe("the initialize reply's confirmations (fake CLI)", () => {
       })
       const again = yield* flaky.agent.session({ hooks: blocking })
       yield* again.initializationResult
-      expect(yield* Effect.flip(again.reinitialize())).toMatchObject({ errorCode: "hook_on_failure_unsupported" })
+      expect(yield* Effect.flip(again.reinitialize())).toMatchObject({ _tag: "OptionsError", field: "hooks" })
     }))
 })
 
@@ -457,7 +456,7 @@ describe("setMcpServers (fake CLI)", () => {
         Effect.flip(session.setMcpServers({ twice: McpServer.make({ name: "twice", tools: [echo, echo] }) }))
       ])
       for (const error of errors) {
-        expect(error).toMatchObject({ _tag: "ControlError", subtype: "mcp_set_servers", errorCode: "invalid_request" })
+        expect(error).toMatchObject({ _tag: "OptionsError" })
       }
       expect(errors.map((e) => e.message)).toEqual([
         expect.stringContaining("mcpServers.files.command"),
@@ -544,7 +543,7 @@ describe("setMcpServers that gives up while the CLI is still connecting (fake CL
         timeout: "1 second"
       })
       const error = yield* finish(yield* Effect.fork(Effect.flip(Effect.provide(call, layer))))
-      expect(error).toMatchObject({ _tag: "ControlError", errorCode: "mcp_servers_pending" })
+      expect(error).toMatchObject({ _tag: "McpServersPendingError", servers: ["a"], timeoutMillis: 1000 })
       expect(lines).toHaveLength(1)
       expect(lines[0]).toContain("still connecting a;")
       expect(lines[0]).toContain("later control requests")

@@ -6,7 +6,7 @@
  * @internal
  */
 import { Deferred, Duration, Effect, FiberHandle } from "effect"
-import { CLIConnectionError } from "../../SdkError.js"
+import { SessionClosedError } from "../../SdkError.js"
 import type { ControlChannelConfig, ControlChannelShape, StreamError } from "../../services/ControlChannel.js"
 import { Transport } from "../../services/Transport.js"
 import * as Defaults from "../defaults.js"
@@ -50,8 +50,8 @@ export const make = (config: ControlChannelConfig) =>
     // and captures a stack trace, and most sessions close with nothing pending and nobody reading on.
     yield* Effect.addFinalizer(() =>
       Effect.suspend(() => {
-        let closed: CLIConnectionError | undefined
-        const closedError = () => closed ??= new CLIConnectionError({ reason: "The session was closed" })
+        let closed: SessionClosedError | undefined
+        const closedError = () => closed ??= new SessionClosedError({ reason: "ScopeClosed" })
         return Effect.zipRight(outbound.failPending(closedError), Effect.sync(() => queue.endLazily(closedError)))
       })
     )

@@ -8,7 +8,7 @@
  */
 import { Clock, Deferred, Duration, Effect, Either, FiberHandle, FiberId, ParseResult } from "effect"
 import type * as Control from "../../schema/Control.js"
-import { ControlError, TimeoutException } from "../../SdkError.js"
+import { ControlError, OptionsError, TimeoutException } from "../../SdkError.js"
 import type { ControlChannelShape, RequestError, RequestOptions } from "../../services/ControlChannel.js"
 import type { TransportShape } from "../../services/Transport.js"
 import { positiveDurationProblem } from "../schema/duration.js"
@@ -122,17 +122,16 @@ export const make = (
     Effect.suspend(() => {
       if (failedWith !== undefined) return Effect.fail(failedWith)
       const subtype = descriptor.subtype
-      const requestId = table.nextId()
       const fields = ParseResult.encodeUnknownEither(descriptor.payload, decodeOptions)(payload ?? {})
+      // Refused before a request id is taken: nothing is sent.
       if (Either.isLeft(fields)) {
-        const problem = Issues.describe(fields.left)
-        return invalid(subtype, requestId, `the request was not sent: its payload is invalid: ${problem}`, "invalid_request")
+        return Effect.fail(new OptionsError({ field: subtype, detail: `not sent: ${Issues.describe(fields.left)}` }))
       }
       const timeoutProblem = options?.timeout === undefined ? undefined : positiveDurationProblem(options.timeout)
       if (timeoutProblem !== undefined) {
-        const problem = `the request was not sent: its \`timeout\` is invalid: ${timeoutProblem}`
-        return invalid(subtype, requestId, problem, "invalid_request")
+        return Effect.fail(new OptionsError({ field: `${subtype} timeout`, detail: `not sent: ${timeoutProblem}` }))
       }
+      const requestId = table.nextId()
       const timeoutMillis = Duration.toMillis(options?.timeout !== undefined ? Duration.decode(options.timeout) : defaultTimeout)
       const deferred = Deferred.unsafeMake<unknown, RequestError>(FiberId.none)
       return Effect.flatMap(Clock.currentTimeMillis, (now) => {

@@ -6,7 +6,7 @@
  * @internal
  */
 import { type Chunk, Deferred, Duration, Effect, Option, type Scope } from "effect"
-import { CLIConnectionError, ProcessError } from "../../SdkError.js"
+import { CLIConnectionError, CLIEndedError, ProcessError } from "../../SdkError.js"
 import type { RequestError, StreamError } from "../../services/ControlChannel.js"
 import type { Frame, TransportShape } from "../../services/Transport.js"
 import * as Drain from "./drain.js"
@@ -36,10 +36,14 @@ export interface Parts {
 }
 
 // What a pending request fails with when the connection ends: the process's death or the
-// connection's end as they are; a framing failure as the end of the connection, with its cause.
+// connection's end as they are; a framing failure as a failed read, with its cause.
 const toRequestError = (error: StreamError): RequestError =>
   error._tag === "CLIJSONDecodeError"
-    ? new CLIConnectionError({ reason: `The connection to the CLI failed: ${error.message}`, cause: error })
+    ? new CLIConnectionError({
+      reason: "ReadFailed",
+      description: `The connection to the CLI failed: ${error.message}`,
+      cause: error
+    })
     : error
 
 const routeControl = ({ inbound, outbound, table }: Parts, frame: RawObject): Effect.Effect<void> => {
@@ -106,7 +110,10 @@ const onStdoutEnd = ({ state, transport }: Parts) =>
     const stderrTail = yield* transport.stderrTail
     if (Option.isNone(status)) {
       return Option.some<StreamError>(
-        new CLIConnectionError({ reason: "The Claude Code CLI closed its stdout but did not exit" })
+        new CLIConnectionError({
+          reason: "OutputClosed",
+          description: "The Claude Code CLI closed its stdout but did not exit"
+        })
       )
     }
     const { exitCode, signal } = status.value
@@ -127,7 +134,7 @@ const finish = ({ outbound, queue, terminal }: Parts, error: Option.Option<Strea
   Effect.suspend(() => {
     const failed = Option.isSome(error)
       ? toRequestError(error.value)
-      : new CLIConnectionError({ reason: "The Claude Code CLI exited before answering this control request" })
+      : new CLIEndedError({ reason: "NoAnswer" })
     const ended = Option.getOrUndefined(error)
     return outbound.failAll(failed).pipe(
       Effect.zipRight(Effect.sync(() => queue.end(ended))),

@@ -5,8 +5,8 @@
  *
  * @internal
  */
-import { Deferred, Effect, Metric, Option, PubSub, type Scope, Stream, SubscriptionRef } from "effect"
-import { CLIConnectionError } from "../../SdkError.js"
+import { Deferred, Effect, Either, Metric, Option, PubSub, type Scope, Stream, SubscriptionRef } from "effect"
+import { CLIEndedError } from "../../SdkError.js"
 import type { RunState, StreamError } from "../../services/ControlChannel.js"
 import * as Telemetry from "../../Telemetry.js"
 import { initialRun, SessionState as Book, type Changes } from "../protocol/sessionState.js"
@@ -23,7 +23,7 @@ export interface SessionState {
   /** Publishes what changed in one chunk; at most one effect per kind of change. */
   readonly publish: (changes: Changes) => Effect.Effect<void>
   readonly lastSessionId: Effect.Effect<string | undefined>
-  readonly awaitSessionId: Effect.Effect<string, CLIConnectionError>
+  readonly awaitSessionId: Effect.Effect<string, StreamError | CLIEndedError>
   readonly runState: Effect.Effect<RunState>
   readonly awaitRunState: (predicate: (state: RunState) => boolean) => Effect.Effect<void>
   readonly results: Effect.Effect<Stream.Stream<RawObject>, never, Scope.Scope>
@@ -65,15 +65,18 @@ export const make = (terminal: Deferred.Deferred<void, StreamError>): Effect.Eff
     const awaitSessionId = Effect.gen(function*() {
       const current = yield* SubscriptionRef.get(sessionId)
       if (current !== undefined) return current
-      const noId = new CLIConnectionError({ reason: "The session ended before the CLI reported a session id" })
+      const noId = new CLIEndedError({ reason: "NoSessionId" })
       const fromChanges = sessionId.changes.pipe(
         Stream.filter((id): id is string => id !== undefined),
         Stream.runHead,
         Effect.flatMap(Option.match({ onNone: () => Effect.fail(noId), onSome: Effect.succeed }))
       )
-      const atEnd = ended.pipe(
-        Effect.zipRight(SubscriptionRef.get(sessionId)),
-        Effect.flatMap((id) => (id !== undefined ? Effect.succeed(id) : Effect.fail(noId)))
+      // A session that crashed before its id came fails with the crash, not a missing id.
+      const atEnd = Effect.either(Deferred.await(terminal)).pipe(
+        Effect.zip(SubscriptionRef.get(sessionId)),
+        Effect.flatMap(([end, id]): Effect.Effect<string, StreamError | CLIEndedError> =>
+          id !== undefined ? Effect.succeed(id) : Either.isLeft(end) ? Effect.fail(end.left) : Effect.fail(noId)
+        )
       )
       return yield* Effect.raceFirst(fromChanges, atEnd)
     })

@@ -6,7 +6,7 @@
 import { Effect, Option, Stream } from "effect"
 import type * as AgentSession from "../../AgentSession.js"
 import type * as Message from "../../schema/Message.js"
-import { CLIConnectionError, ProcessError } from "../../SdkError.js"
+import { type PoolClosedError, ProcessError, SessionClosedError } from "../../SdkError.js"
 import type { ControlChannelShape } from "../../services/ControlChannel.js"
 import * as Turns from "../session/turns.js"
 import { isNoConversation } from "./options.js"
@@ -36,13 +36,12 @@ export interface LeasedProcess {
   resumeFailed: boolean
 }
 
-const ended = () =>
-  new CLIConnectionError({ reason: "This use of the keyed session has ended: use the session inside withSession" })
+const ended = () => new SessionClosedError({ reason: "UseEnded" })
 
 // The process goes on to the key's next use: a session kept after its use must not reach it.
 const refusingAfter = (use: Use) =>
-<A, E, R>(run: () => Effect.Effect<A, E, R>): Effect.Effect<A, E | CLIConnectionError, R> =>
-  Effect.suspend((): Effect.Effect<A, E | CLIConnectionError, R> => (use.ended ? Effect.fail(ended()) : run()))
+<A, E, R>(run: () => Effect.Effect<A, E, R>): Effect.Effect<A, E | SessionClosedError, R> =>
+  Effect.suspend((): Effect.Effect<A, E | SessionClosedError, R> => (use.ended ? Effect.fail(ended()) : run()))
 
 const controlOf = (control: ControlChannelShape, use: Use): ControlChannelShape => {
   const refuse = refusingAfter(use)
@@ -124,7 +123,9 @@ export const leased = (
       Stream.tapError((error) => (error instanceof ProcessError ? onCrash(error) : Effect.void)))
     )
   const ifInUse = <E>(messages: Stream.Stream<Message.Message, E>) =>
-    Stream.unwrap(Effect.sync(() => (use.ended ? Stream.fail(ended()) : countResults(messages))))
+    Stream.unwrap(Effect.sync((): Stream.Stream<Message.Message, E | SessionClosedError | PoolClosedError> =>
+      use.ended ? Stream.fail(ended()) : countResults(messages)
+    ))
   return {
     ...opened,
     ...methodsOf(opened, use),

@@ -11,7 +11,7 @@
 import { Cause, Chunk, Clock, Deferred, Duration, Effect, Either, FiberId, Option, type Scope, Stream } from "effect"
 import type * as AgentSession from "../../AgentSession.js"
 import type * as Message from "../../schema/Message.js"
-import { CLIConnectionError, PoolClosedError } from "../../SdkError.js"
+import { PoolClosedError } from "../../SdkError.js"
 
 /**
  * Whether, and from when, the pool stops what still runs.
@@ -52,10 +52,7 @@ export const interruptTurn = (session: AgentSession.AgentSession): Effect.Effect
 
 const liveClock = Clock.make()
 
-const stoppedError = () =>
-  new CLIConnectionError({
-    reason: "The agent pool was closed and stopped this session: its turn outlived the pool's shutdownTimeout"
-  })
+const stoppedError = () => new PoolClosedError({ stage: "stopped" })
 
 /**
  * A session's message stream that ends with a failure once the pool stops the session: what the
@@ -69,11 +66,11 @@ const stoppedError = () =>
 export const guardStream = <E>(
   shutdown: Shutdown,
   messages: Stream.Stream<Message.Message, E>
-): Stream.Stream<Message.Message, E | CLIConnectionError> =>
+): Stream.Stream<Message.Message, E | PoolClosedError> =>
   messages.pipe(
     Stream.mapChunks((chunk) => (shutdown.forced ? Chunk.empty() : chunk)),
     // Stopping the session also shuts its message queue: a pull may end interrupted, not failed.
-    Stream.catchAllCause((cause): Stream.Stream<never, E | CLIConnectionError> =>
+    Stream.catchAllCause((cause): Stream.Stream<never, E | PoolClosedError> =>
       shutdown.forced ? Stream.fail(stoppedError()) : Stream.failCause(cause)
     ),
     Stream.concat(Stream.suspend(() => (shutdown.forced ? Stream.fail(stoppedError()) : Stream.empty)))

@@ -41,7 +41,8 @@ export const startError = (config: SubprocessConfig, error: unknown): CLINotFoun
     const problem = accessible(config.cwd)
     if (problem !== undefined) {
       return new CLIConnectionError({
-        reason: `The working directory ${config.cwd} is not accessible: ${problem}`,
+        reason: "SpawnFailed",
+        description: `The working directory ${config.cwd} is not accessible: ${problem}`,
         cause: error
       })
     }
@@ -49,12 +50,14 @@ export const startError = (config: SubprocessConfig, error: unknown): CLINotFoun
   if (code === "ENOENT") return new CLINotFoundError({ searched: [config.command], reason: messageOf(error) })
   if (code === "ENOTDIR" && config.cwd !== undefined) {
     return new CLIConnectionError({
-      reason: `The working directory ${config.cwd} is not a directory (ENOTDIR): set \`cwd\` to a directory`,
+      reason: "SpawnFailed",
+      description: `The working directory ${config.cwd} is not a directory (ENOTDIR): set \`cwd\` to a directory`,
       cause: error
     })
   }
   return new CLIConnectionError({
-    reason: `Could not start ${config.command}${config.cwd === undefined ? "" : ` in ${config.cwd}`}: ${
+    reason: "SpawnFailed",
+    description: `Could not start ${config.command}${config.cwd === undefined ? "" : ` in ${config.cwd}`}: ${
       code ?? messageOf(error)
     }`,
     cause: error

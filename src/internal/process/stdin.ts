@@ -10,7 +10,10 @@ import { encodeFrame } from "../protocol/json.js"
 import { messageOf } from "./errors.js"
 
 const closedError = () =>
-  new CLIConnectionError({ reason: "Cannot write to the Claude Code CLI: its input was already closed" })
+  new CLIConnectionError({
+    reason: "InputClosed",
+    description: "Cannot write to the Claude Code CLI: its input was already closed"
+  })
 
 /**
  * Frames onto a Node `Writable`, waiting only when the pipe asks for it (`drain`).
@@ -38,7 +41,8 @@ export class StdinFrames {
       if (this.failure !== undefined) {
         return Effect.fail(
           new CLIConnectionError({
-            reason: `Cannot write to the Claude Code CLI: ${messageOf(this.failure)}`,
+            reason: "WriteFailed",
+            description: `Cannot write to the Claude Code CLI: ${messageOf(this.failure)}`,
             cause: this.failure
           })
         )

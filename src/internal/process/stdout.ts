@@ -73,7 +73,11 @@ export class StdoutFrames {
     stdout.on("end", () => frames.onEnd())
     stdout.on("error", (error: unknown) =>
       frames.onFailure(
-        new CLIConnectionError({ reason: `Reading the CLI's stdout failed: ${messageOf(error)}`, cause: error })
+        new CLIConnectionError({
+          reason: "ReadFailed",
+          description: `Reading the CLI's stdout failed: ${messageOf(error)}`,
+          cause: error
+        })
       )
     )
     return frames

@@ -62,7 +62,9 @@ const start = (config: SubprocessConfig, runtime: Runtime.Runtime<never>, exitSt
     const { stderr, stdin, stdout } = child
     if (stdin === null || stdout === null || stderr === null) {
       child.kill("SIGKILL")
-      resume(Effect.fail(new CLIConnectionError({ reason: `Could not start ${config.command}: no pipes to the process` })))
+      resume(Effect.fail(
+        new CLIConnectionError({ reason: "SpawnFailed", description: `Could not start ${config.command}: no pipes to the process` })
+      ))
       return
     }
     const pipes = {
@@ -86,7 +88,9 @@ const start = (config: SubprocessConfig, runtime: Runtime.Runtime<never>, exitSt
       spawned = true
       const pid = child.pid
       if (pid === undefined) {
-        resume(Effect.fail(new CLIConnectionError({ reason: `Could not start ${config.command}: no process id` })))
+        resume(Effect.fail(
+          new CLIConnectionError({ reason: "SpawnFailed", description: `Could not start ${config.command}: no process id` })
+        ))
         return
       }
       unregister = Orphans.register(pid)

@@ -172,10 +172,13 @@ const claimPayload = (options: Options.ClaimOptions, sdkMcpServers: ReadonlyArra
 const codeOf = (error: ControlError): string | undefined => error.errorCode ?? /^([a-z][a-z_]*):/.exec(error.error)?.[1]
 
 // A refusal of one of the requests around the claim (`set_model`, `apply_flag_settings`): their
-// text starts with the subtype, not a code, so only an `error_code` is kept.
+// text starts with the subtype, not a code, so only an `error_code` is kept. An argument refused
+// before it was sent is the same refusal.
 const refusal = (reason: ClaimRefusalReason, error: RequestError): ClaimRefused =>
   error._tag === "ControlError"
     ? new ClaimRefused({ reason, code: error.errorCode, detail: error.error })
+    : error._tag === "OptionsError"
+    ? new ClaimRefused({ reason, detail: error.message })
     : new ClaimRefused({ reason: "claim_failed", detail: error.message })
 
 const claimRefusal = (error: RequestError): ClaimRefused => {

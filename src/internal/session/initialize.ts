@@ -6,7 +6,7 @@
  */
 import { Effect, Predicate, type Scope } from "effect"
 import * as Control from "../../schema/Control.js"
-import { ControlError } from "../../SdkError.js"
+import { OptionsError } from "../../SdkError.js"
 import type { ControlChannelShape, RequestError, RequestOptions } from "../../services/ControlChannel.js"
 import type { HookRegistryShape } from "../../services/HookRegistry.js"
 import type { McpBridgeShape } from "../../services/McpBridge.js"
@@ -34,8 +34,8 @@ export const payload = (
     })
   )
 
-const initializeError = (error: string, errorCode: string) =>
-  new ControlError({ subtype: Control.Initialize.subtype, requestId: Control.Initialize.subtype, error, errorCode })
+// The CLI answered `initialize`, but its reply shows it cannot honour the option `field`.
+const notHonoured = (field: string, detail: string) => new OptionsError({ field, detail })
 
 /**
  * What the reply must confirm, as the official SDK checks it: a CLI too old to read MCP servers
@@ -47,14 +47,14 @@ const initializeError = (error: string, errorCode: string) =>
 export const confirmApplied = (
   sent: Control.InitializePayload,
   reply: Control.InitializeResponse
-): Effect.Effect<void, ControlError> => {
+): Effect.Effect<void, OptionsError> => {
   const version = reply.claude_code_version === undefined ? "" : ` (version ${reply.claude_code_version})`
   if (sent.mcpServers !== undefined) {
     if (reply.mcp_servers_applied === undefined) {
-      return Effect.fail(initializeError(
-        `This Claude Code${version} is too old to read MCP servers from the initialize request, so it ` +
-          `started without them; the session was ended. Update the CLI, or use mcpServersDelivery: "argv".`,
-        "mcp_servers_not_applied"
+      return Effect.fail(notHonoured(
+        "mcpServers",
+        `this Claude Code${version} is too old to read MCP servers from the initialize request, so it ` +
+          `started without them; the session was ended. Update the CLI, or use mcpServersDelivery: "argv".`
       ))
     }
     if (!reply.mcp_servers_applied) {
@@ -68,10 +68,10 @@ export const confirmApplied = (
     matchers.some((matcher) => Predicate.isRecord(matcher) && matcher.onFailure === "block")
   )
   if (blocking && reply.hook_on_failure_supported !== true) {
-    return Effect.fail(initializeError(
-      `This Claude Code${version} does not honour onFailure on hook matchers, so a failing hook ` +
-        `with onFailure: "block" would not block; the session was ended. Update the CLI, or remove onFailure: "block".`,
-      "hook_on_failure_unsupported"
+    return Effect.fail(notHonoured(
+      "hooks",
+      `this Claude Code${version} does not honour onFailure on hook matchers, so a failing hook ` +
+        `with onFailure: "block" would not block; the session was ended. Update the CLI, or remove onFailure: "block".`
     ))
   }
   if (sent.plugins !== undefined && sent.plugins.length > 0 && reply.plugins_applied !== true) {

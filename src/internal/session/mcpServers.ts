@@ -9,7 +9,7 @@ import type { AgentSession, McpServers, SetMcpServersOptions } from "../../Agent
 import type * as McpServer from "../../McpServer.js"
 import * as Control from "../../schema/Control.js"
 import * as Options from "../../schema/Options.js"
-import { ControlError, type OptionsError } from "../../SdkError.js"
+import { McpServersPendingError } from "../../SdkError.js"
 import type { ControlChannelShape, RequestError, RequestOptions } from "../../services/ControlChannel.js"
 import type { McpBridgeShape } from "../../services/McpBridge.js"
 import * as Defaults from "../defaults.js"
@@ -17,10 +17,6 @@ import * as Defaults from "../defaults.js"
 const connectPoll = Duration.millis(100)
 
 const listChanged = { jsonrpc: "2.0", method: "notifications/tools/list_changed" }
-
-// A request refused before it was written: no request id was used.
-const refused = (subtype: string, error: OptionsError) =>
-  new ControlError({ subtype, requestId: "not sent", error: error.message, errorCode: "invalid_request" })
 
 /**
  * Waits until none of `names` is `pending` in `mcp_status`. The CLI connects added in-process
@@ -33,7 +29,7 @@ export const awaitConnected = (
   names: ReadonlyArray<string>,
   deadline: Duration.Duration,
   options: RequestOptions
-): Effect.Effect<void, RequestError> => {
+): Effect.Effect<void, RequestError | McpServersPendingError> => {
   if (names.length === 0) return Effect.void
   let waiting: ReadonlyArray<string> = names
   const check = Effect.map(control.request(Control.McpStatus, {}, options), (status) => {
@@ -48,13 +44,7 @@ export const awaitConnected = (
     Effect.asVoid,
     Effect.timeoutFail({
       duration: deadline,
-      onTimeout: () =>
-        new ControlError({
-          subtype: Control.McpSetServers.subtype,
-          requestId: Control.McpSetServers.subtype,
-          error: `still connecting after ${Duration.format(deadline)}: ${waiting.join(", ")}`,
-          errorCode: "mcp_servers_pending"
-        })
+      onTimeout: () => new McpServersPendingError({ servers: waiting, timeoutMillis: Duration.toMillis(deadline) })
     })
   )
 }
@@ -101,13 +91,12 @@ export const make = (
   Effect.map(Effect.makeSemaphore(1), (lock) =>
     <R>(servers: McpServers<R>, options?: SetMcpServersOptions) =>
       Effect.gen(function*() {
-        const subtype = Control.McpSetServers.subtype
         // The same checks as the `mcpServers` option, before anything is sent or changed.
-        yield* Options.validate({ mcpServers: servers }).pipe(Effect.mapError((e) => refused(subtype, e)))
+        yield* Options.validate({ mcpServers: servers })
         const { inProcess, wire } = split(servers)
         // Served before the CLI hears of them: it connects to a new server at once. (If the
         // request then fails, the bridge keeps the new set: the CLI's state is unknown anyway.)
-        const change = yield* mcp.setServers(inProcess).pipe(Effect.mapError((e) => refused(subtype, e)))
+        const change = yield* mcp.setServers(inProcess)
         const reply = yield* control.request(Control.McpSetServers, { servers: wire }, options).pipe(
           Effect.tapErrorTag("TimeoutException", () => stillConnecting(Object.keys(wire)))
         )
@@ -121,11 +110,7 @@ export const make = (
         if (options?.awaitConnection === true) {
           const deadline = Duration.decode(options.timeout ?? controlTimeout ?? Defaults.controlTimeout)
           yield* awaitConnected(control, reply.added, deadline, options).pipe(
-            Effect.tapError((error) =>
-              error._tag === "ControlError" && error.errorCode === "mcp_servers_pending"
-                ? stillConnecting(reply.added)
-                : Effect.void
-            )
+            Effect.tapErrorTag("McpServersPendingError", (error) => stillConnecting(error.servers))
           )
         }
         return reply

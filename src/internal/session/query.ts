@@ -3,7 +3,7 @@ import { Chunk, Effect, Either, Fiber, Predicate, type Scope, Stream } from "eff
 import * as AgentSession from "../../AgentSession.js"
 import * as Message from "../../schema/Message.js"
 import type * as Options from "../../schema/Options.js"
-import { CLIConnectionError, OptionsError, type SdkError } from "../../SdkError.js"
+import { CLIEndedError, OptionsError, type SdkError } from "../../SdkError.js"
 
 /** A prompt for `query`: a string, or a stream of prompts with its own error and services. */
 export type QueryPrompt<E = never, R = never> = string | Stream.Stream<AgentSession.Prompt, E, R>
@@ -59,9 +59,7 @@ export const fromSessions = (open: OpenSession) =>
     return Stream.merge(s.messages, Stream.drain(Stream.fromEffect(Fiber.join(feeding))), { haltStrategy: "left" })
   }))
 
-const noResult = Stream.failSync(() =>
-  new CLIConnectionError({ reason: "The Claude Code CLI ended its output before the result of the prompt" })
-)
+const noResult = Stream.failSync(() => new CLIEndedError({ reason: "NoResult" }))
 
 // Fails a single-prompt run whose CLI ended before the prompt's result.
 export const requireResult = <E, R>(self: Stream.Stream<Message.Message, E, R>) =>

@@ -14,7 +14,7 @@ import * as Defaults from "../../internal/defaults.js"
 import { StdoutFrames } from "../../internal/process/stdout.js"
 import { encodeFrame, parseJsonBoundary } from "../../internal/protocol/json.js"
 import { CLIConnectionError } from "../../SdkError.js"
-import type { ExitStatus, ReadError, TransportShape } from "../../services/Transport.js"
+import type { ExitStatus, TransportShape } from "../../services/Transport.js"
 
 /**
  * What the double does with the code's input.
@@ -46,8 +46,6 @@ export interface MemoryTransport {
   readonly writeStderr: (line: string) => Effect.Effect<void>
   /** Ends stdout and stderr and reports the exit status; only the first exit counts. */
   readonly exit: (status: ExitStatus) => Effect.Effect<void>
-  /** Fails the stdout stream with `error`, then exits with `status`. */
-  readonly crash: (error: ReadError, status: ExitStatus) => Effect.Effect<void>
   /** Whether the CLI has exited. */
   readonly exited: Effect.Effect<boolean>
 }
@@ -73,9 +71,6 @@ export const make = (options: Options): Effect.Effect<MemoryTransport, never, Sc
         Effect.asVoid
       )
 
-    const crash = (error: ReadError, status: ExitStatus) =>
-      Effect.zipRight(Effect.sync(() => stdout.onFailure(error)), exit(status))
-
     // Lines go in as the bytes the CLI would write, through the real reader, so noise and
     // malformed lines behave as in production.
     const encoder = new TextEncoder()
@@ -94,7 +89,10 @@ export const make = (options: Options): Effect.Effect<MemoryTransport, never, Sc
           inputOpen
             ? options.onSend(parseJsonBoundary(encodeFrame(frame)))
             : Effect.fail(
-              new CLIConnectionError({ reason: "Cannot write to the Claude Code CLI: its input was already closed" })
+              new CLIConnectionError({
+                reason: "InputClosed",
+                description: "Cannot write to the Claude Code CLI: its input was already closed"
+              })
             )
         ),
       frames: stdout.stream,
@@ -123,7 +121,6 @@ export const make = (options: Options): Effect.Effect<MemoryTransport, never, Sc
           return PubSub.publish(stderrHub, line)
         }).pipe(Effect.asVoid),
       exit,
-      crash,
       exited: Deferred.isDone(exitStatus)
     }
   })

@@ -8,7 +8,7 @@ import { Chunk, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Sc
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ClaudeAgent, Message, SessionServices, Transport } from "effect-claude-agent"
+import { ClaudeAgent, Message, SdkError, SessionServices, Transport } from "effect-claude-agent"
 import { AgentEntity, TranscriptStore } from "effect-claude-agent/cluster"
 import { FakeCli } from "effect-claude-agent/testing"
 
@@ -29,7 +29,9 @@ const lines = (file: string): Array<string> =>
 
 // A fake ClaudeAgent: records each launch, and each turn appends `{"prompt":…}` to the session's
 // transcript and answers `echo: <prompt> (after <n> turns)`, n being the turns it found in the file.
-// Prompts starting with "slow" wait for an interrupt; "tool" asks permission for Bash first.
+// Prompts starting with "slow" wait for an interrupt; "tool" asks permission for Bash first;
+// "crash" makes the CLI exit with code 1. The model "refused-model" is refused by set_model; a
+// CLI started with "dying-model" dies (a defect) before it starts.
 const fakeAgent = (dirs: { readonly configDir: string; readonly cwd: string }) =>
   Effect.gen(function*() {
     const launched: Array<Launched> = []
@@ -44,6 +46,7 @@ const fakeAgent = (dirs: { readonly configDir: string; readonly cwd: string }) =
           model: options.model,
           permissionMode: options.permissionMode
         })
+        if (options.model === "dying-model") return yield* Effect.die("the fake CLI cannot start")
         const id = options.sessionId ?? options.resume ?? "none"
         const file = transcriptFile(dirs.configDir, dirs.cwd, id)
         if (options.resume !== undefined && !fs.existsSync(file)) {
@@ -55,6 +58,9 @@ const fakeAgent = (dirs: { readonly configDir: string; readonly cwd: string }) =
             Effect.gen(function*() {
               yield* Queue.offer(controls, request.subtype)
               if (request.subtype === "interrupt") yield* Deferred.succeed(interrupted, undefined)
+              if (request.subtype === "set_model" && request.model === "refused-model") {
+                return Option.some(FakeCli.controlFailure("unknown model refused-model", "invalid_model"))
+              }
               return Option.none()
             }),
           onUserMessage: (message, cli) =>
@@ -63,6 +69,10 @@ const fakeAgent = (dirs: { readonly configDir: string; readonly cwd: string }) =
               const history = lines(file).length
               yield* Queue.offer(started, prompt)
               yield* cli.emit(FakeCli.frames.systemInit({ model: options.model ?? "claude-fake-1" }))
+              if (prompt.startsWith("crash")) {
+                yield* cli.stderr("fatal: the fake CLI crashed")
+                return yield* cli.exit({ exitCode: 1 })
+              }
               if (prompt.startsWith("slow")) {
                 yield* cli.emit(FakeCli.frames.assistantText("working"))
                 yield* Deferred.await(interrupted)
@@ -357,6 +367,62 @@ describe("AgentEntity", () => {
       const result = Chunk.toArray(messages).find(Message.isResult)
       expect(result?.total_cost_usd).toBe(0.001)
     }))
+
+  it.scopedLive("through the cluster: a client catches a turn's and a request's failures by their own tags", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const Entity = AgentEntity.layer({ options: { cwd: dirs.cwd, env: { CLAUDE_CONFIG_DIR: dirs.configDir } } }).pipe(
+        Layer.provide(Layer.succeed(ClaudeAgent.ClaudeAgent, fake.agent)),
+        Layer.provide(TranscriptStore.layerMemory),
+        Layer.provide(NodeContext.layer)
+      )
+      const { crashed, died, refused } = yield* Effect.gen(function*() {
+        const crashed = yield* AgentEntity.send("user-7", "crash now", { turnId: "t1" }).pipe(
+          Stream.runDrain,
+          Effect.as("no failure"),
+          Effect.catchTag("ProcessError", (e) => Effect.succeed(`ProcessError ${e.exitCode}: ${e.stderrTail}`))
+        )
+        yield* AgentEntity.send("user-7", "hello", { turnId: "t2" }).pipe(Stream.runDrain)
+        const client = yield* AgentEntity.AgentEntity.client
+        const refused = yield* client("user-7").SetModel({ model: "refused-model" }).pipe(
+          Effect.as("no failure"),
+          Effect.catchTag("ControlError", (e) => Effect.succeed(`ControlError ${e.errorCode}: ${e.error}`))
+        )
+        // A defect has no type of its own: it travels as AgentError.
+        yield* client("user-8").SetModel({ model: "dying-model" })
+        const died = yield* AgentEntity.send("user-8", "hello", { turnId: "t3" }).pipe(
+          Stream.runDrain,
+          Effect.as("no failure"),
+          Effect.catchTag("AgentError", (e) => Effect.succeed(`AgentError ${e.reason}: ${e.message}`))
+        )
+        return { crashed, refused, died }
+      }).pipe(Effect.provide(Entity.pipe(Layer.provideMerge(TestRunner.layer))))
+      expect(crashed).toBe("ProcessError 1: fatal: the fake CLI crashed")
+      expect(refused).toBe("ControlError invalid_model: unknown model refused-model")
+      expect(died).toBe("AgentError Defect: the fake CLI cannot start")
+    }))
+
+  it("every failure of the RPCs survives JSON as its own class", () => {
+    const wire = Schema.parseJson(AgentEntity.AgentFailure)
+    const failures = [
+      new SdkError.ProcessError({ exitCode: 1, stderrTail: "boom", lastErrorResult: { type: "result", is_error: true } }),
+      new SdkError.CLIConnectionError({ reason: "WriteFailed", description: "EPIPE", cause: new Error("EPIPE") }),
+      new SdkError.SessionClosedError({ reason: "ScopeClosed" }),
+      new SdkError.CLIEndedError({ reason: "NoResult" }),
+      new SdkError.TimeoutException({ requestId: "req_1", subtype: "interrupt", timeoutMillis: 5 }),
+      new SdkError.PoolClosedError({ stage: "stopped" }),
+      new SdkError.SessionNotFoundError({ sessionId: "s" }),
+      new SdkError.ResultError({ subtype: "error_max_turns", detail: "max turns", raw: { type: "result" } }),
+      new TranscriptStore.TranscriptStoreError({ operation: "load", sessionId: "s", detail: "down" }),
+      new AgentEntity.AgentError({ reason: "Defect", message: "bug" })
+    ]
+    for (const failure of failures) {
+      const back = Schema.decodeUnknownSync(wire)(Schema.encodeSync(wire)(failure))
+      expect(back).toBeInstanceOf(failure.constructor)
+      expect(back._tag).toBe(failure._tag)
+      expect(back.message).toBe(failure.message)
+    }
+  })
 
   it.scopedLive("an idle conversation is passivated after maxIdleTime: its CLI stops, the next turn resumes it", () =>
     Effect.gen(function*() {

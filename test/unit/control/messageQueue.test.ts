@@ -32,7 +32,7 @@ describe("MessageQueue", () => {
     Effect.gen(function*() {
       const queue = yield* MessageQueue.make(1_000)
       yield* queue.offer(["m"], 1)
-      const error = new CLIConnectionError({ reason: "gone" })
+      const error = new CLIConnectionError({ reason: "ReadFailed", description: "gone" })
       queue.end(error)
       const seen: Array<unknown> = []
       const result = yield* Stream.runForEach(queue.stream, (m) => Effect.sync(() => seen.push(m))).pipe(Effect.either)
@@ -61,7 +61,7 @@ describe("MessageQueue", () => {
       let made = 0
       queue.endLazily(() => {
         made++
-        return new CLIConnectionError({ reason: "closed" })
+        return new CLIConnectionError({ reason: "InputClosed", description: "closed" })
       })
       queue.end(undefined)
       expect(made).toBe(0)

@@ -74,8 +74,8 @@ describe("outbound control requests", () => {
       yield* sentRequest(cli, "mcp_status")
       yield* Scope.close(scope, Exit.void)
       const result = yield* Effect.either(Fiber.join(fiber))
-      expect(Either.isLeft(result) && result.left._tag === "CLIConnectionError" && result.left.reason)
-        .toBe("The session was closed")
+      expect(Either.isLeft(result) && result.left._tag === "SessionClosedError" && result.left.reason)
+        .toBe("ScopeClosed")
     }).pipe(Effect.provide(silent)))
 
   it.scoped("each request times out at its own deadline, a shorter one sent after a longer one first", () =>

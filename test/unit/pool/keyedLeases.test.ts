@@ -187,7 +187,7 @@ describe("KeyedLeases", () => {
       }))
       expect(counts.live).toBe(0)
       expect(keyed(events)).toEqual(["Started a", "Evicted unfinished a"])
-      expect(yield* Effect.flip(kept.send("late"))).toMatchObject({ _tag: "CLIConnectionError" })
+      expect(yield* Effect.flip(kept.send("late"))).toMatchObject({ _tag: "SessionClosedError", reason: "UseEnded" })
     }))
 
   it.scoped("a use with other options reopens the key's session with them, resumed", () =>

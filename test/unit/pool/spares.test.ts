@@ -23,7 +23,7 @@ const fakeAgent = () => {
       Transport,
       Effect.flatMap(SessionServices.SessionLaunch, ({ options }) =>
         Effect.gen(function*() {
-          if (control.failing) return yield* Effect.fail(new CLIConnectionError({ reason: "no CLI today" }))
+          if (control.failing) return yield* Effect.fail(new CLIConnectionError({ reason: "SpawnFailed", description: "no CLI today" }))
           const stalled = control.stalled
           const { cli, transport } = yield* FakeCli.make({
             onUserMessage: FakeCli.echoTurn,

@@ -49,13 +49,14 @@ describe("StdinFrames", () => {
     Effect.gen(function*() {
       const ended = new StdinFrames(pipe().stream)
       yield* ended.end
-      expect((yield* Effect.flip(ended.send({ a: 1 })))._tag).toBe("CLIConnectionError")
+      expect(yield* Effect.flip(ended.send({ a: 1 }))).toMatchObject({ _tag: "CLIConnectionError", reason: "InputClosed" })
 
       const { stream } = pipe()
       const failed = new StdinFrames(stream)
       stream.destroy(new Error("EPIPE"))
       yield* Effect.promise(() => new Promise((resolve) => stream.once("close", resolve)))
       const error = yield* Effect.flip(failed.send({ a: 1 }))
+      expect(error.reason).toBe("WriteFailed")
       expect(error.message).toContain("EPIPE")
     }))
 

@@ -109,6 +109,17 @@ describe("StdoutFrames (the subprocess transport's stdout)", () => {
       const { exit } = yield* drain(limited)
       expect(failedWith(exit)).toBe("CLIJSONDecodeError")
     }))
+
+  it.effect("a read error of the pipe fails the frames with CLIConnectionError ReadFailed", () =>
+    Effect.gen(function*() {
+      const stdout = new PassThrough()
+      const source = StdoutFrames.fromReadable(stdout, 1024)
+      stdout.destroy(new Error("EIO: i/o error"))
+      const { exit } = yield* drain(source)
+      const error = Exit.isFailure(exit) && exit.cause._tag === "Fail" ? Option.getOrUndefined(exit.cause.error) : undefined
+      expect(error).toMatchObject({ _tag: "CLIConnectionError", reason: "ReadFailed" })
+      expect(error?.message).toContain("EIO")
+    }))
 })
 
 describe("StdoutFrames fed by any source", () => {
@@ -119,7 +130,7 @@ describe("StdoutFrames fed by any source", () => {
       const source = new StdoutFrames(1024)
       source.onData(enc.encode(line({ a: 1 }) + '{"b"'))
       source.onData(enc.encode(":2}\n" + '{"partial'))
-      source.onFailure(new CLIConnectionError({ reason: "pipe broke" }))
+      source.onFailure(new CLIConnectionError({ reason: "ReadFailed", description: "pipe broke" }))
       // Nothing after the failure is kept.
       source.onData(enc.encode(line({ c: 3 })))
       const { exit, out } = yield* drain(source)
