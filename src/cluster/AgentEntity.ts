@@ -214,7 +214,10 @@ export interface Status extends Schema.Schema.Type<typeof Status> {}
 
 /**
  * One turn: sends `prompt` and streams the turn's messages up to its `result`. Persisted and
- * deduplicated by `turnId` (see `send`).
+ * deduplicated by `turnId` (see `send`). `deadline` (milliseconds since the epoch, by the
+ * client's clock) is when the turn must have started: a turn still queued then (behind the
+ * conversation's earlier turns, or waiting for a runner) is not run, and its reply is an
+ * `AgentError` with reason `"TurnExpired"`.
  *
  * @example
  * ```ts
@@ -227,7 +230,7 @@ export interface Status extends Schema.Schema.Type<typeof Status> {}
  * @category rpcs
  */
 export const Send = Rpc.make("Send", {
-  payload: { turnId: Schema.String, prompt: Prompt },
+  payload: { turnId: Schema.String, prompt: Prompt, deadline: Schema.optional(Schema.Number) },
   primaryKey: ({ turnId }) => turnId,
   success: MessageWire,
   error: AgentError,
@@ -671,6 +674,19 @@ const unreadOfCompleted = <R>(instance: Instance<R>, request: Entity.Request<typ
     }))
   )
 
+// A turn that has not started by its deadline is not started: its client has likely gone, and
+// the prompt would reach the model minutes or hours after it was sent.
+const refuseExpired = (request: Entity.Request<typeof Send>) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    const deadline = request.payload.deadline
+    return deadline === undefined || now <= deadline ? Effect.void : Effect.fail(
+      new AgentError({
+        reason: "TurnExpired",
+        message: `turn ${request.payload.turnId} not started by its deadline (${new Date(deadline).toISOString()})`
+      })
+    )
+  })
+
 // A turn's messages: the prompt sent on the conversation's session (opened if need be), its
 // messages up to the `result`, the transcript mirrored to the store before the `result` is
 // passed on.
@@ -687,8 +703,9 @@ const turnMessages = <R>(
     const messages: Array<Message.Message> = []
     const start: Effect.Effect<
       Stream.Stream<Message.Message, AgentSession.MessageError | TranscriptStoreError | PlatformError>,
-      SdkError | TranscriptStoreError | PlatformError
+      SdkError | TranscriptStoreError | PlatformError | AgentError
     > = Effect.gen(function*() {
+      yield* refuseExpired(request)
       current = yield* ensureOpen
       state.busy = true
       state.turnId = request.payload.turnId
@@ -960,6 +977,10 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
 // Client helpers
 // ---------------------------------------------------------------------------------------------
 
+// How long a turn may wait to start, unless `send` is told otherwise: long enough for a queue of
+// turns or a runner's takeover, short enough that a turn whose client has gone does not run later.
+const defaultDeadline = Duration.minutes(10)
+
 /**
  * What `send` can fail with: the turn's `AgentError`, or the cluster's own failures.
  *
@@ -976,6 +997,9 @@ export type SendError = AgentError | MailboxFull | AlreadyProcessingMessage | Pe
  * after it completed, the stream ends at once, empty. If the conversation's runner dies mid-turn, the turn
  * is re-run from its prompt on the next owner and the stream goes on with that run's messages
  * (after those of the first attempt it had already delivered, which never end with a `result`).
+ * `deadline` (default 10 minutes, `Duration.infinity` for none) bounds how long the turn may wait
+ * to start: a turn not started by then is never run, and fails with an `AgentError` of reason
+ * `"TurnExpired"`.
  *
  * @example
  * ```ts
@@ -997,10 +1021,12 @@ export type SendError = AgentError | MailboxFull | AlreadyProcessingMessage | Pe
 export const send = (
   conversationId: string,
   prompt: Prompt,
-  options: { readonly turnId?: string | undefined } = {}
+  options: { readonly turnId?: string | undefined; readonly deadline?: Duration.DurationInput | undefined } = {}
 ): Stream.Stream<Message.Message, SendError, Sharding> =>
   Stream.unwrap(Effect.gen(function*() {
     const client = yield* AgentEntity.client
     const turnId = options.turnId ?? (yield* v4)
-    return client(conversationId).Send({ turnId, prompt })
+    const within = Duration.decode(options.deadline ?? defaultDeadline)
+    const deadline = Duration.isFinite(within) ? (yield* Clock.currentTimeMillis) + Duration.toMillis(within) : undefined
+    return client(conversationId).Send({ turnId, prompt, deadline })
   }))
