@@ -34,6 +34,7 @@ import type * as ClaudeAgent from "../ClaudeAgent.js"
 import * as AgentEntity from "./AgentEntity.js"
 import * as FixedStorage from "./internal/messageStorage.js"
 import * as PeerAuth from "./internal/peerAuth.js"
+import * as Wakeup from "./internal/wakeup.js"
 import * as OrphanGuard from "./OrphanGuard.js"
 import * as TranscriptStore from "./TranscriptStore.js"
 
@@ -331,6 +332,41 @@ export interface SocketOptions {
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
 }
 
+/**
+ * The timings `layerSocketRunner` and `layerSocketClient` start from, under the node's
+ * `shardingConfig`. Shard locks are lease rows (`shardLockDisableAdvisory`): a runner holds its
+ * shards only while it renews them, so a runner that stops answering (frozen, partitioned, its
+ * host hung) loses them `shardLockExpiration` (15 s) after its last renewal, and another runner
+ * takes its conversations over within about 20 s (the lease, the other runners' next
+ * `refreshAssignmentsInterval`, 3 s, and their next message poll). PostgreSQL advisory locks, the
+ * cluster's default, live as long as the runner's database session, which a frozen process keeps
+ * open. Every runner and client of a cluster must use the same lock kind and timings.
+ *
+ * @example
+ * ```ts
+ * import { AgentCluster } from "effect-claude-agent/cluster"
+ *
+ * // A faster takeover (and a runner lost after 6 s without a renewal, a long GC pause included).
+ * const runner = AgentCluster.layerSocketRunner({
+ *   host: "10.0.0.5",
+ *   port: 34431,
+ *   shardingConfig: { ...AgentCluster.socketTimings, shardLockExpiration: 6_000 }
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category configuration
+ */
+export const socketTimings = {
+  shardLockDisableAdvisory: true,
+  shardLockExpiration: 15_000,
+  // Renewed three times per lease: one slow renewal does not cost a runner its shards.
+  shardLockRefreshInterval: 5_000,
+  // A turn sent before its client knows which runner owns the conversation (a client's first
+  // send) waits for the owner's next poll, unless the owner is woken (`layerWakeup`).
+  entityMessagePollInterval: 1_000
+} satisfies Partial<ShardingConfig.ShardingConfig["Type"]>
+
 const socketStorage = (prefix: string | undefined) =>
   Layer.mergeAll(
     layerSqlMessageStorage({ prefix }),
@@ -371,21 +407,19 @@ const socketStorage = (prefix: string | undefined) =>
 export const layerSocketRunner = (
   options: SocketOptions & { readonly host: string; readonly port: number }
 ) =>
-  SocketRunner.layer.pipe(
+  Wakeup.layerListen(options.prefix).pipe(Layer.provideMerge(SocketRunner.layer.pipe(
     Layer.provide(
       RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(layerClientProtocol))
     ),
     Layer.provideMerge(socketStorage(options.prefix)),
     Layer.provide([layerSocketServer(options.host), layerClientProtocol]),
     Layer.provide(ShardingConfig.layer({
-      // A turn sent before its client knows which runner owns the conversation (a client's first
-      // send) waits for this poll: 1 s rather than the cluster's 10 s, for one query a second.
-      entityMessagePollInterval: 1000,
+      ...socketTimings,
       ...options.shardingConfig,
       runnerAddress: Option.some(RunnerAddress.make(options.host, options.port))
     })),
     Layer.provide(RpcSerialization.layerMsgPack)
-  )
+  )))
 
 /**
  * A client-only node of the several-machines layout (an API server): sends to conversations on
@@ -414,6 +448,6 @@ export const layerSocketClient = (options: SocketOptions = {}) =>
   SocketRunner.layerClientOnly.pipe(
     Layer.provideMerge(socketStorage(options.prefix)),
     Layer.provide(layerClientProtocol),
-    Layer.provide(ShardingConfig.layer({ ...options.shardingConfig, runnerAddress: Option.none() })),
+    Layer.provide(ShardingConfig.layer({ ...socketTimings, ...options.shardingConfig, runnerAddress: Option.none() })),
     Layer.provide(RpcSerialization.layerMsgPack)
   )
