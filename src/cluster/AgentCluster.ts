@@ -326,7 +326,7 @@ export interface SocketOptions {
   /** Table prefix of the cluster's tables, so several clusters can share a database. */
   readonly prefix?: string | undefined
   /**
-   * The node's settings (`@effect/cluster`'s `ShardingConfig`), over its defaults. Give every node
+   * The node's settings (`@effect/cluster`'s `ShardingConfig`), over `socketTimings`. Give every node
    * of a cluster the same timings.
    */
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
@@ -338,7 +338,9 @@ export interface SocketOptions {
  * shards only while it renews them, so a runner that stops answering (frozen, partitioned, its
  * host hung) loses them `shardLockExpiration` (15 s) after its last renewal, and another runner
  * takes its conversations over within about 20 s (the lease, the other runners' next
- * `refreshAssignmentsInterval`, 3 s, and their next message poll). PostgreSQL advisory locks, the
+ * `refreshAssignmentsInterval`, 3 s, and their next message poll); a client whose request was on
+ * its way to that runner gives up on the connection at its ping timeout (10 to 20 s, fixed in
+ * `@effect/rpc`) and reads the reply the new owner stores. PostgreSQL advisory locks, the
  * cluster's default, live as long as the runner's database session, which a frozen process keeps
  * open. Every runner and client of a cluster must use the same lock kind and timings.
  *
@@ -350,7 +352,7 @@ export interface SocketOptions {
  * const runner = AgentCluster.layerSocketRunner({
  *   host: "10.0.0.5",
  *   port: 34431,
- *   shardingConfig: { ...AgentCluster.socketTimings, shardLockExpiration: 6_000 }
+ *   shardingConfig: { shardLockExpiration: 6_000 }
  * })
  * ```
  *
@@ -363,7 +365,7 @@ export const socketTimings = {
   // Renewed three times per lease: one slow renewal does not cost a runner its shards.
   shardLockRefreshInterval: 5_000,
   // A turn sent before its client knows which runner owns the conversation (a client's first
-  // send) waits for the owner's next poll, unless the owner is woken (`layerWakeup`).
+  // send) is stored, and its owner woken on PostgreSQL; this poll is the fallback.
   entityMessagePollInterval: 1_000
 } satisfies Partial<ShardingConfig.ShardingConfig["Type"]>
 
@@ -377,9 +379,12 @@ const socketStorage = (prefix: string | undefined) =>
  * A runner of the several-machines layout: listens on `host:port` (and advertises it), registers
  * in the database, takes the locks of its shards and serves the entity layers built on it (provide
  * `AgentEntity.layer(…)` over it). Ping health marks a runner whose socket is gone unhealthy before
- * its heartbeat expires. Needs a `SqlClient` shared with the other nodes (e.g. `PgClient`): each
- * runner's shard locks live on a connection of its own (PostgreSQL advisory locks), so no
- * connection-rotating proxy may sit in between. Reads the cluster's secret (`secretConfig`) before
+ * its heartbeat expires. Needs a `SqlClient` shared with the other nodes (e.g. `PgClient`). Its
+ * shard locks are leases it renews (`socketTimings`): a runner that stops answering, frozen or cut
+ * off, loses its conversations to the others within about 20 s, and one that runs again finds its
+ * leases taken and closes those conversations. On PostgreSQL (`@effect/sql-pg`) it also listens for
+ * the requests other nodes store for its shards, and takes them at once rather than at its next
+ * message poll. Reads the cluster's secret (`secretConfig`) before
  * it binds, and fails with `ClusterSecretError` without it, whatever the address; every connection
  * reaches its RPC server only once the peer has proven the secret (others are counted in
  * `peersRefused`).
