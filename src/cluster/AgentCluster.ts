@@ -16,6 +16,7 @@ import {
   RunnerAddress,
   RunnerHealth,
   Runners,
+  RunnerStorage,
   Sharding,
   ShardingConfig,
   Snowflake,
@@ -34,6 +35,7 @@ import type * as ClaudeAgent from "../ClaudeAgent.js"
 import * as AgentEntity from "./AgentEntity.js"
 import * as FixedStorage from "./internal/messageStorage.js"
 import * as PeerAuth from "./internal/peerAuth.js"
+import * as ShardLocks from "./internal/shardLocks.js"
 import * as Wakeup from "./internal/wakeup.js"
 import * as OrphanGuard from "./OrphanGuard.js"
 import * as TranscriptStore from "./TranscriptStore.js"
@@ -372,7 +374,7 @@ export const socketTimings = {
 const socketStorage = (prefix: string | undefined) =>
   Layer.mergeAll(
     layerSqlMessageStorage({ prefix }),
-    Layer.orDie(prefix === undefined ? SqlRunnerStorage.layer : SqlRunnerStorage.layerWith({ prefix }))
+    Layer.orDie(Layer.scoped(RunnerStorage.RunnerStorage, ShardLocks.make({ prefix })))
   )
 
 /**
