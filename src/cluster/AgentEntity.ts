@@ -217,7 +217,8 @@ export interface Status extends Schema.Schema.Type<typeof Status> {}
  * deduplicated by `turnId` (see `send`). `deadline` (milliseconds since the epoch, by the
  * client's clock) is when the turn must have started: a turn still queued then (behind the
  * conversation's earlier turns, or waiting for a runner) is not run, and its reply is an
- * `AgentError` with reason `"TurnExpired"`.
+ * `AgentError` with reason `"TurnExpired"`. A re-run of a turn its client had read part of (its
+ * runner stopped mid-turn) runs whatever the time.
  *
  * @example
  * ```ts
@@ -675,11 +676,13 @@ const unreadOfCompleted = <R>(instance: Instance<R>, request: Entity.Request<typ
   )
 
 // A turn that has not started by its deadline is not started: its client has likely gone, and
-// the prompt would reach the model minutes or hours after it was sent.
+// the prompt would reach the model minutes or hours after it was sent. A re-run of a turn whose
+// client had read part of it (its runner stopped mid-turn) started in time, and runs.
 const refuseExpired = (request: Entity.Request<typeof Send>) =>
   Effect.flatMap(Clock.currentTimeMillis, (now) => {
     const deadline = request.payload.deadline
-    return deadline === undefined || now <= deadline ? Effect.void : Effect.fail(
+    const inTime = deadline === undefined || now <= deadline || Option.isSome(request.lastSentChunk)
+    return inTime ? Effect.void : Effect.fail(
       new AgentError({
         reason: "TurnExpired",
         message: `turn ${request.payload.turnId} not started by its deadline (${new Date(deadline).toISOString()})`
