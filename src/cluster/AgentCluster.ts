@@ -452,7 +452,10 @@ export const layerSocketRunner = (
  * @category layers
  */
 export const layerSocketClient = (options: SocketOptions = {}) =>
-  SocketRunner.layerClientOnly.pipe(
+  // `SocketRunner.layerClientOnly`, with the requests it can only store marked for a wake-up.
+  Sharding.layer.pipe(
+    Layer.provideMerge(Wakeup.layerRunners),
+    Layer.provide(RunnerHealth.layerNoop),
     Layer.provideMerge(socketStorage(options.prefix)),
     Layer.provide(layerClientProtocol),
     Layer.provide(ShardingConfig.layer({ ...socketTimings, ...options.shardingConfig, runnerAddress: Option.none() })),

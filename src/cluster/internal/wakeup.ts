@@ -1,28 +1,52 @@
 /**
  * Waking a runner when a message for one of its shards is stored (PostgreSQL `LISTEN/NOTIFY`).
  *
- * A node that sends before it knows which runner owns the conversation (a client-only node's
- * first sends, or any send while the shard has no owner in its view) only stores the message:
- * the owner finds it at its next message poll (`entityMessagePollInterval`). Storing a request
- * also `NOTIFY`s the cluster's channel with the request's shard, and every runner `LISTEN`s: the
- * runner that holds the shard polls at once. The poll stays the fallback (a lost notification, a
- * runner whose listening connection is being re-opened, another database).
+ * A client-only node that sends before it knows which runner owns the conversation (its first
+ * sends, or any send while the shard has no owner in its view) only stores the message: the owner
+ * finds it at its next message poll (`entityMessagePollInterval`). Such a request, once stored, is
+ * `NOTIFY`d on the cluster's channel with its shard, and every runner `LISTEN`s: the runner that
+ * holds the shard polls at once. A request sent straight to its runner is not `NOTIFY`d: that
+ * runner reads it from storage on its own, and a second, concurrent read would take it from under
+ * the direct path. The poll stays the fallback (a lost notification, a runner whose listening
+ * connection is being re-opened, another database).
  *
  * @internal
  */
-import { Sharding } from "@effect/cluster"
+import { Runners, Sharding } from "@effect/cluster"
 import * as ShardId from "@effect/cluster/ShardId"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer, Option, Schedule, Stream } from "effect"
+import { Effect, FiberRef, Layer, Option, Schedule, Stream } from "effect"
+import { globalValue } from "effect/GlobalValue"
 
 /** @internal The channel of a cluster's tables (`prefix`, default `cluster`). */
 export const channel = (prefix: string | undefined): string => `${prefix ?? "cluster"}_messages`
 
+/** @internal Whether the request being stored has no runner to be sent to (set by `layerRunners`). */
+export const unrouted: FiberRef.FiberRef<boolean> = globalValue(
+  Symbol.for("effect-claude-agent/cluster/wakeup/unrouted"),
+  () => FiberRef.unsafeMake(false)
+)
+
 /**
  * @internal
- * What the storage runs after it stored a request of shard `shardId`: a `NOTIFY` on PostgreSQL
- * (one short statement, not awaited by the sender), nothing on other databases.
+ * `Runners.layerRpc`, marking the requests it can only store (no known owner) for a wake-up.
+ */
+export const layerRunners = Layer.effect(
+  Runners.Runners,
+  Effect.map(Runners.Runners, (runners) =>
+    Runners.Runners.of({
+      ...runners,
+      notify: (options) =>
+        Option.isNone(options.address) ? Effect.locally(runners.notify(options), unrouted, true) : runners.notify(options)
+    }))
+).pipe(Layer.provide(Runners.layerRpc))
+
+/**
+ * @internal
+ * What the storage runs after it stored a request of shard `shardId`: on PostgreSQL, if the
+ * request has no runner to be sent to, a `NOTIFY` (one short statement, not awaited by the
+ * sender); nothing otherwise.
  */
 export const makeNotifier = (prefix: string | undefined) =>
   Effect.gen(function*() {
@@ -31,11 +55,14 @@ export const makeNotifier = (prefix: string | undefined) =>
     const name = channel(prefix)
     return sql.onDialectOrElse({
       pg: () => (shardId: string): Effect.Effect<void> =>
-        sql`SELECT pg_notify(${name}, ${shardId})`.pipe(
-          Effect.catchAllCause((cause) => Effect.logDebug("cluster wake-up: NOTIFY failed", cause)),
-          Effect.forkIn(scope),
-          Effect.asVoid
-        ),
+        Effect.flatMap(FiberRef.get(unrouted), (wake) =>
+          wake
+            ? sql`SELECT pg_notify(${name}, ${shardId})`.pipe(
+              Effect.catchAllCause((cause) => Effect.logDebug("cluster wake-up: NOTIFY failed", cause)),
+              Effect.forkIn(scope),
+              Effect.asVoid
+            )
+            : Effect.void),
       orElse: () => (_shardId: string): Effect.Effect<void> => Effect.void
     })
   })
