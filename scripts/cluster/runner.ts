@@ -16,14 +16,16 @@
 //   AGENT_MAX_CONCURRENT  CLI processes at once on this runner (default 8)
 //   RUNNER_LOG_LEVEL      minimum log level (default Info)
 //   CLUSTER_TIMINGS       "test": the short lock expiry and polls of `testTimings`; otherwise the
-//                         cluster's defaults (35 s lock expiry, 10 s message polls)
+//                         socket layout's defaults (`AgentCluster.socketTimings`: 15 s lease, 1 s
+//                         message polls)
+//   ENTITY_POLL_MS        the message poll interval (entityMessagePollInterval), over the timings
 // The CLI inherits the rest of the environment (HOME, CLAUDE_CONFIG_DIR, ANTHROPIC_BASE_URL, …).
 //
 // Prints `ready <host>:<port>` on stdout once it serves; stops cleanly on SIGINT/SIGTERM (its
 // entities' scopes close, so their CLI processes end). If it is killed outright, the
 // OrphanGuard watchdog kills the CLI processes it leaves behind.
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Config, Effect, Layer, Logger, LogLevel } from "effect"
+import { Config, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import * as AgentPool from "../../src/AgentPool.js"
 import { AgentEntity, OrphanGuard, TranscriptStore } from "../../src/cluster/index.js"
 import { pgLayer, ProbeLive, runnerLayer, testTimings } from "./layers.js"
@@ -36,7 +38,11 @@ const program = Effect.gen(function*() {
   const cwd = yield* Config.string("AGENT_CWD").pipe(Config.withDefault(process.cwd()))
   const maxConcurrent = yield* Config.integer("AGENT_MAX_CONCURRENT").pipe(Config.withDefault(8))
   const timings = yield* Config.literal("test", "default")("CLUSTER_TIMINGS").pipe(Config.withDefault("default"))
-  const shardingConfig = timings === "test" ? testTimings : {}
+  const pollMillis = yield* Config.option(Config.integer("ENTITY_POLL_MS"))
+  const shardingConfig = {
+    ...(timings === "test" ? testTimings : {}),
+    ...Option.match(pollMillis, { onNone: () => ({}), onSome: (millis) => ({ entityMessagePollInterval: millis }) })
+  }
 
   const Agents = AgentEntity.layer({ options: { cwd } }).pipe(
     Layer.provide(AgentPool.layer({ maxConcurrent })),

@@ -16,6 +16,7 @@ import {
   RunnerAddress,
   RunnerHealth,
   Runners,
+  RunnerStorage,
   Sharding,
   ShardingConfig,
   Snowflake,
@@ -34,6 +35,8 @@ import type * as ClaudeAgent from "../ClaudeAgent.js"
 import * as AgentEntity from "./AgentEntity.js"
 import * as FixedStorage from "./internal/messageStorage.js"
 import * as PeerAuth from "./internal/peerAuth.js"
+import * as ShardLocks from "./internal/shardLocks.js"
+import * as Wakeup from "./internal/wakeup.js"
 import * as OrphanGuard from "./OrphanGuard.js"
 import * as TranscriptStore from "./TranscriptStore.js"
 
@@ -328,25 +331,65 @@ export interface SocketOptions {
   /** Table prefix of the cluster's tables, so several clusters can share a database. */
   readonly prefix?: string | undefined
   /**
-   * The node's settings (`@effect/cluster`'s `ShardingConfig`), over its defaults. Give every node
+   * The node's settings (`@effect/cluster`'s `ShardingConfig`), over `socketTimings`. Give every node
    * of a cluster the same timings.
    */
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
 }
 
+/**
+ * The timings `layerSocketRunner` and `layerSocketClient` start from, under the node's
+ * `shardingConfig`. Shard locks are lease rows (`shardLockDisableAdvisory`): a runner holds its
+ * shards only while it renews them, so a runner that stops answering (frozen, partitioned, its
+ * host hung) loses them `shardLockExpiration` (15 s) after its last renewal, and another runner
+ * takes its conversations over within about 20 s (the lease, the other runners' next
+ * `refreshAssignmentsInterval`, 3 s, and their next message poll); a client whose request was on
+ * its way to that runner gives up on the connection at its ping timeout (10 to 20 s, fixed in
+ * `@effect/rpc`) and reads the reply the new owner stores. PostgreSQL advisory locks, the
+ * cluster's default, live as long as the runner's database session, which a frozen process keeps
+ * open. Every runner and client of a cluster must use the same lock kind and timings.
+ *
+ * @example
+ * ```ts
+ * import { AgentCluster } from "effect-claude-agent/cluster"
+ *
+ * // A faster takeover (and a runner lost after 6 s without a renewal, a long GC pause included).
+ * const runner = AgentCluster.layerSocketRunner({
+ *   host: "10.0.0.5",
+ *   port: 34431,
+ *   shardingConfig: { shardLockExpiration: 6_000 }
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category configuration
+ */
+export const socketTimings = {
+  shardLockDisableAdvisory: true,
+  shardLockExpiration: 15_000,
+  // Renewed three times per lease: one slow renewal does not cost a runner its shards.
+  shardLockRefreshInterval: 5_000,
+  // A turn sent before its client knows which runner owns the conversation (a client's first
+  // send) is stored, and its owner woken on PostgreSQL; this poll is the fallback.
+  entityMessagePollInterval: 1_000
+} satisfies Partial<ShardingConfig.ShardingConfig["Type"]>
+
 const socketStorage = (prefix: string | undefined) =>
   Layer.mergeAll(
     layerSqlMessageStorage({ prefix }),
-    Layer.orDie(prefix === undefined ? SqlRunnerStorage.layer : SqlRunnerStorage.layerWith({ prefix }))
+    Layer.orDie(Layer.scoped(RunnerStorage.RunnerStorage, ShardLocks.make({ prefix })))
   )
 
 /**
  * A runner of the several-machines layout: listens on `host:port` (and advertises it), registers
  * in the database, takes the locks of its shards and serves the entity layers built on it (provide
  * `AgentEntity.layer(…)` over it). Ping health marks a runner whose socket is gone unhealthy before
- * its heartbeat expires. Needs a `SqlClient` shared with the other nodes (e.g. `PgClient`): each
- * runner's shard locks live on a connection of its own (PostgreSQL advisory locks), so no
- * connection-rotating proxy may sit in between. Reads the cluster's secret (`secretConfig`) before
+ * its heartbeat expires. Needs a `SqlClient` shared with the other nodes (e.g. `PgClient`). Its
+ * shard locks are leases it renews (`socketTimings`): a runner that stops answering, frozen or cut
+ * off, loses its conversations to the others within about 20 s, and one that runs again finds its
+ * leases taken and closes those conversations. On PostgreSQL (`@effect/sql-pg`) it also listens for
+ * the requests other nodes store for its shards, and takes them at once rather than at its next
+ * message poll. Reads the cluster's secret (`secretConfig`) before
  * it binds, and fails with `ClusterSecretError` without it, whatever the address; every connection
  * reaches its RPC server only once the peer has proven the secret (others are counted in
  * `peersRefused`).
@@ -374,21 +417,19 @@ const socketStorage = (prefix: string | undefined) =>
 export const layerSocketRunner = (
   options: SocketOptions & { readonly host: string; readonly port: number }
 ) =>
-  SocketRunner.layer.pipe(
+  Wakeup.layerListen(options.prefix).pipe(Layer.provideMerge(SocketRunner.layer.pipe(
     Layer.provide(
       RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(layerClientProtocol))
     ),
     Layer.provideMerge(socketStorage(options.prefix)),
     Layer.provide([layerSocketServer(options.host), layerClientProtocol]),
     Layer.provide(ShardingConfig.layer({
-      // A turn sent before its client knows which runner owns the conversation (a client's first
-      // send) waits for this poll: 1 s rather than the cluster's 10 s, for one query a second.
-      entityMessagePollInterval: 1000,
+      ...socketTimings,
       ...options.shardingConfig,
       runnerAddress: Option.some(RunnerAddress.make(options.host, options.port))
     })),
     Layer.provide(RpcSerialization.layerMsgPack)
-  )
+  )))
 
 /**
  * A client-only node of the several-machines layout (an API server): sends to conversations on
@@ -414,9 +455,12 @@ export const layerSocketRunner = (
  * @category layers
  */
 export const layerSocketClient = (options: SocketOptions = {}) =>
-  SocketRunner.layerClientOnly.pipe(
+  // `SocketRunner.layerClientOnly`, with the requests it can only store marked for a wake-up.
+  Sharding.layer.pipe(
+    Layer.provideMerge(Wakeup.layerRunners),
+    Layer.provide(RunnerHealth.layerNoop),
     Layer.provideMerge(socketStorage(options.prefix)),
     Layer.provide(layerClientProtocol),
-    Layer.provide(ShardingConfig.layer({ ...options.shardingConfig, runnerAddress: Option.none() })),
+    Layer.provide(ShardingConfig.layer({ ...socketTimings, ...options.shardingConfig, runnerAddress: Option.none() })),
     Layer.provide(RpcSerialization.layerMsgPack)
   )

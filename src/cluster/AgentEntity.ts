@@ -118,6 +118,37 @@ export class AgentError extends Schema.TaggedError<AgentError>("effect-claude-ag
 ) {}
 
 /**
+ * A turn that had not started by its `deadline` (see `send`): it was never run. Its reply is
+ * stored, so the same `turnId` sent again fails the same way; send a new turn if it still matters.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const reply = AgentEntity.send("user-1", "hi", { deadline: "1 minute" }).pipe(
+ *   Stream.runCollect,
+ *   Effect.catchTag("TurnExpiredError", (e) => Effect.logWarning(`turn ${e.turnId} expired`))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TurnExpiredError extends Schema.TaggedError<TurnExpiredError>(
+  "effect-claude-agent/cluster/TurnExpiredError"
+)("TurnExpiredError", {
+  turnId: Schema.String,
+  /** The deadline, in milliseconds since the epoch (the client's clock). */
+  deadline: Schema.Number
+}) {
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `turn ${this.turnId} not started by its deadline (${new Date(this.deadline).toISOString()})`
+  }
+}
+
+/**
  * What a conversation's RPCs fail with, across the wire: the same tagged errors as a local session
  * (every `SdkError` member, `ResultError`, `ClaimRefused`, …), the transcript store's and the file
  * system's, and `AgentError` for a defect. A client matches them with `Effect.catchTag` as it would
@@ -158,6 +189,7 @@ export const AgentFailure = Schema.Union(
   SdkError.ClaimRefused,
   TranscriptStoreError,
   PlatformError,
+  TurnExpiredError,
   AgentError
 )
 
@@ -271,7 +303,11 @@ export interface Status extends Schema.Schema.Type<typeof Status> {}
 
 /**
  * One turn: sends `prompt` and streams the turn's messages up to its `result`. Persisted and
- * deduplicated by `turnId` (see `send`).
+ * deduplicated by `turnId` (see `send`). `deadline` (milliseconds since the epoch, by the
+ * client's clock) is when the turn must have started: a turn still queued then (behind the
+ * conversation's earlier turns, or waiting for a runner) is not run, and its reply is a
+ * `TurnExpiredError`. A re-run of a turn its client had read part of (its
+ * runner stopped mid-turn) runs whatever the time.
  *
  * @example
  * ```ts
@@ -284,7 +320,7 @@ export interface Status extends Schema.Schema.Type<typeof Status> {}
  * @category rpcs
  */
 export const Send = Rpc.make("Send", {
-  payload: { turnId: Schema.String, prompt: Prompt },
+  payload: { turnId: Schema.String, prompt: Prompt, deadline: Schema.optional(Schema.Number) },
   primaryKey: ({ turnId }) => turnId,
   success: MessageWire,
   error: AgentFailure,
@@ -728,6 +764,16 @@ const unreadOfCompleted = <R>(instance: Instance<R>, request: Entity.Request<typ
     }))
   )
 
+// A turn that has not started by its deadline is not started: its client has likely gone, and
+// the prompt would reach the model minutes or hours after it was sent. A re-run of a turn whose
+// client had read part of it (its runner stopped mid-turn) started in time, and runs.
+const refuseExpired = (request: Entity.Request<typeof Send>) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    const deadline = request.payload.deadline
+    const inTime = deadline === undefined || now <= deadline || Option.isSome(request.lastSentChunk)
+    return inTime ? Effect.void : Effect.fail(new TurnExpiredError({ turnId: request.payload.turnId, deadline }))
+  })
+
 // A turn's messages: the prompt sent on the conversation's session (opened if need be), its
 // messages up to the `result`, the transcript mirrored to the store before the `result` is
 // passed on.
@@ -744,8 +790,9 @@ const turnMessages = <R>(
     const messages: Array<Message.Message> = []
     const start: Effect.Effect<
       Stream.Stream<Message.Message, AgentSession.MessageError | TranscriptStoreError | PlatformError>,
-      SdkError.SdkError | TranscriptStoreError | PlatformError
+      SdkError.SdkError | TranscriptStoreError | PlatformError | TurnExpiredError
     > = Effect.gen(function*() {
+      yield* refuseExpired(request)
       current = yield* ensureOpen
       state.busy = true
       state.turnId = request.payload.turnId
@@ -1020,6 +1067,10 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
 // Client helpers
 // ---------------------------------------------------------------------------------------------
 
+// How long a turn may wait to start, unless `send` is told otherwise: long enough for a queue of
+// turns or a runner's takeover, short enough that a turn whose client has gone does not run later.
+const defaultDeadline = Duration.minutes(10)
+
 /**
  * What `send` can fail with: the turn's failure (`AgentFailure`), or the cluster's own failures.
  *
@@ -1036,6 +1087,8 @@ export type SendError = AgentFailure | MailboxFull | AlreadyProcessingMessage | 
  * after it completed, the stream ends at once, empty. If the conversation's runner dies mid-turn, the turn
  * is re-run from its prompt on the next owner and the stream goes on with that run's messages
  * (after those of the first attempt it had already delivered, which never end with a `result`).
+ * `deadline` (default 10 minutes, `Duration.infinity` for none) bounds how long the turn may wait
+ * to start: a turn not started by then is never run, and fails with a `TurnExpiredError`.
  *
  * @example
  * ```ts
@@ -1057,10 +1110,12 @@ export type SendError = AgentFailure | MailboxFull | AlreadyProcessingMessage | 
 export const send = (
   conversationId: string,
   prompt: Prompt,
-  options: { readonly turnId?: string | undefined } = {}
+  options: { readonly turnId?: string | undefined; readonly deadline?: Duration.DurationInput | undefined } = {}
 ): Stream.Stream<Message.Message, SendError, Sharding> =>
   Stream.unwrap(Effect.gen(function*() {
     const client = yield* AgentEntity.client
     const turnId = options.turnId ?? (yield* v4)
-    return client(conversationId).Send({ turnId, prompt })
+    const within = Duration.decode(options.deadline ?? defaultDeadline)
+    const deadline = Duration.isFinite(within) ? (yield* Clock.currentTimeMillis) + Duration.toMillis(within) : undefined
+    return client(conversationId).Send({ turnId, prompt, deadline })
   }))

@@ -60,6 +60,14 @@ export interface RunnerProcess {
   readonly kill9: Effect.Effect<void>
   /** SIGTERM, as a process manager stops it; dies if it has not ended within 20 s. */
   readonly stop: Effect.Effect<void>
+  /**
+   * SIGSTOP, as a hung host or a long partition looks to the others: the process answers
+   * nothing, its sockets and database sessions stay open. The scope it was started in sends
+   * SIGCONT before it stops the runner.
+   */
+  readonly freeze: Effect.Effect<void>
+  /** SIGCONT: the frozen runner runs on from where it stopped. */
+  readonly thaw: Effect.Effect<void>
 }
 
 /**
@@ -112,6 +120,7 @@ const startRunnerOn = (port: number, env: Readonly<Record<string, string>>) =>
       (child) =>
         Effect.gen(function*() {
           if (yield* Deferred.isDone(exited)) return
+          child.kill("SIGCONT")
           child.kill("SIGTERM")
           const stopped = yield* Deferred.await(exited).pipe(Effect.timeout("10 seconds"), Effect.exit)
           if (Exit.isFailure(stopped)) {
@@ -151,6 +160,8 @@ const startRunnerOn = (port: number, env: Readonly<Record<string, string>>) =>
         process.kill(pid, "SIGKILL")
         yield* Deferred.await(exited)
       }),
+      freeze: Effect.sync(() => void process.kill(pid, "SIGSTOP")),
+      thaw: Effect.sync(() => void process.kill(pid, "SIGCONT")),
       stop: Effect.gen(function*() {
         process.kill(pid, "SIGTERM")
         yield* Deferred.await(exited).pipe(

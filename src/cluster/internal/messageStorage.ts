@@ -6,13 +6,15 @@
 // defect. A client reads stored replies whenever it cannot be answered live: the runner that owned
 // the conversation died mid-turn, or the same turn is sent again (a duplicate). That is exactly
 // the failover path of `AgentEntity.Send`, on every SQL dialect. This wrapper replaces `repliesFor`
-// with the same query and a correct reading; everything else is the library's storage.
+// with the same query and a correct reading. Storing a request also wakes the runner that holds
+// its shard (`wakeup.ts`). Everything else is the library's storage.
 import { MessageStorage, Reply, SqlMessageStorage } from "@effect/cluster"
 import { PersistenceError } from "@effect/cluster/ClusterError"
 import type { OutgoingRequest } from "@effect/cluster/Message"
 import type { Rpc } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
 import { Effect, Exit, FiberRef, Predicate, Schema } from "effect"
+import * as Wakeup from "./wakeup.js"
 
 const str = (u: unknown): string => (typeof u === "bigint" || typeof u === "number" ? String(u) : `${u}`)
 
@@ -69,5 +71,9 @@ export const make = (options: { readonly prefix?: string | undefined } = {}) =>
         return out
       })
 
-    return MessageStorage.MessageStorage.of({ ...inner, repliesFor })
+    const wake = yield* Wakeup.makeNotifier(options.prefix)
+    const saveRequest: MessageStorage.MessageStorage["Type"]["saveRequest"] = (message) =>
+      Effect.tap(inner.saveRequest(message), () => wake(message.envelope.address.shardId.toString()))
+
+    return MessageStorage.MessageStorage.of({ ...inner, saveRequest, repliesFor })
   })

@@ -4,7 +4,7 @@
 import { Entity, ShardingConfig, TestRunner } from "@effect/cluster"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Schema, Scope, Stream } from "effect"
+import { Chunk, Clock, Context, Deferred, Effect, Either, Exit, Fiber, Layer, Option, Queue, Schema, Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -462,6 +462,69 @@ describe("AgentEntity", () => {
           { sessionId: undefined, resume: sessionId }
         ])
       }).pipe(Effect.provide(Entity.pipe(Layer.provideMerge(TestRunner.layer))))
+    }))
+})
+
+// The real clock, moved forward on demand: the entity reads the time through it, so a deadline
+// can pass while a turn waits, without waiting.
+const movableClock = () => {
+  const live = Clock.make()
+  let ahead = 0
+  const clock: Clock.Clock = {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: () => live.unsafeCurrentTimeMillis() + ahead,
+    currentTimeMillis: Effect.sync(() => live.unsafeCurrentTimeMillis() + ahead),
+    unsafeCurrentTimeNanos: () => live.unsafeCurrentTimeNanos() + BigInt(ahead) * 1_000_000n,
+    currentTimeNanos: Effect.sync(() => live.unsafeCurrentTimeNanos() + BigInt(ahead) * 1_000_000n),
+    sleep: (duration) => live.sleep(duration)
+  }
+  return { clock, forward: (millis: number) => Effect.sync(() => void (ahead += millis)) }
+}
+
+describe("AgentEntity: turn deadlines", () => {
+  it.scopedLive("a turn not started by its deadline never reaches the CLI; its reply is TurnExpiredError", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const time = movableClock()
+      const Entity = AgentEntity.layer({ options: { cwd: dirs.cwd, env: { CLAUDE_CONFIG_DIR: dirs.configDir } } }).pipe(
+        Layer.provide(Layer.succeed(ClaudeAgent.ClaudeAgent, fake.agent)),
+        Layer.provideMerge(TranscriptStore.layerMemory),
+        Layer.provide(NodeContext.layer)
+      )
+      yield* Effect.gen(function*() {
+        const conversation = (yield* AgentEntity.AgentEntity.client)("user-deadline")
+        const reason = (exit: Either.Either<unknown, { readonly _tag: string; readonly message: string }>) =>
+          Either.match(exit, { onLeft: (e) => e._tag, onRight: () => "ran" })
+        const now = yield* Clock.currentTimeMillis
+
+        const late = yield* conversation.Send({ turnId: "t0", prompt: "late", deadline: now - 1 }).pipe(
+          Stream.runDrain,
+          Effect.either
+        )
+        expect(reason(late)).toBe("TurnExpiredError")
+
+        // A turn queued behind a slow one, whose deadline passes while it waits.
+        const firstMessage = yield* Deferred.make<void>()
+        const slow = yield* conversation.Send({ turnId: "t1", prompt: "slow work" }).pipe(
+          Stream.tap((m) => (Message.isAssistant(m) ? Deferred.succeed(firstMessage, undefined) : Effect.void)),
+          Stream.runDrain,
+          Effect.fork
+        )
+        yield* Deferred.await(firstMessage)
+        const queued = yield* conversation.Send({ turnId: "t2", prompt: "queued", deadline: now + 60_000 }).pipe(
+          Stream.runDrain,
+          Effect.either,
+          Effect.fork
+        )
+        yield* time.forward(120_000)
+        expect(yield* conversation.Interrupt()).toEqual({ interrupted: true })
+        yield* Fiber.join(slow)
+        expect(reason(yield* Fiber.join(queued))).toBe("TurnExpiredError")
+
+        const inTime = yield* AgentEntity.send("user-deadline", "in time", { deadline: "1 minute" }).pipe(Stream.runCollect)
+        expect(texts(inTime)).toEqual(["echo: in time (after 0 turns)"])
+        expect(Chunk.toArray(yield* Queue.takeAll(fake.started))).toEqual(["slow work", "in time"])
+      }).pipe(Effect.provide(Entity.pipe(Layer.provideMerge(TestRunner.layer))), Effect.withClock(time.clock))
     }))
 })
 
