@@ -52,6 +52,7 @@ import * as Message from "../schema/Message.js"
 import type * as Options from "../schema/Options.js"
 import type { SdkError } from "../SdkError.js"
 import * as AgentMetrics from "./AgentMetrics.js"
+import { lastTurnKey, namespaceOf } from "./internal/keys.js"
 import { transcriptPath } from "./internal/transcriptFile.js"
 import { defaultNamespace, v4, v5 } from "./internal/uuid.js"
 import { OrphanGuard, type OrphanGuardShape } from "./OrphanGuard.js"
@@ -672,7 +673,6 @@ const observe = (state: Conversation, message: Message.Message) => {
 // completed on a runner that stopped before its client had read the whole reply is run again by
 // the next owner, which must not send the prompt a second time (the transcript has the turn).
 const LastTurn = Schema.parseJson(Schema.Struct({ turnId: Schema.String, messages: Schema.Array(MessageWire) }))
-const lastTurnKey = (instance: { readonly sessionId: string }) => v5(instance.sessionId, "last-turn")
 
 const saveLastTurn = <R>(instance: Instance<R>, turnId: string, messages: ReadonlyArray<Message.Message>) =>
   Schema.encode(LastTurn)({ turnId, messages }).pipe(
@@ -924,8 +924,6 @@ const controlHandlers = <R>(instance: Instance<R>, state: Conversation) => ({
     }))
 })
 
-const namespaceOf = (store: TranscriptStoreShape, name: string | undefined) =>
-  name === undefined ? store.namespace : v5(store.namespace, name)
 
 // The instance's environment, read from the entity's context.
 const makeInstance = <R>(options: LayerOptions<R>) =>

@@ -34,3 +34,17 @@ export * as OrphanGuard from "./OrphanGuard.js"
  * @since 0.1.0
  */
 export * as AgentCluster from "./AgentCluster.js"
+
+/**
+ * Operating a cluster: list, inspect and delete conversations from any node; retention.
+ *
+ * @since 0.1.0
+ */
+export * as AgentAdmin from "./AgentAdmin.js"
+
+/**
+ * The cluster's metrics: turns taken over and their gap, runners' backlog, mirror failures.
+ *
+ * @since 0.1.0
+ */
+export * as AgentMetrics from "./AgentMetrics.js"
