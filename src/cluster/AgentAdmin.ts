@@ -96,10 +96,11 @@ export interface ConversationSummary extends Schema.Schema.Type<typeof Conversat
 export const Turn = Schema.Struct({
   turnId: Schema.String,
   /**
-   * `queued` (no reply yet), `running` (replies, no end), `completed`, `failed` (ended with an
-   * error: `lastError`), `interrupted` (ended by an interrupt or a stop).
+   * `pending` (no reply stored yet: queued behind an earlier turn, or just started), `running`
+   * (replies stored, no end), `completed`, `failed` (ended with an error: `lastError`),
+   * `interrupted` (ended by an interrupt or a stop).
    */
-  status: Schema.Literal("queued", "running", "completed", "failed", "interrupted"),
+  status: Schema.Literal("pending", "running", "completed", "failed", "interrupted"),
   /** When it was sent, and when it ended, in milliseconds since the epoch. */
   startedAt: Schema.Number,
   endedAt: Schema.NullOr(Schema.Number),
@@ -295,7 +296,7 @@ export interface Options {
 
 // The turn's outcome, from its stored exit (`Exit` encoded by `@effect/cluster`).
 const outcome = (row: AdminSql.TurnRow): Pick<Turn, "status" | "lastError"> => {
-  if (row.endedAt === null) return { status: row.chunks > 0 ? "running" : "queued", lastError: null }
+  if (row.endedAt === null) return { status: row.chunks > 0 ? "running" : "pending", lastError: null }
   if (Predicate.isRecord(row.exit) && row.exit._tag === "Success") return { status: "completed", lastError: null }
   const error = failureOf(Predicate.isRecord(row.exit) ? row.exit.cause : undefined)
   return error === null ? { status: "interrupted", lastError: null } : { status: "failed", lastError: error }
