@@ -17,15 +17,20 @@
 //   RUNNER_LOG_LEVEL      minimum log level (default Info)
 //   CLUSTER_TIMINGS       "test": the short lock expiry and polls of `testTimings`; otherwise the
 //                         cluster's defaults (35 s lock expiry, 10 s message polls)
+//   AGENT_RETENTION_TURNS        delete finished turns' messages and replies this long after
+//                                they ended, e.g. "7 days" (default: keep them)
+//   AGENT_RETENTION_TRANSCRIPTS  delete transcripts not written for this long, e.g. "90 days"
+//                                (default: keep them)
+//   AGENT_RETENTION_INTERVAL     how often the retention runs (default "1 hour")
 // The CLI inherits the rest of the environment (HOME, CLAUDE_CONFIG_DIR, ANTHROPIC_BASE_URL, …).
 //
 // Prints `ready <host>:<port>` on stdout once it serves; stops cleanly on SIGINT/SIGTERM (its
 // entities' scopes close, so their CLI processes end). If it is killed outright, the
 // OrphanGuard watchdog kills the CLI processes it leaves behind.
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Config, Effect, Layer, Logger, LogLevel } from "effect"
+import { Config, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import * as AgentPool from "../../src/AgentPool.js"
-import { AgentEntity, OrphanGuard, TranscriptStore } from "../../src/cluster/index.js"
+import { AgentAdmin, AgentEntity, OrphanGuard, TranscriptStore } from "../../src/cluster/index.js"
 import { pgLayer, ProbeLive, runnerLayer, testTimings } from "./layers.js"
 
 const program = Effect.gen(function*() {
@@ -37,16 +42,28 @@ const program = Effect.gen(function*() {
   const maxConcurrent = yield* Config.integer("AGENT_MAX_CONCURRENT").pipe(Config.withDefault(8))
   const timings = yield* Config.literal("test", "default")("CLUSTER_TIMINGS").pipe(Config.withDefault("default"))
   const shardingConfig = timings === "test" ? testTimings : {}
+  const keepTurns = yield* Config.option(Config.duration("AGENT_RETENTION_TURNS"))
+  const keepTranscripts = yield* Config.option(Config.duration("AGENT_RETENTION_TRANSCRIPTS"))
+  const interval = yield* Config.duration("AGENT_RETENTION_INTERVAL").pipe(Config.withDefault("1 hour"))
 
+  const store = Layer.orDie(TranscriptStore.layerSql({ table: `${prefix}_transcripts` }))
   const Agents = AgentEntity.layer({ options: { cwd } }).pipe(
     Layer.provide(AgentPool.layer({ maxConcurrent })),
     // The transcripts travel with the conversations through the cluster's own database.
-    Layer.provide(Layer.orDie(TranscriptStore.layerSql({ table: `${prefix}_transcripts` }))),
+    Layer.provide(store),
     Layer.provide(OrphanGuard.layerWatchdog),
     Layer.provide(NodeContext.layer)
   )
 
-  const RunnerLive = Layer.mergeAll(Agents, ProbeLive).pipe(
+  const Retention = Option.isNone(keepTurns) && Option.isNone(keepTranscripts)
+    ? Layer.empty
+    : AgentAdmin.layerRetention({
+      finishedTurns: Option.getOrUndefined(keepTurns),
+      idleTranscripts: Option.getOrUndefined(keepTranscripts),
+      interval
+    }).pipe(Layer.provide(AgentAdmin.layer({ prefix })), Layer.provide(store))
+
+  const RunnerLive = Layer.mergeAll(Agents, ProbeLive, Retention).pipe(
     Layer.provideMerge(runnerLayer({ host, port, prefix, shardingConfig })),
     Layer.provideMerge(pgLayer(url))
   )
