@@ -4,11 +4,11 @@
 // `removeIdle` under the TestClock; the runner's turn span a child of the client's send span.
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Fiber, Layer, Option, Queue, Ref, Stream, TestClock, Tracer } from "effect"
+import { Deferred, Duration, Effect, Fiber, Layer, Metric, Option, Queue, Ref, Schedule, Stream, TestClock, Tracer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { AgentAdmin, AgentCluster, AgentEntity, TranscriptStore } from "effect-claude-agent/cluster"
+import { AgentAdmin, AgentCluster, AgentEntity, AgentMetrics, TranscriptStore } from "effect-claude-agent/cluster"
 import { FakeCli, SpanRecorder } from "effect-claude-agent/testing"
 
 const setup = Effect.gen(function*() {
@@ -213,5 +213,36 @@ describe("AgentAdmin", () => {
         const stored = Option.getOrThrow(yield* admin.inspect("c1"))
         expect(stored.turns.map((t) => t.traceId)).toEqual(clients.map((c) => c.traceId))
       }).pipe(Effect.provide(layer), Effect.withTracer(recorder.tracer))
+    }))
+
+  it.scopedLive("turns waiting behind an earlier turn of their conversation count in the runner's backlog", () =>
+    Effect.gen(function*() {
+      const { layer, release, started } = yield* setup
+      yield* Effect.gen(function*() {
+        const admin = yield* AgentAdmin.AgentAdmin
+        yield* turn("c0", "one", "t0")
+        const runner = (yield* admin.list())[0]?.runner ?? ""
+        const queued = Metric.value(AgentMetrics.turnsQueued.pipe(Metric.tagged("runner", runner)))
+        const before = (yield* queued).value
+        // The turns reach the runner through the database: watch the gauge until it gets there.
+        const reaches = (value: number) =>
+          Effect.repeat(queued, { schedule: Schedule.spaced("10 millis"), until: (state) => state.value === value }).pipe(
+            Effect.timeout("10 seconds"),
+            Effect.zipRight(queued)
+          )
+        const first = yield* Effect.fork(turn("c1", "wait", "t1"))
+        yield* Queue.take(started)
+        expect(yield* Queue.take(started)).toBe("wait")
+        const second = yield* Effect.fork(turn("c1", "two", "t2"))
+        yield* Effect.fork(turn("c1", "three", "t3"))
+        // Both later turns reach the runner and wait there; the first one's CLI waits for `release`.
+        expect((yield* reaches(before + 2)).value).toBe(before + 2)
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(first)
+        yield* Fiber.join(second)
+        expect(yield* Queue.take(started)).toBe("two")
+        expect(yield* Queue.take(started)).toBe("three")
+        expect((yield* reaches(before)).value).toBe(before)
+      }).pipe(Effect.provide(layer))
     }))
 })
