@@ -249,7 +249,8 @@ export interface AgentAdminShape {
   /**
    * Deletes a conversation: stops its CLI on its runner (`AgentEntity.Stop`), deletes its turns'
    * messages and replies, and its transcript. Its next turn starts a new conversation. Meant for a
-   * conversation no client is sending to: a turn sent meanwhile may start it again.
+   * conversation no client is using: a turn sent meanwhile may start it again, and a client still
+   * reading a turn of it may not receive that turn's end (it was deleted).
    */
   readonly remove: (conversationId: string) => Effect.Effect<Removed, AdminError>
   /** Applies a retention policy once. */
@@ -427,6 +428,14 @@ const make = (options: Options) =>
     const remove: AgentAdminShape["remove"] = (conversationId) =>
       Effect.gen(function*() {
         const stopped = yield* live(client(conversationId).Stop())
+        // The turn its CLI was running ends (failed) once it has stored its end: its client reads
+        // that end rather than waiting on a request that no longer exists. Bounded: turns queued
+        // behind it would keep the conversation busy.
+        yield* queries.openTurns(conversationId).pipe(
+          Effect.repeat({ schedule: Schedule.spaced("50 millis"), until: (open) => open === 0 }),
+          Effect.timeout(timeout),
+          Effect.ignore
+        )
         const removed = yield* queries.remove(conversationId)
         const sessionId = AgentEntity.sessionIdFor(conversationId, namespace)
         const transcript = Option.isSome(yield* store.load(sessionId))

@@ -153,6 +153,12 @@ export const make = (options: { readonly prefix: string; readonly entityType: st
         WHERE entity_type = ${entityType} AND entity_id = ${conversationId} AND kind = 0
       `.pipe(safe, Effect.map((rows) => rows.map((row) => text(row.id))))
 
+    const openTurns = (conversationId: string) =>
+      sql`
+        SELECT COUNT(*) AS n FROM ${messages}
+        WHERE entity_type = ${entityType} AND entity_id = ${conversationId} AND kind = 0 AND processed = ${sqlFalse}
+      `.pipe(Effect.map((rows) => count(rows[0]?.n)))
+
     const remove = (conversationId: string) => Effect.flatMap(requestIdsOf(conversationId), removeRequests)
 
     const finishedBefore = (before: number, limit: number) =>
@@ -197,7 +203,7 @@ export const make = (options: { readonly prefix: string; readonly entityType: st
       )
     )
 
-    return { conversations, turns, remove, removeFinished, removeOrphanReplies, healthyRunners }
+    return { conversations, turns, openTurns, remove, removeFinished, removeOrphanReplies, healthyRunners }
   })
 
 /**

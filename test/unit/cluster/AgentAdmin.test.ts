@@ -3,6 +3,7 @@
 // gone), finished turns pruned by the retention policy; the retention loop and the memory store's
 // `removeIdle` under the TestClock; the runner's turn span a child of the client's send span.
 import { NodeContext } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Fiber, Layer, Metric, Option, Queue, Ref, Schedule, Stream, TestClock, Tracer } from "effect"
 import * as fs from "node:fs"
@@ -114,6 +115,39 @@ describe("AgentAdmin", () => {
       }).pipe(Effect.provide(layer))
     }))
 
+  // A conversation being deleted has no client reading it (the client of this turn went away): the
+  // turn its CLI ran ends, the conversation takes new turns, and no reply row outlives its request.
+  it.scopedLive("remove during a turn: the turn ends, the conversation is not wedged, no reply is left over", () =>
+    Effect.gen(function*() {
+      const { layer, started } = yield* setup
+      yield* Effect.gen(function*() {
+        const admin = yield* AgentAdmin.AgentAdmin
+        const sql = yield* SqlClient.SqlClient
+        const firstMessage = yield* Deferred.make<void>()
+        const running = yield* AgentEntity.send("c1", "wait", { turnId: "t1" }).pipe(
+          Stream.tap(() => Deferred.succeed(firstMessage, undefined)),
+          Stream.runDrain,
+          Effect.fork
+        )
+        expect(yield* Queue.take(started)).toBe("wait")
+        yield* Deferred.await(firstMessage)
+        yield* Fiber.interrupt(running)
+        // The interrupt that the client's going away sends may have ended the turn and its CLI first.
+        const removed = yield* admin.remove("c1")
+        expect(removed.turns).toBe(1)
+        expect(yield* admin.inspect("c1")).toEqual(Option.none())
+        const status = yield* Effect.flatMap(AgentEntity.AgentEntity.client, (client) => client("c1").Status())
+        expect([status.running, status.busy]).toEqual([false, false])
+        yield* turn("c1", "hello", "t2")
+        expect(yield* Queue.take(started)).toBe("hello")
+        yield* admin.applyRetention({ finishedTurns: Duration.zero })
+        const orphans = yield* sql`SELECT COUNT(*) AS n FROM cluster_replies r
+          WHERE NOT EXISTS (SELECT 1 FROM cluster_messages m WHERE m.id = r.request_id)`
+        expect(Number(orphans[0]?.n)).toBe(0)
+        expect(yield* admin.list()).toEqual([])
+      }).pipe(Effect.provide(layer))
+    }))
+
   it.scopedLive("retention deletes finished turns and keeps the ones in flight", () =>
     Effect.gen(function*() {
       const { layer, release, started } = yield* setup
@@ -135,7 +169,11 @@ describe("AgentAdmin", () => {
 
         yield* Deferred.succeed(release, undefined)
         yield* Fiber.join(waiting)
-        expect((yield* admin.applyRetention({ finishedTurns: Duration.zero })).turns).toBe(1)
+        // Its end is stored as its reply stream closes, which may be just after its client is done.
+        yield* admin.applyRetention({ finishedTurns: Duration.zero }).pipe(
+          Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: (r) => r.turns === 1 }),
+          Effect.timeout("5 seconds")
+        )
         expect(yield* admin.list()).toEqual([])
       }).pipe(Effect.provide(layer))
     }))
