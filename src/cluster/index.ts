@@ -8,7 +8,7 @@
 
 /**
  * The conversation entity: `Send` (persisted, streamed), `Interrupt`, `SetModel`,
- * `SetPermissionMode`, `Status`, `AnswerPermission`; its behaviour layer and the `send` client.
+ * `SetPermissionMode`, `Status`, `AnswerPermission`, `Stop`; its behaviour layer and the `send` client.
  *
  * @since 0.1.0
  */

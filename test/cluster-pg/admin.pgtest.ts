@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url"
 import { clientLayer, pgLayer, Probe, testTimings } from "../../scripts/cluster/layers.js"
 import { AgentAdmin, AgentEntity, TranscriptStore } from "../../src/cluster/index.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
+import * as SpanRecorder from "../../src/testing/SpanRecorder.js"
 import { claudePids } from "../support/processes.js"
 import { databaseUrl, eventually, prompt, startRunner, threeTurns } from "./harness.js"
 
@@ -69,10 +70,13 @@ describe("AgentAdmin on PostgreSQL", () => {
         const admin = yield* AgentAdmin.AgentAdmin
         const store = yield* TranscriptStore.TranscriptStore
 
-        // 1. A turn on each.
-        yield* Effect.forEach(conversations, (id) => Stream.runDrain(AgentEntity.send(id, prompt(1, id))), {
-          concurrency: "unbounded"
-        })
+        // 1. A turn on each, each in a span of this client's.
+        const recorder = yield* SpanRecorder.make
+        yield* Effect.forEach(
+          conversations,
+          (id) => Stream.runDrain(AgentEntity.send(id, prompt(1, id))).pipe(Effect.withSpan(`client ${id}`)),
+          { concurrency: "unbounded" }
+        ).pipe(Effect.withTracer(recorder.tracer))
 
         // 2. Listed with the runner that serves it; inspected with its turn and live state.
         const listed = yield* admin.list()
@@ -86,6 +90,9 @@ describe("AgentAdmin on PostgreSQL", () => {
         expect(inspected.state).toBe("idle")
         expect(inspected.live?.running).toBe(true)
         expect(inspected.turns.map((t) => [t.status, t.lastError])).toEqual([["completed", null]])
+        // The turn's trace is the client's: the runner process's spans of it join that trace.
+        const clientSpan = recorder.spans.find((span) => span.name === `client ${onB[0]}`)
+        expect(inspected.turns[0]?.traceId).toBe(clientSpan?.traceId)
 
         const env = { ...common, AGENT_CLUSTER_SECRET: process.env.AGENT_CLUSTER_SECRET ?? "" }
         const lines = (yield* adminScript(env, ["list"])).trim().split("\n").map((line): unknown => JSON.parse(line))
