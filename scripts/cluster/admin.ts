@@ -3,6 +3,7 @@
 //   npx tsx scripts/cluster/admin.ts list [limit]          conversations, most recent first
 //   npx tsx scripts/cluster/admin.ts inspect <id>          owner runner, state, turns, last error
 //   npx tsx scripts/cluster/admin.ts delete <id>           stop its CLI, delete its turns and transcript
+//   npx tsx scripts/cluster/admin.ts runners               runners, health, turns not over on each
 //   npx tsx scripts/cluster/admin.ts prune <turns> [transcripts]
 //                                                          apply a retention policy once, e.g.
 //                                                          `prune "7 days" "90 days"`
@@ -10,13 +11,13 @@
 // Environment as for scripts/cluster/client.ts: DATABASE_URL, AGENT_CLUSTER_SECRET (required),
 // CLUSTER_PREFIX (default "cluster"), CLUSTER_TIMINGS. `inspect` and `delete` ask the
 // conversation's runner (5 s at most): state `unknown` / `stopped: null` when it does not answer.
-// Prints JSON (one object per line for `list`).
+// Prints JSON (one object per line for `list` and `runners`).
 import { NodeRuntime } from "@effect/platform-node"
 import { Config, Console, Duration, Effect, Layer, Option } from "effect"
 import { AgentAdmin, TranscriptStore } from "../../src/cluster/index.js"
 import { clientLayer, pgLayer, testTimings } from "./layers.js"
 
-const usage = "usage: admin.ts list [limit] | inspect <id> | delete <id> | prune <turns> [transcripts]"
+const usage = "usage: admin.ts list [limit] | inspect <id> | delete <id> | runners | prune <turns> [transcripts]"
 
 const run = (command: string | undefined, args: ReadonlyArray<string>) =>
   Effect.gen(function*() {
@@ -37,6 +38,10 @@ const run = (command: string | undefined, args: ReadonlyArray<string>) =>
       case "delete": {
         if (first === undefined) return yield* Effect.dieMessage(usage)
         return yield* Console.log(JSON.stringify(yield* admin.remove(first)))
+      }
+      case "runners": {
+        for (const runner of yield* admin.runners()) yield* Console.log(JSON.stringify(runner))
+        return
       }
       case "prune": {
         const turns = Option.flatMap(Option.fromNullable(first), Duration.decodeUnknown)

@@ -175,6 +175,30 @@ export interface Removed {
 }
 
 /**
+ * A runner as the database knows it (`runners`), with the turns of its conversations that are not
+ * over: its backlog, from any node.
+ *
+ * @example
+ * ```ts
+ * import { AgentAdmin } from "effect-claude-agent/cluster"
+ *
+ * const overloaded = (runners: ReadonlyArray<AgentAdmin.RunnerInfo>) => runners.filter((r) => r.openTurns > 50)
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunnerInfo {
+  /** host:port */
+  readonly address: string
+  readonly healthy: boolean
+  /** Its last heartbeat, in milliseconds since the epoch (`null` if the database's format is unknown). */
+  readonly lastHeartbeat: number | null
+  /** Turns queued or running on the shards it owns (as `Sharding` assigns them now). */
+  readonly openTurns: number
+}
+
+/**
  * How long the database keeps what is over. Unset parts keep everything.
  *
  * @example
@@ -253,6 +277,8 @@ export interface AgentAdminShape {
    * reading a turn of it may not receive that turn's end (it was deleted).
    */
   readonly remove: (conversationId: string) => Effect.Effect<Removed, AdminError>
+  /** The registered runners, and the turns not over on each (queued or running). */
+  readonly runners: () => Effect.Effect<ReadonlyArray<RunnerInfo>, AdminError>
   /** Applies a retention policy once. */
   readonly applyRetention: (policy: RetentionPolicy) => Effect.Effect<RetentionResult, AdminError>
 }
@@ -455,6 +481,21 @@ const make = (options: Options) =>
         Effect.withSpan("AgentAdmin.remove", { attributes: { conversationId } })
       )
 
+    const runners: AgentAdminShape["runners"] = () =>
+      Effect.gen(function*() {
+        const all = yield* queries.allRunners
+        const ownerOf = ownersOf(all.filter((r) => r.healthy).map((r) => r.runner), shardsPerGroup)
+        const open = new Map<string, number>()
+        for (const { open: n, shardId } of yield* queries.openByShard) {
+          const owner = ownerOf(shardId)
+          if (owner !== null) open.set(owner, (open.get(owner) ?? 0) + n)
+        }
+        return all.map(({ healthy, lastHeartbeat, runner }): RunnerInfo => {
+          const address = `${runner.address.host}:${runner.address.port}`
+          return { address, healthy, lastHeartbeat, openTurns: open.get(address) ?? 0 }
+        })
+      }).pipe(Effect.mapError(toAdminError), Effect.withSpan("AgentAdmin.runners"))
+
     const applyRetention: AgentAdminShape["applyRetention"] = (policy) =>
       Effect.gen(function*() {
         const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
@@ -473,7 +514,7 @@ const make = (options: Options) =>
         return result
       }).pipe(Effect.mapError(toAdminError), Effect.withSpan("AgentAdmin.applyRetention"))
 
-    return AgentAdmin.of({ list, inspect, remove, applyRetention })
+    return AgentAdmin.of({ list, inspect, remove, runners, applyRetention })
   })
 
 /**

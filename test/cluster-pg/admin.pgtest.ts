@@ -85,6 +85,10 @@ describe("AgentAdmin on PostgreSQL", () => {
           expect(c.runner).toBe(onA.includes(c.conversationId) ? a.address : b.address)
           expect([c.turnCount, c.openTurns, c.state]).toEqual([1, 0, "idle"])
         }
+        const runners = yield* admin.runners()
+        expect(runners.map((r) => [r.address, r.healthy, r.openTurns]).sort()).toEqual(
+          [[a.address, true, 0], [b.address, true, 0]].sort()
+        )
         const inspected = Option.getOrThrow(yield* admin.inspect(onB[0] ?? ""))
         expect(inspected.runner).toBe(b.address)
         expect(inspected.state).toBe("idle")

@@ -55,6 +55,14 @@ const json = (u: unknown): unknown => {
   }
 }
 
+// A heartbeat as milliseconds since the epoch: a `Date` (pg), or the text of a timestamp (SQLite).
+const heartbeat = (u: unknown): number | null => {
+  if (u instanceof Date) return u.getTime()
+  if (typeof u !== "string") return null
+  const parsed = Date.parse(u.includes("T") || u.endsWith("Z") ? u : `${u.replace(" ", "T")}Z`)
+  return Number.isNaN(parsed) ? null : parsed
+}
+
 // Ids go into `IN (…)` lists as literals (as `@effect/cluster`'s storage does): only digits pass.
 const idList = (ids: ReadonlyArray<string>) => ids.filter((id) => /^\d+$/.test(id)).join(",")
 
@@ -193,17 +201,35 @@ export const make = (options: { readonly prefix: string; readonly entityType: st
         AND NOT EXISTS (SELECT 1 FROM ${messages} m WHERE m.id = ${replies}.request_id)
       `.raw.pipe(safe, Effect.map(changed))
 
-    const healthyRunners = sql`SELECT runner, healthy FROM ${runners}`.pipe(
+    const allRunners = sql`SELECT runner, healthy, last_heartbeat FROM ${runners}`.pipe(
       Effect.map((rows) =>
-        rows.flatMap((row) =>
-          row.healthy === true || row.healthy === 1 || row.healthy === 1n
-            ? [Runner.Runner.decodeSync(text(row.runner))]
-            : []
-        )
+        rows.map((row) => ({
+          runner: Runner.Runner.decodeSync(text(row.runner)),
+          healthy: row.healthy === true || row.healthy === 1 || row.healthy === 1n,
+          lastHeartbeat: heartbeat(row.last_heartbeat)
+        }))
       )
     )
+    const healthyRunners = Effect.map(allRunners, (all) => all.filter((r) => r.healthy).map((r) => r.runner))
 
-    return { conversations, turns, openTurns, remove, removeFinished, removeOrphanReplies, healthyRunners }
+    // Turns not over, by shard.
+    const openByShard = sql`
+      SELECT shard_id, COUNT(*) AS n FROM ${messages}
+      WHERE entity_type = ${entityType} AND kind = 0 AND processed = ${sqlFalse}
+      GROUP BY shard_id
+    `.pipe(Effect.map((rows) => rows.map((row) => ({ shardId: text(row.shard_id), open: count(row.n) }))))
+
+    return {
+      conversations,
+      turns,
+      openTurns,
+      remove,
+      removeFinished,
+      removeOrphanReplies,
+      allRunners,
+      healthyRunners,
+      openByShard
+    }
   })
 
 /**

@@ -81,6 +81,10 @@ describe("AgentAdmin", () => {
         expect(["pending", "running"]).toContain(busy.turns[2]?.status)
         expect(busy.turns[2]?.endedAt).toBeNull()
         expect((yield* admin.list()).find((c) => c.conversationId === "c1")?.state).toBe("busy")
+        const [runner, ...others] = yield* admin.runners()
+        expect(others).toEqual([])
+        expect(runner).toMatchObject({ address: c1.runner, healthy: true, openTurns: 1 })
+        expect(Math.abs((runner?.lastHeartbeat ?? 0) - Date.now())).toBeLessThan(60_000)
         yield* Deferred.succeed(release, undefined)
         yield* Fiber.join(waiting)
       }).pipe(Effect.provide(layer))
@@ -185,6 +189,7 @@ describe("AgentAdmin", () => {
         list: () => Effect.succeed([]),
         inspect: () => Effect.succeedNone,
         remove: () => Effect.dieMessage("not used"),
+        runners: () => Effect.succeed([]),
         applyRetention: (policy) =>
           Ref.updateAndGet(rounds, (n) => n + 1).pipe(
             Effect.flatMap((n) =>
