@@ -355,7 +355,12 @@ const stateOf = (status: AgentEntity.Status): Conversation["state"] =>
   status.pendingPermissions.length > 0 ? "waiting_permission" : status.busy ? "running" : "idle"
 
 // Which runner owns each shard, as `Sharding` computes it: a hash ring of the healthy runners.
-const ownersOf = (runners: ReadonlyArray<{ readonly address: RunnerAddress.RunnerAddress; readonly groups: ReadonlyArray<string>; readonly weight: number }>, shardsPerGroup: number) => {
+const ownersOf = (
+  runners: ReadonlyArray<
+    { readonly address: RunnerAddress.RunnerAddress; readonly groups: ReadonlyArray<string>; readonly weight: number }
+  >,
+  shardsPerGroup: number
+) => {
   const rings = new Map<string, HashRing.HashRing<RunnerAddress.RunnerAddress>>()
   for (const runner of runners) {
     for (const group of runner.groups) {
