@@ -924,7 +924,6 @@ const controlHandlers = <R>(instance: Instance<R>, state: Conversation) => ({
     }))
 })
 
-
 // The instance's environment, read from the entity's context.
 const makeInstance = <R>(options: LayerOptions<R>) =>
   Effect.gen(function*() {
