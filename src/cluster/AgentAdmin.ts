@@ -17,7 +17,7 @@ import * as AgentEntity from "./AgentEntity.js"
 import * as AgentMetrics from "./AgentMetrics.js"
 import * as AdminSql from "./internal/adminSql.js"
 import { lastTurnKey, namespaceOf } from "./internal/keys.js"
-import { TranscriptStore } from "./TranscriptStore.js"
+import { TranscriptStore, type TranscriptStoreShape } from "./TranscriptStore.js"
 
 /**
  * An admin operation that failed: the database (`reason: "SqlError"`), the transcript store
@@ -380,6 +380,41 @@ const ownersOf = (
   }
 }
 
+// The runners, and the turns not over on the shards each owns.
+const runnersOf = (queries: AdminSql.Queries, shardsPerGroup: number): AgentAdminShape["runners"] => () =>
+  Effect.gen(function*() {
+    const all = yield* queries.allRunners
+    const ownerOf = ownersOf(all.filter((r) => r.healthy).map((r) => r.runner), shardsPerGroup)
+    const open = new Map<string, number>()
+    for (const { open: n, shardId } of yield* queries.openByShard) {
+      const owner = ownerOf(shardId)
+      if (owner !== null) open.set(owner, (open.get(owner) ?? 0) + n)
+    }
+    return all.map(({ healthy, lastHeartbeat, runner }): RunnerInfo => {
+      const address = `${runner.address.host}:${runner.address.port}`
+      return { address, healthy, lastHeartbeat, openTurns: open.get(address) ?? 0 }
+    })
+  }).pipe(Effect.mapError(toAdminError), Effect.withSpan("AgentAdmin.runners"))
+
+// One application of a retention policy.
+const retentionOf = (queries: AdminSql.Queries, store: TranscriptStoreShape): AgentAdminShape["applyRetention"] => (policy) =>
+  Effect.gen(function*() {
+    const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+    const before = (keep: Duration.DurationInput) => now - Duration.toMillis(Duration.decode(keep))
+    let result: RetentionResult = { turns: 0, messages: 0, replies: 0, transcripts: 0 }
+    if (policy.finishedTurns !== undefined) {
+      const removed = yield* queries.removeFinished(before(policy.finishedTurns), 500)
+      const orphans = yield* queries.removeOrphanReplies(before(policy.finishedTurns))
+      result = { ...result, ...removed, replies: removed.replies + orphans }
+    }
+    if (policy.idleTranscripts !== undefined && store.removeIdle !== undefined) {
+      result = { ...result, transcripts: yield* store.removeIdle(before(policy.idleTranscripts)) }
+    }
+    yield* Metric.incrementBy(AgentMetrics.retentionRemoved.pipe(Metric.tagged("kind", "turns")), result.turns)
+    yield* Metric.incrementBy(AgentMetrics.retentionRemoved.pipe(Metric.tagged("kind", "transcripts")), result.transcripts)
+    return result
+  }).pipe(Effect.mapError(toAdminError), Effect.withSpan("AgentAdmin.applyRetention"))
+
 /**
  * The admin, on any node of the cluster. Needs the cluster's `SqlClient`, `Sharding` (a runner's
  * or a client-only node's layer) and the runners' `TranscriptStore`.
@@ -486,38 +521,8 @@ const make = (options: Options) =>
         Effect.withSpan("AgentAdmin.remove", { attributes: { conversationId } })
       )
 
-    const runners: AgentAdminShape["runners"] = () =>
-      Effect.gen(function*() {
-        const all = yield* queries.allRunners
-        const ownerOf = ownersOf(all.filter((r) => r.healthy).map((r) => r.runner), shardsPerGroup)
-        const open = new Map<string, number>()
-        for (const { open: n, shardId } of yield* queries.openByShard) {
-          const owner = ownerOf(shardId)
-          if (owner !== null) open.set(owner, (open.get(owner) ?? 0) + n)
-        }
-        return all.map(({ healthy, lastHeartbeat, runner }): RunnerInfo => {
-          const address = `${runner.address.host}:${runner.address.port}`
-          return { address, healthy, lastHeartbeat, openTurns: open.get(address) ?? 0 }
-        })
-      }).pipe(Effect.mapError(toAdminError), Effect.withSpan("AgentAdmin.runners"))
-
-    const applyRetention: AgentAdminShape["applyRetention"] = (policy) =>
-      Effect.gen(function*() {
-        const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-        const before = (keep: Duration.DurationInput) => now - Duration.toMillis(Duration.decode(keep))
-        let result: RetentionResult = { turns: 0, messages: 0, replies: 0, transcripts: 0 }
-        if (policy.finishedTurns !== undefined) {
-          const removed = yield* queries.removeFinished(before(policy.finishedTurns), 500)
-          const orphans = yield* queries.removeOrphanReplies(before(policy.finishedTurns))
-          result = { ...result, ...removed, replies: removed.replies + orphans }
-        }
-        if (policy.idleTranscripts !== undefined && store.removeIdle !== undefined) {
-          result = { ...result, transcripts: yield* store.removeIdle(before(policy.idleTranscripts)) }
-        }
-        yield* Metric.incrementBy(AgentMetrics.retentionRemoved.pipe(Metric.tagged("kind", "turns")), result.turns)
-        yield* Metric.incrementBy(AgentMetrics.retentionRemoved.pipe(Metric.tagged("kind", "transcripts")), result.transcripts)
-        return result
-      }).pipe(Effect.mapError(toAdminError), Effect.withSpan("AgentAdmin.applyRetention"))
+    const runners = runnersOf(queries, shardsPerGroup)
+    const applyRetention = retentionOf(queries, store)
 
     return AgentAdmin.of({ list, inspect, remove, runners, applyRetention })
   })

@@ -254,3 +254,10 @@ export const cutoff = (before: number): string =>
 
 // The first millisecond a snowflake can name (`Snowflake`'s epoch, 2025-01-01).
 const snowflakeEpoch = Snowflake.timestamp(Snowflake.Snowflake(0n))
+
+/**
+ * The queries `make` gives.
+ *
+ * @internal
+ */
+export type Queries = Effect.Effect.Success<ReturnType<typeof make>>
