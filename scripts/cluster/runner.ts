@@ -19,6 +19,11 @@
 //                         socket layout's defaults (`AgentCluster.socketTimings`: 15 s lease, 1 s
 //                         message polls)
 //   ENTITY_POLL_MS        the message poll interval (entityMessagePollInterval), over the timings
+//   AGENT_RETENTION_TURNS        delete finished turns' messages and replies this long after
+//                                they ended, e.g. "7 days" (default: keep them)
+//   AGENT_RETENTION_TRANSCRIPTS  delete transcripts not written for this long, e.g. "90 days"
+//                                (default: keep them)
+//   AGENT_RETENTION_INTERVAL     how often the retention runs (default "1 hour")
 // The CLI inherits the rest of the environment (HOME, CLAUDE_CONFIG_DIR, ANTHROPIC_BASE_URL, …).
 //
 // Prints `ready <host>:<port>` on stdout once it serves; stops cleanly on SIGINT/SIGTERM (its
@@ -27,7 +32,7 @@
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Config, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import * as AgentPool from "../../src/AgentPool.js"
-import { AgentEntity, OrphanGuard, TranscriptStore } from "../../src/cluster/index.js"
+import { AgentAdmin, AgentEntity, OrphanGuard, TranscriptStore } from "../../src/cluster/index.js"
 import { pgLayer, ProbeLive, runnerLayer, testTimings } from "./layers.js"
 
 const program = Effect.gen(function*() {
@@ -43,16 +48,28 @@ const program = Effect.gen(function*() {
     ...(timings === "test" ? testTimings : {}),
     ...Option.match(pollMillis, { onNone: () => ({}), onSome: (millis) => ({ entityMessagePollInterval: millis }) })
   }
+  const keepTurns = yield* Config.option(Config.duration("AGENT_RETENTION_TURNS"))
+  const keepTranscripts = yield* Config.option(Config.duration("AGENT_RETENTION_TRANSCRIPTS"))
+  const interval = yield* Config.duration("AGENT_RETENTION_INTERVAL").pipe(Config.withDefault("1 hour"))
 
+  const store = Layer.orDie(TranscriptStore.layerSql({ table: `${prefix}_transcripts` }))
   const Agents = AgentEntity.layer({ options: { cwd } }).pipe(
     Layer.provide(AgentPool.layer({ maxConcurrent })),
     // The transcripts travel with the conversations through the cluster's own database.
-    Layer.provide(Layer.orDie(TranscriptStore.layerSql({ table: `${prefix}_transcripts` }))),
+    Layer.provide(store),
     Layer.provide(OrphanGuard.layerWatchdog),
     Layer.provide(NodeContext.layer)
   )
 
-  const RunnerLive = Layer.mergeAll(Agents, ProbeLive).pipe(
+  const Retention = Option.isNone(keepTurns) && Option.isNone(keepTranscripts)
+    ? Layer.empty
+    : AgentAdmin.layerRetention({
+      finishedTurns: Option.getOrUndefined(keepTurns),
+      idleTranscripts: Option.getOrUndefined(keepTranscripts),
+      interval
+    }).pipe(Layer.provide(AgentAdmin.layer({ prefix })), Layer.provide(store))
+
+  const RunnerLive = Layer.mergeAll(Agents, ProbeLive, Retention).pipe(
     Layer.provideMerge(runnerLayer({ host, port, prefix, shardingConfig })),
     Layer.provideMerge(pgLayer(url))
   )

@@ -126,7 +126,7 @@ const loadSqlite = Effect.tryPromise(() => import("@effect/sql-sqlite-node")).pi
 /**
  * One machine, durable: `SingleRunner` on a SQLite file (with `layerSqlMessageStorage`), the transcripts in the same file
  * (`TranscriptStore.layerSql`), the entity registered, and the orphan guard. Provides `Sharding`
- * (for `AgentEntity.send`); needs `ClaudeAgent` (`AgentPool.layer` to bound the CLIs), and a
+ * (for `AgentEntity.send`) and its `SqlClient` (for `AgentAdmin`); needs `ClaudeAgent` (`AgentPool.layer` to bound the CLIs), and a
  * `CommandExecutor`, `FileSystem` and `Path` (`NodeContext.layer`). Requires the optional peer
  * `@effect/sql-sqlite-node`.
  *
@@ -160,7 +160,11 @@ const loadSqlite = Effect.tryPromise(() => import("@effect/sql-sqlite-node")).pi
 export const layerSqlite = <R = never>(
   options: SqliteOptions<R>
 ): Layer.Layer<
-  Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage | TranscriptStore.TranscriptStore,
+  | Sharding.Sharding
+  | Runners.Runners
+  | MessageStorage.MessageStorage
+  | TranscriptStore.TranscriptStore
+  | SqlClient.SqlClient,
   ConfigError | SqlError,
   ClaudeAgent.ClaudeAgent | CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path | R
 > =>
@@ -171,7 +175,7 @@ export const layerSqlite = <R = never>(
       Layer.provide(guard),
       Layer.provideMerge(store),
       Layer.provideMerge(singleRunner(options.shardingConfig)),
-      Layer.provide(SqliteClient.layer({ filename: options.filename }))
+      Layer.provideMerge(SqliteClient.layer({ filename: options.filename }))
     )
   }))
 

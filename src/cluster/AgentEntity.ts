@@ -19,6 +19,7 @@
 import { ClusterSchema, Entity } from "@effect/cluster"
 import type { AlreadyProcessingMessage, MailboxFull, PersistenceError } from "@effect/cluster/ClusterError"
 import { Sharding } from "@effect/cluster/Sharding"
+import * as Snowflake from "@effect/cluster/Snowflake"
 import { FileSystem, Path } from "@effect/platform"
 import { PlatformError } from "@effect/platform/Error"
 import { Rpc } from "@effect/rpc"
@@ -34,6 +35,7 @@ import {
   Exit,
   Fiber,
   Mailbox,
+  Metric,
   Option,
   ParseResult,
   Predicate,
@@ -50,6 +52,8 @@ import * as Control from "../schema/Control.js"
 import * as Message from "../schema/Message.js"
 import type * as Options from "../schema/Options.js"
 import * as SdkError from "../SdkError.js"
+import * as AgentMetrics from "./AgentMetrics.js"
+import { lastTurnKey, namespaceOf } from "./internal/keys.js"
 import { transcriptPath } from "./internal/transcriptFile.js"
 import { v4, v5 } from "./internal/uuid.js"
 import { OrphanGuard, type OrphanGuardShape } from "./OrphanGuard.js"
@@ -418,8 +422,26 @@ export const AnswerPermission = Rpc.make("AnswerPermission", {
 })
 
 /**
+ * Stops the conversation's CLI on its runner, if one runs: a turn in flight ends with an
+ * `AgentError`, pending permission requests are withdrawn, and the next turn starts a new CLI
+ * (resuming the stored transcript, if any). `stopped: false` when no CLI was running.
+ * `AgentAdmin.remove` sends it before it deletes a conversation.
+ *
+ * @example
+ * ```ts
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const tag: string = AgentEntity.Stop._tag
+ * ```
+ *
+ * @since 0.1.0
+ * @category rpcs
+ */
+export const Stop = Rpc.make("Stop", { success: Schema.Struct({ stopped: Schema.Boolean }) })
+
+/**
  * The entity: `Send`, `Interrupt`, `SetModel`, `SetPermissionMode`, `Status`, `AnswerPermission`,
- * keyed by a conversation id. Its type is `AgentSession`.
+ * `Stop`, keyed by a conversation id. Its type is `AgentSession`.
  *
  * @example
  * ```ts
@@ -443,7 +465,8 @@ export const AgentEntity = Entity.make("AgentSession", [
   SetModel,
   SetPermissionMode,
   GetStatus,
-  AnswerPermission
+  AnswerPermission,
+  Stop
 ])
 
 /**
@@ -543,6 +566,8 @@ interface Pending {
 interface Instance<R> {
   readonly conversationId: string
   readonly sessionId: string
+  /** The runner's address (host:port), as the metrics tag it. */
+  readonly runner: string
   readonly agent: ClaudeAgent.ClaudeAgentShape
   readonly store: TranscriptStoreShape
   readonly guard: Option.Option<OrphanGuardShape>
@@ -741,7 +766,6 @@ const observe = (state: Conversation, message: Message.Message) => {
 // completed on a runner that stopped before its client had read the whole reply is run again by
 // the next owner, which must not send the prompt a second time (the transcript has the turn).
 const LastTurn = Schema.parseJson(Schema.Struct({ turnId: Schema.String, messages: Schema.Array(MessageWire) }))
-const lastTurnKey = (instance: { readonly sessionId: string }) => v5(instance.sessionId, "last-turn")
 
 const saveLastTurn = <R>(instance: Instance<R>, turnId: string, messages: ReadonlyArray<Message.Message>) =>
   Schema.encode(LastTurn)({ turnId, messages }).pipe(
@@ -810,6 +834,7 @@ const turnMessages = <R>(
           Message.isResult(message)
             ? mirror(instance, session, lastAssistant).pipe(
               Effect.zipRight(saveLastTurn(instance, request.payload.turnId, messages)),
+              Effect.tapError(() => Metric.increment(AgentMetrics.mirrorFailures)),
               Effect.zipRight(Effect.sync(() => {
                 completed = true
                 state.turns++
@@ -873,6 +898,26 @@ export const isRetry = (message: Message.Message): boolean =>
   message.type === "unknown" && Predicate.isRecord(message.raw) && message.raw.type === "system" &&
   message.raw.subtype === "turn_retry"
 
+const takeoverCounter = <R>(instance: Instance<R>, reason: "runner_stopped" | "reply_replayed") =>
+  AgentMetrics.turnTakeovers.pipe(Metric.tagged("reason", reason), Metric.tagged("runner", instance.runner))
+
+// Runs a turn once the conversation's earlier turns are over, counting it in the runner's
+// backlog (`AgentMetrics.turnsQueued`) while it waits.
+const inTurn = <R>(instance: Instance<R>, turnLock: Effect.Semaphore) => <A, E, R2>(turn: Effect.Effect<A, E, R2>) =>
+  Effect.suspend(() => {
+    const queued = AgentMetrics.turnsQueued.pipe(Metric.tagged("runner", instance.runner))
+    let waiting = true
+    const leave = Effect.suspend(() => {
+      if (!waiting) return Effect.void
+      waiting = false
+      return Metric.modify(queued, -1)
+    })
+    return Metric.modify(queued, 1).pipe(
+      Effect.zipRight(turnLock.withPermits(1)(Effect.zipRight(leave, turn))),
+      Effect.ensuring(leave)
+    )
+  })
+
 // One `Send`. The turn runs in a fiber of its own, one turn of the conversation at a time
 // (`turnLock`), into a mailbox the reply streams from: a reply waits for its client to
 // acknowledge each chunk, and a client that stops reading (it went away, or stopped at the
@@ -898,8 +943,14 @@ const runTurn = <R>(
       const scope = yield* Effect.scope
       const mailbox = yield* Mailbox.make<Message.Message, AgentFailure>()
       if (Option.isSome(request.lastSentChunk)) {
+        const gap = (yield* Clock.currentTimeMillis) - Snowflake.timestamp(request.lastSentChunk.value.id)
+        yield* Metric.update(AgentMetrics.takeoverTime, Math.max(0, gap))
         const unread = yield* unreadOfCompleted(instance, request)
-        if (Option.isSome(unread)) return Stream.fromIterable(unread.value)
+        if (Option.isSome(unread)) {
+          yield* Metric.increment(takeoverCounter(instance, "reply_replayed"))
+          return Stream.fromIterable(unread.value)
+        }
+        yield* Metric.increment(takeoverCounter(instance, "runner_stopped"))
         yield* Effect.logInfo("AgentEntity: re-running a turn whose runner stopped").pipe(
           Effect.annotateLogs({ conversationId, turnId })
         )
@@ -919,7 +970,7 @@ const runTurn = <R>(
         // A turn that fails while the runner stops (its CLI got the stop signal too, say) waits
         // for the runner to interrupt it: it re-runs on the next owner instead of being stored as failed.
         Effect.catchAll((error) => Effect.flatMap(shuttingDown, (down) => down ? Effect.never : mailbox.fail(error))),
-        turnLock.withPermits(1),
+        inTurn(instance, turnLock),
         Effect.zipRight(unread),
         Effect.forkIn(scope)
       )
@@ -972,11 +1023,13 @@ const controlHandlers = <R>(instance: Instance<R>, state: Conversation) => ({
     Rpc.fork(Effect.suspend(() => {
       const waiting = state.pending.get(payload.toolUseId)
       return waiting === undefined ? Effect.succeed(false) : Deferred.succeed(waiting.answer, payload.result)
+    })),
+  Stop: () =>
+    Rpc.fork(Effect.suspend(() => {
+      const current = state.live
+      return current === undefined ? Effect.succeed({ stopped: false }) : Effect.as(drop(state, current), { stopped: true })
     }))
 })
-
-const namespaceOf = (store: TranscriptStoreShape, name: string | undefined) =>
-  name === undefined ? store.namespace : v5(store.namespace, name)
 
 // The instance's environment, read from the entity's context.
 const makeInstance = <R>(options: LayerOptions<R>) =>
@@ -989,6 +1042,7 @@ const makeInstance = <R>(options: LayerOptions<R>) =>
     const instance: Instance<R> = {
       conversationId,
       sessionId: sessionIdFor(conversationId, namespaceOf(store, options.namespace)),
+      runner: yield* Effect.map(Entity.CurrentRunnerAddress, (address) => `${address.host}:${address.port}`),
       agent: yield* ClaudeAgent.ClaudeAgent,
       store,
       guard: yield* Effect.serviceOption(OrphanGuard),

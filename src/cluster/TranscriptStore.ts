@@ -14,7 +14,7 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Statement } from "@effect/sql"
-import { Context, Effect, Layer, Option, Ref, Schema } from "effect"
+import { Context, Effect, Layer, Option, Predicate, Ref, Schema } from "effect"
 import { defaultNamespace, v4 } from "./internal/uuid.js"
 
 /**
@@ -37,7 +37,7 @@ import { defaultNamespace, v4 } from "./internal/uuid.js"
 export class TranscriptStoreError extends Schema.TaggedError<TranscriptStoreError>(
   "effect-claude-agent/cluster/TranscriptStoreError"
 )("TranscriptStoreError", {
-  operation: Schema.Literal("load", "save", "remove"),
+  operation: Schema.Literal("load", "save", "remove", "removeIdle"),
   sessionId: Schema.String,
   detail: Schema.String
 }) {
@@ -69,6 +69,12 @@ export interface TranscriptStoreShape {
   readonly save: (sessionId: string, transcript: string) => Effect.Effect<void, TranscriptStoreError>
   /** Forgets a session. */
   readonly remove: (sessionId: string) => Effect.Effect<void, TranscriptStoreError>
+  /**
+   * Forgets the sessions whose transcript was last saved before `before` (milliseconds since the
+   * epoch), and answers how many: the retention of `AgentAdmin` (`RetentionPolicy.idleTranscripts`).
+   * A store without it keeps its transcripts until they are removed one by one.
+   */
+  readonly removeIdle?: ((before: number) => Effect.Effect<number, TranscriptStoreError>) | undefined
   /**
    * Whether `load` is authoritative. `false` for `layerLocal`, which keeps nothing: the entity then
    * resumes from the local file as it finds it.
@@ -122,19 +128,33 @@ export class TranscriptStore extends Context.Tag("effect-claude-agent/cluster/Tr
  */
 export const layerMemory: Layer.Layer<TranscriptStore> = Layer.effect(
   TranscriptStore,
-  Effect.map(Effect.zip(Ref.make(new Map<string, string>()), v4), ([ref, namespace]) => ({
-    load: (sessionId) => Effect.map(Ref.get(ref), (m) => Option.fromNullable(m.get(sessionId))),
-    save: (sessionId, transcript) => Ref.update(ref, (m) => new Map(m).set(sessionId, transcript)),
+  Effect.map(Effect.zip(Ref.make(new Map<string, MemoryEntry>()), v4), ([ref, namespace]) => ({
+    load: (sessionId) => Effect.map(Ref.get(ref), (m) => Option.map(Option.fromNullable(m.get(sessionId)), (e) => e.transcript)),
+    save: (sessionId, transcript) =>
+      Effect.flatMap(
+        Effect.clockWith((clock) => clock.currentTimeMillis),
+        (at) => Ref.update(ref, (m) => new Map(m).set(sessionId, { transcript, at }))
+      ),
     remove: (sessionId) =>
       Ref.update(ref, (m) => {
         const next = new Map(m)
         next.delete(sessionId)
         return next
       }),
+    removeIdle: (before) =>
+      Ref.modify(ref, (m) => {
+        const next = new Map(Array.from(m).filter(([, entry]) => entry.at >= before))
+        return [m.size - next.size, next]
+      }),
     durable: true,
     namespace
   }))
 )
+
+interface MemoryEntry {
+  readonly transcript: string
+  readonly at: number
+}
 
 /**
  * Keeps nothing: the CLI's own files are the only copy. Fine on one machine whose disk survives a
@@ -220,7 +240,7 @@ export const layerSql = (options: SqlOptions = {}): Layer.Layer<TranscriptStore,
             updated_at BIGINT NOT NULL
           )`
       })
-      const fail = (operation: "load" | "save" | "remove", sessionId: string) => (e: SqlError) =>
+      const fail = (operation: TranscriptStoreError["operation"], sessionId: string) => (e: SqlError) =>
         new TranscriptStoreError({ operation, sessionId, detail: e.message })
 
       const Row = Schema.Struct({ transcript: Schema.String })
@@ -254,9 +274,27 @@ export const layerSql = (options: SqlOptions = {}): Layer.Layer<TranscriptStore,
           Effect.asVoid,
           Effect.mapError(fail("remove", sessionId))
         )
-      return { load, save, remove, durable: true, namespace: yield* namespaceRow(sql, table, load) }
+      // The namespace's row is never idle (`updated_at` 0 would make it the oldest of all).
+      const removeIdle = (before: number) =>
+        sql`DELETE FROM ${table} WHERE updated_at < ${before} AND session_id <> ${namespaceKey}`.raw.pipe(
+          Effect.map(affectedRows),
+          Effect.mapError(fail("removeIdle", "*"))
+        )
+      return { load, save, remove, removeIdle, durable: true, namespace: yield* namespaceRow(sql, table, load) }
     })
   )
+
+// How many rows a `DELETE` removed, from the driver's raw result: `rowCount` (pg), `changes`
+// (SQLite), `affectedRows` (MySQL), `rowsAffected` (mssql).
+const affectedRows = (raw: unknown): number => {
+  if (!Predicate.isRecord(raw)) return 0
+  for (const key of ["rowCount", "changes", "affectedRows", "rowsAffected"]) {
+    const value = raw[key]
+    if (typeof value === "number") return value
+    if (Array.isArray(value) && typeof value[0] === "number") return value[0]
+  }
+  return 0
+}
 
 // The row under which `layerSql` keeps its namespace: not a UUID, so no session id can take it.
 const namespaceKey = "~namespace"

@@ -8,7 +8,7 @@
 
 /**
  * The conversation entity: `Send` (persisted, streamed), `Interrupt`, `SetModel`,
- * `SetPermissionMode`, `Status`, `AnswerPermission`; its behaviour layer and the `send` client.
+ * `SetPermissionMode`, `Status`, `AnswerPermission`, `Stop`; its behaviour layer and the `send` client.
  *
  * @since 0.1.0
  */
@@ -34,3 +34,17 @@ export * as OrphanGuard from "./OrphanGuard.js"
  * @since 0.1.0
  */
 export * as AgentCluster from "./AgentCluster.js"
+
+/**
+ * Operating a cluster: list, inspect and delete conversations from any node; retention.
+ *
+ * @since 0.1.0
+ */
+export * as AgentAdmin from "./AgentAdmin.js"
+
+/**
+ * The cluster's metrics: turns taken over and their gap, runners' backlog, mirror failures.
+ *
+ * @since 0.1.0
+ */
+export * as AgentMetrics from "./AgentMetrics.js"

@@ -3,12 +3,12 @@
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Sharding } from "@effect/cluster"
-import { Chunk, Context, Deferred, Effect, Exit, Fiber, Layer, Queue, Schedule, Scope, Stream } from "effect"
+import { Chunk, Context, Deferred, Effect, Exit, Fiber, Layer, Metric, Queue, Schedule, Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Message, Permission } from "effect-claude-agent"
-import { AgentCluster, AgentEntity } from "effect-claude-agent/cluster"
+import { AgentCluster, AgentEntity, AgentMetrics } from "effect-claude-agent/cluster"
 import { FakeCli } from "effect-claude-agent/testing"
 
 const setupWith = (entity: Pick<AgentEntity.LayerOptions, "askClient">) => Effect.gen(function*() {
@@ -57,6 +57,16 @@ const setupWith = (entity: Pick<AgentEntity.LayerOptions, "askClient">) => Effec
 
 const setup = setupWith({})
 
+// Turns taken over for `reason`, on any runner.
+const takeovers = (reason: string) =>
+  Effect.map(Metric.snapshot, (pairs) =>
+    pairs
+      .filter((pair) =>
+        pair.metricKey.name === "claude_agent_cluster_turn_takeovers" &&
+        pair.metricKey.tags.some((tag) => tag.key === "reason" && tag.value === reason)
+      )
+      .reduce((sum, pair) => sum + ("count" in pair.metricState && typeof pair.metricState.count === "number" ? pair.metricState.count : 0), 0))
+
 const types = (messages: Chunk.Chunk<Message.Message>) => Chunk.toArray(messages).map((m) => m.type)
 
 describe("AgentCluster.layerSqlite", () => {
@@ -102,6 +112,8 @@ describe("AgentCluster.layerSqlite: graceful stop", () => {
   it.scopedLive("a turn in flight when the process stops is re-run by the next process, never stored as failed", () =>
     Effect.gen(function*() {
       const { cluster, release, turns } = yield* setup
+      const takeoversBefore = yield* takeovers("runner_stopped")
+      const gapsBefore = (yield* Metric.value(AgentMetrics.takeoverTime)).count
       // The first process: the turn starts, then the process stops (its layer's scope closes) mid-turn.
       const first = yield* Scope.make()
       const context = yield* Layer.buildWithScope(cluster, first)
@@ -132,6 +144,9 @@ describe("AgentCluster.layerSqlite: graceful stop", () => {
         expect(read.slice(read.findIndex(AgentEntity.isRetry) + 1).map((m) => m.type)).toEqual(["system", "assistant", "result"])
       }
       expect(Chunk.toArray(yield* Queue.takeAll(turns))).toEqual(["wait"])
+      // Counted as a takeover run again, with the time it went without a runner.
+      expect(yield* takeovers("runner_stopped")).toBe(takeoversBefore + 1)
+      expect((yield* Metric.value(AgentMetrics.takeoverTime)).count).toBe(gapsBefore + 1)
     }))
 
   it.scopedLive("a turn whose CLI ends while the process stops is re-run by the next process, never stored as failed", () =>

@@ -4,12 +4,12 @@
 import { Entity, ShardingConfig, TestRunner } from "@effect/cluster"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Clock, Context, Deferred, Effect, Either, Exit, Fiber, Layer, Option, Queue, Schema, Scope, Stream } from "effect"
+import { Chunk, Clock, Context, Deferred, Effect, Either, Exit, Fiber, Layer, Metric, Option, Queue, Schema, Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { ClaudeAgent, Message, SdkError, SessionServices, Transport } from "effect-claude-agent"
-import { AgentEntity, TranscriptStore } from "effect-claude-agent/cluster"
+import { AgentEntity, AgentMetrics, TranscriptStore } from "effect-claude-agent/cluster"
 import { FakeCli } from "effect-claude-agent/testing"
 
 interface Launched {
@@ -176,6 +176,34 @@ describe("AgentEntity", () => {
         { sessionId, resume: undefined },
         { sessionId: undefined, resume: sessionId }
       ])
+    }))
+
+  it.scopedLive("a transcript the store refuses fails the turn and counts as a mirror failure", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const memory = yield* Effect.provide(TranscriptStore.TranscriptStore, TranscriptStore.layerMemory)
+      // Saves the "started" marker, refuses every transcript.
+      const refusing = Layer.succeed(TranscriptStore.TranscriptStore, {
+        ...memory,
+        save: (sessionId, transcript) =>
+          transcript === ""
+            ? memory.save(sessionId, transcript)
+            : Effect.fail(new TranscriptStore.TranscriptStoreError({ operation: "save", sessionId, detail: "disk full" }))
+      })
+      const Entity = AgentEntity.layer({ options: { cwd: dirs.cwd, env: { CLAUDE_CONFIG_DIR: dirs.configDir } } }).pipe(
+        Layer.provide(Layer.succeed(ClaudeAgent.ClaudeAgent, fake.agent)),
+        Layer.provide(refusing),
+        Layer.provide(NodeContext.layer)
+      )
+      const failures = Effect.map(Metric.value(AgentMetrics.mirrorFailures), (state) => state.count)
+      const before = yield* failures
+      const sent = yield* AgentEntity.send("user-mirror", "hi", { turnId: "t1" }).pipe(
+        Stream.runCollect,
+        Effect.flip,
+        Effect.provide(Entity.pipe(Layer.provideMerge(TestRunner.layer)))
+      )
+      expect(sent).toMatchObject({ _tag: "AgentError", reason: "TranscriptStoreError" })
+      expect(yield* failures).toBe(before + 1)
     }))
 
   it.scopedLive("mirrors the transcript after each turn and restores it where the runner has none", () =>
