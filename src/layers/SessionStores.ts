@@ -1,13 +1,17 @@
 /**
- * `SessionStore` implementations that need no database: in memory (tests, one process) and in
- * files (one machine, or a shared volume). The SQL one (SQLite, PostgreSQL) is `SessionStoreSql`.
+ * `SessionStore` implementations: in memory (tests, one process), in files (one machine, or a
+ * shared volume) and in SQL through `@effect/sql` (SQLite embedded, or PostgreSQL for many
+ * machines).
  *
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import * as Path from "@effect/platform/Path"
 import { Clock, Effect, Layer, Option } from "effect"
 import { parseJsonBoundary } from "../internal/protocol/json.js"
+import * as SqlStore from "../internal/session/sqlStore.js"
 import * as Store from "../internal/session/store.js"
 import {
   type Entry,
@@ -403,3 +407,74 @@ export const layerFiles = (dir: string): Layer.Layer<SessionStore, never, FileSy
  */
 export const writes = (bySubpath: { readonly [subpath: string]: ReadonlyArray<Entry> }): ReadonlyArray<Write> =>
   Object.entries(bySubpath).map(([s, entries]) => s === Store.MAIN ? { entries } : { subpath: s, entries })
+
+// ---------------------------------------------------------------------------------------------
+// SQL
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Options of `makeSql` and `layerSql`.
+ *
+ * @example
+ * ```ts
+ * import { SessionStores } from "effect-claude-agent"
+ *
+ * const options: SessionStores.SqlOptions = { tablePrefix: "agents" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export interface SqlOptions {
+  /** Table names' prefix: `<prefix>_sessions`, `<prefix>_entries`. Default `claude`. */
+  readonly tablePrefix?: string | undefined
+}
+
+/**
+ * A store in a SQL database, over an `@effect/sql` client: SQLite (`@effect/sql-sqlite-node`) or
+ * PostgreSQL (`@effect/sql-pg`). Two tables, created if missing: `<prefix>_sessions` (generation,
+ * mtime, summary per session) and `<prefix>_entries` (keyed by session, subpath and sequence). An
+ * `appendAll` is one transaction; on PostgreSQL it locks the session's row, so appends racing
+ * from several machines are serialised and a fenced-out writer is refused.
+ *
+ * @example
+ * ```ts
+ * import * as SqlClient from "@effect/sql/SqlClient"
+ * import { SqliteClient } from "@effect/sql-sqlite-node"
+ * import { Effect, Layer } from "effect"
+ * import { SessionStore, SessionStores } from "effect-claude-agent"
+ *
+ * const store = Effect.flatMap(SqlClient.SqlClient, (sql) => SessionStores.makeSql(sql)).pipe(
+ *   Effect.provide(SqliteClient.layer({ filename: "sessions.db" }))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeSql = (
+  sql: SqlClient.SqlClient,
+  options: SqlOptions = {}
+): Effect.Effect<SessionStoreShape, SqlError> => SqlStore.make(sql, options)
+
+/**
+ * `makeSql` as a layer, for a client the caller has (the client is passed in rather than taken
+ * from the context, so that the core entry does not load `@effect/sql`).
+ *
+ * @example
+ * ```ts
+ * import * as SqlClient from "@effect/sql/SqlClient"
+ * import { SqliteClient } from "@effect/sql-sqlite-node"
+ * import { Effect, Layer } from "effect"
+ * import { SessionStores } from "effect-claude-agent"
+ *
+ * const StoreLive = Layer.unwrapEffect(Effect.map(SqlClient.SqlClient, (sql) => SessionStores.layerSql(sql))).pipe(
+ *   Layer.provide(SqliteClient.layer({ filename: "sessions.db" }))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSql = (sql: SqlClient.SqlClient, options: SqlOptions = {}): Layer.Layer<SessionStore, SqlError> =>
+  Layer.effect(SessionStore, makeSql(sql, options))

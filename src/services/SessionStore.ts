@@ -14,11 +14,12 @@
  * nothing, so a process that lost the session (an old runner, a zombie) cannot add to it.
  *
  * Implementations: `SessionStores.layerMemory`, `SessionStores.layerFiles(dir)` and
- * `SessionStoreSql.layer` (SQLite or PostgreSQL through `@effect/sql`).
+ * `SessionStores.layerSql(client)` (SQLite or PostgreSQL through `@effect/sql`).
  *
  * @since 0.1.0
  */
 import { Context, type Effect, type Option, Schema } from "effect"
+import { TypeId } from "../SdkError.js"
 
 /**
  * The key of one transcript: the session's main transcript (no `subpath`), or one of its
@@ -232,6 +233,8 @@ export class SessionStoreError extends Schema.TaggedError<SessionStoreError>(
   detail: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
     const session = this.sessionId === undefined ? "" : ` (session ${this.sessionId})`

@@ -3,12 +3,15 @@
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { Config, Effect, Either, Layer } from "effect"
-import * as SessionStoreSql from "../../src/layers/SessionStoreSql.js"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SessionStores from "../../src/layers/SessionStores.js"
 import { SessionStore } from "../../src/services/SessionStore.js"
 import { conformance } from "../unit/sessionStore/conformance.js"
 
 const Pg = PgClient.layerConfig({ url: Config.redacted("DATABASE_URL"), maxConnections: Config.succeed(4) })
-const StoreLive = SessionStoreSql.layer({ tablePrefix: "conformance" }).pipe(Layer.provide(Pg))
+const StoreLive = Layer.unwrapEffect(
+  Effect.map(SqlClient.SqlClient, (sql) => SessionStores.layerSql(sql, { tablePrefix: "conformance" }))
+).pipe(Layer.provide(Pg))
 
 conformance("PostgreSQL", StoreLive)
 

@@ -3,7 +3,7 @@ import { NodeContext } from "@effect/platform-node"
 import * as FileSystem from "@effect/platform/FileSystem"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Effect, Layer } from "effect"
-import * as SessionStoreSql from "../../../src/layers/SessionStoreSql.js"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as SessionStores from "../../../src/layers/SessionStores.js"
 import { conformance } from "./conformance.js"
 
@@ -22,6 +22,8 @@ conformance(
 
 conformance(
   "SQLite",
-  SessionStoreSql.layer().pipe(Layer.provide(SqliteClient.layer({ filename: ":memory:" })))
+  Layer.unwrapEffect(Effect.map(SqlClient.SqlClient, (sql) => SessionStores.layerSql(sql))).pipe(
+    Layer.provide(SqliteClient.layer({ filename: ":memory:" }))
+  )
 )
 

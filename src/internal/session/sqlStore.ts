@@ -1,37 +1,28 @@
 /**
- * `SessionStore` on a SQL database through `@effect/sql`'s `SqlClient`: SQLite embedded
- * (`@effect/sql-sqlite-node`, the default choice for one machine) or PostgreSQL
- * (`@effect/sql-pg`, for many). Two tables, created if missing: sessions (generation, mtime,
- * summary) and entries (keyed by session, subpath and sequence).
+ * The SQL session store's implementation (see `SessionStores.makeSql`): two tables, created if
+ * missing: sessions (generation, mtime, summary) and entries (keyed by session, subpath and
+ * sequence). Only `@effect/sql`'s types are imported: the client is passed in, so the core entry
+ * does not load `@effect/sql`.
  *
- * @since 0.1.0
+ * @internal
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Clock, Effect, Layer, Option, ParseResult, Schema } from "effect"
-import { parseJsonBoundary } from "../internal/protocol/json.js"
-import * as Store from "../internal/session/store.js"
+import { Clock, Effect, Option, ParseResult, Schema } from "effect"
 import {
   type Entry,
   type SessionRef,
-  SessionStore,
   SessionStoreError,
   type SessionStoreShape,
   type SessionSummary
-} from "../services/SessionStore.js"
+} from "../../services/SessionStore.js"
+import { parseJsonBoundary } from "../protocol/json.js"
+import * as Store from "./store.js"
 
 /**
- * Options of `make` and `layer`.
+ * Options of the SQL store.
  *
- * @example
- * ```ts
- * import { SessionStoreSql } from "effect-claude-agent"
- *
- * const options: SessionStoreSql.Options = { tablePrefix: "agents" }
- * ```
- *
- * @since 0.1.0
- * @category options
+ * @internal
  */
 export interface Options {
   /** Table names' prefix: `<prefix>_sessions`, `<prefix>_entries`. Default `claude`. */
@@ -51,25 +42,15 @@ const SubpathRow = Schema.Struct({ subpath: Schema.String })
 const INSERT_ROWS = 500
 
 /**
- * Builds the store over the `SqlClient` in context, creating its tables if they are missing.
+ * Builds the store over `sql`, creating its tables if they are missing.
  *
- * @example
- * ```ts
- * import { SqliteClient } from "@effect/sql-sqlite-node"
- * import { Effect } from "effect"
- * import { SessionStoreSql } from "effect-claude-agent"
- *
- * const store = SessionStoreSql.make().pipe(Effect.provide(SqliteClient.layer({ filename: "sessions.db" })))
- * ```
- *
- * @since 0.1.0
- * @category constructors
+ * @internal
  */
 export const make = (
+  sql: SqlClient.SqlClient,
   options: Options = {}
-): Effect.Effect<SessionStoreShape, SqlError, SqlClient.SqlClient> =>
+): Effect.Effect<SessionStoreShape, SqlError> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const prefix = options.tablePrefix ?? "claude"
     const sessions = sql(`${prefix}_sessions`)
     const entries = sql(`${prefix}_entries`)
@@ -237,21 +218,3 @@ export const make = (
     }
     return shape
   })
-
-/**
- * `make` as a layer, over the `SqlClient` the caller provides.
- *
- * @example
- * ```ts
- * import { SqliteClient } from "@effect/sql-sqlite-node"
- * import { Layer } from "effect"
- * import { SessionStoreSql } from "effect-claude-agent"
- *
- * const StoreLive = SessionStoreSql.layer().pipe(Layer.provide(SqliteClient.layer({ filename: "sessions.db" })))
- * ```
- *
- * @since 0.1.0
- * @category layers
- */
-export const layer = (options: Options = {}): Layer.Layer<SessionStore, SqlError, SqlClient.SqlClient> =>
-  Layer.effect(SessionStore, make(options))
