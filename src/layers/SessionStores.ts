@@ -11,8 +11,10 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Path from "@effect/platform/Path"
 import { Clock, Effect, Layer, Option } from "effect"
 import { parseJsonBoundary } from "../internal/protocol/json.js"
+import * as ImportLocal from "../internal/session/importLocal.js"
 import * as SqlStore from "../internal/session/sqlStore.js"
 import * as Store from "../internal/session/store.js"
+import type { SessionNotFoundError } from "../SdkError.js"
 import {
   type Entry,
   type Listed,
@@ -478,3 +480,57 @@ export const makeSql = (
  */
 export const layerSql = (sql: SqlClient.SqlClient, options: SqlOptions = {}): Layer.Layer<SessionStore, SqlError> =>
   Layer.effect(SessionStore, makeSql(sql, options))
+
+/**
+ * Options of `importLocalSession`.
+ *
+ * @example
+ * ```ts
+ * import { SessionStores } from "effect-claude-agent"
+ *
+ * const options: SessionStores.ImportOptions = { dir: "/srv/app", batchSize: 200 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export interface ImportOptions {
+  /** The project directory the session ran in; without it every project is searched. */
+  readonly dir?: string | undefined
+  /** The CLI's config directory (default: `CLAUDE_CONFIG_DIR`, else `~/.claude`). */
+  readonly configDir?: string | undefined
+  /** The key to store it under (default: the CLI's project folder name, as the mirror uses). */
+  readonly projectKey?: string | undefined
+  /** Sub-agents' transcripts too (default `true`). */
+  readonly includeSubagents?: boolean | undefined
+  /** Entries per append (default 500). */
+  readonly batchSize?: number | undefined
+}
+
+/**
+ * Copies a session the CLI wrote locally into a store, sub-agents included, so that it can be
+ * resumed from the store. Entries already stored (by uuid) are skipped, so importing twice
+ * stores nothing twice. Returns the key it is stored under.
+ *
+ * @example
+ * ```ts
+ * import { NodeContext } from "@effect/platform-node"
+ * import { Effect } from "effect"
+ * import { SessionStore, SessionStores } from "effect-claude-agent"
+ *
+ * const program = Effect.gen(function* () {
+ *   const store = yield* SessionStore.SessionStore
+ *   const key = yield* SessionStores.importLocalSession(store, "6f1c0c5e-3b1f-4d59-9a51-2f6d1f0e4a10", { dir: "/srv/app" })
+ *   yield* Effect.log(`stored under ${key.projectKey}`)
+ * }).pipe(Effect.provide(SessionStores.layerMemory), Effect.provide(NodeContext.layer))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const importLocalSession = (
+  store: SessionStoreShape,
+  sessionId: string,
+  options: ImportOptions = {}
+): Effect.Effect<SessionRef, SessionNotFoundError | SessionStoreError, FileSystem.FileSystem | Path.Path> =>
+  ImportLocal.importLocal(store, sessionId, options)
