@@ -443,8 +443,8 @@ export interface SqlOptions {
  * ```ts
  * import * as SqlClient from "@effect/sql/SqlClient"
  * import { SqliteClient } from "@effect/sql-sqlite-node"
- * import { Effect, Layer } from "effect"
- * import { SessionStore, SessionStores } from "effect-claude-agent"
+ * import { Effect } from "effect"
+ * import { SessionStores } from "effect-claude-agent"
  *
  * const store = Effect.flatMap(SqlClient.SqlClient, (sql) => SessionStores.makeSql(sql)).pipe(
  *   Effect.provide(SqliteClient.layer({ filename: "sessions.db" }))
