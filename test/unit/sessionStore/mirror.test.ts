@@ -7,6 +7,7 @@ import * as ClaudeAgent from "../../../src/ClaudeAgent.js"
 import { keyOf } from "../../../src/internal/session/mirror.js"
 import * as SessionStores from "../../../src/layers/SessionStores.js"
 import type { Message } from "../../../src/schema/Message.js"
+import * as Options from "../../../src/schema/Options.js"
 import { SessionStoreError, type SessionStoreShape } from "../../../src/services/SessionStore.js"
 import * as FakeCli from "../../../src/testing/FakeCli.js"
 
@@ -159,5 +160,17 @@ describe("the transcript mirror", () => {
       expect(error !== undefined && "error" in error && error.error).toContain("StaleWriter")
       expect(yield* uuidsOf(store)).toEqual(["t1-user", "t1-assistant"])
       expect(yield* uuidsOf(store, "subagents/agent-a1")).toEqual(["t1-agent"])
+    }))
+
+  it.effect("options: the store's settings need a store; a store needs local writes; a store is a store", () =>
+    Effect.gen(function*() {
+      const store = yield* SessionStores.makeMemory
+      const field = (input: Options.Options) => Effect.map(Effect.flip(Options.validate(input)), (e) => e.field)
+      expect(yield* field({ sessionStoreFlush: "eager" })).toBe("sessionStoreFlush")
+      expect(yield* field({ resumeMissing: "new" })).toBe("resumeMissing")
+      expect(yield* field({ sessionStore: store, persistSession: false })).toBe("sessionStore")
+      expect(yield* field({ sessionStore: store, enableFileCheckpointing: true })).toBe("sessionStore")
+      expect((yield* Effect.flip(Options.check({ sessionStore: { load: () => Effect.void } }))).field).toBe("sessionStore")
+      yield* Options.validate({ sessionStore: store, sessionStoreFlush: "eager", resumeMissing: "new" })
     }))
 })
