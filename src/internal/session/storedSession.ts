@@ -18,7 +18,11 @@ import { projectDirName } from "../transcripts/transcript.js"
 
 const DEFAULT_LOAD_TIMEOUT = Duration.seconds(60)
 
-/** The flag that makes the CLI send `transcript_mirror` frames. */
+/**
+ * The flag that makes the CLI send `transcript_mirror` frames.
+ *
+ * @internal
+ */
 export const mirrorFlag = "session-mirror"
 
 // What the CLI needs from the user's config directory to start as that user: credentials, global
@@ -126,7 +130,8 @@ export const prepare = <R>(
   Effect.gen(function*() {
     const store = options.sessionStore
     const env = { ...parentEnv, ...options.env }
-    const projectKey = yield* projectKeyOf(options.cwd ?? process.cwd())
+    // The CLI's working directory: the option, else this process's (the CLI inherits it).
+    const projectKey = yield* projectKeyOf(options.cwd ?? NodePath.resolve("."))
     const timeout = options.sessionStoreLoadTimeout === undefined
       ? DEFAULT_LOAD_TIMEOUT
       : Duration.decode(options.sessionStoreLoadTimeout)
