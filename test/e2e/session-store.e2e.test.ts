@@ -49,10 +49,16 @@ describe("e2e: a conversation in a SessionStore on the real claude CLI", () => {
   it.scopedLive("mirrored as it runs, resumed from the store alone: the model sees the earlier turns exactly once", () =>
     Effect.gen(function*() {
       const store: SessionStoreShape = yield* SessionStore
+      // The second turn delegates to a sub-agent, whose transcript is stored under its subpath.
       const model = yield* ScriptedModel.make([
+        { match: (r) => ScriptedModel.lastUserText(r).includes("sub task"), reply: ScriptedModel.text("sub answer") },
         { match: (r) => ScriptedModel.lastUserText(r).includes("first question"), reply: ScriptedModel.text("first answer") },
-        { match: (r) => ScriptedModel.lastUserText(r).includes("second question"), reply: ScriptedModel.text("second answer") },
-        { match: (r) => ScriptedModel.lastUserText(r).includes("after resume"), reply: ScriptedModel.text("resumed answer") }
+        { match: (r) => ScriptedModel.lastUserText(r).includes("after resume"), reply: ScriptedModel.text("resumed answer") },
+        {
+          match: (r) => ScriptedModel.lastUserText(r).includes("second question") && ScriptedModel.toolResultCount(r) === 0,
+          reply: ScriptedModel.toolUse("Task", { description: "sub", prompt: "sub task please", subagent_type: "general-purpose" })
+        },
+        { match: (r) => ScriptedModel.toolResultCount(r) === 1, reply: ScriptedModel.text("second answer") }
       ])
       const options = yield* model.options()
       const first = yield* run({ ...options, sessionStore: store }, ["first question", "second question"])
@@ -75,6 +81,17 @@ describe("e2e: a conversation in a SessionStore on the real claude CLI", () => {
         entries.filter((e) => Predicate.isRecord(e) && typeof e.uuid === "string")
       expect(withUuid(stored)).toEqual(withUuid(written))
       expect(withUuid(stored).length).toBeGreaterThanOrEqual(4)
+      const [subpath, ...others] = yield* store.listSubkeys({ projectKey, sessionId: first.sessionId })
+      expect(others).toEqual([])
+      expect(subpath).toMatch(/^subagents\/agent-[0-9a-f]+$/)
+      const agentStored = Option.getOrElse(
+        yield* store.load({ projectKey, sessionId: first.sessionId, subpath }),
+        () => []
+      )
+      const agentWritten: Array<unknown> = fs.readFileSync(path.join(projects, projectKey, first.sessionId, `${subpath}.jsonl`), "utf8")
+        .split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l))
+      expect(withUuid(agentStored)).toEqual(withUuid(agentWritten))
+      expect(agentStored.filter((e) => e.type === "agent_metadata").length).toBeGreaterThanOrEqual(1)
       const [summary] = yield* store.listSummaries(projectKey)
       expect(summary).toMatchObject({ sessionId: first.sessionId, firstPrompt: "first question" })
 
