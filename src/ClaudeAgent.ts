@@ -16,6 +16,7 @@ import * as AgentSession from "./AgentSession.js"
 import * as Launch from "./internal/cli/launch.js"
 import * as Claim from "./internal/session/claim.js"
 import * as Query from "./internal/session/query.js"
+import * as StoredSession from "./internal/session/storedSession.js"
 import * as ResultErrors from "./internal/session/resultError.js"
 import * as SessionServices from "./layers/SessionServices.js"
 import * as Message from "./schema/Message.js"
@@ -109,7 +110,12 @@ export const make = (layers: SessionServices.Layers): ClaudeAgentShape => {
     input: Options.Options<R> = {}
   ): Effect.Effect<AgentSession.AgentSession, SdkError, Scope.Scope | R> =>
     Effect.gen(function*() {
-      const options = yield* Options.validate(input)
+      const validated = yield* Options.validate(input)
+      const store = validated.sessionStore
+      // With a store, a resumed session is loaded from it before the CLI starts.
+      const options = store === undefined
+        ? validated
+        : yield* StoredSession.prepare({ ...validated, sessionStore: store }, processEnv())
       yield* SessionServices.checkOverrides(layers, options)
       if (options.canUseTool !== undefined) yield* warnShadowedCanUseTool(options)
       // The session's span lives as long as the session: its turns and the CLI's requests are its

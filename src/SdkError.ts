@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import { Predicate, Schema } from "effect"
+import type { SessionStoreError } from "./services/SessionStore.js"
 
 const TypeIdKey = "effect-claude-agent/SdkError"
 
@@ -850,6 +851,8 @@ export type SdkError =
   | PoolFullError
   | PoolTimeoutError
   | PoolClosedError
+  | SessionNotFoundError
+  | SessionStoreError
 
 /**
  * Whether a value is one of this library's errors.

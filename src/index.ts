@@ -97,6 +97,21 @@ export * as ControlChannel from "./services/ControlChannel.js"
 export * as SessionServices from "./layers/SessionServices.js"
 
 /**
+ * The `SessionStore` service: conversations kept outside the local disk (append-only, fenced),
+ * for the `sessionStore` option.
+ *
+ * @since 0.1.0
+ */
+export * as SessionStore from "./services/SessionStore.js"
+
+/**
+ * `SessionStore` implementations: `layerMemory`, `layerFiles(dir)`, `layerSql(client)`.
+ *
+ * @since 0.1.0
+ */
+export * as SessionStores from "./layers/SessionStores.js"
+
+/**
  * The `HookRegistry` service: answers `hook_callback` requests.
  *
  * @since 0.1.0

@@ -52,6 +52,7 @@ import * as Control from "../schema/Control.js"
 import * as Message from "../schema/Message.js"
 import type * as Options from "../schema/Options.js"
 import * as SdkError from "../SdkError.js"
+import { SessionStoreError } from "../services/SessionStore.js"
 import * as AgentMetrics from "./AgentMetrics.js"
 import { lastTurnKey, namespaceOf } from "./internal/keys.js"
 import { transcriptPath } from "./internal/transcriptFile.js"
@@ -191,6 +192,7 @@ export const AgentFailure = Schema.Union(
   SdkError.StructuredOutputError,
   SdkError.SessionNotFoundError,
   SdkError.ClaimRefused,
+  SessionStoreError,
   TranscriptStoreError,
   PlatformError,
   TurnExpiredError,

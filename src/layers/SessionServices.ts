@@ -15,6 +15,7 @@ import { Context, Effect, ExecutionStrategy, Layer, Scope } from "effect"
 import * as Defaults from "../internal/defaults.js"
 import * as Discovery from "../internal/cli/discovery.js"
 import type * as Launch from "../internal/cli/launch.js"
+import * as Mirror from "../internal/session/mirror.js"
 import * as Turns from "../internal/session/turns.js"
 import type * as McpServer from "../McpServer.js"
 import type * as Options from "../schema/Options.js"
@@ -324,7 +325,14 @@ export const build = <R>(
         : Effect.map(Effect.provide(Scope.extend(fallback, scope), below), (service) => Context.make(tag, service))
     // The running turn, shared by the channel (its inbound spans) and the session (its turns).
     const base = Context.make(SessionLaunch, { launch, options }).pipe(
-      Context.add(Turns.CurrentTurn, Turns.makeCurrentTurn())
+      Context.add(Turns.CurrentTurn, Turns.makeCurrentTurn()),
+      // With a store, the channel's reader mirrors the transcript into it.
+      (context) =>
+        options.sessionStore === undefined ? context : Context.add(context, Mirror.MirrorSettings, {
+          store: options.sessionStore,
+          flush: options.sessionStoreFlush ?? "batched",
+          configDir: launch.env.CLAUDE_CONFIG_DIR
+        })
     )
     const transport = direct.get(layers.transport)
     const withTransport = Context.merge(

@@ -16,6 +16,7 @@ import { objectJsonSchema } from "../internal/schema/jsonSchema.js"
 import { OptionsError } from "../SdkError.js"
 import type * as McpServer from "../McpServer.js"
 import type * as Permission from "../Permission.js"
+import type { SessionStoreShape } from "../services/SessionStore.js"
 import * as Control from "./Control.js"
 import * as Hook from "../Hook.js"
 
@@ -292,6 +293,15 @@ const AnyFunction = Schema.declare(
   { identifier: "Function", description: "a function returning an Effect" }
 )
 
+// A `SessionStore` service's shape: its operations are checked for being functions.
+const StoreShape = Schema.declare(
+  (u: unknown): u is SessionStoreShape =>
+    Predicate.isRecord(u) &&
+    ["acquire", "appendAll", "append", "load", "listSessions", "listSummaries", "listSubkeys", "delete"]
+      .every((name) => typeof u[name] === "function"),
+  { identifier: "SessionStore", description: "a SessionStore (the service's shape)" }
+)
+
 // Any Schema without requirements: its JSON Schema goes to the CLI, its `Type` is what
 // `Structured.decode` returns. Whether it has an object JSON Schema is checked by `validate`.
 const OutputSchema = Schema.declare(
@@ -491,6 +501,18 @@ export const Options = Schema.Struct({
   resumeDropsTurn: Schema.optional(NonEmptyString),
   persistSession: Schema.optional(Schema.Boolean),
   enableFileCheckpointing: Schema.optional(Schema.Boolean),
+  /**
+   * Keeps the conversation in this store (`--session-mirror`): the transcript is appended as the
+   * CLI writes it, and `resume` / `continue` load it from the store into a temporary config
+   * directory (removed when the session closes) before the CLI starts.
+   */
+  sessionStore: Schema.optional(StoreShape),
+  /** `batched` (default): a turn's entries are appended together, before its `result`; `eager`: each frame at once. */
+  sessionStoreFlush: Schema.optional(Schema.Literal("batched", "eager")),
+  /** A `resume` target the store does not have: `fail` (default, `SessionNotFoundError`) or `new` (a new conversation). */
+  resumeMissing: Schema.optional(Schema.Literal("fail", "new")),
+  /** How long loading a session from the store may take (default 60 seconds). */
+  sessionStoreLoadTimeout: Schema.optional(FiniteDuration),
   // process and environment
   cwd: Schema.optional(NonEmptyString),
   env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.UndefinedOr(Schema.String) })),
@@ -567,7 +589,34 @@ export interface Options<R = never>
 const parseOptions: SchemaAST.ParseOptions = { onExcessProperty: "error", errors: "first" }
 const decode = Schema.decodeUnknown(Options, parseOptions)
 
+const storeError = <R>(options: Options<R>): OptionsError | undefined => {
+  if (options.sessionStore === undefined) {
+    const needsStore: ReadonlyArray<"sessionStoreFlush" | "resumeMissing" | "sessionStoreLoadTimeout"> = [
+      "sessionStoreFlush",
+      "resumeMissing",
+      "sessionStoreLoadTimeout"
+    ]
+    const orphan = needsStore.find((field) => options[field] !== undefined)
+    return orphan === undefined ? undefined : new OptionsError({ field: orphan, detail: "needs `sessionStore`" })
+  }
+  if (options.persistSession === false) {
+    return new OptionsError({
+      field: "sessionStore",
+      detail: "cannot be combined with `persistSession: false`: the CLI mirrors only what it writes locally"
+    })
+  }
+  if (options.enableFileCheckpointing === true) {
+    return new OptionsError({
+      field: "sessionStore",
+      detail: "cannot be combined with `enableFileCheckpointing`: file backups are not mirrored to the store"
+    })
+  }
+  return undefined
+}
+
 const crossFieldError = <R>(options: Options<R>): OptionsError | undefined => {
+  const store = storeError(options)
+  if (store !== undefined) return store
   if (options.fallbackModel !== undefined && options.fallbackModel === options.model) {
     return new OptionsError({ field: "fallbackModel", detail: "must differ from `model`" })
   }

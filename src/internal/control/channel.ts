@@ -5,12 +5,13 @@
  *
  * @internal
  */
-import { Deferred, Duration, Effect, FiberHandle } from "effect"
+import { Deferred, Duration, Effect, FiberHandle, Option } from "effect"
 import { SessionClosedError } from "../../SdkError.js"
 import type { ControlChannelConfig, ControlChannelShape, StreamError } from "../../services/ControlChannel.js"
 import { Transport } from "../../services/Transport.js"
 import * as Defaults from "../defaults.js"
 import { PendingTable } from "../protocol/pending.js"
+import * as Mirror from "../session/mirror.js"
 import { CurrentTurn } from "../session/turns.js"
 import * as Inbound from "./inbound.js"
 import * as MessageQueue from "./messageQueue.js"
@@ -41,7 +42,12 @@ export const make = (config: ControlChannelConfig) =>
     const inbound = yield* Inbound.make(sendQuietly, currentTurn)
     const queue = yield* MessageQueue.make(config.messageBufferBytes ?? Defaults.messageBufferBytes)
     const state = yield* SessionState.make(terminal)
-    yield* Reader.start({ transport, table, outbound, inbound, queue, state, terminal })
+    // A session with a store: the reader hands its `transcript_mirror` frames to the mirror.
+    const mirrorSettings = yield* Effect.serviceOption(Mirror.MirrorSettings)
+    const mirror = Option.isSome(mirrorSettings)
+      ? Mirror.make(mirrorSettings.value, (messages) => queue.offer(messages, 0))
+      : undefined
+    yield* Reader.start({ transport, table, outbound, inbound, queue, state, terminal, mirror })
 
     // Requests still waiting when the session's scope closes must not hang their callers, and
     // neither must a consumer still reading messages (the reader is interrupted with the scope, so

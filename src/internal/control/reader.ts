@@ -12,6 +12,7 @@ import type { Frame, TransportShape } from "../../services/Transport.js"
 import * as Drain from "./drain.js"
 import type { PendingTable } from "../protocol/pending.js"
 import { isControl, isObject, type RawObject, route } from "../protocol/router.js"
+import type { Mirror } from "../session/mirror.js"
 import type { Inbound } from "./inbound.js"
 import type { MessageQueue } from "./messageQueue.js"
 import type { Outbound, Waiter } from "./outbound.js"
@@ -33,6 +34,8 @@ export interface Parts {
   readonly queue: MessageQueue
   readonly state: SessionState
   readonly terminal: Deferred.Deferred<void, StreamError>
+  /** The session store's mirror, when the session has a store. */
+  readonly mirror?: Mirror | undefined
 }
 
 // What a pending request fails with when the connection ends: the process's death or the
@@ -82,14 +85,28 @@ const routeControl = ({ inbound, outbound, table }: Parts, frame: RawObject): Ef
  */
 export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.Effect<void> => {
   const book = parts.state.book
-  const out: Array<unknown> = []
+  let out: Array<unknown> = []
   let bytes = 0
   const effects: Array<Effect.Effect<void>> = []
+  const mirror = parts.mirror
   for (const { bytes: size, value: frame } of chunk) {
     if (isObject(frame)) {
       if (isControl(frame.type)) {
         effects.push(routeControl(parts, frame))
         continue
+      }
+      // Internal to the SDK: never a message. The turn's entries are stored before its result
+      // is delivered.
+      if (frame.type === "transcript_mirror") {
+        const append = mirror?.frame(frame)
+        if (append !== undefined) effects.push(append)
+        continue
+      }
+      if (mirror !== undefined && frame.type === "result" && mirror.pending()) {
+        if (out.length > 0) effects.push(parts.queue.offer(out, bytes))
+        out = []
+        bytes = 0
+        effects.push(mirror.flush)
       }
       book.observe(frame)
     }
@@ -150,6 +167,8 @@ const finish = ({ outbound, queue, terminal }: Parts, error: Option.Option<Strea
  */
 export const start = (parts: Parts): Effect.Effect<void, never, Scope.Scope> =>
   Drain.forEachChunk(parts.transport.frames, routeChunk(parts)).pipe(
+    // Frames that came after the last result are stored before the stream ends.
+    (read) => parts.mirror === undefined ? read : Effect.ensuring(read, parts.mirror.flush),
     Effect.matchEffect({
       onFailure: (e) => finish(parts, Option.some(e)),
       onSuccess: () => Effect.flatMap(onStdoutEnd(parts), (error) => finish(parts, error))
