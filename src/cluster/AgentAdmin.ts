@@ -329,14 +329,17 @@ const outcome = (row: AdminSql.TurnRow): Pick<Turn, "status" | "lastError"> => {
   return error === null ? { status: "interrupted", lastError: null } : { status: "failed", lastError: error }
 }
 
+const decodeFailure = Schema.decodeUnknownOption(AgentEntity.AgentFailure)
+
 // The first failure or defect in an encoded `Cause`, as text.
 const failureOf = (cause: unknown): string | null => {
   if (!Predicate.isRecord(cause)) return null
   if (cause._tag === "Fail") {
-    const e = cause.error
-    return Predicate.isRecord(e) && typeof e.message === "string"
-      ? `${typeof e.reason === "string" ? `${e.reason}: ` : ""}${e.message}`
-      : JSON.stringify(e)
+    // Failures are stored encoded with the RPC's error schema: decoded, each says what it is.
+    return Option.match(decodeFailure(cause.error), {
+      onNone: () => JSON.stringify(cause.error),
+      onSome: (e) => `${e._tag}: ${e.message}`
+    })
   }
   if (cause._tag === "Die") return `defect: ${JSON.stringify(cause.defect)}`
   return failureOf(cause.left) ?? failureOf(cause.right)

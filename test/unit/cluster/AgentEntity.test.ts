@@ -202,7 +202,7 @@ describe("AgentEntity", () => {
         Effect.flip,
         Effect.provide(Entity.pipe(Layer.provideMerge(TestRunner.layer)))
       )
-      expect(sent).toMatchObject({ _tag: "AgentError", reason: "TranscriptStoreError" })
+      expect(sent).toMatchObject({ _tag: "TranscriptStoreError" })
       expect(yield* failures).toBe(before + 1)
     }))
 
