@@ -10,6 +10,7 @@ import { CLIConnectionError, ProcessError } from "../../SdkError.js"
 import type { RequestError, StreamError } from "../../services/ControlChannel.js"
 import type { Frame, TransportShape } from "../../services/Transport.js"
 import * as Drain from "./drain.js"
+import { pullOf } from "../process/stdout.js"
 import type { PendingTable } from "../protocol/pending.js"
 import { isControl, isObject, type RawObject, route } from "../protocol/router.js"
 import type { Inbound } from "./inbound.js"
@@ -137,12 +138,16 @@ const finish = ({ outbound, queue, terminal }: Parts, error: Option.Option<Strea
 
 /**
  * Starts the reader in the current scope. A pull loop rather than `Stream.runForEachChunk`: see
- * ../drain.ts.
+ * ./drain.ts; straight on the transport's pull when its frames come from one.
  *
  * @internal
  */
-export const start = (parts: Parts): Effect.Effect<void, never, Scope.Scope> =>
-  Drain.forEachChunk(parts.transport.frames, routeChunk(parts)).pipe(
+export const start = (parts: Parts): Effect.Effect<void, never, Scope.Scope> => {
+  const pull = pullOf(parts.transport.frames)
+  const drained = pull === undefined
+    ? Drain.forEachChunk(parts.transport.frames, routeChunk(parts))
+    : Drain.forEachPulled(pull, routeChunk(parts))
+  return drained.pipe(
     Effect.matchEffect({
       onFailure: (e) => finish(parts, Option.some(e)),
       onSuccess: () => Effect.flatMap(onStdoutEnd(parts), (error) => finish(parts, error))
@@ -150,3 +155,4 @@ export const start = (parts: Parts): Effect.Effect<void, never, Scope.Scope> =>
     Effect.forkScoped,
     Effect.asVoid
   )
+}
