@@ -191,6 +191,23 @@ export const make = (
     const done = () => {
       if (--inFlight === 0) idle.unsafeOpen()
     }
+    // The context of an answer's fiber: the reader's, with the handler's own services (merged
+    // once per handler's services while the reader's context stays the same) and the request's span.
+    const merged = new WeakMap<Context.Context<never>, { readonly from: Context.Context<never>; readonly to: Context.Context<never> }>()
+    const contextFor = (
+      current: Context.Context<never>,
+      services: Context.Context<never> | undefined,
+      span: Tracer.Span
+    ): Context.Context<unknown> => {
+      if (services === undefined) return withSpan(current, span)
+      let found = merged.get(services)
+      if (found === undefined || found.from !== current) {
+        found = { from: current, to: Context.merge(current, services) }
+        merged.set(services, found)
+      }
+      return withSpan(found.to, span)
+    }
+
     // `FiberMap.run`, except that the handler's fiber starts at once, on this stack: a handler
     // that answers without waiting (most hooks) is done, answer queued, before the reader moves
     // on, with no scheduler round trip. Only a fiber still running joins the map (where
@@ -198,25 +215,6 @@ export const make = (
     // `Effect.makeSpan` and is the new fiber's parent span from its first step; the fiber's
     // observer ends it. The log annotations are part of the new fiber's initial state, as
     // `Effect.annotateLogs` around the work would set them, in one update.
-    // The context of an answer's fiber: the reader's, with the handler's own services (merged
-    // once per set of services: the reader's context does not change) and the request's span.
-    let mergedFrom: Context.Context<never> | undefined
-    let mergedWith: Context.Context<never> | undefined
-    let merged: Context.Context<never> = Context.empty()
-    const contextFor = (
-      current: Context.Context<never>,
-      services: Context.Context<never> | undefined,
-      span: Tracer.Span
-    ): Context.Context<unknown> => {
-      if (services === undefined) return withSpan(current, span)
-      if (mergedFrom !== current || mergedWith !== services) {
-        merged = Context.merge(current, services)
-        mergedFrom = current
-        mergedWith = services
-      }
-      return withSpan(merged, span)
-    }
-
     const fork = (run: Run, requestId: string, request: RequestBody, span: Tracer.Span, details: Record<string, string>) =>
       Effect.withFiberRuntime<void>((parent) => {
         if (inFlight++ === 0) idle.unsafeClose()
