@@ -398,30 +398,37 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
 
     // The tool's span, its fiber, and the wait for it: a tool that answers without waiting (most
     // do) is done when it is started, and the wait is no step at all.
-    const runTool = (key: string, name: string, invoke: ToolCall, args: unknown, toolUseId: string | undefined) =>
-      (span: Tracer.Span) =>
-        Effect.withFiberRuntime<Exit.Exit<Tool.ToolResult>>((caller) => {
-          let fiber: Fiber.RuntimeFiber<Tool.ToolResult>
-          try {
-            fiber = invoke(caller, span, args, toolUseId)
-          } catch (defect) {
-            // A `call` that throws instead of failing: the tool died.
-            const exit = Exit.die(defect)
-            span.end(endTime(caller), exit)
-            return Effect.succeed(exit)
-          }
-          // Called at once if the fiber is already done.
-          fiber.addObserver((exit) => {
-            if (span.status._tag === "Started") span.end(endTime(caller), exit)
-            if (inFlight.get(key) === fiber) inFlight.delete(key)
-          })
-          const exit = fiber.unsafePoll()
-          if (exit !== null) return Effect.succeed(exit)
-          inFlight.set(key, fiber)
-          // An interrupted caller (the CLI withdrew the request, the session is closing) takes
-          // the tool down with it.
-          return Effect.onInterrupt(Fiber.await(fiber), () => Fiber.interrupt(fiber))
+    const runTool = (
+      key: string,
+      invoke: ToolCall,
+      args: unknown,
+      toolUseId: string | undefined,
+      restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    ) =>
+    (span: Tracer.Span) =>
+      Effect.withFiberRuntime<Exit.Exit<Tool.ToolResult>>((caller) => {
+        let fiber: Fiber.RuntimeFiber<Tool.ToolResult>
+        try {
+          fiber = invoke(caller, span, args, toolUseId)
+        } catch (defect) {
+          // A `call` that throws instead of failing: the tool died.
+          const exit = Exit.die(defect)
+          span.end(endTime(caller), exit)
+          return Effect.succeed(exit)
+        }
+        // Called at once if the fiber is already done.
+        fiber.addObserver((exit) => {
+          if (span.status._tag === "Started") span.end(endTime(caller), exit)
+          if (inFlight.get(key) === fiber) inFlight.delete(key)
         })
+        const exit = fiber.unsafePoll()
+        if (exit !== null) return Effect.succeed(exit)
+        inFlight.set(key, fiber)
+        // An interrupted caller (the CLI withdrew the request, the session is closing) takes
+        // the tool down with it: only the wait is interruptible, so the tool cannot be left
+        // running by an interruption before the wait began.
+        return Effect.onInterrupt(restore(Fiber.await(fiber)), () => Fiber.interrupt(fiber))
+      })
 
     const toolAnswer = (entry: ServerEntry, id: JsonRpcId, name: string) =>
     (exit: Exit.Exit<Tool.ToolResult>): Effect.Effect<JsonRpcResponse> => {
@@ -459,13 +466,16 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
       if (inFlight.has(key)) {
         return Effect.succeed(failure(id, ErrorCode.InvalidRequest, `request id ${JSON.stringify(id)} is already in use`))
       }
-      return Effect.makeSpan(`Tool.${name}`, {
-        captureStackTrace: false,
-        attributes: { "mcp.server": entry.server.name, "tool.name": name }
-      }).pipe(
-        Effect.flatMap(runTool(key, name, invoke, args ?? {}, toolUseIdOf(_meta))),
-        Effect.flatMap(toolAnswer(entry, id, name))
+      const started = Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(
+          Effect.makeSpan(`Tool.${name}`, {
+            captureStackTrace: false,
+            attributes: { "mcp.server": entry.server.name, "tool.name": name }
+          }),
+          runTool(key, invoke, args ?? {}, toolUseIdOf(_meta), restore)
+        )
       )
+      return Effect.flatMap(started, toolAnswer(entry, id, name))
     }
 
     const request = (entry: ServerEntry, id: JsonRpcId, message: JsonRpcMessage) => {
