@@ -14,7 +14,7 @@ import { RawObject } from "./internal/schema/schemas.js"
 import type * as Control from "./schema/Control.js"
 import { OptionsError } from "./SdkError.js"
 import type { InboundHandler } from "./services/ControlChannel.js"
-import { callbackEffect, provideCaptured } from "./internal/effect/captured.js"
+import { callbackEffect, providing } from "./internal/effect/captured.js"
 
 const Destination = Schema.Literal("userSettings", "projectSettings", "localSettings", "session", "cliArg")
 
@@ -286,14 +286,11 @@ export const contextOf = (request: { readonly [key: string]: unknown }, requestI
 export const makeHandler = <E, R>(
   canUseTool: CanUseTool<E, R>
 ): Effect.Effect<InboundHandler<typeof Control.CanUseTool>, never, R> =>
-  Effect.map(Effect.context<R>(), (services) => (request, requestId) =>
+  Effect.map(Effect.context<R>(), (services) => providing((request: Control.Request.Payload<typeof Control.CanUseTool>, requestId: string) =>
     Effect.gen(function*() {
       const toolName = request.tool_name
       const input = request.input
-      const result = yield* provideCaptured(
-        callbackEffect(canUseTool(toolName, input, contextOf(request, requestId)), "canUseTool"),
-        services
-      )
+      const result = yield* callbackEffect(canUseTool(toolName, input, contextOf(request, requestId)), "canUseTool")
       if (!permissionResult.is(result)) {
         return yield* new OptionsError({
           field: "canUseTool",
@@ -310,4 +307,4 @@ export const makeHandler = <E, R>(
         }
       }
       return { ...result, toolUseID: optionalString(request.tool_use_id) }
-    }))
+    }), services))

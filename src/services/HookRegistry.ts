@@ -19,7 +19,7 @@ import * as Hook from "../Hook.js"
 import type * as Control from "../schema/Control.js"
 import * as Issues from "../internal/schema/issues.js"
 import type { InboundHandler } from "./ControlChannel.js"
-import { callbackEffect, provideCaptured } from "../internal/effect/captured.js"
+import { callbackEffect, providing } from "../internal/effect/captured.js"
 
 /**
  * What a hook registry does for one session.
@@ -105,9 +105,9 @@ export class HookRegistry extends Context.Tag("effect-claude-agent/HookRegistry"
   static readonly layerEmpty: Layer.Layer<HookRegistry> = Layer.succeed(HookRegistry, HookRegistry.empty)
 }
 
-interface Registered {
+interface Registered<R> {
   readonly event: string
-  readonly callback: Hook.HookCallback<unknown, never>
+  readonly callback: Hook.HookCallback<unknown, R>
 }
 
 // The CLI takes seconds; an infinite duration means "no deadline", which is the CLI's default.
@@ -178,7 +178,7 @@ const describe = (e: unknown): string =>
  */
 export const make = <R>(hooks: Hook.Hooks<R>): Effect.Effect<HookRegistryShape, never, R> =>
   Effect.map(Effect.context<R>(), (context) => {
-    const byId = new Map<string, Registered>()
+    const byId = new Map<string, Registered<R>>()
     const initializeHooks: Record<string, ReadonlyArray<InitializeHookMatcher>> = {}
     for (const [event, matchers] of Object.entries(hooks)) {
       if (matchers === undefined || matchers.length === 0) continue
@@ -188,7 +188,7 @@ export const make = <R>(hooks: Hook.Hooks<R>): Effect.Effect<HookRegistryShape, 
           const field = `hooks.${event}`
           byId.set(id, {
             event,
-            callback: (input, toolUseId) => provideCaptured(callbackEffect(callback(input, toolUseId), field), context)
+            callback: (input, toolUseId) => callbackEffect(callback(input, toolUseId), field)
           })
           return id
         })
@@ -196,7 +196,9 @@ export const make = <R>(hooks: Hook.Hooks<R>): Effect.Effect<HookRegistryShape, 
       })
     }
 
-    const handleCallback: InboundHandler<typeof Control.HookCallback> = (request) =>
+    // The services are provided around the whole answer, once: the control channel then starts
+    // the answer's fiber with them (see `providing`).
+    const answer = (request: Control.Request.Payload<typeof Control.HookCallback>) =>
       Effect.suspend(() => {
         const id = request.callback_id
         const registered = byId.get(id)
@@ -229,6 +231,7 @@ export const make = <R>(hooks: Hook.Hooks<R>): Effect.Effect<HookRegistryShape, 
         })
       })
 
+    const handleCallback: InboundHandler<typeof Control.HookCallback> = providing(answer, context)
     return { initializeHooks, handleCallback }
   })
 

@@ -16,15 +16,32 @@
  *
  * @since 0.1.0
  */
-import { Cause, Context, Duration, Effect, Either, Exit, Fiber, Layer, ParseResult, Predicate, Ref, Schema } from "effect"
-import type { Scope, Tracer } from "effect"
+import {
+  Cause,
+  Clock,
+  Context,
+  Duration,
+  Effect,
+  Either,
+  Exit,
+  Fiber,
+  FiberRef,
+  Layer,
+  ParseResult,
+  Predicate,
+  Ref,
+  Runtime,
+  Schema,
+  Tracer
+} from "effect"
+import type { Scope } from "effect"
+import * as Guard from "../internal/schema/guard.js"
 import { decodePositiveDuration } from "../internal/schema/duration.js"
 import type * as Control from "../schema/Control.js"
 import type * as McpServer from "../McpServer.js"
 import { OptionsError } from "../SdkError.js"
 import type * as Tool from "../Tool.js"
 import type { InboundHandler } from "./ControlChannel.js"
-import { provideCapturedUnder } from "../internal/effect/captured.js"
 
 /**
  * What an MCP bridge does for one session.
@@ -174,6 +191,12 @@ const toolUseIdOf = (meta: unknown): string | undefined =>
     ? meta["claudecode/toolUseId"]
     : undefined
 
+// When a span ends, read as `Effect.withSpan` reads it: the fiber's clock, when timing is on.
+const endTime = (fiber: Fiber.RuntimeFiber<unknown, unknown>): bigint =>
+  fiber.getFiberRef(FiberRef.currentTracerTimingEnabled)
+    ? Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeNanos()
+    : BigInt(0)
+
 // A NUL cannot occur in a server name the CLI routes by, and JSON keeps 1 and "1" apart.
 const fiberKey = (server: string, id: string | number | null): string => `${server}\u0000${JSON.stringify(id)}`
 
@@ -232,7 +255,17 @@ interface ServerEntry {
   readonly timeoutMs: number | undefined
 }
 
-type ToolCall = (args: unknown, toolUseId: string | undefined, span: Tracer.Span) => Effect.Effect<Tool.ToolResult>
+/**
+ * Starts one call of a tool in a fiber of its own, at once on the caller's stack: the caller's
+ * context with the services captured for the tool's server, `span` (the call's) as the parent of
+ * its spans, the caller's fiber refs (log annotations, tracer settings).
+ */
+type ToolCall = (
+  caller: Fiber.RuntimeFiber<unknown, unknown>,
+  span: Tracer.Span,
+  args: unknown,
+  toolUseId: string | undefined
+) => Fiber.RuntimeFiber<Tool.ToolResult>
 
 const validate = <R>(
   servers: ReadonlyArray<McpServer.McpServer<R>>,
@@ -266,7 +299,14 @@ const validate = <R>(
           })
         )
       }
-      tools.set(tool.name, (args, toolUseId, span) => provideCapturedUnder(tool.call(args, toolUseId), context, span))
+      tools.set(tool.name, (caller, span, args, toolUseId) =>
+        Runtime.runFork(
+          Runtime.make({
+            context: Context.add(Context.merge(caller.currentContext, context), Tracer.ParentSpan, span),
+            fiberRefs: caller.getFiberRefs(),
+            runtimeFlags: Runtime.defaultRuntime.runtimeFlags
+          })
+        )(tool.call(args, toolUseId), { immediate: true }))
     }
     let timeoutMs: number | undefined
     if (server.timeout !== undefined) {
@@ -290,10 +330,21 @@ const validate = <R>(
   return Either.right(table)
 }
 
-// Compiled once: every MCP message goes through these.
-const decodeJsonRpcMessage = Schema.decodeUnknownEither(JsonRpcMessage)
+// Compiled once: every MCP message goes through these. A valid message or `tools/call` is its own
+// decoding (see `Guard.fastPath`): the fields it carries beyond the Schema's are kept, and never
+// read.
+const preserve = { onExcessProperty: "preserve" } as const
+const decodeJsonRpcMessage = Guard.fastPath(
+  JsonRpcMessage,
+  Schema.decodeUnknownEither(JsonRpcMessage, preserve),
+  { excessKept: true }
+)
 const isJsonRpcResponseIn = Schema.is(JsonRpcResponseIn)
-const decodeCallToolParams = Schema.decodeUnknownEither(CallToolParams)
+const decodeCallToolParams = Guard.fastPath(
+  CallToolParams,
+  Schema.decodeUnknownEither(CallToolParams, preserve),
+  { excessKept: true }
+)
 const decodeInitializeParams = Schema.decodeUnknownOption(InitializeParams)
 const decodeCancelledParams = Schema.decodeUnknownEither(CancelledParams)
 
@@ -345,56 +396,87 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
         return fiber === undefined ? Effect.void : Fiber.interrupt(fiber)
       })
 
-    const callTool = (entry: ServerEntry, id: JsonRpcId, params: unknown) =>
-      Effect.gen(function*() {
-        const decoded = decodeCallToolParams(params)
-        if (Either.isLeft(decoded)) {
-          return failure(id, ErrorCode.InvalidParams, `Invalid tools/call params: ${formatParseError(decoded.left)}`)
+    // The tool's span, its fiber, and the wait for it: a tool that answers without waiting (most
+    // do) is done when it is started, and the wait is no step at all.
+    const runTool = (
+      key: string,
+      invoke: ToolCall,
+      args: unknown,
+      toolUseId: string | undefined,
+      restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    ) =>
+    (span: Tracer.Span) =>
+      Effect.withFiberRuntime<Exit.Exit<Tool.ToolResult>>((caller) => {
+        let fiber: Fiber.RuntimeFiber<Tool.ToolResult>
+        try {
+          fiber = invoke(caller, span, args, toolUseId)
+        } catch (defect) {
+          // A `call` that throws instead of failing: the tool died.
+          const exit = Exit.die(defect)
+          span.end(endTime(caller), exit)
+          return Effect.succeed(exit)
         }
-        const { name, arguments: args, _meta } = decoded.right
-        const invoke = entry.tools.get(name)
-        // Unknown tool: a protocol error (-32602), as the MCP spec's own example for tools/call
-        // does, rather than a tool result. The CLI only calls tools it got from tools/list, so
-        // this means a stale or confused client, not a model mistake the model could fix.
-        if (invoke === undefined) {
-          return failure(id, ErrorCode.InvalidParams, `Unknown tool: ${name} (server ${entry.server.name})`)
-        }
-        const key = fiberKey(entry.server.name, id)
-        if (inFlight.has(key)) {
-          return failure(id, ErrorCode.InvalidRequest, `request id ${JSON.stringify(id)} is already in use`)
-        }
-        const call = Effect.acquireUseRelease(
-          // The tool runs on this handler's fiber (a fiber of its own per call, forked and
-          // awaited, cost a tenth of a call's CPU). Interrupting it ends the handler
-          // interrupted, and the control channel then writes nothing, as MCP asks for a
-          // cancelled request.
-          Effect.withFiberRuntime<void>((fiber) => {
-            inFlight.set(key, fiber)
-            return Effect.void
-          }),
-          () =>
-            Effect.useSpan(`Tool.${name}`, {
-              captureStackTrace: false,
-              attributes: { "mcp.server": entry.server.name, "tool.name": name }
-            }, (span) => invoke(args ?? {}, toolUseIdOf(_meta), span)),
-          () => Effect.sync(() => inFlight.delete(key))
-        )
-        const exit = yield* Effect.exit(call)
-        if (Exit.isSuccess(exit)) return success(id, toWireResult(exit.value))
-        // Cancelled by `notifications/cancelled` (or the session is closing): MCP says a
-        // cancelled request gets no response, so this handler ends interrupted and the control
-        // channel writes nothing.
-        if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
-        yield* Effect.logWarning(
-          `effect-claude-agent: SDK MCP tool ${entry.server.name}/${name} died`,
-          Cause.pretty(exit.cause)
-        )
-        const defect = Cause.squash(exit.cause)
-        const message = Predicate.hasProperty(defect, "message") && typeof defect.message === "string"
-          ? defect.message
-          : String(defect)
-        return failure(id, ErrorCode.InternalError, `Internal error in tool ${name}: ${message}`)
+        // Called at once if the fiber is already done.
+        fiber.addObserver((exit) => {
+          if (span.status._tag === "Started") span.end(endTime(caller), exit)
+          if (inFlight.get(key) === fiber) inFlight.delete(key)
+        })
+        const exit = fiber.unsafePoll()
+        if (exit !== null) return Effect.succeed(exit)
+        inFlight.set(key, fiber)
+        // An interrupted caller (the CLI withdrew the request, the session is closing) takes
+        // the tool down with it: only the wait is interruptible, so the tool cannot be left
+        // running by an interruption before the wait began.
+        return Effect.onInterrupt(restore(Fiber.await(fiber)), () => Fiber.interrupt(fiber))
       })
+
+    const toolAnswer = (entry: ServerEntry, id: JsonRpcId, name: string) =>
+    (exit: Exit.Exit<Tool.ToolResult>): Effect.Effect<JsonRpcResponse> => {
+      if (Exit.isSuccess(exit)) return Effect.succeed(success(id, toWireResult(exit.value)))
+      // Cancelled by `notifications/cancelled` (or the session is closing): MCP says a cancelled
+      // request gets no response, so this handler ends interrupted and the control channel
+      // writes nothing.
+      if (Cause.isInterruptedOnly(exit.cause)) return Effect.interrupt
+      const defect = Cause.squash(exit.cause)
+      const message = Predicate.hasProperty(defect, "message") && typeof defect.message === "string"
+        ? defect.message
+        : String(defect)
+      return Effect.as(
+        Effect.logWarning(`effect-claude-agent: SDK MCP tool ${entry.server.name}/${name} died`, Cause.pretty(exit.cause)),
+        failure(id, ErrorCode.InternalError, `Internal error in tool ${name}: ${message}`)
+      )
+    }
+
+    const callTool = (entry: ServerEntry, id: JsonRpcId, params: unknown): Effect.Effect<JsonRpcResponse> => {
+      const decoded = decodeCallToolParams(params)
+      if (Either.isLeft(decoded)) {
+        return Effect.succeed(
+          failure(id, ErrorCode.InvalidParams, `Invalid tools/call params: ${formatParseError(decoded.left)}`)
+        )
+      }
+      const { name, arguments: args, _meta } = decoded.right
+      const invoke = entry.tools.get(name)
+      // Unknown tool: a protocol error (-32602), as the MCP spec's own example for tools/call
+      // does, rather than a tool result. The CLI only calls tools it got from tools/list, so
+      // this means a stale or confused client, not a model mistake the model could fix.
+      if (invoke === undefined) {
+        return Effect.succeed(failure(id, ErrorCode.InvalidParams, `Unknown tool: ${name} (server ${entry.server.name})`))
+      }
+      const key = fiberKey(entry.server.name, id)
+      if (inFlight.has(key)) {
+        return Effect.succeed(failure(id, ErrorCode.InvalidRequest, `request id ${JSON.stringify(id)} is already in use`))
+      }
+      const started = Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(
+          Effect.makeSpan(`Tool.${name}`, {
+            captureStackTrace: false,
+            attributes: { "mcp.server": entry.server.name, "tool.name": name }
+          }),
+          runTool(key, invoke, args ?? {}, toolUseIdOf(_meta), restore)
+        )
+      )
+      return Effect.flatMap(started, toolAnswer(entry, id, name))
+    }
 
     const request = (entry: ServerEntry, id: JsonRpcId, message: JsonRpcMessage) => {
       switch (message.method) {
@@ -441,23 +523,24 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
     }
 
     const handleMessage: InboundHandler<typeof Control.McpMessage> = ({ message, server_name }) =>
-      Effect.gen(function*() {
-        const entry = (yield* Ref.get(table)).get(server_name)
-        if (entry === undefined) return unknownServer(message, server_name)
+      Effect.flatMap(Ref.get(table), (current): Effect.Effect<Control.Request.Success<typeof Control.McpMessage>> => {
+        const entry = current.get(server_name)
+        if (entry === undefined) return Effect.succeed(unknownServer(message, server_name))
         const decoded = decodeJsonRpcMessage(message)
         if (Either.isLeft(decoded)) {
           if (isJsonRpcResponseIn(message)) {
-            yield* Effect.logDebug(`effect-claude-agent: ignoring a JSON-RPC response sent to ${server_name}`)
-            return notificationAck
+            return Effect.as(
+              Effect.logDebug(`effect-claude-agent: ignoring a JSON-RPC response sent to ${server_name}`),
+              notificationAck
+            )
           }
-          return wrap(failure(idOf(message), ErrorCode.InvalidRequest, `Invalid Request: ${formatParseError(decoded.left)}`))
+          return Effect.succeed(
+            wrap(failure(idOf(message), ErrorCode.InvalidRequest, `Invalid Request: ${formatParseError(decoded.left)}`))
+          )
         }
         const jsonRpc = decoded.right
-        if (jsonRpc.id === undefined) {
-          yield* notification(entry, jsonRpc)
-          return notificationAck
-        }
-        return wrap(yield* request(entry, jsonRpc.id, jsonRpc))
+        if (jsonRpc.id === undefined) return Effect.as(notification(entry, jsonRpc), notificationAck)
+        return Effect.map(request(entry, jsonRpc.id, jsonRpc), wrap)
       })
 
     const setServers = <R2>(next: ReadonlyArray<McpServer.McpServer<R2>>) =>

@@ -24,14 +24,21 @@ export const forEachChunk = <A, E, R, E2, R2>(
   self: Stream.Stream<A, E, R>,
   f: (chunk: Chunk.Chunk<A>) => Effect.Effect<unknown, E2, R2>
 ): Effect.Effect<void, E | E2, R | R2> =>
-  Effect.scoped(
-    Effect.flatMap(Stream.toPull(self), (pull) => {
-      // Failures of `f` are kept apart from the pull's `Option` so they are not mistaken for the end.
-      const body = Effect.flatMap(pull, (chunk) => Effect.mapError(f(chunk), Option.some))
-      return Effect.whileLoop({ while: () => true, body: () => body, step: () => {} }).pipe(
-        Effect.catchAll((error: Option.Option<E | E2>) =>
-          Option.isNone(error) ? Effect.void : Effect.fail(error.value)
-        )
-      )
-    })
+  Effect.scoped(Effect.flatMap(Stream.toPull(self), (pull) => forEachPulled(pull, f)))
+
+/**
+ * Runs `f` on every chunk `pull` gives until it fails with `None` (the end); fails with its
+ * other failures or `f`'s. For a source that is a pull already (no stream around it to run).
+ *
+ * @internal
+ */
+export const forEachPulled = <A, E, R, E2, R2>(
+  pull: Effect.Effect<Chunk.Chunk<A>, Option.Option<E>, R>,
+  f: (chunk: Chunk.Chunk<A>) => Effect.Effect<unknown, E2, R2>
+): Effect.Effect<void, E | E2, R | R2> => {
+  // Failures of `f` are kept apart from the pull's `Option` so they are not mistaken for the end.
+  const body = Effect.flatMap(pull, (chunk) => Effect.mapError(f(chunk), Option.some))
+  return Effect.whileLoop({ while: () => true, body: () => body, step: () => {} }).pipe(
+    Effect.catchAll((error: Option.Option<E | E2>) => Option.isNone(error) ? Effect.void : Effect.fail(error.value))
   )
+}

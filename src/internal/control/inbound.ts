@@ -28,6 +28,7 @@ import type { ControlChannelShape, InboundHandler } from "../../services/Control
 import * as Telemetry from "../../Telemetry.js"
 import * as Guard from "../schema/guard.js"
 import * as Issues from "../schema/issues.js"
+import * as Captured from "../effect/captured.js"
 import * as Frames from "../protocol/controlFrames.js"
 import { route, type RequestBody } from "../protocol/router.js"
 import type { CurrentTurn } from "../session/turns.js"
@@ -35,8 +36,18 @@ import { errorText, oneLine } from "./text.js"
 
 const decodeOptions = { onExcessProperty: "preserve" } as const
 
-/** A registered handler: decodes the request, runs the handler, encodes its answer. */
-type Run = (request: unknown, requestId: string) => Effect.Effect<unknown, unknown>
+/**
+ * A request's answer, before it runs: `effect` decodes nothing more, runs the handler and
+ * encodes its answer; `services`, when the handler captured services of its own (`providing`),
+ * are what the answer's fiber starts with.
+ */
+interface Handled {
+  readonly effect: Effect.Effect<unknown, unknown, unknown>
+  readonly services: Context.Context<never> | undefined
+}
+
+/** A registered handler: decodes the request and calls the handler (on the caller's stack). */
+type Run = (request: unknown, requestId: string) => Handled
 
 /**
  * The inbound half's operations.
@@ -88,19 +99,32 @@ const compile = <Req extends Control.Request.Any>(
     ParseResult.encodeUnknownEither(descriptor.success),
     { excessKept: false }
   )
+  const encode = (success: unknown) => {
+    const encoded = encodeSuccess(success)
+    return Either.isLeft(encoded)
+      ? Effect.fail(`invalid ${descriptor.subtype} answer: ${Issues.describe(encoded.left)}`)
+      : Effect.succeed(encoded.right)
+  }
   return (request, requestId) => {
     const payload = decodePayload(request)
     if (Either.isLeft(payload)) {
-      return Effect.fail(`malformed ${descriptor.subtype} request: ${Issues.describe(payload.left)}`)
+      return { effect: Effect.fail(`malformed ${descriptor.subtype} request: ${Issues.describe(payload.left)}`), services: undefined }
     }
-    return Effect.flatMap(handler(payload.right, requestId), (success) => {
-      const encoded = encodeSuccess(success)
-      return Either.isLeft(encoded)
-        ? Effect.fail(`invalid ${descriptor.subtype} answer: ${Issues.describe(encoded.left)}`)
-        : Effect.succeed(encoded.right)
-    })
+    const handled = handler(payload.right, requestId)
+    const inner = Captured.unprovided(handled)
+    return inner === undefined
+      ? { effect: Effect.flatMap(handled, encode), services: undefined }
+      : { effect: Effect.flatMap(inner.effect, encode), services: inner.services }
   }
 }
+
+// `Context.add(context, Tracer.ParentSpan, span)`, as a context that provides whatever the
+// handler requires: the services it captured for that are in `context`, and its type no longer
+// names them.
+const withSpan = (context: Context.Context<never>, span: Tracer.Span): Context.Context<unknown> =>
+  Context.unsafeMake(new Map(context.unsafeMap).set(Tracer.ParentSpan.key, span))
+
+const died = (defect: unknown): Handled => ({ effect: Effect.die(defect), services: undefined })
 
 // Histograms tagged by subtype, made once per subtype: this runs on every request.
 const histograms = new Map<string, typeof Telemetry.callbackDuration>()
@@ -114,23 +138,15 @@ const histogram = (subtype: string) => {
 }
 
 // Timed as `Effect.timed` would (the channel's clock, successes only), in fewer steps: one
-// `matchCauseEffect` around the handler, which is called here so that a handler that throws
-// instead of failing is answered as a defect.
+// `matchCauseEffect` around the handler.
 const answer = (
   send: (frame: unknown) => Effect.Effect<void>,
   clock: Clock.Clock,
-  run: Run,
+  handled: Effect.Effect<unknown, unknown, unknown>,
   requestId: string,
-  request: RequestBody
-): Effect.Effect<void> => {
-  const subtype = request.subtype
+  subtype: string
+): Effect.Effect<void, never, unknown> => {
   const start = clock.unsafeCurrentTimeNanos()
-  let handled: Effect.Effect<unknown, unknown>
-  try {
-    handled = run(request, requestId)
-  } catch (defect) {
-    handled = Effect.die(defect)
-  }
   return Effect.matchCauseEffect(handled, {
     onSuccess: (response) => {
       const elapsed = Number(clock.unsafeCurrentTimeNanos() - start) / 1_000_000
@@ -175,6 +191,23 @@ export const make = (
     const done = () => {
       if (--inFlight === 0) idle.unsafeOpen()
     }
+    // The context of an answer's fiber: the reader's, with the handler's own services (merged
+    // once per handler's services while the reader's context stays the same) and the request's span.
+    const merged = new WeakMap<Context.Context<never>, { readonly from: Context.Context<never>; readonly to: Context.Context<never> }>()
+    const contextFor = (
+      current: Context.Context<never>,
+      services: Context.Context<never> | undefined,
+      span: Tracer.Span
+    ): Context.Context<unknown> => {
+      if (services === undefined) return withSpan(current, span)
+      let found = merged.get(services)
+      if (found === undefined || found.from !== current) {
+        found = { from: current, to: Context.merge(current, services) }
+        merged.set(services, found)
+      }
+      return withSpan(found.to, span)
+    }
+
     // `FiberMap.run`, except that the handler's fiber starts at once, on this stack: a handler
     // that answers without waiting (most hooks) is done, answer queued, before the reader moves
     // on, with no scheduler round trip. Only a fiber still running joins the map (where
@@ -189,8 +222,16 @@ export const make = (
         annotations = HashMap.set(annotations, "controlSubtype", request.subtype)
         annotations = HashMap.set(annotations, "controlRequestId", requestId)
         for (const key in details) annotations = HashMap.set(annotations, key, details[key])
+        // The handler is called here, so that one that throws instead of failing is answered as
+        // a defect, and so that the services it captured are known before its fiber starts.
+        let handled: Handled
+        try {
+          handled = run(request, requestId)
+        } catch (defect) {
+          handled = died(defect)
+        }
         const runtime = Runtime.make({
-          context: Context.add(parent.currentContext, Tracer.ParentSpan, span),
+          context: contextFor(parent.currentContext, handled.services, span),
           fiberRefs: FiberRefs.updateAs(parent.getFiberRefs(), {
             fiberId: parent.id(),
             fiberRef: FiberRef.currentLogAnnotations,
@@ -198,7 +239,7 @@ export const make = (
           }),
           runtimeFlags: Runtime.defaultRuntime.runtimeFlags
         })
-        const fiber = Runtime.runFork(runtime)(Effect.suspend(() => answer(send, clock, run, requestId, request)), { immediate: true })
+        const fiber = Runtime.runFork(runtime)(answer(send, clock, handled.effect, requestId, request.subtype), { immediate: true })
         // Called at once if the fiber is already done.
         fiber.addObserver((exit) => {
           if (span.status._tag === "Started") span.end(timing ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)

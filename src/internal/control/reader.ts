@@ -10,6 +10,7 @@ import { CLIConnectionError, CLIEndedError, ProcessError } from "../../SdkError.
 import type { RequestError, StreamError } from "../../services/ControlChannel.js"
 import type { Frame, TransportShape } from "../../services/Transport.js"
 import * as Drain from "./drain.js"
+import { pullOf } from "../process/stdout.js"
 import type { PendingTable } from "../protocol/pending.js"
 import { isControl, isObject, type RawObject, route } from "../protocol/router.js"
 import type { Mirror } from "../session/mirror.js"
@@ -161,14 +162,18 @@ const finish = ({ outbound, queue, terminal }: Parts, error: Option.Option<Strea
 
 /**
  * Starts the reader in the current scope. A pull loop rather than `Stream.runForEachChunk`: see
- * ../drain.ts.
+ * ./drain.ts; straight on the transport's pull when its frames come from one.
  *
  * @internal
  */
-export const start = (parts: Parts): Effect.Effect<void, never, Scope.Scope> =>
-  Drain.forEachChunk(parts.transport.frames, routeChunk(parts)).pipe(
-    // Frames that came after the last result are stored before the stream ends.
-    (read) => parts.mirror === undefined ? read : Effect.ensuring(read, parts.mirror.flush),
+export const start = (parts: Parts): Effect.Effect<void, never, Scope.Scope> => {
+  const pull = pullOf(parts.transport.frames)
+  const drained = pull === undefined
+    ? Drain.forEachChunk(parts.transport.frames, routeChunk(parts))
+    : Drain.forEachPulled(pull, routeChunk(parts))
+  // Frames that came after the last result are stored before the stream ends.
+  const read = parts.mirror === undefined ? drained : Effect.ensuring(drained, parts.mirror.flush)
+  return read.pipe(
     Effect.matchEffect({
       onFailure: (e) => finish(parts, Option.some(e)),
       onSuccess: () => Effect.flatMap(onStdoutEnd(parts), (error) => finish(parts, error))
@@ -176,3 +181,4 @@ export const start = (parts: Parts): Effect.Effect<void, never, Scope.Scope> =>
     Effect.forkScoped,
     Effect.asVoid
   )
+}

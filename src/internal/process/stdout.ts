@@ -37,6 +37,18 @@ export interface Flow {
 
 type Pull = Effect.Effect<Chunk.Chunk<Frame>, Option.Option<ReadError>>
 
+// The pull behind each `StdoutFrames` stream: a reader given the stream takes frames from it
+// directly, without a stream's channel machinery around every take.
+const pulls = new WeakMap<Stream.Stream<Frame, ReadError>, Pull>()
+
+/**
+ * The pull behind `frames` when a `StdoutFrames` made it (fails with `None` at the end, as
+ * `Stream.toPull`'s pull does); `undefined` for any other stream.
+ *
+ * @internal
+ */
+export const pullOf = (frames: Stream.Stream<Frame, ReadError>): Pull | undefined => pulls.get(frames)
+
 const decodeError = (problem: ReadProblem): CLIJSONDecodeError => new CLIJSONDecodeError(problem)
 
 const END: Pull = Effect.fail(Option.none())
@@ -60,6 +72,8 @@ export class StdoutFrames {
 
   constructor(maxBytes: number, private readonly flow?: Flow) {
     this.reader = new FrameReader(maxBytes)
+    // Field initialisers have run: `pull` and `stream` are set.
+    pulls.set(this.stream, this.pull)
   }
 
   /**

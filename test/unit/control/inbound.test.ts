@@ -1,7 +1,8 @@
 // The inbound half of the channel over the in-memory fake CLI: defects, the count of running
 // handlers and its wait, the span of each request.
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer, Schema } from "effect"
+import * as HookRegistry from "../../../src/services/HookRegistry.js"
 import * as Control from "../../../src/schema/Control.js"
 import { ControlChannel } from "../../../src/services/ControlChannel.js"
 import * as FakeCli from "../../../src/testing/FakeCli.js"
@@ -108,5 +109,61 @@ describe("inbound control requests", () => {
       expect(answer.response).toEqual({ half: "21" })
       const bad = yield* cli.requestRaw({ subtype: "test_halve", n: 42 }, "r-t2")
       expect(String(bad.error)).toContain("malformed test_halve request")
+    }).pipe(Effect.provide(env)))
+
+  it.effect("a hook's captured services reach its callback through the channel, whose spans sit under the request's", () =>
+    Effect.gen(function*() {
+      class Policy extends Context.Tag("test/inbound/Policy")<Policy, { readonly reason: string }>() {}
+      const { spans, tracer } = yield* SpanRecorder.make
+      const answers = yield* Effect.gen(function*() {
+        const control = yield* ControlChannel
+        const cli = yield* FakeCli.FakeCli
+        const registry = yield* HookRegistry.make({
+          Stop: [{
+            hooks: [() =>
+              Effect.map(Policy, (policy) => ({ stopReason: policy.reason })).pipe(Effect.withSpan("user.hook"))]
+          }]
+        }).pipe(Effect.provideService(Policy, { reason: "captured" }))
+        yield* control.handle(Control.HookCallback, registry.handleCallback)
+        const input = { hook_event_name: "Stop", session_id: "s", transcript_path: "/t", cwd: "/", stop_hook_active: false }
+        const first = yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input }, "r-cap-1")
+        const second = yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input }, "r-cap-2")
+        // Called outside the channel, the handler provides the services itself.
+        const direct = yield* registry.handleCallback({ callback_id: "hook_0", input }, "r-direct")
+        return [first.response, second.response, direct]
+      }).pipe(Effect.provide(env), Effect.scoped, Effect.withTracer(tracer))
+      expect(answers).toEqual([{ stopReason: "captured" }, { stopReason: "captured" }, { stopReason: "captured" }])
+      const requests = spans.filter((s) => s.name === "ControlChannel.hook_callback")
+      const user = spans.filter((s) => s.name === "user.hook")
+      expect(user).toHaveLength(3)
+      expect(user.slice(0, 2).map((s) => s.parent._tag === "Some" ? s.parent.value.spanId : undefined))
+        .toEqual(requests.map((s) => s.spanId))
+    }))
+
+  it.scoped("cancelling a request interrupts a hook callback with captured services, and nothing is answered", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const started = yield* Deferred.make<void>()
+      const interrupted = yield* Deferred.make<void>()
+      const registry = yield* HookRegistry.make({
+        Stop: [{
+          hooks: [() =>
+            Deferred.succeed(started, undefined).pipe(
+              Effect.zipRight(Effect.never),
+              Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
+            )]
+        }]
+      })
+      yield* control.handle(Control.HookCallback, registry.handleCallback)
+      const input = { hook_event_name: "Stop", session_id: "s", transcript_path: "/t", cwd: "/", stop_hook_active: false }
+      yield* Effect.fork(cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input }, "r-cancel"))
+      yield* Deferred.await(started)
+      expect(yield* control.inFlight).toBe(1)
+      yield* cli.cancel("r-cancel")
+      yield* Deferred.await(interrupted)
+      yield* control.awaitNoneInFlight
+      const written = yield* cli.sent
+      expect(written.some((f) => f.type === "control_response")).toBe(false)
     }).pipe(Effect.provide(env)))
 })
