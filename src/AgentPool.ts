@@ -19,7 +19,7 @@
  * @since 0.1.0
  */
 import type { FileSystem, Path } from "@effect/platform"
-import { Clock, Context, Duration, Effect, FiberRef, Layer, Option, PubSub, Scope, Stream } from "effect"
+import { Clock, Context, Duration, Effect, FiberRef, Layer, Option, PubSub, type Scope, Stream } from "effect"
 import type * as AgentSession from "./AgentSession.js"
 import * as ClaudeAgent from "./ClaudeAgent.js"
 import * as Config from "./internal/pool/config.js"
@@ -354,7 +354,10 @@ export const withPriority =
     return typeof given === "number" && Number.isFinite(given)
       ? Effect.locally(effect, Slots.priorityRef, given)
       : Effect.fail(
-        new OptionsError({ field: "priority", detail: `expected a finite number; got ${JSON.stringify(given) ?? String(given)}` })
+        new OptionsError({
+          field: "priority",
+          detail: `expected a finite number; got ${JSON.stringify(given) ?? String(given)}`
+        })
       )
   }
 

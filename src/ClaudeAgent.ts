@@ -8,8 +8,8 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
 import { Context, Effect, Layer, Metric, Option, type Schema, type Scope, Stream } from "effect"
 import { dual } from "effect/Function"
 import * as AgentSession from "./AgentSession.js"
@@ -164,7 +164,9 @@ const warnShadowedCanUseTool = <R>(options: Options.Options<R>) => {
       : Effect.void,
     bare.length > 0
       ? Effect.logWarning(
-        `effect-claude-agent: canUseTool is not called for tools in allowedTools (${bare.join(", ")}): they are always allowed`
+        `effect-claude-agent: canUseTool is not called for tools in allowedTools (${
+          bare.join(", ")
+        }): they are always allowed`
       )
       : Effect.void
   ], { discard: true })
@@ -211,8 +213,10 @@ export const layer: Layer.Layer<
   ClaudeAgent,
   // Only these services: the caller's whole context may hold the Scope a layer was built in, and
   // providing that would tie every session's process to the layer's lifetime.
-  Effect.map(Effect.context<FileSystem.FileSystem | Path.Path>(), (all) =>
-    make({ transport: SessionServices.subprocessTransportWith(all) }))
+  Effect.map(
+    Effect.context<FileSystem.FileSystem | Path.Path>(),
+    (all) => make({ transport: SessionServices.subprocessTransportWith(all) })
+  )
 )
 
 /**

@@ -286,7 +286,10 @@ export const ask = (reason?: string): SyncHookOutput => ({
  * @since 0.1.0
  * @category answers
  */
-export type ContextEvent = Extract<HookSpecificOutput, { readonly additionalContext?: string | undefined }>["hookEventName"]
+export type ContextEvent = Extract<
+  HookSpecificOutput,
+  { readonly additionalContext?: string | undefined }
+>["hookEventName"]
 
 /**
  * Adds text to the model's context (`hookSpecificOutput.additionalContext`).

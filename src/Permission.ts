@@ -286,25 +286,31 @@ export const contextOf = (request: { readonly [key: string]: unknown }, requestI
 export const makeHandler = <E, R>(
   canUseTool: CanUseTool<E, R>
 ): Effect.Effect<InboundHandler<typeof Control.CanUseTool>, never, R> =>
-  Effect.map(Effect.context<R>(), (services) => providing((request: Control.Request.Payload<typeof Control.CanUseTool>, requestId: string) =>
-    Effect.gen(function*() {
-      const toolName = request.tool_name
-      const input = request.input
-      const result = yield* callbackEffect(canUseTool(toolName, input, contextOf(request, requestId)), "canUseTool")
-      if (!permissionResult.is(result)) {
-        return yield* new OptionsError({
-          field: "canUseTool",
-          detail: `returned an invalid result: ${permissionResult.explain(result)}`
-        })
-      }
-      if (result.behavior === "allow") {
-        return {
-          behavior: "allow",
-          updatedInput: result.updatedInput ?? input,
-          ...(result.updatedPermissions === undefined ? {} : { updatedPermissions: result.updatedPermissions }),
-          ...(result.decisionClassification === undefined ? {} : { decisionClassification: result.decisionClassification }),
-          toolUseID: optionalString(request.tool_use_id)
-        }
-      }
-      return { ...result, toolUseID: optionalString(request.tool_use_id) }
-    }), services))
+  Effect.map(
+    Effect.context<R>(),
+    (services) =>
+      providing((request: Control.Request.Payload<typeof Control.CanUseTool>, requestId: string) =>
+        Effect.gen(function*() {
+          const toolName = request.tool_name
+          const input = request.input
+          const result = yield* callbackEffect(canUseTool(toolName, input, contextOf(request, requestId)), "canUseTool")
+          if (!permissionResult.is(result)) {
+            return yield* new OptionsError({
+              field: "canUseTool",
+              detail: `returned an invalid result: ${permissionResult.explain(result)}`
+            })
+          }
+          if (result.behavior === "allow") {
+            return {
+              behavior: "allow",
+              updatedInput: result.updatedInput ?? input,
+              ...(result.updatedPermissions === undefined ? {} : { updatedPermissions: result.updatedPermissions }),
+              ...(result.decisionClassification === undefined
+                ? {}
+                : { decisionClassification: result.decisionClassification }),
+              toolUseID: optionalString(request.tool_use_id)
+            }
+          }
+          return { ...result, toolUseID: optionalString(request.tool_use_id) }
+        }), services)
+  )

@@ -655,7 +655,9 @@ interface Candidate extends Located {
 
 const candidatesIn = (ctx: Ctx, projectDir: string, projectPath: string | undefined) =>
   Effect.gen(function*() {
-    const names = (yield* readDirectory(ctx, projectDir)).filter((n) => n.endsWith(".jsonl") && T.isUuid(n.slice(0, -6)))
+    const names = (yield* readDirectory(ctx, projectDir)).filter((n) =>
+      n.endsWith(".jsonl") && T.isUuid(n.slice(0, -6))
+    )
     const found = yield* Effect.forEach(names, (name) => {
       const file = ctx.path.join(projectDir, name)
       return ctx.fs.stat(file).pipe(
@@ -761,7 +763,9 @@ const listed = (ctx: Ctx, c: Candidate, includeProgrammatic: boolean) =>
       return Option.none<SessionInfo>()
     }
     const fields = yield* infoAt(ctx, c.sessionId, c, lite.value)
-    return fields === undefined ? Option.none<SessionInfo>() : Option.some<SessionInfo>({ ...fields, lastModified: c.mtime })
+    return fields === undefined
+      ? Option.none<SessionInfo>()
+      : Option.some<SessionInfo>({ ...fields, lastModified: c.mtime })
   }).pipe(
     Effect.catchAll((error) =>
       Effect.as(
@@ -1046,7 +1050,11 @@ export const getSubagentMessages = (
     const located = yield* locate(ctx, sessionId, options.dir)
     const agent = (yield* agentFiles(ctx, subagentsDir(ctx, located, sessionId))).find((a) => a.agentId === agentId)
     if (agent === undefined) {
-      return yield* new SessionNotFoundError({ sessionId, agentId, ...(options.dir !== undefined ? { dir: options.dir } : {}) })
+      return yield* new SessionNotFoundError({
+        sessionId,
+        agentId,
+        ...(options.dir !== undefined ? { dir: options.dir } : {})
+      })
     }
     const meta = Option.flatMap(
       yield* readText(ctx, agent.file.replace(/\.jsonl$/, ".meta.json")),

@@ -60,17 +60,23 @@ const program = Effect.scoped(Effect.gen(function*() {
   const project = { ...base, model: "claude-haiku-4-5" }
   const rows: Record<"cold" | "prewarmed" | "claimed", Array<Timing>> = { cold: [], prewarmed: [], claimed: [] }
   for (let i = 0; i < rounds; i++) {
-    rows.cold.push(yield* Effect.scoped(Effect.suspend(() => timed(performance.now(), ClaudeAgent.query("hello", project)))))
-    rows.prewarmed.push(yield* Effect.scoped(Effect.gen(function*() {
-      const prewarmed = yield* ClaudeAgent.prewarm(project)
-      return yield* timed(performance.now(), prewarmed.query("hello"))
-    })))
-    rows.claimed.push(yield* Effect.scoped(Effect.gen(function*() {
-      const spare = yield* ClaudeAgent.park({ ...base, cwd: parking })
-      const start = performance.now()
-      const claimed = yield* spare.claim("hello", { cwd: base.cwd, model: project.model })
-      return yield* timed(start, claimed.session.receiveResponse)
-    })))
+    rows.cold.push(
+      yield* Effect.scoped(Effect.suspend(() => timed(performance.now(), ClaudeAgent.query("hello", project))))
+    )
+    rows.prewarmed.push(
+      yield* Effect.scoped(Effect.gen(function*() {
+        const prewarmed = yield* ClaudeAgent.prewarm(project)
+        return yield* timed(performance.now(), prewarmed.query("hello"))
+      }))
+    )
+    rows.claimed.push(
+      yield* Effect.scoped(Effect.gen(function*() {
+        const spare = yield* ClaudeAgent.park({ ...base, cwd: parking })
+        const start = performance.now()
+        const claimed = yield* spare.claim("hello", { cwd: base.cwd, model: project.model })
+        return yield* timed(start, claimed.session.receiveResponse)
+      }))
+    )
   }
   yield* Effect.sync(() => {
     process.stdout.write(`median (min–max) of ${rounds} rounds, ms        first message        result\n`)

@@ -43,7 +43,8 @@ if (files.length === 0) {
 }
 
 const isProfile = (u: unknown): u is Profile =>
-  typeof u === "object" && u !== null && Array.isArray(Reflect.get(u, "nodes")) && Array.isArray(Reflect.get(u, "samples"))
+  typeof u === "object" && u !== null && Array.isArray(Reflect.get(u, "nodes")) &&
+  Array.isArray(Reflect.get(u, "samples"))
 
 // --- source maps: dist/esm/x.js → src/x.ts
 const maps = new Map<string, SourceMap | undefined>()
@@ -70,7 +71,9 @@ const where = (frame: CallFrame): string => {
   if (map !== undefined) {
     const entry = map.findEntry(frame.lineNumber, frame.columnNumber)
     if ("originalSource" in entry && typeof entry.originalSource === "string") {
-      const source = entry.originalSource.startsWith("file://") ? fileURLToPath(entry.originalSource) : resolve(dirname(path), entry.originalSource)
+      const source = entry.originalSource.startsWith("file://")
+        ? fileURLToPath(entry.originalSource)
+        : resolve(dirname(path), entry.originalSource)
       path = source
       line = entry.originalLine + 1
     }
@@ -81,8 +84,10 @@ const where = (frame: CallFrame): string => {
 
 // Coarse buckets, to say what a gap is made of: this library's files one by one, Effect split
 // into its fiber runtime and its stream machinery, Node's internals, the GC, the official SDK.
-const effectRuntime = /node_modules\/effect\/src\/(internal\/(fiberRuntime|core|core-effect|fiberRefs|fiberRefs\/patch|fiberScope|runtimeFlags|tracer|scheduler|context|effect\/circular|cause|option|either)|Scheduler|Function|Utils|Predicate|Context|Option|Either|Cause|Equal|Hash|Pipeable)\.ts$/
-const effectStreams = /node_modules\/effect\/src\/internal\/(channel|stream|sink|take|mailbox|queue|pubsub|channel\/.*|stream\/.*)\.ts$/
+const effectRuntime =
+  /node_modules\/effect\/src\/(internal\/(fiberRuntime|core|core-effect|fiberRefs|fiberRefs\/patch|fiberScope|runtimeFlags|tracer|scheduler|context|effect\/circular|cause|option|either)|Scheduler|Function|Utils|Predicate|Context|Option|Either|Cause|Equal|Hash|Pipeable)\.ts$/
+const effectStreams =
+  /node_modules\/effect\/src\/internal\/(channel|stream|sink|take|mailbox|queue|pubsub|channel\/.*|stream\/.*)\.ts$/
 const area = (file: string): string => {
   if (file.startsWith("src/")) return `library ${file}`
   if (effectRuntime.test(file)) return "effect: fiber runtime (fiberRuntime, core, Scheduler, Function, …)"
@@ -151,7 +156,9 @@ for (const file of files) {
 const show = (title: string, m: Map<string, number>, n: number) => {
   console.log(`\n${title}`)
   const rows = [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n)
-  for (const [k, ms] of rows) console.log(`${ms.toFixed(1).padStart(9)} ms ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${k}`)
+  for (const [k, ms] of rows) {
+    console.log(`${ms.toFixed(1).padStart(9)} ms ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${k}`)
+  }
 }
 
 console.log(`${files.length} profile(s): ${busy.toFixed(0)} ms busy, ${idle.toFixed(0)} ms idle (excluded)`)
@@ -160,5 +167,9 @@ show("self time by function", self, top)
 show("self time by file", byFile, Math.min(top, 20))
 show("inclusive time by function", inclusive, top)
 if (focus !== undefined) {
-  show(`inclusive time, frames under ${focus} only`, new Map([...inclusive].filter(([k]) => k.includes(` ${focus}`))), top)
+  show(
+    `inclusive time, frames under ${focus} only`,
+    new Map([...inclusive].filter(([k]) => k.includes(` ${focus}`))),
+    top
+  )
 }

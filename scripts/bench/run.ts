@@ -320,13 +320,17 @@ const rows = (): Array<Row> =>
         const vsRaw = ratio("library", "raw")
         const vsBaseline = ratio("library", "baseline")
         const op = m.better === "higher" ? "≥" : "≤"
-        const ok = (r: number | undefined, t: number) => r === undefined ? undefined : m.better === "higher" ? r >= t : r <= t
+        const ok = (r: number | undefined, t: number) =>
+          r === undefined ? undefined : m.better === "higher" ? r >= t : r <= t
         const checks: Array<{ text: string; met: boolean | undefined }> = []
         if (m.targetVsFloor !== undefined && stats.floor !== undefined) {
           checks.push({ text: `${op} ${m.targetVsFloor.toFixed(2)}× floor`, met: ok(vsFloor, m.targetVsFloor) })
         }
         if (m.targetVsOfficial !== undefined && stats.official !== undefined) {
-          checks.push({ text: `${op} ${m.targetVsOfficial.toFixed(1)}× official`, met: ok(vsOfficial, m.targetVsOfficial) })
+          checks.push({
+            text: `${op} ${m.targetVsOfficial.toFixed(1)}× official`,
+            met: ok(vsOfficial, m.targetVsOfficial)
+          })
         }
         if (m.targetVsRawWarm !== undefined && mode === "warm" && stats.raw !== undefined) {
           checks.push({ text: `${op} ${m.targetVsRawWarm.toFixed(2)}× raw`, met: ok(vsRaw, m.targetVsRawWarm) })
@@ -364,7 +368,11 @@ const digitsOf = (row: Row) =>
 const fmt = (x: number, digits: number) =>
   x.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
 const cell = (s: Stat | undefined, digits: number) =>
-  s === undefined ? "–" : s.n === 1 ? fmt(s.median, digits) : `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`
+  s === undefined
+    ? "–"
+    : s.n === 1
+    ? fmt(s.median, digits)
+    : `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`
 const ratioCell = (r: number | undefined) => (r === undefined ? "–" : `${r.toFixed(2)}×`)
 
 const names: Record<Contender, string> = {
@@ -378,27 +386,46 @@ const names: Record<Contender, string> = {
 // Columns: the contenders' medians, then the ratios issue #18 reads (library ÷ floor, floor ÷
 // official, library ÷ official, and library ÷ baseline when there is one), then the targets.
 const table = (all: ReadonlyArray<Row>): string => {
-  const columns: ReadonlyArray<{ readonly title: string; readonly of: (r: Row) => number | undefined; readonly shown: boolean }> = [
+  const columns: ReadonlyArray<
+    { readonly title: string; readonly of: (r: Row) => number | undefined; readonly shown: boolean }
+  > = [
     { title: "lib / floor", of: (r) => r.libraryVsFloor, shown: contenders.includes("floor") },
-    { title: "floor / official", of: (r) => r.floorVsOfficial, shown: contenders.includes("floor") && contenders.includes("official") },
+    {
+      title: "floor / official",
+      of: (r) => r.floorVsOfficial,
+      shown: contenders.includes("floor") && contenders.includes("official")
+    },
     { title: "lib / official", of: (r) => r.libraryVsOfficial, shown: contenders.includes("official") },
-    { title: "lib / raw", of: (r) => r.libraryVsRaw, shown: contenders.includes("raw") && !contenders.includes("floor") },
+    {
+      title: "lib / raw",
+      of: (r) => r.libraryVsRaw,
+      shown: contenders.includes("raw") && !contenders.includes("floor")
+    },
     { title: "lib / baseline", of: (r) => r.libraryVsBaseline, shown: contenders.includes("baseline") }
   ]
   const ratios = columns.filter((c) => c.shown)
-  const header = ["workload", "metric", "mode", ...contenders.map((c) => names[c]), ...ratios.map((c) => c.title), "target"]
+  const header = [
+    "workload",
+    "metric",
+    "mode",
+    ...contenders.map((c) => names[c]),
+    ...ratios.map((c) => c.title),
+    "target"
+  ]
   const lines = [
     `| ${header.join(" | ")} |`,
     `|${header.map(() => "---").join("|")}|`,
     ...all.map((r) =>
-      `| ${[
-        r.title,
-        `${r.label} ${r.better === "higher" ? "↑" : "↓"}`,
-        r.mode,
-        ...contenders.map((c) => cell(r.stats[c], digitsOf(r))),
-        ...ratios.map((c) => ratioCell(c.of(r))),
-        r.target
-      ].join(" | ")} |`
+      `| ${
+        [
+          r.title,
+          `${r.label} ${r.better === "higher" ? "↑" : "↓"}`,
+          r.mode,
+          ...contenders.map((c) => cell(r.stats[c], digitsOf(r))),
+          ...ratios.map((c) => ratioCell(c.of(r))),
+          r.target
+        ].join(" | ")
+      } |`
     )
   ]
   return lines.join("\n")
@@ -447,7 +474,10 @@ const main = async (): Promise<void> => {
   const loadBefore = os.loadavg()
   if (settings.library === "dist" && settings.build) {
     progress("building dist/ (npm run build; --no-build to skip)…")
-    execFileSync(process.execPath, [join(root, "scripts", "build", "build.mjs")], { cwd: root, stdio: ["ignore", "ignore", "inherit"] })
+    execFileSync(process.execPath, [join(root, "scripts", "build", "build.mjs")], {
+      cwd: root,
+      stdio: ["ignore", "ignore", "inherit"]
+    })
   }
   await buildWorker()
   const info = machine()
@@ -464,18 +494,26 @@ const main = async (): Promise<void> => {
   }
   const all = rows()
   const seconds = (performance.now() - started) / 1000
-  const chunk = stat((samples.get(key("chunked4k", "warm", "raw")) ?? samples.get(key("chunked4k", "cold", "raw")) ?? []).map((s) => s.meanChunkBytes ?? Number.NaN))
+  const chunk = stat(
+    (samples.get(key("chunked4k", "warm", "raw")) ?? samples.get(key("chunked4k", "cold", "raw")) ?? []).map((s) =>
+      s.meanChunkBytes ?? Number.NaN
+    )
+  )
   const notes = [
     `${info.cpu}, ${info.cores} cores, ${info.memoryGb} GB, ${info.os}; node ${info.node}; ` +
     Object.entries(info.versions).map(([k, v]) => `${k} ${v}`).join(", "),
     `${settings.reps} cold repetitions (a fresh process each) and ${settings.warmReps} warm ones after ${settings.warmups} warm-up; ` +
     `counts × ${settings.scale}; library from ${settings.library === "dist" ? "dist/esm" : "src (tsx)"}; ` +
     `load average before ${loadBefore.map((l) => l.toFixed(2)).join(" ")}; ${Math.round(seconds)} s in all`,
-    ...(chunk === undefined ? [] : [`4 KB chunks: the raw consumer's reads averaged ${Math.round(chunk.median)} bytes`]),
+    ...(chunk === undefined
+      ? []
+      : [`4 KB chunks: the raw consumer's reads averaged ${Math.round(chunk.median)} bytes`]),
     ...(baselineEntry === undefined ? [] : [`baseline: ${baselineEntry}${baselineCommit()}`]),
     "cells: median (min–max); ↑ higher is better, ↓ lower is better; ratios are of the medians " +
     "(lib / floor is library ÷ Effect floor, and so on); targets: issue #18 (floor), issue #10 (official, raw)" +
-    (baselineEntry === undefined ? "" : `, and no worse than the baseline by more than ${Math.round((BASELINE_NOISE - 1) * 100)}% (noise)`)
+    (baselineEntry === undefined
+      ? ""
+      : `, and no worse than the baseline by more than ${Math.round((BASELINE_NOISE - 1) * 100)}% (noise)`)
   ]
   const report = `${table(all)}\n\n${notes.map((n) => `- ${n}`).join("\n")}\n`
   process.stdout.write(report)
@@ -486,7 +524,14 @@ const main = async (): Promise<void> => {
   const json = {
     date: new Date().toISOString(),
     machine: info,
-    settings: { ...settings, contenders, workloads: workloads.map((w) => w.id), loadBefore, loadAfter: os.loadavg(), seconds },
+    settings: {
+      ...settings,
+      contenders,
+      workloads: workloads.map((w) => w.id),
+      loadBefore,
+      loadAfter: os.loadavg(),
+      seconds
+    },
     rows: all,
     samples: Object.fromEntries(samples)
   }

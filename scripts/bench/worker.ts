@@ -75,7 +75,9 @@ const loadLibrary = async (url: string): Promise<RunQuery> => {
     runtime.runPromise(
       ClaudeAgent.query(prompt, {
         pathToClaudeCodeExecutable: CLI,
-        ...(features.hooks === true ? { hooks: { PreToolUse: [{ matcher: "Bash", hooks: [() => Effect.succeed(allow)] }] } } : {}),
+        ...(features.hooks === true
+          ? { hooks: { PreToolUse: [{ matcher: "Bash", hooks: [() => Effect.succeed(allow)] }] } }
+          : {}),
         ...(features.mcp === true ? { mcpServers: { bench: server } } : {})
       }).pipe(
         Stream.runForEach((m) => {
@@ -98,14 +100,23 @@ const loadOfficial = async (): Promise<RunQuery> => {
   const server = sdk.createSdkMcpServer({
     name: "bench",
     version: "1.0.0",
-    tools: [sdk.tool("echo", "Echoes its input", { text: z.string() }, async ({ text }) => ({ content: [{ type: "text", text }] }))]
+    tools: [
+      sdk.tool(
+        "echo",
+        "Echoes its input",
+        { text: z.string() },
+        async ({ text }) => ({ content: [{ type: "text", text }] })
+      )
+    ]
   })
   return async (prompt, features, onMessage) => {
     const q = sdk.query({
       prompt,
       options: {
         pathToClaudeCodeExecutable: CLI,
-        ...(features.hooks === true ? { hooks: { PreToolUse: [{ matcher: "Bash", hooks: [async () => hookAnswer] }] } } : {}),
+        ...(features.hooks === true
+          ? { hooks: { PreToolUse: [{ matcher: "Bash", hooks: [async () => hookAnswer] }] } }
+          : {}),
         ...(features.mcp === true ? { mcpServers: { bench: server } } : {})
       }
     })
@@ -133,7 +144,13 @@ const mcpResult = (message: unknown): unknown => {
   return method === "initialize"
     ? { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "bench", version: "1.0.0" } }
     : method === "tools/list"
-    ? { tools: [{ name: "echo", description: "Echoes its input", inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } }] }
+    ? {
+      tools: [{
+        name: "echo",
+        description: "Echoes its input",
+        inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] }
+      }]
+    }
     : method === "tools/call"
     ? echoResult(message)
     : {}
@@ -198,7 +215,12 @@ const spawnCli = (
       ...(features.mcp === true ? { sdkMcpServers: ["bench"] } : {})
     }
   })
-  write({ type: "user", message: { role: "user", content: [{ type: "text", text: prompt }] }, parent_tool_use_id: null, session_id: "" })
+  write({
+    type: "user",
+    message: { role: "user", content: [{ type: "text", text: prompt }] },
+    parent_tool_use_id: null,
+    session_id: ""
+  })
   return cli
 }
 
@@ -254,12 +276,21 @@ const loadFloor = async (): Promise<RunQuery> => {
   const hook = (_input: unknown) => Effect.succeed(hookAnswer)
   const echo = (message: unknown) => Effect.succeed(echoResult(message))
 
-  const answer = <A>(cli: Cli, requestId: unknown, effect: EffectNs.Effect<A>, name: string, encode: (a: A) => unknown) => {
+  const answer = <A>(
+    cli: Cli,
+    requestId: unknown,
+    effect: EffectNs.Effect<A>,
+    name: string,
+    encode: (a: A) => unknown
+  ) => {
     const fiber = runFork(Effect.withSpan(effect, name, { captureStackTrace: false }))
     fiber.addObserver((exit) => {
       if (Exit.isSuccess(exit)) cli.reply(requestId, encode(exit.value))
       else {
-        cli.write({ type: "control_response", response: { subtype: "error", request_id: requestId, error: "callback failed" } })
+        cli.write({
+          type: "control_response",
+          response: { subtype: "error", request_id: requestId, error: "callback failed" }
+        })
       }
     })
   }
@@ -395,7 +426,9 @@ const turn = async (run: RunQuery, spec: Readonly<Record<string, unknown>>, feat
     }
   })
   if (Number.isNaN(endAt)) throw new Error("no result message")
-  if (typeof stats.errors === "number" && stats.errors > 0) throw new Error(`the fake CLI got ${stats.errors} bad replies`)
+  if (typeof stats.errors === "number" && stats.errors > 0) {
+    throw new Error(`the fake CLI got ${stats.errors} bad replies`)
+  }
   return { initAt, initCpu, endAt, endCpu, firstAt, assistants, lastAssistantAt, stats }
 }
 
@@ -520,7 +553,10 @@ const profiling = async <A>(name: string, body: () => Promise<A>): Promise<A> =>
     const result = await post("Profiler.stop")
     const profile = typeof result === "object" && result !== null ? Reflect.get(result, "profile") : undefined
     mkdirSync(profileDir, { recursive: true })
-    writeFileSync(join(profileDir, `${name}-${process.pid}-${String(profiled++).padStart(2, "0")}.cpuprofile`), JSON.stringify(profile))
+    writeFileSync(
+      join(profileDir, `${name}-${process.pid}-${String(profiled++).padStart(2, "0")}.cpuprofile`),
+      JSON.stringify(profile)
+    )
     session.disconnect()
   }
 }

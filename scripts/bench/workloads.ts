@@ -54,8 +54,23 @@ export interface Workload {
 }
 
 const FLOOR = 1.2
-const throughput = (label: string): Metric => ({ key: "msgsPerSec", label, better: "higher", digits: 0, targetVsOfficial: 1, targetVsRawWarm: 0.8, targetVsFloor: 1 / FLOOR })
-const cpuPerMsg: Metric = { key: "cpuUsPerMsg", label: "CPU µs per message", better: "lower", digits: 1, targetVsOfficial: 1, targetVsFloor: FLOOR }
+const throughput = (label: string): Metric => ({
+  key: "msgsPerSec",
+  label,
+  better: "higher",
+  digits: 0,
+  targetVsOfficial: 1,
+  targetVsRawWarm: 0.8,
+  targetVsFloor: 1 / FLOOR
+})
+const cpuPerMsg: Metric = {
+  key: "cpuUsPerMsg",
+  label: "CPU µs per message",
+  better: "lower",
+  digits: 1,
+  targetVsOfficial: 1,
+  targetVsFloor: FLOOR
+}
 
 export const workloads: ReadonlyArray<Workload> = [
   {
@@ -65,7 +80,15 @@ export const workloads: ReadonlyArray<Workload> = [
     metrics: [
       throughput("msgs/s"),
       cpuPerMsg,
-      { key: "rssGrowthMb", label: "peak RSS growth over import, MB", better: "lower", digits: 1, targetVsOfficial: 1.2, targetVsFloor: FLOOR, modes: ["cold"] }
+      {
+        key: "rssGrowthMb",
+        label: "peak RSS growth over import, MB",
+        better: "lower",
+        digits: 1,
+        targetVsOfficial: 1.2,
+        targetVsFloor: FLOOR,
+        modes: ["cold"]
+      }
     ]
   },
   {
@@ -79,23 +102,60 @@ export const workloads: ReadonlyArray<Workload> = [
     title: "200 × 100 KB messages",
     modes: ["cold", "warm"],
     metrics: [
-      { key: "mbPerSec", label: "MB/s", better: "higher", digits: 0, targetVsOfficial: 1, targetVsRawWarm: 0.8, targetVsFloor: 1 / FLOOR },
-      { key: "cpuMsPerMb", label: "CPU ms per MB", better: "lower", digits: 2, targetVsOfficial: 1, targetVsFloor: FLOOR }
+      {
+        key: "mbPerSec",
+        label: "MB/s",
+        better: "higher",
+        digits: 0,
+        targetVsOfficial: 1,
+        targetVsRawWarm: 0.8,
+        targetVsFloor: 1 / FLOOR
+      },
+      {
+        key: "cpuMsPerMb",
+        label: "CPU ms per MB",
+        better: "lower",
+        digits: 2,
+        targetVsOfficial: 1,
+        targetVsFloor: FLOOR
+      }
     ]
   },
   {
     id: "line900k",
     title: "one 900 KB line",
     modes: ["cold", "warm"],
-    metrics: [{ key: "deliveredMs", label: "init → delivered, ms", better: "lower", digits: 2, targetVsOfficial: 1, targetVsRawWarm: 1.25, targetVsFloor: FLOOR }]
+    metrics: [{
+      key: "deliveredMs",
+      label: "init → delivered, ms",
+      better: "lower",
+      digits: 2,
+      targetVsOfficial: 1,
+      targetVsRawWarm: 1.25,
+      targetVsFloor: FLOOR
+    }]
   },
   {
     id: "hooks",
     title: "hook round trip (2000 sequential)",
     modes: ["cold", "warm"],
     metrics: [
-      { key: "p50Us", label: "p50 µs (CLI clock)", better: "lower", digits: 0, targetVsOfficial: 1, targetVsFloor: FLOOR },
-      { key: "cpuUsPerRt", label: "CPU µs per round trip", better: "lower", digits: 0, targetVsOfficial: 1, targetVsFloor: FLOOR }
+      {
+        key: "p50Us",
+        label: "p50 µs (CLI clock)",
+        better: "lower",
+        digits: 0,
+        targetVsOfficial: 1,
+        targetVsFloor: FLOOR
+      },
+      {
+        key: "cpuUsPerRt",
+        label: "CPU µs per round trip",
+        better: "lower",
+        digits: 0,
+        targetVsOfficial: 1,
+        targetVsFloor: FLOOR
+      }
     ]
   },
   {
@@ -103,8 +163,22 @@ export const workloads: ReadonlyArray<Workload> = [
     title: "SDK MCP tools/call round trip (2000 sequential)",
     modes: ["cold", "warm"],
     metrics: [
-      { key: "p50Us", label: "p50 µs (CLI clock)", better: "lower", digits: 0, targetVsOfficial: 1, targetVsFloor: FLOOR },
-      { key: "cpuUsPerRt", label: "CPU µs per round trip", better: "lower", digits: 0, targetVsOfficial: 1, targetVsFloor: FLOOR }
+      {
+        key: "p50Us",
+        label: "p50 µs (CLI clock)",
+        better: "lower",
+        digits: 0,
+        targetVsOfficial: 1,
+        targetVsFloor: FLOOR
+      },
+      {
+        key: "cpuUsPerRt",
+        label: "CPU µs per round trip",
+        better: "lower",
+        digits: 0,
+        targetVsOfficial: 1,
+        targetVsFloor: FLOOR
+      }
     ]
   },
   {
@@ -112,8 +186,22 @@ export const workloads: ReadonlyArray<Workload> = [
     title: "10k hook round trips, 64 in flight",
     modes: ["cold", "warm"],
     metrics: [
-      { key: "rtPerSec", label: "round trips/s", better: "higher", digits: 0, targetVsOfficial: 1, targetVsFloor: 1 / FLOOR },
-      { key: "cpuUsPerRt", label: "CPU µs per round trip", better: "lower", digits: 0, targetVsOfficial: 1, targetVsFloor: FLOOR }
+      {
+        key: "rtPerSec",
+        label: "round trips/s",
+        better: "higher",
+        digits: 0,
+        targetVsOfficial: 1,
+        targetVsFloor: 1 / FLOOR
+      },
+      {
+        key: "cpuUsPerRt",
+        label: "CPU µs per round trip",
+        better: "lower",
+        digits: 0,
+        targetVsOfficial: 1,
+        targetVsFloor: FLOOR
+      }
     ]
   },
   {
@@ -121,7 +209,14 @@ export const workloads: ReadonlyArray<Workload> = [
     title: "session set-up (trivial one-message query, 20 in a row)",
     modes: ["cold", "warm"],
     metrics: [
-      { key: "cpuMsPerSession", label: "CPU ms per session", better: "lower", digits: 2, targetVsOfficial: 1.5, targetVsFloor: 1.5 },
+      {
+        key: "cpuMsPerSession",
+        label: "CPU ms per session",
+        better: "lower",
+        digits: 2,
+        targetVsOfficial: 1.5,
+        targetVsFloor: 1.5
+      },
       { key: "wallMsPerSession", label: "wall ms per session", better: "lower", digits: 1, targetVsFloor: 1.5 }
     ]
   },
@@ -130,10 +225,22 @@ export const workloads: ReadonlyArray<Workload> = [
     title: "cold first query",
     modes: ["cold"],
     metrics: [
-      { key: "firstMessageMs", label: "query() → first message, ms", better: "lower", digits: 1, targetVsOfficial: 1.2, targetVsFloor: FLOOR },
+      {
+        key: "firstMessageMs",
+        label: "query() → first message, ms",
+        better: "lower",
+        digits: 1,
+        targetVsOfficial: 1.2,
+        targetVsFloor: FLOOR
+      },
       { key: "importMs", label: "import, ms (info)", better: "lower", digits: 0 },
       { key: "importRssMb", label: "RSS after import, MB", better: "lower", digits: 1, targetVsFloor: FLOOR },
-      { key: "ownImportMs", label: "library's own import on top of effect + platform-node, ms (target ≤ 50)", better: "lower", digits: 0 }
+      {
+        key: "ownImportMs",
+        label: "library's own import on top of effect + platform-node, ms (target ≤ 50)",
+        better: "lower",
+        digits: 0
+      }
     ]
   },
   {
@@ -141,8 +248,22 @@ export const workloads: ReadonlyArray<Workload> = [
     title: "8 concurrent sessions × 5000 messages",
     modes: ["cold", "warm"],
     metrics: [
-      { key: "wallMs", label: "wall ms (spawn → all done)", better: "lower", digits: 0, targetVsOfficial: 1, targetVsFloor: FLOOR },
-      { key: "msgsPerSec", label: "aggregate msgs/s", better: "higher", digits: 0, targetVsOfficial: 1, targetVsFloor: 1 / FLOOR }
+      {
+        key: "wallMs",
+        label: "wall ms (spawn → all done)",
+        better: "lower",
+        digits: 0,
+        targetVsOfficial: 1,
+        targetVsFloor: FLOOR
+      },
+      {
+        key: "msgsPerSec",
+        label: "aggregate msgs/s",
+        better: "higher",
+        digits: 0,
+        targetVsOfficial: 1,
+        targetVsFloor: 1 / FLOOR
+      }
     ]
   }
 ]

@@ -42,16 +42,17 @@ const program = Effect.gen(function*() {
         yield* cli.emit(FakeCli.frames.result(`echo: ${prompt}`))
       })
   })
-  const runner = AgentEntity.layer({ options: { cwd: dir, env: { CLAUDE_CONFIG_DIR: path.join(dir, "config") } } }).pipe(
-    Layer.provide([agent, TranscriptStore.layerMemory, NodeContext.layer]),
-    Layer.provideMerge(AgentCluster.layerSocketRunner({
-      host: "127.0.0.1",
-      port,
-      prefix,
-      shardingConfig: { entityMessagePollInterval: 10_000 }
-    })),
-    Layer.provide(pgLayer(url))
-  )
+  const runner = AgentEntity.layer({ options: { cwd: dir, env: { CLAUDE_CONFIG_DIR: path.join(dir, "config") } } })
+    .pipe(
+      Layer.provide([agent, TranscriptStore.layerMemory, NodeContext.layer]),
+      Layer.provideMerge(AgentCluster.layerSocketRunner({
+        host: "127.0.0.1",
+        port,
+        prefix,
+        shardingConfig: { entityMessagePollInterval: 10_000 }
+      })),
+      Layer.provide(pgLayer(url))
+    )
   yield* Layer.build(runner)
   const buildClient = (scope: Scope.Scope) =>
     Layer.buildWithScope(AgentCluster.layerSocketClient({ prefix }).pipe(Layer.provide(pgLayer(url))), scope)

@@ -56,7 +56,9 @@ const clusterOn = (filename: string, options: Options.Options) =>
 /** One turn through the cluster; prints the answer as it arrives and returns it. */
 const turn = (write: (text: string) => void, conversationId: string, prompt: string) =>
   AgentEntity.send(conversationId, prompt).pipe(
-    Stream.tap((m) => Effect.sync(() => Message.isAssistant(m) && write(`[${conversationId}] ${Message.assistantText(m)}\n`))),
+    Stream.tap((m) =>
+      Effect.sync(() => Message.isAssistant(m) && write(`[${conversationId}] ${Message.assistantText(m)}\n`))
+    ),
     Stream.filter(Message.isResult),
     Stream.runLast,
     Effect.map(Option.match({ onNone: () => "", onSome: (r) => ("result" in r ? r.result : r.subtype) }))
@@ -82,13 +84,17 @@ export const runCluster = (options: Options.Options, write: (text: string) => vo
     const first = yield* Effect.gen(function*() {
       const answers = yield* Effect.forEach(FIRST_TURNS, ([conversationId, prompts]) =>
         Effect.forEach(prompts, (prompt) =>
-          Effect.map(turn(write, conversationId, prompt), (answer) => [conversationId, answer] as const)), {
+          Effect.map(turn(write, conversationId, prompt), (answer) =>
+            [conversationId, answer] as const)), {
         concurrency: "unbounded"
       })
       const client = yield* AgentEntity.AgentEntity.client
-      const statuses = yield* Effect.forEach(FIRST_TURNS, ([conversationId]) => client(conversationId).Status())
+      const statuses = yield* Effect.forEach(FIRST_TURNS, ([conversationId]) =>
+        client(conversationId).Status())
       for (const s of statuses) {
-        write(`[${s.conversationId}] session ${s.sessionId}: ${s.turns} turns, model ${s.model}, CLI running: ${s.running}\n`)
+        write(
+          `[${s.conversationId}] session ${s.sessionId}: ${s.turns} turns, model ${s.model}, CLI running: ${s.running}\n`
+        )
       }
       return { answers: answers.flat(), statuses }
     }).pipe(Effect.provide(clusterOn(filename, options)))
@@ -100,7 +106,14 @@ export const runCluster = (options: Options.Options, write: (text: string) => vo
       const later = yield* turn(write, conversationId, prompt)
       const store = yield* TranscriptStore.TranscriptStore
       const stored = yield* store.load(AgentEntity.sessionIdFor(conversationId, store.namespace))
-      return { later, storedBytes: Option.match(stored, { onNone: () => 0, onSome: (t) => t.length }) }
+      return {
+        later,
+        storedBytes: Option.match(stored, {
+          onNone: () =>
+            0,
+          onSome: (t) => t.length
+        })
+      }
     }).pipe(Effect.provide(clusterOn(filename, options)))
     write(`[${conversationId}] transcript in the database: ${storedBytes} bytes\n`)
     return { ...first, later, storedBytes } satisfies ClusterRun

@@ -119,7 +119,9 @@ export const runDemo = (
       Stream.runForEach((m) =>
         Effect.sync(() => {
           const s = status(m)
-          if (s !== undefined) out(`  [${s}]\n`)
+          if (s !== undefined) {
+            out(`  [${s}]\n`)
+          }
           if (m.type === "stream_event") {
             const delta = Message.textDelta(m)
             if (delta !== undefined) {
@@ -130,11 +132,19 @@ export const runDemo = (
           }
           if (Message.isAssistant(m)) {
             for (const block of m.message.content) {
-              if (block.type === "thinking") out(`  (thought: ${block.thinking})\n`)
-              if (block.type === "tool_use") out(`  tool_use ${block.name} ${JSON.stringify(block.input)}\n`)
-              if (block.type === "text" && !streamedText) out(block.text)
+              if (block.type === "thinking") {
+                out(`  (thought: ${block.thinking})\n`)
+              }
+              if (block.type === "tool_use") {
+                out(`  tool_use ${block.name} ${JSON.stringify(block.input)}\n`)
+              }
+              if (block.type === "text" && !streamedText) {
+                out(block.text)
+              }
             }
-            if (streamedText) out("\n")
+            if (streamedText) {
+              out("\n")
+            }
             streamedText = false
           }
           if (Message.isUser(m) && typeof m.message.content !== "string") {
@@ -145,7 +155,9 @@ export const runDemo = (
               }
             }
           }
-          if (Message.isResult(m)) result = m
+          if (Message.isResult(m)) {
+            result = m
+          }
         })
       )
     )

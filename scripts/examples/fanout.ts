@@ -9,7 +9,7 @@
 // in-memory Tracer here; any @effect/opentelemetry exporter receives the same spans). The test
 // suite runs `runOffline` so it cannot rot.
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Clock, Effect, Fiber, Layer, Option, Predicate, Schema, Stream, Tracer } from "effect"
+import { Clock, Effect, Fiber, Layer, Option, Predicate, Schema, Stream, type Tracer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
@@ -45,7 +45,9 @@ const forecast = Tool.make("forecast", {
   annotations: { readOnlyHint: true },
   handler: ({ city, days }) => {
     const days_ = forecasts[city.toLowerCase()]
-    return days_ === undefined ? Effect.fail({ message: `no forecast for ${city}` }) : Effect.succeed(days_.slice(0, days).join("; "))
+    return days_ === undefined
+      ? Effect.fail({ message: `no forecast for ${city}` })
+      : Effect.succeed(days_.slice(0, days).join("; "))
   }
 })
 
@@ -140,14 +142,23 @@ const script: ReadonlyArray<ScriptedModel.Rule> = [
       ScriptedModel.toolUse("StructuredOutput", scriptedPlan)
     )
   },
-  { match: asks("weather researcher", none), reply: ScriptedModel.toolUse("mcp__weather__forecast", { city: "Lisbon", days: 2 }) },
+  {
+    match: asks("weather researcher", none),
+    reply: ScriptedModel.toolUse("mcp__weather__forecast", { city: "Lisbon", days: 2 })
+  },
   {
     match: asks("weather researcher", some),
     reply: ScriptedModel.text("Saturday 24°C and sunny, Sunday 21°C and breezy: a dry weekend.")
   },
-  { match: asks("budget analyst", none), reply: ScriptedModel.toolUse("mcp__budget__convert", { amount: 600, to: "USD" }) },
+  {
+    match: asks("budget analyst", none),
+    reply: ScriptedModel.toolUse("mcp__budget__convert", { amount: 600, to: "USD" })
+  },
   { match: asks("budget analyst", some), reply: ScriptedModel.text("600 EUR is 648 USD, so 324 USD per person.") },
-  { match: asks("sights guide", none), reply: ScriptedModel.toolUse("mcp__sights__search", { interest: "history", limit: 3 }) },
+  {
+    match: asks("sights guide", none),
+    reply: ScriptedModel.toolUse("mcp__sights__search", { interest: "history", limit: 3 })
+  },
   {
     match: asks("sights guide", some),
     reply: ScriptedModel.text("Belém Tower, the Jerónimos Monastery and São Jorge Castle.")
@@ -256,7 +267,12 @@ const short = (text: string, max = 90) => {
 }
 
 // One agent on the pool, printing its progress as its messages arrive.
-const runAgent = (agent: string, prompt: string, options: Options.Options, say: (agent: string, text: string) => void) =>
+const runAgent = (
+  agent: string,
+  prompt: string,
+  options: Options.Options,
+  say: (agent: string, text: string) => void
+) =>
   Effect.gen(function*() {
     say(agent, "waiting for a process…")
     let answer = ""
@@ -357,8 +373,12 @@ const fanout = (task: string, base: Options.Options, write: (text: string) => vo
     const watching = yield* pool.events.pipe(
       Stream.runForEach((event) =>
         Effect.sync(() => {
-          if (event._tag === "Started" || event._tag === "ClaimedWarm") peakProcesses = Math.max(peakProcesses, ++processes)
-          if (event._tag === "Released") processes--
+          if (event._tag === "Started" || event._tag === "ClaimedWarm") {
+            peakProcesses = Math.max(peakProcesses, ++processes)
+          }
+          if (event._tag === "Released") {
+            processes--
+          }
         })
       ),
       Effect.fork

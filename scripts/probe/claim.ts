@@ -33,57 +33,117 @@ const program = Effect.scoped(Effect.gen(function*() {
     fs.mkdirSync(path.join(projA, ".claude"), { recursive: true })
     fs.writeFileSync(path.join(projA, ".claude", "settings.json"), JSON.stringify({ model: "claude-haiku-4-5" }))
   }
-  yield* Effect.promise(() => new Promise<void>((resolve) => {
-    const args = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", ...(process.env.SOURCES ? [`--setting-sources=${process.env.SOURCES}`] : ["--setting-sources="]), ...(scenario === "nopark" ? [] : ["--await-claim"]), ...extra]
-    const child = spawn(path.resolve("node_modules/.bin/claude"), args, {
-      cwd: park,
-      env: { ...process.env, ...base.env, CLAUDE_CODE_ENTRYPOINT: "sdk-ts", CLAUDE_CODE_SDK_READS_SESSION_STATE: "1" },
-      stdio: ["pipe", "pipe", "pipe"]
+  yield* Effect.promise(() =>
+    new Promise<void>((resolve) => {
+      const args = [
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--input-format",
+        "stream-json",
+        ...(process.env.SOURCES ? [`--setting-sources=${process.env.SOURCES}`] : ["--setting-sources="]),
+        ...(scenario === "nopark" ? [] : ["--await-claim"]),
+        ...extra
+      ]
+      const child = spawn(path.resolve("node_modules/.bin/claude"), args, {
+        cwd: park,
+        env: {
+          ...process.env,
+          ...base.env,
+          CLAUDE_CODE_ENTRYPOINT: "sdk-ts",
+          CLAUDE_CODE_SDK_READS_SESSION_STATE: "1"
+        },
+        stdio: ["pipe", "pipe", "pipe"]
+      })
+      const t0 = Date.now()
+      const log = (dir: string, o: unknown) => {
+        const s = JSON.stringify(o)
+        process.stdout.write(
+          `${String(Date.now() - t0).padStart(6)} ${dir} ${
+            s.length > (process.env.FULL ? 99999 : 700) ? s.slice(0, 700) + "…" : s
+          }\n`
+        )
+      }
+      const send = (o: unknown) => {
+        log(">>", o)
+        child.stdin.write(JSON.stringify(o) + "\n")
+      }
+      child.stderr.on("data", (d) => process.stdout.write(`STDERR ${d}`))
+      const rl = readline.createInterface({ input: child.stdout })
+      let n = 0
+      type Reply = { readonly subtype?: string }
+      const waiting = new Map<string, (r: Reply) => void>()
+      const req = (request: object) =>
+        new Promise<Reply>((res) => {
+          const id = `req_${++n}`
+          waiting.set(id, res)
+          send({ type: "control_request", request_id: id, request })
+        })
+      const user = (text: string) =>
+        send({ type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: "" })
+      rl.on("line", (line) => {
+        const o = JSON.parse(line)
+        log("<<", o)
+        if (o.type === "control_response") waiting.get(o.response.request_id)?.(o.response)
+        if (o.type === "result") setTimeout(() => child.stdin.end(), 200)
+      })
+      child.on("exit", (code, sig) => {
+        log("EXIT", { code, sig })
+        resolve()
+      })
+      void (async () => {
+        await req({ subtype: "initialize", ...(process.env.PRESET ? {} : { systemPrompt: [""] }), hooks: {} })
+        const claim: Record<string, unknown> = {
+          subtype: "claim_session",
+          cwd: projA,
+          include_initialize: true,
+          sdk_mcp_servers: []
+        }
+        if (scenario === "missing") claim.cwd = path.join(projA, "nope")
+        if (scenario === "env") claim.env = { FOO: "1" }
+        if (scenario === "envok") claim.env = { CLAUDE_CODE_HOST_SESSION_ID: "host-1" }
+        if (scenario === "bypass") claim.permission_mode = "bypassPermissions"
+        if (scenario === "plan") claim.permission_mode = "plan"
+        if (scenario === "bogusmode") claim.permission_mode = "banana"
+        if (scenario === "full") {
+          Object.assign(claim, {
+            additional_directories: [park],
+            append_system_prompt: "APPENDED MARKER",
+            title: "T1",
+            agents: { rev: { description: "Reviews", prompt: "REV" } }
+          })
+        }
+        if (scenario === "userfirst") {
+          user("before claim")
+          await new Promise((r) => setTimeout(r, 1500))
+        }
+        if (scenario === "settings") {
+          await req({
+            subtype: "apply_flag_settings",
+            settings: process.env.SETTINGS ? JSON.parse(process.env.SETTINGS) : { effortLevel: "high" }
+          })
+        }
+        if (scenario === "badsettings") await req({ subtype: "apply_flag_settings", settings: { hooks: { Stop: [] } } })
+        const r = await req(claim)
+        if (scenario === "twice") await req({ ...claim })
+        if (scenario === "model") await req({ subtype: "set_model", model: "claude-haiku-4-5" })
+        if (scenario === "badmodel") await req({ subtype: "set_model", model: "not-a-model-xyz" })
+        if (r.subtype === "success") user("hello")
+        else setTimeout(() => child.stdin.end(), Number(process.env.HOLD ?? 1500))
+      })()
     })
-    const t0 = Date.now()
-    const log = (dir: string, o: unknown) => {
-      const s = JSON.stringify(o)
-      process.stdout.write(`${String(Date.now() - t0).padStart(6)} ${dir} ${s.length > (process.env.FULL ? 99999 : 700) ? s.slice(0, 700) + "…" : s}\n`)
-    }
-    const send = (o: unknown) => { log(">>", o); child.stdin.write(JSON.stringify(o) + "\n") }
-    child.stderr.on("data", (d) => process.stdout.write(`STDERR ${d}`))
-    const rl = readline.createInterface({ input: child.stdout })
-    let n = 0
-    type Reply = { readonly subtype?: string }
-    const waiting = new Map<string, (r: Reply) => void>()
-    const req = (request: object) => new Promise<Reply>((res) => { const id = `req_${++n}`; waiting.set(id, res); send({ type: "control_request", request_id: id, request }) })
-    const user = (text: string) => send({ type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: "" })
-    rl.on("line", (line) => {
-      const o = JSON.parse(line)
-      log("<<", o)
-      if (o.type === "control_response") waiting.get(o.response.request_id)?.(o.response)
-      if (o.type === "result") setTimeout(() => child.stdin.end(), 200)
-    })
-    child.on("exit", (code, sig) => { log("EXIT", { code, sig }); resolve() })
-    void (async () => {
-      await req({ subtype: "initialize", ...(process.env.PRESET ? {} : { systemPrompt: [""] }), hooks: {} })
-      const claim: Record<string, unknown> = { subtype: "claim_session", cwd: projA, include_initialize: true, sdk_mcp_servers: [] }
-      if (scenario === "missing") claim.cwd = path.join(projA, "nope")
-      if (scenario === "env") claim.env = { FOO: "1" }
-      if (scenario === "envok") claim.env = { CLAUDE_CODE_HOST_SESSION_ID: "host-1" }
-      if (scenario === "bypass") claim.permission_mode = "bypassPermissions"
-      if (scenario === "plan") claim.permission_mode = "plan"
-      if (scenario === "bogusmode") claim.permission_mode = "banana"
-      if (scenario === "full") Object.assign(claim, { additional_directories: [park], append_system_prompt: "APPENDED MARKER", title: "T1", agents: { rev: { description: "Reviews", prompt: "REV" } } })
-      if (scenario === "userfirst") { user("before claim"); await new Promise((r) => setTimeout(r, 1500)) }
-      if (scenario === "settings") { await req({ subtype: "apply_flag_settings", settings: process.env.SETTINGS ? JSON.parse(process.env.SETTINGS) : { effortLevel: "high" } }) }
-      if (scenario === "badsettings") { await req({ subtype: "apply_flag_settings", settings: { hooks: { Stop: [] } } }) }
-      const r = await req(claim)
-      if (scenario === "twice") await req({ ...claim })
-      if (scenario === "model") { await req({ subtype: "set_model", model: "claude-haiku-4-5" }) }
-      if (scenario === "badmodel") { await req({ subtype: "set_model", model: "not-a-model-xyz" }) }
-      if (r.subtype === "success") user("hello")
-      else setTimeout(() => child.stdin.end(), Number(process.env.HOLD ?? 1500))
-    })()
-  }))
+  )
   const reqs = yield* model.mainRequests
   for (const r of reqs) {
-    process.stdout.write(`MODEL ${r.model} system has projA: ${r.system.includes("projA")} park: ${r.system.includes("/park")} msgs projA: ${JSON.stringify(r.messages).includes("projA")} marker: ${JSON.stringify(r.messages).includes("MEMORY MARKER")} appended: ${r.system.includes("APPENDED")} thinking: ${JSON.stringify(Reflect.get(Object(r.body), "thinking"))}\n`)
+    process.stdout.write(
+      `MODEL ${r.model} system has projA: ${r.system.includes("projA")} park: ${
+        r.system.includes("/park")
+      } msgs projA: ${JSON.stringify(r.messages).includes("projA")} marker: ${
+        JSON.stringify(r.messages).includes("MEMORY MARKER")
+      } appended: ${r.system.includes("APPENDED")} thinking: ${
+        JSON.stringify(Reflect.get(Object(r.body), "thinking"))
+      }\n`
+    )
     if (process.env.SHOWSYS) process.stdout.write(`SYSTEM ${r.system}\n`)
   }
 }))

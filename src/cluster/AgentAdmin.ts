@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import { RunnerAddress, Sharding, ShardingConfig } from "@effect/cluster"
+import { type RunnerAddress, Sharding, ShardingConfig } from "@effect/cluster"
 import type { SqlClient } from "@effect/sql"
 import { Context, Duration, Effect, HashRing, Layer, Metric, Option, Predicate, Schedule, Schema } from "effect"
 import * as AgentEntity from "./AgentEntity.js"
@@ -346,7 +346,9 @@ const failureOf = (cause: unknown): string | null => {
 }
 
 const turnOf = (row: AdminSql.TurnRow): Turn => ({
-  turnId: Predicate.isRecord(row.payload) && typeof row.payload.turnId === "string" ? row.payload.turnId : row.requestId,
+  turnId: Predicate.isRecord(row.payload) && typeof row.payload.turnId === "string"
+    ? row.payload.turnId
+    : row.requestId,
   startedAt: row.startedAt,
   endedAt: row.endedAt,
   chunks: row.chunks,
@@ -400,23 +402,27 @@ const runnersOf = (queries: AdminSql.Queries, shardsPerGroup: number): AgentAdmi
   }).pipe(Effect.mapError(toAdminError), Effect.withSpan("AgentAdmin.runners"))
 
 // One application of a retention policy.
-const retentionOf = (queries: AdminSql.Queries, store: TranscriptStoreShape): AgentAdminShape["applyRetention"] => (policy) =>
-  Effect.gen(function*() {
-    const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-    const before = (keep: Duration.DurationInput) => now - Duration.toMillis(Duration.decode(keep))
-    let result: RetentionResult = { turns: 0, messages: 0, replies: 0, transcripts: 0 }
-    if (policy.finishedTurns !== undefined) {
-      const removed = yield* queries.removeFinished(before(policy.finishedTurns), 500)
-      const orphans = yield* queries.removeOrphanReplies(before(policy.finishedTurns))
-      result = { ...result, ...removed, replies: removed.replies + orphans }
-    }
-    if (policy.idleTranscripts !== undefined && store.removeIdle !== undefined) {
-      result = { ...result, transcripts: yield* store.removeIdle(before(policy.idleTranscripts)) }
-    }
-    yield* Metric.incrementBy(AgentMetrics.retentionRemoved.pipe(Metric.tagged("kind", "turns")), result.turns)
-    yield* Metric.incrementBy(AgentMetrics.retentionRemoved.pipe(Metric.tagged("kind", "transcripts")), result.transcripts)
-    return result
-  }).pipe(Effect.mapError(toAdminError), Effect.withSpan("AgentAdmin.applyRetention"))
+const retentionOf =
+  (queries: AdminSql.Queries, store: TranscriptStoreShape): AgentAdminShape["applyRetention"] => (policy) =>
+    Effect.gen(function*() {
+      const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+      const before = (keep: Duration.DurationInput) => now - Duration.toMillis(Duration.decode(keep))
+      let result: RetentionResult = { turns: 0, messages: 0, replies: 0, transcripts: 0 }
+      if (policy.finishedTurns !== undefined) {
+        const removed = yield* queries.removeFinished(before(policy.finishedTurns), 500)
+        const orphans = yield* queries.removeOrphanReplies(before(policy.finishedTurns))
+        result = { ...result, ...removed, replies: removed.replies + orphans }
+      }
+      if (policy.idleTranscripts !== undefined && store.removeIdle !== undefined) {
+        result = { ...result, transcripts: yield* store.removeIdle(before(policy.idleTranscripts)) }
+      }
+      yield* Metric.incrementBy(AgentMetrics.retentionRemoved.pipe(Metric.tagged("kind", "turns")), result.turns)
+      yield* Metric.incrementBy(
+        AgentMetrics.retentionRemoved.pipe(Metric.tagged("kind", "transcripts")),
+        result.transcripts
+      )
+      return result
+    }).pipe(Effect.mapError(toAdminError), Effect.withSpan("AgentAdmin.applyRetention"))
 
 /**
  * The admin, on any node of the cluster. Needs the cluster's `SqlClient`, `Sharding` (a runner's
@@ -446,7 +452,10 @@ export const layer = (
 
 const make = (options: Options) =>
   Effect.gen(function*() {
-    const queries = yield* AdminSql.make({ prefix: options.prefix ?? "cluster", entityType: AgentEntity.AgentEntity.type })
+    const queries = yield* AdminSql.make({
+      prefix: options.prefix ?? "cluster",
+      entityType: AgentEntity.AgentEntity.type
+    })
     // Needed by the entity's client; also makes sure this node is part of the cluster.
     yield* Sharding.Sharding
     const store = yield* TranscriptStore
@@ -459,8 +468,7 @@ const make = (options: Options) =>
     const timeout = Duration.decode(options.statusTimeout ?? "5 seconds")
     const namespace = namespaceOf(store, options.namespace)
     const owners = Effect.map(queries.healthyRunners, (runners) => ownersOf(runners, shardsPerGroup))
-    const live = <A>(effect: Effect.Effect<A, unknown>) =>
-      effect.pipe(Effect.timeout(timeout), Effect.option)
+    const live = <A>(effect: Effect.Effect<A, unknown>) => effect.pipe(Effect.timeout(timeout), Effect.option)
 
     const list: AgentAdminShape["list"] = (page = {}) =>
       Effect.gen(function*() {

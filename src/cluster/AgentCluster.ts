@@ -29,7 +29,7 @@ import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import { RpcClientError, RpcSerialization } from "@effect/rpc"
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Config, Effect, Layer, Metric, Option, Redacted, Schema } from "effect"
+import { Config, Effect, Layer, type Metric, Option, Redacted, Schema } from "effect"
 import type { ConfigError } from "effect/ConfigError"
 import type * as ClaudeAgent from "../ClaudeAgent.js"
 import * as AgentEntity from "./AgentEntity.js"
@@ -234,7 +234,8 @@ const loadKey = (where: string) =>
     if (Option.isNone(secret)) {
       return yield* new ClusterSecretError({
         reason: "Missing",
-        message: `${where} needs the cluster secret AGENT_CLUSTER_SECRET (the same on every node, e.g. \`openssl rand -base64 32\`)`
+        message:
+          `${where} needs the cluster secret AGENT_CLUSTER_SECRET (the same on every node, e.g. \`openssl rand -base64 32\`)`
       })
     }
     const bytes = Buffer.from(Redacted.value(secret.value), "utf8")
@@ -297,26 +298,34 @@ export const layerClientProtocol: Layer.Layer<
   RpcSerialization.RpcSerialization
 > = Layer.effect(
   Runners.RpcClientProtocol,
-  Effect.map(Runners.RpcClientProtocol, (make) => (address: RunnerAddress.RunnerAddress) =>
-    Effect.map(make(address), (protocol) => ({
-      ...protocol,
-      send: (request, transferables) =>
-        protocol.send(request, transferables).pipe(
-          Effect.catchAllDefect((cause) =>
-            Effect.fail(
-              new RpcClientError.RpcClientError({ reason: "Protocol", message: "write to runner failed", cause })
+  Effect.map(
+    Runners.RpcClientProtocol,
+    (make) => (address: RunnerAddress.RunnerAddress) =>
+      Effect.map(make(address), (protocol) => ({
+        ...protocol,
+        send: (request, transferables) =>
+          protocol.send(request, transferables).pipe(
+            Effect.catchAllDefect((cause) =>
+              Effect.fail(
+                new RpcClientError.RpcClientError({ reason: "Protocol", message: "write to runner failed", cause })
+              )
             )
           )
-        )
-    } satisfies typeof protocol)))
+      } satisfies typeof protocol))
+  )
 ).pipe(Layer.provide(Layer.unwrapEffect(Effect.map(loadKey("A cluster node"), PeerAuth.layerClientProtocol))))
 
 // The runner's listening socket: the secret is loaded before it binds, and every connection is
 // handed to the RPC server only once its peer has proven the secret.
 const layerSocketServer = (host: string) =>
-  Layer.unwrapEffect(Effect.map(loadKey(`The runner on ${host}`), (key) =>
-    Layer.effect(SocketServer.SocketServer, Effect.map(SocketServer.SocketServer, (server) => PeerAuth.authenticateServer(server, key)))
-      .pipe(Layer.provide(NodeClusterSocket.layerSocketServer))))
+  Layer.unwrapEffect(
+    Effect.map(loadKey(`The runner on ${host}`), (key) =>
+      Layer.effect(
+        SocketServer.SocketServer,
+        Effect.map(SocketServer.SocketServer, (server) => PeerAuth.authenticateServer(server, key))
+      )
+        .pipe(Layer.provide(NodeClusterSocket.layerSocketServer)))
+  )
 
 /**
  * Options of `layerSocketRunner` and `layerSocketClient`.

@@ -959,9 +959,11 @@ const runTurn = <R>(
         yield* mailbox.offer(retryMarker(turnId))
       }
       const unread = Effect.sleep(replyTimeout).pipe(
-        Effect.zipRight(Effect.logInfo("AgentEntity: no client read the end of a turn's reply; request ended").pipe(
-          Effect.annotateLogs({ conversationId, turnId })
-        )),
+        Effect.zipRight(
+          Effect.logInfo("AgentEntity: no client read the end of a turn's reply; request ended").pipe(
+            Effect.annotateLogs({ conversationId, turnId })
+          )
+        ),
         Effect.zipRight(Fiber.interruptFork(requestFiber)),
         Effect.forkIn(scope),
         Effect.asVoid
@@ -1021,7 +1023,9 @@ const controlHandlers = <R>(instance: Instance<R>, state: Conversation) => ({
       permissionMode: state.permissionMode,
       pendingPermissions: Array.from(state.pending.values(), (p) => p.info).sort((a, b) => a.since - b.since)
     }))),
-  AnswerPermission: ({ payload }: { readonly payload: { readonly toolUseId: string; readonly result: Permission.PermissionResult } }) =>
+  AnswerPermission: (
+    { payload }: { readonly payload: { readonly toolUseId: string; readonly result: Permission.PermissionResult } }
+  ) =>
     Rpc.fork(Effect.suspend(() => {
       const waiting = state.pending.get(payload.toolUseId)
       return waiting === undefined ? Effect.succeed(false) : Deferred.succeed(waiting.answer, payload.result)
@@ -1029,7 +1033,9 @@ const controlHandlers = <R>(instance: Instance<R>, state: Conversation) => ({
   Stop: () =>
     Rpc.fork(Effect.suspend(() => {
       const current = state.live
-      return current === undefined ? Effect.succeed({ stopped: false }) : Effect.as(drop(state, current), { stopped: true })
+      return current === undefined
+        ? Effect.succeed({ stopped: false })
+        : Effect.as(drop(state, current), { stopped: true })
     }))
 })
 
@@ -1104,7 +1110,9 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
       const openLock = yield* Effect.makeSemaphore(1)
       const turnLock = yield* Effect.makeSemaphore(1)
       const ensureOpen = openLock.withPermits(1)(
-        Effect.suspend(() => state.live !== undefined ? Effect.succeed(state.live) : openSession(instance, state, canUseTool))
+        Effect.suspend(() =>
+          state.live !== undefined ? Effect.succeed(state.live) : openSession(instance, state, canUseTool)
+        )
       )
       return AgentEntity.of({
         Send: (request) => runTurn(instance, state, ensureOpen, turnLock, request),
@@ -1172,6 +1180,8 @@ export const send = (
     const client = yield* AgentEntity.client
     const turnId = options.turnId ?? (yield* v4)
     const within = Duration.decode(options.deadline ?? defaultDeadline)
-    const deadline = Duration.isFinite(within) ? (yield* Clock.currentTimeMillis) + Duration.toMillis(within) : undefined
+    const deadline = Duration.isFinite(within)
+      ? (yield* Clock.currentTimeMillis) + Duration.toMillis(within)
+      : undefined
     return client(conversationId).Send({ turnId, prompt, deadline })
   }))

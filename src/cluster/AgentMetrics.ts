@@ -110,7 +110,10 @@ export const mirrorFailures: Metric.Metric.Counter<number> = Metric.counter("cla
  * @since 0.1.0
  * @category metrics
  */
-export const retentionRemoved: Metric.Metric.Counter<number> = Metric.counter("claude_agent_cluster_retention_removed", {
-  description: "Finished turns and idle transcripts removed by the retention policy",
-  incremental: true
-})
+export const retentionRemoved: Metric.Metric.Counter<number> = Metric.counter(
+  "claude_agent_cluster_retention_removed",
+  {
+    description: "Finished turns and idle transcripts removed by the retention policy",
+    incremental: true
+  }
+)

@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import { Command, CommandExecutor } from "@effect/platform"
+import { Command, type CommandExecutor } from "@effect/platform"
 import { Context, Deferred, Effect, Layer, Mailbox, type Scope, Stream } from "effect"
 
 /**

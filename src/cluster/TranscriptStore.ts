@@ -129,7 +129,8 @@ export class TranscriptStore extends Context.Tag("effect-claude-agent/cluster/Tr
 export const layerMemory: Layer.Layer<TranscriptStore> = Layer.effect(
   TranscriptStore,
   Effect.map(Effect.zip(Ref.make(new Map<string, MemoryEntry>()), v4), ([ref, namespace]) => ({
-    load: (sessionId) => Effect.map(Ref.get(ref), (m) => Option.map(Option.fromNullable(m.get(sessionId)), (e) => e.transcript)),
+    load: (sessionId) =>
+      Effect.map(Ref.get(ref), (m) => Option.map(Option.fromNullable(m.get(sessionId)), (e) => e.transcript)),
     save: (sessionId, transcript) =>
       Effect.flatMap(
         Effect.clockWith((clock) => clock.currentTimeMillis),

@@ -210,8 +210,11 @@ const direct = new WeakMap<
  * @category layers
  */
 export const controlChannel: Layer.Layer<ControlChannel, never, SessionLaunch | Transport> = Layer.unwrapEffect(
-  Effect.map(SessionLaunch, ({ options }) =>
-    ControlChannel.layer({ controlTimeout: options.controlTimeout, messageBufferBytes: options.messageBufferBytes }))
+  Effect.map(
+    SessionLaunch,
+    ({ options }) =>
+      ControlChannel.layer({ controlTimeout: options.controlTimeout, messageBufferBytes: options.messageBufferBytes })
+  )
 )
 
 // A callback service given twice would leave one of the two silently unused.

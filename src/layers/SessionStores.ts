@@ -77,11 +77,15 @@ export const makeMemory: Effect.Effect<SessionStoreShape> = Effect.sync(() => {
             if (write.entries.length === 0) continue
             const subpath = write.subpath ?? Store.MAIN
             let transcript = session.transcripts.get(subpath)
-            if (transcript === undefined) session.transcripts.set(subpath, transcript = { entries: [], seen: new Set() })
+            if (transcript === undefined) {
+              session.transcripts.set(subpath, transcript = { entries: [], seen: new Set() })
+            }
             // A copy per entry: the store must not see later changes to the caller's objects.
             const kept = Store.fresh(write.entries, transcript.seen).map((e) => structuredClone(e))
-            transcript.entries.push(...kept)
-            if (subpath === Store.MAIN) session.summary = Store.foldSummary(session.summary, ref.sessionId, kept, tick(now))
+            for (const entry of kept) transcript.entries.push(entry)
+            if (subpath === Store.MAIN) {
+              session.summary = Store.foldSummary(session.summary, ref.sessionId, kept, tick(now))
+            }
           }
           return Effect.void
         }))
@@ -95,7 +99,9 @@ export const makeMemory: Effect.Effect<SessionStoreShape> = Effect.sync(() => {
         Store.checkKey("load", key),
         Effect.sync(() => {
           const transcript = find(key)?.transcripts.get(key.subpath ?? Store.MAIN)
-          return transcript === undefined ? Option.none() : Option.some(transcript.entries.map((e) => structuredClone(e)))
+          return transcript === undefined
+            ? Option.none()
+            : Option.some(transcript.entries.map((e) => structuredClone(e)))
         })
       ),
     listSummaries: (projectKey) =>
@@ -173,10 +179,11 @@ interface Replayed {
 const isRecord = (u: unknown): u is LogRecord => {
   if (typeof u !== "object" || u === null || Array.isArray(u)) return false
   if ("d" in u) return typeof u.d === "string"
-  return "w" in u && Array.isArray(u.w) && u.w.every((w: unknown) =>
-    typeof w === "object" && w !== null && "s" in w && typeof w.s === "string" && "e" in w && Array.isArray(w.e) &&
-    w.e.every(Store.isEntry)
-  )
+  return "w" in u && Array.isArray(u.w) &&
+    u.w.every((w: unknown) =>
+      typeof w === "object" && w !== null && "s" in w && typeof w.s === "string" && "e" in w && Array.isArray(w.e) &&
+      w.e.every(Store.isEntry)
+    )
 }
 
 const replay = (text: string): Replayed => {
@@ -199,7 +206,7 @@ const replay = (text: string): Replayed => {
     for (const write of record.w ?? []) {
       let t = transcripts.get(write.s)
       if (t === undefined) transcripts.set(write.s, t = { entries: [], seen: new Set() })
-      t.entries.push(...Store.fresh(write.e, t.seen))
+      for (const entry of Store.fresh(write.e, t.seen)) t.entries.push(entry)
     }
   }
   return { bytes: Buffer.byteLength(text), clean: complete.length === text.length, transcripts }
@@ -281,33 +288,39 @@ export const makeFiles = (
     const appendAll: SessionStoreShape["appendAll"] = (ref, writes, options) =>
       Effect.zipRight(
         Store.checkWrites("append", ref, writes),
-        lock.withPermits(1)(Effect.gen(function*() {
-          const given = options?.generation
-          if (given !== undefined) {
-            const current = yield* generation(ref)
-            if (given !== current) return yield* Effect.fail(Store.stale(ref, given, current))
-          }
-          const state = yield* replayed(ref)
-          const record: Array<{ s: string; e: Array<Entry> }> = []
-          let main: Array<Entry> = []
-          for (const write of writes) {
-            const s = write.subpath ?? Store.MAIN
-            const seen = new Set(state?.transcripts.get(s)?.seen)
-            for (const r of record) if (r.s === s) for (const e of r.e) if (typeof e.uuid === "string") seen.add(e.uuid)
-            const kept = Store.fresh(write.entries, seen)
-            if (kept.length === 0) continue
-            record.push({ s, e: kept })
-            if (s === Store.MAIN) main = main.concat(kept)
-          }
-          if (record.length === 0) return
-          yield* writeLine(ref, JSON.stringify({ w: record }))
-          cache.delete(files(ref).log)
-          if (main.length > 0) {
-            const now = yield* Clock.currentTimeMillis
-            const summary = Store.foldSummary(yield* readSummary(files(ref).summary), ref.sessionId, main, tick(now))
-            yield* fs.writeFileString(files(ref).summary, JSON.stringify(summary))
-          }
-        }).pipe(Effect.mapError((e) => e._tag === "SessionStoreError" ? e : fail("append", ref)(e))))
+        lock.withPermits(1)(
+          Effect.gen(function*() {
+            const given = options?.generation
+            if (given !== undefined) {
+              const current = yield* generation(ref)
+              if (given !== current) return yield* Effect.fail(Store.stale(ref, given, current))
+            }
+            const state = yield* replayed(ref)
+            const record: Array<{ s: string; e: Array<Entry> }> = []
+            let main: Array<Entry> = []
+            for (const write of writes) {
+              const s = write.subpath ?? Store.MAIN
+              const seen = new Set(state?.transcripts.get(s)?.seen)
+              for (const r of record) {
+                if (r.s === s) {
+                  for (const e of r.e) if (typeof e.uuid === "string") seen.add(e.uuid)
+                }
+              }
+              const kept = Store.fresh(write.entries, seen)
+              if (kept.length === 0) continue
+              record.push({ s, e: kept })
+              if (s === Store.MAIN) main = main.concat(kept)
+            }
+            if (record.length === 0) return
+            yield* writeLine(ref, JSON.stringify({ w: record }))
+            cache.delete(files(ref).log)
+            if (main.length > 0) {
+              const now = yield* Clock.currentTimeMillis
+              const summary = Store.foldSummary(yield* readSummary(files(ref).summary), ref.sessionId, main, tick(now))
+              yield* fs.writeFileString(files(ref).summary, JSON.stringify(summary))
+            }
+          }).pipe(Effect.mapError((e) => e._tag === "SessionStoreError" ? e : fail("append", ref)(e)))
+        )
       )
 
     const listSummaries = (projectKey: string) =>

@@ -11,7 +11,6 @@
 import { type Effect, Predicate, Schema } from "effect"
 import { RawObject } from "../internal/schema/schemas.js"
 
-
 /**
  * `{"type":"control_request","request_id":…,"request":{"subtype":…,…}}`, in either direction.
  *
@@ -487,8 +486,12 @@ export const ContextUsageResponse = Schema.Struct({
   model: Schema.optional(Schema.String),
   autoCompactThreshold: Schema.optional(Schema.Number),
   isAutoCompactEnabled: Schema.optional(Schema.Boolean),
-  memoryFiles: Schema.optional(Schema.Array(Schema.Struct({ path: Schema.String, type: Schema.String, tokens: Schema.Number }))),
-  mcpTools: Schema.optional(Schema.Array(Schema.Struct({ name: Schema.String, serverName: Schema.String, tokens: Schema.Number })))
+  memoryFiles: Schema.optional(
+    Schema.Array(Schema.Struct({ path: Schema.String, type: Schema.String, tokens: Schema.Number }))
+  ),
+  mcpTools: Schema.optional(
+    Schema.Array(Schema.Struct({ name: Schema.String, serverName: Schema.String, tokens: Schema.Number }))
+  )
 })
 
 /**
@@ -1186,7 +1189,9 @@ export const McpReconnect = request("mcp_reconnect", { payload: Schema.Struct({ 
  * @since 0.1.0
  * @category host → CLI
  */
-export const McpToggle = request("mcp_toggle", { payload: Schema.Struct({ serverName: Schema.String, enabled: Schema.Boolean }) })
+export const McpToggle = request("mcp_toggle", {
+  payload: Schema.Struct({ serverName: Schema.String, enabled: Schema.Boolean })
+})
 
 /**
  * `mcp_set_servers`: replaces the session's dynamic MCP servers with `servers` (name → config).
@@ -1546,7 +1551,10 @@ export const ClaimSession = request("claim_session", { payload: ClaimSessionPayl
  * @category CLI → host
  */
 export const CanUseTool = request("can_use_tool", {
-  payload: Schema.Struct({ tool_name: Schema.String, input: RawObject, tool_use_id: Schema.optional(Schema.String) }, RawObject),
+  payload: Schema.Struct(
+    { tool_name: Schema.String, input: RawObject, tool_use_id: Schema.optional(Schema.String) },
+    RawObject
+  ),
   success: RawObject
 })
 

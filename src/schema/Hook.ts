@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import { Array as Arr, Either, ParseResult, Predicate, Schema } from "effect"
+import { Array as Arr, Either, type ParseResult, Predicate, Schema } from "effect"
 import * as Guard from "../internal/schema/guard.js"
 import { RawObject } from "../internal/schema/schemas.js"
 import { MessageParseError } from "../SdkError.js"

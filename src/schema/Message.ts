@@ -2322,8 +2322,9 @@ const normalizeContent = (raw: { readonly [key: string]: unknown }): unknown => 
   return content === undefined ? raw : { ...raw, message: { ...message, content } }
 }
 
-const knownTypes = (schemas: ReadonlyArray<{ readonly fields: { readonly type: { readonly literals: ReadonlyArray<string> } } }>) =>
-  new Set(schemas.flatMap((schema) => schema.fields.type.literals))
+const knownTypes = (
+  schemas: ReadonlyArray<{ readonly fields: { readonly type: { readonly literals: ReadonlyArray<string> } } }>
+) => new Set(schemas.flatMap((schema) => schema.fields.type.literals))
 const rawEventTypes: ReadonlySet<unknown> = knownTypes(knownRawEvents)
 const deltaTypes: ReadonlySet<unknown> = knownTypes(knownDeltas)
 

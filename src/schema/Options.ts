@@ -343,7 +343,9 @@ const SkillName = Schema.String.pipe(Schema.filter(
  * @category schemas
  */
 export const ToolConfig = Schema.Struct({
-  askUserQuestion: Schema.optional(Schema.Struct({ previewFormat: Schema.optional(Schema.Literal("markdown", "html")) }))
+  askUserQuestion: Schema.optional(
+    Schema.Struct({ previewFormat: Schema.optional(Schema.Literal("markdown", "html")) })
+  )
 })
 
 /**
@@ -480,7 +482,9 @@ export const Options = Schema.Struct({
   permissionPromptToolName: Schema.optional(NonEmptyString),
   /** `"none"`: nobody answers permission prompts; what would prompt is denied (`--permission-prompts`). */
   permissionPrompts: Schema.optional(Schema.Literal("host", "none")),
-  mcpServers: Schema.optional(Schema.Record({ key: NonEmptyString, value: Schema.Union(McpServerConfig, SdkServerShape) })),
+  mcpServers: Schema.optional(
+    Schema.Record({ key: NonEmptyString, value: Schema.Union(McpServerConfig, SdkServerShape) })
+  ),
   /** How stdio/sse/http servers reach the CLI: `--mcp-config` (default) or `initialize`, off the command line. */
   mcpServersDelivery: Schema.optional(Delivery),
   canUseTool: Schema.optional(AnyFunction),
@@ -683,7 +687,8 @@ const crossFieldError = <R>(options: Options<R>): OptionsError | undefined => {
   if (options.canUseTool !== undefined && options.permissionPromptToolName !== undefined) {
     return new OptionsError({
       field: "permissionPromptToolName",
-      detail: "cannot be combined with `canUseTool`, which answers permission prompts itself (`--permission-prompt-tool=stdio`)"
+      detail:
+        "cannot be combined with `canUseTool`, which answers permission prompts itself (`--permission-prompt-tool=stdio`)"
     })
   }
   const knownEvents: ReadonlyArray<string> = Hook.HookEvent.literals
@@ -867,7 +872,8 @@ const literalsAt = (member: SchemaAST.TypeLiteral, key: string): ReadonlyArray<S
 const selects = (member: SchemaAST.TypeLiteral, key: string, value: unknown): boolean =>
   member.propertySignatures.some((signature) =>
     signature.name === key &&
-    ((value === undefined && signature.isOptional) || (literalsOf(signature.type) ?? []).some((literal) => literal === value))
+    ((value === undefined && signature.isOptional) ||
+      (literalsOf(signature.type) ?? []).some((literal) => literal === value))
   )
 
 const describeUnion = (ast: SchemaAST.Union, actual: unknown, path: Path): Problem => {
@@ -906,7 +912,9 @@ const keyProblem = (path: Path, parent: SchemaAST.TypeLiteral | undefined): Prob
   const name = String(path[path.length - 1])
   // A record's key that fails its key schema (`extraArgs`' flag-name pattern).
   const [index] = parent?.indexSignatures ?? []
-  if (index !== undefined) return { path, detail: `invalid key: ${expectedMessage(new ParseResult.Type(index.parameter, name))}` }
+  if (index !== undefined) {
+    return { path, detail: `invalid key: ${expectedMessage(new ParseResult.Type(index.parameter, name))}` }
+  }
   const keys = (parent?.propertySignatures ?? []).flatMap((signature) =>
     typeof signature.name === "string" ? [signature.name] : []
   )
@@ -944,7 +952,9 @@ const describeIssue = (
         : describeIssue(first, path, SchemaAST.isTypeLiteral(issue.ast) ? issue.ast : undefined)
     }
     case "Refinement":
-      return issue.kind === "From" ? describeIssue(issue.issue, path, undefined) : { path, detail: expectedMessage(issue) }
+      return issue.kind === "From"
+        ? describeIssue(issue.issue, path, undefined)
+        : { path, detail: expectedMessage(issue) }
     case "Transformation":
       return describeIssue(issue.issue, path, undefined)
     case "Unexpected":
@@ -1033,7 +1043,9 @@ export const hookSettingKeys: ReadonlyArray<string> = [
 const ClaimSettings = JsonObject.pipe(Schema.filter((settings) => {
   const hookKeys = hookSettingKeys.filter((key) => settings[key] !== undefined)
   return hookKeys.length === 0 ||
-    `hook settings (${hookKeys.join(", ")}) cannot be applied by a claim; give them to the spare's options (\`settings\`)`
+    `hook settings (${
+      hookKeys.join(", ")
+    }) cannot be applied by a claim; give them to the spare's options (\`settings\`)`
 }))
 
 /**

@@ -224,7 +224,10 @@ export interface SdkServerConfig {
 const MIN_TOOL_TIMEOUT_MS = 1000
 
 // The tool's `_meta` in `tools/list`: what the CLI reads from `anthropic/*` keys.
-const toolMeta = (server: McpServer.McpServer<unknown>, tool: Tool.Tool<unknown>): Record<string, unknown> | undefined => {
+const toolMeta = (
+  server: McpServer.McpServer<unknown>,
+  tool: Tool.Tool<unknown>
+): Record<string, unknown> | undefined => {
   const alwaysLoad = tool.alwaysLoad ?? server.alwaysLoad
   const meta: Record<string, unknown> = {
     ...(alwaysLoad === undefined ? {} : { "anthropic/alwaysLoad": alwaysLoad }),
@@ -380,8 +383,7 @@ const decodeCancelledParams = Schema.decodeUnknownEither(CancelledParams)
 export const make = <R>(
   servers: ReadonlyArray<McpServer.McpServer<R>>
 ): Effect.Effect<McpBridgeShape, OptionsError, R | Scope.Scope> =>
-  Effect.flatMap(Effect.context<R>(), (context) =>
-    Effect.flatMap(validate(servers, context), makeServing))
+  Effect.flatMap(Effect.context<R>(), (context) => Effect.flatMap(validate(servers, context), makeServing))
 
 const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<McpBridgeShape, never, Scope.Scope> =>
   Effect.gen(function*() {
@@ -430,22 +432,26 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
         return Effect.onInterrupt(restore(Fiber.await(fiber)), () => Fiber.interrupt(fiber))
       })
 
-    const toolAnswer = (entry: ServerEntry, id: JsonRpcId, name: string) =>
-    (exit: Exit.Exit<Tool.ToolResult>): Effect.Effect<JsonRpcResponse> => {
-      if (Exit.isSuccess(exit)) return Effect.succeed(success(id, toWireResult(exit.value)))
-      // Cancelled by `notifications/cancelled` (or the session is closing): MCP says a cancelled
-      // request gets no response, so this handler ends interrupted and the control channel
-      // writes nothing.
-      if (Cause.isInterruptedOnly(exit.cause)) return Effect.interrupt
-      const defect = Cause.squash(exit.cause)
-      const message = Predicate.hasProperty(defect, "message") && typeof defect.message === "string"
-        ? defect.message
-        : String(defect)
-      return Effect.as(
-        Effect.logWarning(`effect-claude-agent: SDK MCP tool ${entry.server.name}/${name} died`, Cause.pretty(exit.cause)),
-        failure(id, ErrorCode.InternalError, `Internal error in tool ${name}: ${message}`)
-      )
-    }
+    const toolAnswer =
+      (entry: ServerEntry, id: JsonRpcId, name: string) =>
+      (exit: Exit.Exit<Tool.ToolResult>): Effect.Effect<JsonRpcResponse> => {
+        if (Exit.isSuccess(exit)) return Effect.succeed(success(id, toWireResult(exit.value)))
+        // Cancelled by `notifications/cancelled` (or the session is closing): MCP says a cancelled
+        // request gets no response, so this handler ends interrupted and the control channel
+        // writes nothing.
+        if (Cause.isInterruptedOnly(exit.cause)) return Effect.interrupt
+        const defect = Cause.squash(exit.cause)
+        const message = Predicate.hasProperty(defect, "message") && typeof defect.message === "string"
+          ? defect.message
+          : String(defect)
+        return Effect.as(
+          Effect.logWarning(
+            `effect-claude-agent: SDK MCP tool ${entry.server.name}/${name} died`,
+            Cause.pretty(exit.cause)
+          ),
+          failure(id, ErrorCode.InternalError, `Internal error in tool ${name}: ${message}`)
+        )
+      }
 
     const callTool = (entry: ServerEntry, id: JsonRpcId, params: unknown): Effect.Effect<JsonRpcResponse> => {
       const decoded = decodeCallToolParams(params)
@@ -460,11 +466,15 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
       // does, rather than a tool result. The CLI only calls tools it got from tools/list, so
       // this means a stale or confused client, not a model mistake the model could fix.
       if (invoke === undefined) {
-        return Effect.succeed(failure(id, ErrorCode.InvalidParams, `Unknown tool: ${name} (server ${entry.server.name})`))
+        return Effect.succeed(
+          failure(id, ErrorCode.InvalidParams, `Unknown tool: ${name} (server ${entry.server.name})`)
+        )
       }
       const key = fiberKey(entry.server.name, id)
       if (inFlight.has(key)) {
-        return Effect.succeed(failure(id, ErrorCode.InvalidRequest, `request id ${JSON.stringify(id)} is already in use`))
+        return Effect.succeed(
+          failure(id, ErrorCode.InvalidRequest, `request id ${JSON.stringify(id)} is already in use`)
+        )
       }
       const started = Effect.uninterruptibleMask((restore) =>
         Effect.flatMap(
@@ -546,17 +556,20 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
     const setServers = <R2>(next: ReadonlyArray<McpServer.McpServer<R2>>) =>
       Effect.gen(function*() {
         const nextTable = yield* validate(next, yield* Effect.context<R2>())
-        const result = yield* Ref.modify(table, (current): readonly [SetServersResult, ReadonlyMap<string, ServerEntry>] => {
-          const added: Array<string> = []
-          const replaced: Array<string> = []
-          for (const [name, entry] of nextTable) {
-            const previous = current.get(name)
-            if (previous === undefined) added.push(name)
-            else if (previous.server !== entry.server) replaced.push(name)
+        const result = yield* Ref.modify(
+          table,
+          (current): readonly [SetServersResult, ReadonlyMap<string, ServerEntry>] => {
+            const added: Array<string> = []
+            const replaced: Array<string> = []
+            for (const [name, entry] of nextTable) {
+              const previous = current.get(name)
+              if (previous === undefined) added.push(name)
+              else if (previous.server !== entry.server) replaced.push(name)
+            }
+            const removed = Array.from(current.keys()).filter((name) => !nextTable.has(name))
+            return [{ added, removed, replaced }, nextTable]
           }
-          const removed = Array.from(current.keys()).filter((name) => !nextTable.has(name))
-          return [{ added, removed, replaced }, nextTable]
-        })
+        )
         // A removed server's calls cannot be answered any more: the CLI has let go of the server.
         const gone = new Set(result.removed)
         const keys = Array.from(inFlight.keys()).filter((key) => gone.has(key.slice(0, key.indexOf("\u0000"))))

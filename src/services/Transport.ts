@@ -143,7 +143,7 @@ export class Transport extends Context.Tag("effect-claude-agent/Transport")<Tran
    * import { Transport } from "effect-claude-agent"
    *
    * declare const process: { readonly env: Record<string, string | undefined> }
- * const layer = Transport.Transport.layerSubprocess({
+   * const layer = Transport.Transport.layerSubprocess({
    *   command: "claude", args: ["--output-format", "stream-json", "--input-format", "stream-json", "--verbose"],
    *   env: { PATH: process.env.PATH ?? "" }, maxBufferSize: 1 << 20, closeGracePeriod: "5 seconds"
    * })

@@ -27,7 +27,7 @@ import {
 } from "effect"
 import * as ClaudeAgent from "../ClaudeAgent.js"
 import * as Defaults from "../internal/defaults.js"
-import * as Control from "../schema/Control.js"
+import type * as Control from "../schema/Control.js"
 import * as MemoryTransport from "./internal/memoryTransport.js"
 import { Transport, type TransportShape } from "../services/Transport.js"
 import * as CliAnswers from "./internal/cliAnswers.js"
@@ -268,8 +268,10 @@ export const answer = <R extends Control.Request.Any>(
   const decodeSuccess = Schema.decodeUnknown(descriptor.success, CliAnswers.decodeOptions)
   const typedDefault = (reply: CliAnswers.Reply): Effect.Effect<Control.Request.Success<R> | ControlFailure> =>
     Either.isLeft(reply) ? Effect.succeed(reply.left) : Effect.orDie(decodeSuccess(reply.right))
-  return CliAnswers.typed(descriptor, (payload, context) =>
-    handler(payload, context.cli, Effect.flatMap(context.byDefault, typedDefault)))
+  return CliAnswers.typed(
+    descriptor,
+    (payload, context) => handler(payload, context.cli, Effect.flatMap(context.byDefault, typedDefault))
+  )
 }
 
 /**
@@ -591,7 +593,10 @@ export const make = (
             const request = frame.request
             return typeof frame.request_id === "string" && Predicate.isRecord(request) &&
                 typeof request.subtype === "string"
-              ? Effect.zipRight(logged, FiberSet.run(fibers, answerControl(frame.request_id, { ...request, subtype: request.subtype })))
+              ? Effect.zipRight(
+                logged,
+                FiberSet.run(fibers, answerControl(frame.request_id, { ...request, subtype: request.subtype }))
+              )
               : logged
           }
           case "control_response":
@@ -664,7 +669,8 @@ export const make = (
  */
 export const layer = (behaviour: Behaviour = {}): Layer.Layer<Transport | FakeCli> =>
   Layer.scopedContext(
-    Effect.map(make(behaviour), ({ cli, transport }) => Context.make(Transport, transport).pipe(Context.add(FakeCli, cli)))
+    Effect.map(make(behaviour), ({ cli, transport }) =>
+      Context.make(Transport, transport).pipe(Context.add(FakeCli, cli)))
   )
 
 /**

@@ -345,8 +345,6 @@ export const recordTransport = (
     }
   })
 
-
-
 // `rec.jsonl`, `rec-2.jsonl`, `rec-3.jsonl`, …
 const numberedPath = (path: Path.Path, file: string, n: number): string => {
   if (n === 1) return file

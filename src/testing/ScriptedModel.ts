@@ -110,7 +110,12 @@ export const text = (text: string): Reply =>
  * @category constructors
  */
 export const slowText = (text: string, opts: { readonly chunkSize: number; readonly delayMs: number }): Reply =>
-  message([{ _tag: "Text", text, chunkSize: Math.max(1, Math.floor(opts.chunkSize)), delayMs: Math.max(0, opts.delayMs) }])
+  message([{
+    _tag: "Text",
+    text,
+    chunkSize: Math.max(1, Math.floor(opts.chunkSize)),
+    delayMs: Math.max(0, opts.delayMs)
+  }])
 
 /**
  * Prefixes a reply with a thinking block (`thinking_delta` + `signature_delta`). An HTTP error
@@ -202,8 +207,11 @@ export const httpError = (status: number, type: string, message: string): Reply 
  * @since 0.1.0
  * @category constructors
  */
-export const sseError = (type: string, message: string): Reply =>
-  ({ _tag: "Message", blocks: [], ending: { _tag: "SseError", type, message } })
+export const sseError = (type: string, message: string): Reply => ({
+  _tag: "Message",
+  blocks: [],
+  ending: { _tag: "SseError", type, message }
+})
 
 /**
  * A stream cut off without `message_stop`: the text block starts, one delta is written, then the

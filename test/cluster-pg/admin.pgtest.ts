@@ -53,10 +53,13 @@ describe("AgentAdmin on PostgreSQL", () => {
         )
       )
       const probe = yield* Effect.provide(Probe.client, client)
-      const placement = Effect.forEach(candidates, (id) =>
-        probe(id).Where().pipe(Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => "no answer" })), {
-        concurrency: "unbounded"
-      })
+      const placement = Effect.forEach(
+        candidates,
+        (id) => probe(id).Where().pipe(Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => "no answer" })),
+        {
+          concurrency: "unbounded"
+        }
+      )
       const where = yield* eventually(Effect.filterOrFail(placement, (at) => new Set(at).size === 2), {
         within: "30 seconds",
         describe: () => "the shards never spread over both runners"

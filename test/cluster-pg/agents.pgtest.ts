@@ -61,7 +61,9 @@ describe("cluster on PostgreSQL: conversations on the real CLI across two runner
       const a = yield* startRunner({ env: { ...forA.env, ...common } })
       const b = yield* startRunner({ env: { ...forB.env, ...common } })
 
-      const client = yield* Layer.build(clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url))))
+      const client = yield* Layer.build(
+        clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url)))
+      )
       const probe = yield* Effect.provide(Probe.client, client)
       const placement = Effect.forEach(candidates, (id) =>
         // A volatile call sent while the runners are still trading shards can be lost: ask again.
@@ -116,7 +118,10 @@ describe("cluster on PostgreSQL: conversations on the real CLI across two runner
       // A's watchdog kills the CLIs A left behind (they would otherwise stream on to the end).
       yield* eventually(
         Effect.filterOrFail(Effect.sync(() => claudePids(homeA)), (pids) => pids.length === 0),
-        { within: "10 seconds", describe: () => `CLIs of the killed runner still alive: ${claudePids(homeA).join(", ")}` }
+        {
+          within: "10 seconds",
+          describe: () => `CLIs of the killed runner still alive: ${claudePids(homeA).join(", ")}`
+        }
       )
 
       const secondResults = yield* Effect.forEach(second, Fiber.join)

@@ -24,7 +24,9 @@ describe("cluster on PostgreSQL: runners authenticate their peers", () => {
       const runner = yield* startRunner({ env: { DATABASE_URL: url, CLUSTER_PREFIX: prefix, CLUSTER_TIMINGS: "test" } })
       const port = Number(runner.address.split(":")[1])
 
-      const client = yield* Layer.build(clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url))))
+      const client = yield* Layer.build(
+        clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url)))
+      )
       const sharding = yield* Effect.provide(Sharding.Sharding, client)
       const probe = yield* Effect.provide(Probe.client, client)
       const conversation = (yield* Effect.provide(AgentEntity.AgentEntity.client, client))("auth-1")
@@ -46,8 +48,14 @@ describe("cluster on PostgreSQL: runners authenticate their peers", () => {
       })
       const rogues = {
         noKey: yield* rogue(connect(port)),
-        wrongKey: yield* rogue(openWith(port, (hello) =>
-          Handshake.respond(Redacted.value(key(randomBytes(32).toString("base64"))), hello.subarray(4), Handshake.nonce()))),
+        wrongKey: yield* rogue(
+          openWith(port, (hello) =>
+            Handshake.respond(
+              Redacted.value(key(randomBytes(32).toString("base64"))),
+              hello.subarray(4),
+              Handshake.nonce()
+            ))
+        ),
         replay: yield* rogue(openWith(port, () => recorded))
       }
       for (const peer of Object.values(rogues)) {

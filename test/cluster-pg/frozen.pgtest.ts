@@ -48,15 +48,22 @@ describe("cluster on PostgreSQL: a frozen runner", () => {
       const b = yield* startRunner({ env: { ...forB.env, ...common } })
       yield* Effect.log(`runner A ${a.address} (${a.logFile}), runner B ${b.address} (${b.logFile})`)
 
-      const client = yield* Layer.build(clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url))))
+      const client = yield* Layer.build(
+        clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url)))
+      )
       const probe = yield* Effect.provide(Probe.client, client)
       const placement = Effect.forEach(candidates, (id) =>
         probe(id).Where().pipe(Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => "no answer" })), {
         concurrency: "unbounded"
       })
       const where = yield* eventually(
-        Effect.filterOrFail(placement, (at) => new Set(at).size === 2),
-        { within: "30 seconds", describe: () => "the shards never spread over both runners" }
+        Effect.filterOrFail(placement, (at) =>
+          new Set(at).size === 2),
+        {
+          within: "30 seconds",
+          describe: () =>
+            "the shards never spread over both runners"
+        }
       )
       const onA = candidates.filter((_, i) => where[i] === a.address).slice(0, 2)
       const onB = candidates.filter((_, i) => where[i] === b.address).slice(0, 1)
@@ -83,7 +90,10 @@ describe("cluster on PostgreSQL: a frozen runner", () => {
         (id) =>
           turn(2, id).pipe(
             Effect.map((result) => ({ result, after: Date.now() - frozenAt })),
-            Effect.timeoutFail({ duration: takeoverBound, onTimeout: () => new Error(`${id}: no takeover within the bound`) }),
+            Effect.timeoutFail({
+              duration: takeoverBound,
+              onTimeout: () => new Error(`${id}: no takeover within the bound`)
+            }),
             Effect.orDie
           ),
         { concurrency: "unbounded" }

@@ -100,9 +100,11 @@ const startRunnerOn = (port: number, env: Readonly<Record<string, string>>) =>
     fs.mkdirSync(logDir, { recursive: true })
     const logFile = path.join(logDir, `${env.CLUSTER_PREFIX ?? "cluster"}-${port}.log`)
     const log = fs.createWriteStream(logFile)
-    yield* Effect.addFinalizer(() => Effect.async<void>((resume) => {
-      log.end(() => resume(Effect.void))
-    }))
+    yield* Effect.addFinalizer(() =>
+      Effect.async<void>((resume) => {
+        log.end(() => resume(Effect.void))
+      })
+    )
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
         cp.spawn(process.execPath, ["--import", "tsx", runnerScript], {
@@ -146,7 +148,8 @@ const startRunnerOn = (port: number, env: Readonly<Record<string, string>>) =>
     ).pipe(
       Effect.timeoutFail({
         duration: "60 seconds",
-        onTimeout: () => new NotStarted(`runner on port ${port} not ready after 60 s:\n${output}`, output)
+        onTimeout: () =>
+          new NotStarted(`runner on port ${port} not ready after 60 s:\n${output}`, output)
       })
     )
 
@@ -154,7 +157,8 @@ const startRunnerOn = (port: number, env: Readonly<Record<string, string>>) =>
       pid,
       address: `127.0.0.1:${port}`,
       logFile,
-      output: () => output,
+      output: () =>
+        output,
       exited,
       kill9: Effect.gen(function*() {
         process.kill(pid, "SIGKILL")

@@ -43,8 +43,10 @@ describe("cluster on PostgreSQL: a runner joins while turns are in flight", () =
         clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url)))
       )
       const probe = yield* Effect.provide(Probe.client, client)
-      const placement = Effect.forEach(conversations, (id) =>
-        probe(id).Where().pipe(Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => "no answer" })))
+      const placement = Effect.forEach(
+        conversations,
+        (id) => probe(id).Where().pipe(Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => "no answer" }))
+      )
       yield* eventually(
         Effect.filterOrFail(placement, (at: ReadonlyArray<string>) => at.every((x) => x === a.address)),
         { within: "30 seconds", describe: () => "runner A never served every conversation" }

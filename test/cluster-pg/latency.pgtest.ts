@@ -52,7 +52,9 @@ describe("cluster on PostgreSQL: latency from a client-only node", () => {
           yield* Scope.close(scope, Exit.void)
           return millis
         }))
-      yield* Effect.log(`long-lived client, 5 turns: ${same.join(", ")} ms; 5 fresh client nodes: ${fresh.join(", ")} ms`)
+      yield* Effect.log(
+        `long-lived client, 5 turns: ${same.join(", ")} ms; 5 fresh client nodes: ${fresh.join(", ")} ms`
+      )
       // The first turn includes the CLI's start; every later one, from any client, is a round trip
       // to a CLI already open, woken rather than polled: well under the 10 s poll.
       expect(Math.max(...same.slice(1), ...fresh)).toBeLessThan(2000)

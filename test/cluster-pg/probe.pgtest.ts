@@ -22,7 +22,9 @@ describe("cluster on PostgreSQL: two runner processes and a client", () => {
       const a = yield* startRunner({ env })
       const b = yield* startRunner({ env })
 
-      const client = yield* Layer.build(clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url))))
+      const client = yield* Layer.build(
+        clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url)))
+      )
       const probe = yield* Effect.provide(Probe.client, client)
       const placement = Effect.forEach(candidates, (id) =>
         // A volatile call sent while the runners are still trading shards can be lost: ask again.
@@ -62,7 +64,9 @@ describe("cluster on PostgreSQL: two runner processes and a client", () => {
 
       const results = yield* Effect.forEach(streams, (s) => Fiber.join(s.fiber))
       const failover = Date.now() - killedAt
-      yield* Effect.log(`all streams done ${failover} ms after the kill; ${onA.length} of 8 ids were on the killed runner`)
+      yield* Effect.log(
+        `all streams done ${failover} ms after the kill; ${onA.length} of 8 ids were on the killed runner`
+      )
       for (const [i, ticks] of results.entries()) {
         // Every item arrives once, in order: the survivor resumes after the last acknowledged one.
         expect(ticks.map((t) => t.seq)).toEqual(Array.from({ length: 40 }, (_, k) => k))

@@ -35,15 +35,20 @@ describe("cluster on PostgreSQL: a rolling restart", () => {
       const a = yield* startRunner({ env: envA })
       const b = yield* startRunner({ env: envB })
 
-      const client = yield* Layer.build(clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url))))
+      const client = yield* Layer.build(
+        clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url)))
+      )
       const probe = yield* Effect.provide(Probe.client, client)
       // Whether both runners own shards: probed over more ids than there are conversations (six ids
       // all land on one runner's shards in about one run of thirty, whatever the waiting).
       const probeIds = Array.from({ length: 24 }, (_, i) => `rolling-probe-${i}`)
-      const placement = Effect.forEach(probeIds, (id) =>
-        probe(id).Where().pipe(Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => "no answer" })), {
-        concurrency: "unbounded"
-      })
+      const placement = Effect.forEach(
+        probeIds,
+        (id) => probe(id).Where().pipe(Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => "no answer" })),
+        {
+          concurrency: "unbounded"
+        }
+      )
       yield* eventually(Effect.filterOrFail(placement, (at) => new Set(at).size === 2), {
         within: "30 seconds",
         describe: () => "the shards never spread over both runners"
@@ -69,7 +74,9 @@ describe("cluster on PostgreSQL: a rolling restart", () => {
       yield* Effect.log(`restarted: A ${a.address} -> ${a2.address}, B ${b.address} -> ${b2.address}`)
 
       const secondReplies = yield* Effect.forEach(second, Fiber.join)
-      const reruns = (yield* model.mainRequests).filter((r) => ScriptedModel.lastUserText(r).includes("turn 2 of ")).length
+      const reruns = (yield* model.mainRequests).filter((r) =>
+        ScriptedModel.lastUserText(r).includes("turn 2 of ")
+      ).length
       yield* Effect.log(`second turns: ${reruns} model requests for ${conversations.length} turns`)
       expect(secondReplies.map(results)).toEqual(conversations.map((id) => [slowAnswer(id)]))
       // Whatever a client had read of an attempt cut short is marked as such.

@@ -26,7 +26,11 @@ describe("SessionStore on PostgreSQL: writers on separate connections", () => {
         discard: true
       })
       const loaded = yield* store.load(ref)
-      const uuids = loaded._tag === "Some" ? loaded.value.map((e) => e.uuid ?? "") : []
+      const uuids = loaded._tag === "Some"
+        ? loaded.value.map((e) =>
+          e.uuid ?? ""
+        )
+        : []
       expect(uuids.length).toBe(40)
       // Each batch's five entries are adjacent and in order: batches do not interleave.
       for (let k = 0; k < 40; k += 5) {
@@ -50,4 +54,3 @@ describe("SessionStore on PostgreSQL: writers on separate connections", () => {
       expect(loaded._tag === "Some" ? loaded.value.map((e) => e.uuid) : []).toEqual(["new"])
     }).pipe(Effect.provide(StoreLive)))
 })
-

@@ -94,9 +94,14 @@ describe("e2e: callbacks against the real claude CLI", () => {
         hooks: {
           PreToolUse: [{
             matcher: "Bash",
-            hooks: [() => Effect.succeed(Hook.allow("rewritten", { command: "echo updated > out.txt", description: "write" }))]
+            hooks: [
+              () => Effect.succeed(Hook.allow("rewritten", { command: "echo updated > out.txt", description: "write" }))
+            ]
           }],
-          PostToolUse: [{ matcher: "Bash", hooks: [() => Effect.succeed(Hook.addContext("PostToolUse", "POST-HOOK-CONTEXT-42"))] }]
+          PostToolUse: [{
+            matcher: "Bash",
+            hooks: [() => Effect.succeed(Hook.addContext("PostToolUse", "POST-HOOK-CONTEXT-42"))]
+          }]
         }
       }).pipe(Stream.runDrain)
 

@@ -18,7 +18,11 @@ const setUp = Effect.gen(function*() {
   const model = yield* ScriptedModel.make([{ reply: ScriptedModel.text("done"), times: Infinity }])
   const base = yield* model.options()
   const root = path.dirname(base.cwd)
-  const folders = { park: path.join(root, "spares"), a: path.join(root, "project-alpha"), b: path.join(root, "project-beta") }
+  const folders = {
+    park: path.join(root, "spares"),
+    a: path.join(root, "project-alpha"),
+    b: path.join(root, "project-beta")
+  }
   for (const dir of Object.values(folders)) fs.mkdirSync(dir, { recursive: true })
   // Claude Code's own prompt: its environment section names the working directory.
   const host = { ...base, cwd: folders.park, systemPrompt: { type: "preset", preset: "claude_code" } } as const
@@ -48,7 +52,9 @@ describe("e2e: parked spares on the real claude CLI", () => {
     Effect.gen(function*() {
       const { folders, host, model } = yield* setUp
       const [one, two] = yield* Effect.all([ClaudeAgent.park(host), ClaudeAgent.park(host)], { concurrency: 2 })
-      const bypass = yield* Effect.flip(one.claim("never bypass", { cwd: folders.a, permissionMode: "bypassPermissions" }))
+      const bypass = yield* Effect.flip(
+        one.claim("never bypass", { cwd: folders.a, permissionMode: "bypassPermissions" })
+      )
       expect(bypass._tag === "ClaimRefused" ? [bypass.reason, bypass.code] : bypass._tag).toEqual([
         "permission_mode_not_claimable",
         "permission_mode_not_claimable"

@@ -9,7 +9,6 @@ import { claudePids, isAlive } from "../support/processes.js"
 
 const AgentLive = ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer))
 
-
 const resultOf = (messages: Chunk.Chunk<Message.Message>) => Chunk.toArray(messages).filter(Message.isResult)
 
 describe("e2e: real claude CLI against ScriptedModel", () => {
@@ -24,7 +23,9 @@ describe("e2e: real claude CLI against ScriptedModel", () => {
       expect(assistant).toBe("Hello from the scripted model.")
       const [result] = resultOf(messages)
       expect(result?.subtype).toBe("success")
-      expect(result !== undefined && "result" in result ? result.result : undefined).toBe("Hello from the scripted model.")
+      expect(result !== undefined && "result" in result ? result.result : undefined).toBe(
+        "Hello from the scripted model."
+      )
       const main = yield* model.mainRequests
       expect(main).toHaveLength(1)
       expect(ScriptedModel.lastUserText(main[0]!)).toContain("hi")
@@ -62,10 +63,13 @@ describe("e2e: real claude CLI against ScriptedModel", () => {
 
   it.scopedLive("includePartialMessages delivers stream_event deltas", () =>
     Effect.gen(function*() {
-      const model = yield* ScriptedModel.make([{ reply: ScriptedModel.slowText("abcdefghij", { chunkSize: 2, delayMs: 1 }) }])
-      const messages = yield* ClaudeAgent.query("hi", { ...(yield* model.options()), includePartialMessages: true }).pipe(
-        Stream.runCollect
-      )
+      const model = yield* ScriptedModel.make([{
+        reply: ScriptedModel.slowText("abcdefghij", { chunkSize: 2, delayMs: 1 })
+      }])
+      const messages = yield* ClaudeAgent.query("hi", { ...(yield* model.options()), includePartialMessages: true })
+        .pipe(
+          Stream.runCollect
+        )
       const events = Chunk.toArray(messages).filter((m) => m.type === "stream_event")
       expect(events.length).toBeGreaterThanOrEqual(5)
     }).pipe(Effect.provide(AgentLive)))
@@ -113,7 +117,10 @@ describe("e2e: real claude CLI against ScriptedModel", () => {
       expect(result?.is_error).toBe(true)
       expect(result !== undefined && "api_error_status" in result ? result.api_error_status : undefined).toBe(500)
 
-      const failed = yield* ClaudeAgent.query("hi", { ...options, env: { ...options.env, CLAUDE_CODE_MAX_RETRIES: "0" } })
+      const failed = yield* ClaudeAgent.query("hi", {
+        ...options,
+        env: { ...options.env, CLAUDE_CODE_MAX_RETRIES: "0" }
+      })
         .pipe(ClaudeAgent.failOnErrorResult, Stream.runDrain, Effect.flip)
       expect(failed._tag).toBe("ResultError")
       expect(failed.message).toContain("API error (HTTP 500)")

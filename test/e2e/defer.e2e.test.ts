@@ -48,7 +48,8 @@ describe("e2e: a deferred tool call (PreToolUse defer) on the real claude CLI", 
       const model = yield* appendsALine
       const options = yield* model.options()
       const asked = yield* Ref.make(0)
-      const canUseTool: Permission.CanUseTool = () => Ref.update(asked, (n) => n + 1).pipe(Effect.as({ behavior: "allow" as const }))
+      const canUseTool: Permission.CanUseTool = () =>
+        Ref.update(asked, (n) => n + 1).pipe(Effect.as({ behavior: "allow" as const }))
       const result = yield* ClaudeAgent.query("append a line", { ...options, hooks: deferEverything, canUseTool }).pipe(
         Stream.filter(Message.isResult),
         Stream.runHead,
@@ -107,7 +108,8 @@ describe("e2e: a deferred tool call (PreToolUse defer) on the real claude CLI", 
       const model = yield* appendsALine
       const options = yield* model.options()
       const first = yield* deferredTurn(options)
-      const canUseTool: Permission.CanUseTool = () => Effect.succeed({ behavior: "deny" as const, message: "refused by a reviewer" })
+      const canUseTool: Permission.CanUseTool = () =>
+        Effect.succeed({ behavior: "deny" as const, message: "refused by a reviewer" })
       const session = yield* ClaudeAgent.session({ ...options, canUseTool, resume: first.session_id })
       yield* session.send("go on")
       yield* session.receiveResponse.pipe(Stream.runDrain)

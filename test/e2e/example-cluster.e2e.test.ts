@@ -20,7 +20,11 @@ describe("e2e: the cluster example (npm run example:cluster)", () => {
         ["bob", "Hello Bob! Chess it is."],
         ["bob", "You like chess."]
       ])
-      expect(run.statuses.map((s) => [s.conversationId, s.turns, s.busy])).toEqual([["alice", 2, false], ["bob", 2, false]])
+      expect(run.statuses.map((s) => [s.conversationId, s.turns, s.busy])).toEqual([["alice", 2, false], [
+        "bob",
+        2,
+        false
+      ]])
       // After the restart: a new CLI, resumed from the transcript, with the three earlier turns' content.
       expect(run.later).toBe("Your name is Alice.")
       expect(run.storedBytes).toBeGreaterThan(0)

@@ -39,7 +39,8 @@ const describeCall = (input: Hook.HookInput): string => {
 }
 
 const recordingHooks = (calls: Ref.Ref<ReadonlyArray<string>>): Hook.Hooks => {
-  const record: Hook.HookCallback = (input) => Ref.update(calls, (all) => [...all, describeCall(input)]).pipe(Effect.as({}))
+  const record: Hook.HookCallback = (input) =>
+    Ref.update(calls, (all) => [...all, describeCall(input)]).pipe(Effect.as({}))
   return {
     SessionStart: [{ hooks: [record] }],
     SessionEnd: [{ hooks: [record] }],
@@ -98,7 +99,10 @@ describe("e2e: hooks and SDK tools against the real claude CLI", () => {
       const model = yield* ScriptedModel.make([
         {
           match: afterToolResults(0),
-          reply: ScriptedModel.toolUse("Bash", { command: "touch guarded_marker && echo touched", description: "touch" })
+          reply: ScriptedModel.toolUse("Bash", {
+            command: "touch guarded_marker && echo touched",
+            description: "touch"
+          })
         },
         { match: afterToolResults(1), reply: ScriptedModel.text("done") }
       ])

@@ -20,7 +20,6 @@ const stubborn = {
   closeGracePeriod: "200 millis"
 } as const
 
-
 describe("e2e: a CLI that ignores EOF and SIGTERM is still ended", () => {
   it.scopedLive("closing the session's scope", () =>
     Effect.gen(function*() {
@@ -51,7 +50,6 @@ describe("e2e: a CLI that ignores EOF and SIGTERM is still ended", () => {
       expect(isAlive(pid)).toBe(false)
     }).pipe(Effect.provide(AgentLive)))
 })
-
 
 describe("e2e: closing a session never waits for an answer nobody needs (real CLI)", () => {
   // The real CLI takes ≈2.3 s to notice stdin EOF before it has answered `initialize`; a session

@@ -95,7 +95,9 @@ describe("e2e: session methods on the real CLI", () => {
       const skills = yield* session.reloadSkills()
       expect(commands.some((c) => c.name === "haiku-writer")).toBe(false)
       // The CLI marks where the skill came from: "Writes a haiku about the code (project)".
-      expect(skills.skills.find((s) => s.name === "haiku-writer")?.description).toContain("Writes a haiku about the code")
+      expect(skills.skills.find((s) => s.name === "haiku-writer")?.description).toContain(
+        "Writes a haiku about the code"
+      )
       const stylesDir = path.join(options.cwd, ".claude", "output-styles")
       fs.mkdirSync(stylesDir, { recursive: true })
       fs.writeFileSync(
@@ -168,7 +170,10 @@ describe("e2e: session methods on the real CLI", () => {
         { uri: "ui://widget/hello", mimeType: "text/html;profile=mcp-app", text: "<p>hello widget</p>" }
       ])
       const wrongScheme = yield* Effect.flip(session.readMcpResource("fixture", "file:///etc/hosts"))
-      expect(wrongScheme).toMatchObject({ _tag: "ControlError", error: "mcp_read_resource: uri must use the ui:// scheme" })
+      expect(wrongScheme).toMatchObject({
+        _tag: "ControlError",
+        error: "mcp_read_resource: uri must use the ui:// scheme"
+      })
 
       // The same name with a new definition: the CLI lists the tools again (in the background,
       // like the connection of an added server) and the next turn calls the new tool.
@@ -246,7 +251,10 @@ describe("e2e: session methods on the real CLI", () => {
   it.scopedLive("an MCP server's elicitation reaches onElicitation; without a callback it is declined", () =>
     Effect.gen(function*() {
       const rules: ReadonlyArray<ScriptedModel.Rule> = [
-        { match: (r) => ScriptedModel.toolResults(r).length === 0, reply: ScriptedModel.toolUse("mcp__fixture__ask", {}) },
+        {
+          match: (r) => ScriptedModel.toolResults(r).length === 0,
+          reply: ScriptedModel.toolUse("mcp__fixture__ask", {})
+        },
         { match: (r) => ScriptedModel.toolResults(r).length > 0, reply: ScriptedModel.text("done") }
       ]
       const run = (onElicitation: Control.OnElicitation | undefined) =>

@@ -52,7 +52,9 @@ describe("e2e: the official SDK's options on the real claude CLI", () => {
       const plain = yield* run({ systemPrompt: { type: "preset", preset: "claude_code" } })
       expect(plain.requests[0]?.system).toContain(marker)
       expect(plain.requests[0]?.system).toContain(plain.home)
-      const excluded = yield* run({ systemPrompt: { type: "preset", preset: "claude_code", excludeDynamicSections: true } })
+      const excluded = yield* run({
+        systemPrompt: { type: "preset", preset: "claude_code", excludeDynamicSections: true }
+      })
       expect(excluded.requests[0]?.system).not.toContain(marker)
       expect(excluded.requests[0]?.system).not.toContain(excluded.home)
       expect(JSON.stringify(excluded.requests[0]?.messages)).toContain(marker)
@@ -60,9 +62,14 @@ describe("e2e: the official SDK's options on the real claude CLI", () => {
 
   it.scopedLive("thinking.display, maxThinkingTokens: 0 and taskBudget reach the API request", () =>
     Effect.gen(function*() {
-      const display = yield* run({ thinking: { type: "adaptive", display: "summarized" }, taskBudget: { total: 50_000 } })
+      const display = yield* run({
+        thinking: { type: "adaptive", display: "summarized" },
+        taskBudget: { total: 50_000 }
+      })
       expect(bodyField(display.requests[0], "thinking")).toEqual({ type: "adaptive", display: "summarized" })
-      expect(bodyField(display.requests[0], "output_config")).toMatchObject({ task_budget: { type: "tokens", total: 50_000 } })
+      expect(bodyField(display.requests[0], "output_config")).toMatchObject({
+        task_budget: { type: "tokens", total: 50_000 }
+      })
       expect(display.requests[0]?.headers["anthropic-beta"]).toContain("task-budgets-")
       // A model with budgeted thinking: 0 turns it off, another number is the budget.
       const off = yield* run({ model: "claude-sonnet-4-5", maxThinkingTokens: 0 })
@@ -159,7 +166,12 @@ describe("e2e: the official SDK's options on the real claude CLI", () => {
       const session = yield* ClaudeAgent.session({
         ...base,
         mcpServers: {
-          shout: { command: process.execPath, args: [fixture("mcp-shout-server.mjs")], timeout: 10_000, alwaysLoad: true }
+          shout: {
+            command: process.execPath,
+            args: [fixture("mcp-shout-server.mjs")],
+            timeout: 10_000,
+            alwaysLoad: true
+          }
         },
         mcpServersDelivery: "initialize",
         allowedTools: ["mcp__shout__shout"]
@@ -184,10 +196,15 @@ describe("e2e: the official SDK's options on the real claude CLI", () => {
       // A plugin that ships an MCP server in its .mcp.json.
       const dir = path.join(base.cwd, "plugin-demo")
       fs.mkdirSync(path.join(dir, ".claude-plugin"), { recursive: true })
-      fs.writeFileSync(path.join(dir, ".claude-plugin", "plugin.json"), JSON.stringify({ name: "demo", version: "1.0.0" }))
+      fs.writeFileSync(
+        path.join(dir, ".claude-plugin", "plugin.json"),
+        JSON.stringify({ name: "demo", version: "1.0.0" })
+      )
       fs.writeFileSync(
         path.join(dir, ".mcp.json"),
-        JSON.stringify({ mcpServers: { shout: { command: process.execPath, args: [fixture("mcp-shout-server.mjs")] } } })
+        JSON.stringify({
+          mcpServers: { shout: { command: process.execPath, args: [fixture("mcp-shout-server.mjs")] } }
+        })
       )
       const servers = (options: Options.Options) =>
         Effect.scoped(Effect.gen(function*() {
@@ -201,7 +218,9 @@ describe("e2e: the official SDK's options on the real claude CLI", () => {
             applied: "plugins_applied" in reply ? reply.plugins_applied : undefined
           }
         }))
-      expect((yield* servers({ plugins: [{ type: "local", path: dir }] })).servers).toEqual(["plugin:demo:shout:connected"])
+      expect((yield* servers({ plugins: [{ type: "local", path: dir }] })).servers).toEqual([
+        "plugin:demo:shout:connected"
+      ])
       expect((yield* servers({ plugins: [{ type: "local", path: dir, skipMcpDiscovery: true }] })).servers).toEqual([])
       const viaInitialize = yield* servers({ plugins: [{ type: "local", path: dir }], pluginDelivery: "initialize" })
       expect(viaInitialize).toEqual({ servers: ["plugin:demo:shout:connected"], applied: true })
@@ -218,7 +237,8 @@ describe("e2e: the official SDK's options on the real claude CLI", () => {
 })
 
 describe("e2e: promptSuggestions, permissionPrompts and forwardSubagentText on the real CLI", () => {
-  const suggestionMode = (req: ScriptedModel.RecordedRequest) => ScriptedModel.lastUserText(req).includes("[SUGGESTION MODE")
+  const suggestionMode = (req: ScriptedModel.RecordedRequest) =>
+    ScriptedModel.lastUserText(req).includes("[SUGGESTION MODE")
 
   it.scopedLive("promptSuggestions: from the second turn, the CLI asks the model for a suggestion and sends it after the result", () =>
     Effect.gen(function*() {
@@ -254,14 +274,22 @@ describe("e2e: promptSuggestions, permissionPrompts and forwardSubagentText on t
         run(options, "make a file", [
           {
             match: (req) => ScriptedModel.toolResultCount(req) === 0,
-            reply: ScriptedModel.toolUse("Bash", { command: "touch made.txt", description: "make a file" }, { id: "toolu_touch" })
+            reply: ScriptedModel.toolUse("Bash", { command: "touch made.txt", description: "make a file" }, {
+              id: "toolu_touch"
+            })
           },
           { reply: ScriptedModel.text("done"), times: Infinity }
         ])
       const denied = (messages: ReadonlyArray<Message.Message>) =>
-        messages.find((m): m is Message.SystemPermissionDenied => m.type === "system" && m.subtype === "permission_denied")
+        messages.find((m): m is Message.SystemPermissionDenied =>
+          m.type === "system" && m.subtype === "permission_denied"
+        )
       const none = yield* touch({ permissionPrompts: "none" })
-      expect(denied(none.messages)).toMatchObject({ tool_name: "Bash", tool_use_id: "toolu_touch", decision_reason_type: "asyncAgent" })
+      expect(denied(none.messages)).toMatchObject({
+        tool_name: "Bash",
+        tool_use_id: "toolu_touch",
+        decision_reason_type: "asyncAgent"
+      })
       expect(JSON.stringify(ScriptedModel.toolResults(none.requests[1]!))).toContain("no approval surface")
       // Without it (and without canUseTool) the same call is denied as needing approval.
       const host = yield* touch({ permissionPrompts: "host" })
@@ -272,13 +300,17 @@ describe("e2e: promptSuggestions, permissionPrompts and forwardSubagentText on t
   it.scopedLive("forwardSubagentText: 2.1.330 forwards a subagent's thinking and text with or without it", () =>
     Effect.gen(function*() {
       // The subagent's requests start with its own prompt.
-      const inSubagent = (req: ScriptedModel.RecordedRequest) => JSON.stringify(req.messages[0]).includes("SUBTASK: look")
+      const inSubagent = (req: ScriptedModel.RecordedRequest) =>
+        JSON.stringify(req.messages[0]).includes("SUBTASK: look")
       const rules: ReadonlyArray<ScriptedModel.Rule> = [
         {
           match: (req) => inSubagent(req) && ScriptedModel.toolResultCount(req) === 0,
           reply: ScriptedModel.thinking(
             "SUB THINKING",
-            ScriptedModel.sequence(ScriptedModel.text("SUB TEXT"), ScriptedModel.toolUse("Read", { file_path: "/dev/null" }))
+            ScriptedModel.sequence(
+              ScriptedModel.text("SUB TEXT"),
+              ScriptedModel.toolUse("Read", { file_path: "/dev/null" })
+            )
           )
         },
         { match: inSubagent, reply: ScriptedModel.text("SUB ANSWER"), times: Infinity },
@@ -322,7 +354,10 @@ describe("e2e: message variants the real CLI emits decode to their typed schemas
   it.scopedLive("a subagent's life: background_tasks_changed, task_started, task_updated, task_notification", () =>
     Effect.gen(function*() {
       const model = yield* ScriptedModel.make([
-        { match: (req) => ScriptedModel.lastUserText(req).includes("SUBTASK"), reply: ScriptedModel.text("sub result") },
+        {
+          match: (req) => ScriptedModel.lastUserText(req).includes("SUBTASK"),
+          reply: ScriptedModel.text("sub result")
+        },
         {
           match: (req) => ScriptedModel.toolResultCount(req) === 0,
           reply: ScriptedModel.toolUse(
@@ -343,9 +378,17 @@ describe("e2e: message variants the real CLI emits decode to their typed schemas
         )
       )
       expect(messages.filter(Message.isUnknown)).toEqual([])
-      const started = messages.find((m): m is Message.SystemTaskStarted => m.type === "system" && m.subtype === "task_started")
-      expect(started).toMatchObject({ tool_use_id: "toolu_agent", description: "Check things", task_type: "local_agent" })
-      const updated = messages.find((m): m is Message.SystemTaskUpdated => m.type === "system" && m.subtype === "task_updated")
+      const started = messages.find((m): m is Message.SystemTaskStarted =>
+        m.type === "system" && m.subtype === "task_started"
+      )
+      expect(started).toMatchObject({
+        tool_use_id: "toolu_agent",
+        description: "Check things",
+        task_type: "local_agent"
+      })
+      const updated = messages.find((m): m is Message.SystemTaskUpdated =>
+        m.type === "system" && m.subtype === "task_updated"
+      )
       expect(updated?.task_id).toBe(started?.task_id)
       expect(updated?.patch.status).toBe("completed")
       const done = messages.find((m): m is Message.SystemTaskNotification =>
@@ -398,9 +441,10 @@ describe("e2e: executable and executableArgs", () => {
 
   it.scopedLive("without executable a JavaScript CLI (no shebang, not executable) runs under node", () =>
     Effect.gen(function*() {
-      const result = yield* ClaudeAgent.query("hi", { ...quiet, pathToClaudeCodeExecutable: fixture("argv-cli.mjs") }).pipe(
-        ClaudeAgent.lastResult
-      )
+      const result = yield* ClaudeAgent.query("hi", { ...quiet, pathToClaudeCodeExecutable: fixture("argv-cli.mjs") })
+        .pipe(
+          ClaudeAgent.lastResult
+        )
       expect(result.subtype).toBe("success")
     }).pipe(Effect.provide(AgentLive)))
 })

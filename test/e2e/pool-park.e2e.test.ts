@@ -33,7 +33,10 @@ describe("e2e: AgentPool with parked spares (real claude CLI)", () => {
       for (const dir of Object.values(folders)) fs.mkdirSync(dir, { recursive: true })
       // A folder whose project settings set the model: a parked process cannot take it.
       fs.mkdirSync(path.join(folders.fixed, ".claude"))
-      fs.writeFileSync(path.join(folders.fixed, ".claude", "settings.json"), JSON.stringify({ model: "claude-haiku-4-5" }))
+      fs.writeFileSync(
+        path.join(folders.fixed, ".claude", "settings.json"),
+        JSON.stringify({ model: "claude-haiku-4-5" })
+      )
       // Claude Code's own prompt: its environment section names the working directory.
       const { cwd: _, ...host } = {
         ...base,
@@ -65,7 +68,9 @@ describe("e2e: AgentPool with parked spares (real claude CLI)", () => {
         expect(messages.filter(Message.isResult).map((r) => r.is_error)).toEqual([false])
       }
       expectEachInItsFolder(yield* model.mainRequests, folders)
-      expect(events.filter((e) => e._tag === "ClaimedWarm").map((e) => e._tag === "ClaimedWarm" ? e.cwd : undefined).sort())
+      expect(
+        events.filter((e) => e._tag === "ClaimedWarm").map((e) => e._tag === "ClaimedWarm" ? e.cwd : undefined).sort()
+      )
         .toEqual([folders.a, folders.b].sort())
 
       // Refused (project settings a claim cannot apply): answered by a cold start all the same.

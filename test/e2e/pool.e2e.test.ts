@@ -80,7 +80,11 @@ describe("e2e: AgentPool on the real claude CLI", () => {
           match: (r) => ScriptedModel.lastUserText(r).includes("slow"),
           reply: ScriptedModel.slowText("z".repeat(400_000), { chunkSize: 4, delayMs: 20 })
         },
-        { match: (r) => !ScriptedModel.lastUserText(r).includes("slow"), reply: ScriptedModel.text("fine"), times: Infinity }
+        {
+          match: (r) => !ScriptedModel.lastUserText(r).includes("slow"),
+          reply: ScriptedModel.text("fine"),
+          times: Infinity
+        }
       ])
       const options = yield* model.options()
       const { agent, counts } = yield* counting
@@ -142,16 +146,21 @@ describe("e2e: closing an AgentPool on the real claude CLI", () => {
         Scope.extend(poolScope)
       )
       const streaming = yield* Effect.forEach([0, 1], () => Deferred.make<void>())
-      const running = yield* Effect.forEach(streaming, (started, i) =>
-        pool.query(`long story ${i}`, { ...options, includePartialMessages: true }).pipe(
-          Stream.tap((m) => (m.type === "stream_event" ? Deferred.succeed(started, undefined) : Effect.void)),
-          Stream.runDrain,
-          Effect.flip,
-          Effect.fork
-        ))
+      const running = yield* Effect.forEach(
+        streaming,
+        (started, i) =>
+          pool.query(`long story ${i}`, { ...options, includePartialMessages: true }).pipe(
+            Stream.tap((m) => (m.type === "stream_event" ? Deferred.succeed(started, undefined) : Effect.void)),
+            Stream.runDrain,
+            Effect.flip,
+            Effect.fork
+          )
+      )
       yield* Effect.forEach(streaming, Deferred.await)
-      const waiting = yield* Effect.forEach([0, 1, 2, 3], (i) =>
-        pool.query(`waiting ${i}`, options).pipe(Stream.runDrain, Effect.flip, Effect.fork))
+      const waiting = yield* Effect.forEach(
+        [0, 1, 2, 3],
+        (i) => pool.query(`waiting ${i}`, options).pipe(Stream.runDrain, Effect.flip, Effect.fork)
+      )
       yield* Effect.repeat(pool.stats, { until: (s) => s.pending === 4 })
       expect(claudePids(options.env?.HOME)).toHaveLength(2)
 
@@ -187,7 +196,9 @@ describe("e2e: closing an AgentPool on the real claude CLI", () => {
       const { agent } = yield* counting
       const poolScope = yield* Scope.make()
       const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, shutdownTimeout: 0 }).pipe(Scope.extend(poolScope))
-      expect(yield* pool.chat("idle", "Hello.", options).pipe(Stream.runCollect, Effect.map(resultText))).toEqual(["noted"])
+      expect(yield* pool.chat("idle", "Hello.", options).pipe(Stream.runCollect, Effect.map(resultText))).toEqual([
+        "noted"
+      ])
       const streaming = yield* Deferred.make<void>()
       const types: Array<string> = []
       const turn = yield* pool.chat("busy", "Tell me a long story.", options).pipe(
@@ -236,7 +247,8 @@ describe("e2e: AgentPool keyed sessions on the real claude CLI", () => {
       const pool = yield* AgentPool.make(agent, { maxConcurrent: 1 }).pipe(Scope.extend(poolScope))
       const events: Array<AgentPool.PoolEvent> = []
       yield* pool.events.pipe(Stream.runForEach((e) => Effect.sync(() => void events.push(e))), Effect.forkScoped)
-      const chat = (key: string, prompt: string) => pool.chat(key, prompt, options).pipe(Stream.runCollect, Effect.map(resultText))
+      const chat = (key: string, prompt: string) =>
+        pool.chat(key, prompt, options).pipe(Stream.runCollect, Effect.map(resultText))
 
       expect(yield* chat("alice", "My name is Ada.")).toEqual(["noted"])
       expect(yield* chat("alice", "Remember the number 42.")).toEqual(["noted"])
@@ -256,7 +268,11 @@ describe("e2e: AgentPool keyed sessions on the real claude CLI", () => {
       expect(resumed).toContain("My name is Ada.")
       expect(resumed).toContain("Remember the number 42.")
       expect(resumed).not.toContain("Bob")
-      expect(events.flatMap((e) => (e._tag === "Evicted" || e._tag === "Resumed" || e._tag === "Reused") ? [`${e._tag} ${e.key}`] : []))
+      expect(
+        events.flatMap((e) =>
+          (e._tag === "Evicted" || e._tag === "Resumed" || e._tag === "Reused") ? [`${e._tag} ${e.key}`] : []
+        )
+      )
         .toEqual(["Reused alice", "Evicted alice", "Evicted bob", "Resumed alice"])
       // Alice's session was idle: closing the pool stops it.
       expect(claudePids(options.env?.HOME)).toHaveLength(1)
@@ -271,7 +287,8 @@ describe("e2e: AgentPool keyed sessions on the real claude CLI", () => {
       const { agent } = yield* counting
       // Stopped after each use: every turn after the first is a resume.
       const pool = yield* AgentPool.make(agent, { maxConcurrent: 1, idleTimeToLive: 0 })
-      const chat = (prompt: string) => pool.chat("alice", prompt, options).pipe(Stream.runCollect, Effect.map(Chunk.toArray))
+      const chat = (prompt: string) =>
+        pool.chat("alice", prompt, options).pipe(Stream.runCollect, Effect.map(Chunk.toArray))
 
       yield* chat("My name is Ada.")
       fs.rmSync(path.join(options.env.CLAUDE_CONFIG_DIR ?? "", "projects"), { recursive: true, force: true })
@@ -309,18 +326,21 @@ describe("e2e: AgentPool keyed sessions on the real claude CLI", () => {
         until: (status) => status._tag === "Suspended"
       })
       process.kill(counts.pids[0]!, "SIGKILL")
-      expect(yield* Fiber.join(noticed)).toMatchObject(Option.some({ _tag: "Evicted", reason: "session-died", key: "alice" }))
+      expect(yield* Fiber.join(noticed)).toMatchObject(
+        Option.some({ _tag: "Evicted", reason: "session-died", key: "alice" })
+      )
       expect(yield* chat("What is my name?").pipe(Stream.runCollect, Effect.map(resultText))).toEqual(["noted"])
       expect(counts.pids).toHaveLength(2)
 
       // Killed mid-turn: that turn fails; the next one resumes.
       const streaming = yield* Deferred.make<void>()
-      const error = yield* pool.chat("alice", "Tell me a long story.", { ...options, includePartialMessages: true }).pipe(
-        Stream.tap((m) => (m.type === "stream_event" ? Deferred.succeed(streaming, undefined) : Effect.void)),
-        Stream.runDrain,
-        Effect.flip,
-        Effect.fork
-      )
+      const error = yield* pool.chat("alice", "Tell me a long story.", { ...options, includePartialMessages: true })
+        .pipe(
+          Stream.tap((m) => (m.type === "stream_event" ? Deferred.succeed(streaming, undefined) : Effect.void)),
+          Stream.runDrain,
+          Effect.flip,
+          Effect.fork
+        )
       yield* Deferred.await(streaming)
       // includePartialMessages differs from the earlier options: this turn ran on a third process.
       process.kill(counts.pids[2]!, "SIGKILL")
@@ -333,6 +353,6 @@ describe("e2e: AgentPool keyed sessions on the real claude CLI", () => {
       const last = conversationText(requestFor(requests, "Do you still know me?"))
       expect(last).toContain("My name is Ada.")
       expect(last).toContain("What is my name?")
-      expect((yield* pool.stats)).toMatchObject({ active: 0, idle: 1 })
+      expect(yield* pool.stats).toMatchObject({ active: 0, idle: 1 })
     }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -16,7 +16,9 @@ const textOf = (message: unknown): string => {
   const content = Predicate.isRecord(message) ? message.content : undefined
   if (typeof content === "string") return content
   if (!Array.isArray(content)) return ""
-  return content.flatMap((b) => Predicate.isRecord(b) && b.type === "text" && typeof b.text === "string" ? [b.text] : [])
+  return content.flatMap((b) =>
+    Predicate.isRecord(b) && b.type === "text" && typeof b.text === "string" ? [b.text] : []
+  )
     .join("")
 }
 
@@ -24,10 +26,22 @@ describe("e2e: Sessions on the real CLI's transcripts", () => {
   it.scopedLive("two sessions: list, read, rename, tag, fork, resume the fork, archive and resume the original, delete", () =>
     Effect.gen(function*() {
       const model = yield* ScriptedModel.make([
-        { match: (r) => ScriptedModel.lastUserText(r).includes("alpha question"), reply: ScriptedModel.text("alpha answer") },
-        { match: (r) => ScriptedModel.lastUserText(r).includes("beta question"), reply: ScriptedModel.text("beta answer") },
-        { match: (r) => ScriptedModel.lastUserText(r).includes("in the fork"), reply: ScriptedModel.text("fork answer") },
-        { match: (r) => ScriptedModel.lastUserText(r).includes("alpha again"), reply: ScriptedModel.text("alpha resumed") }
+        {
+          match: (r) => ScriptedModel.lastUserText(r).includes("alpha question"),
+          reply: ScriptedModel.text("alpha answer")
+        },
+        {
+          match: (r) => ScriptedModel.lastUserText(r).includes("beta question"),
+          reply: ScriptedModel.text("beta answer")
+        },
+        {
+          match: (r) => ScriptedModel.lastUserText(r).includes("in the fork"),
+          reply: ScriptedModel.text("fork answer")
+        },
+        {
+          match: (r) => ScriptedModel.lastUserText(r).includes("alpha again"),
+          reply: ScriptedModel.text("alpha resumed")
+        }
       ])
       const options = yield* model.options()
       const configDir = options.env.CLAUDE_CONFIG_DIR
@@ -102,7 +116,9 @@ describe("e2e: Sessions on the real CLI's transcripts", () => {
       })
 
       yield* Sessions.deleteSession(beta, where)
-      expect((yield* Sessions.listSessions(where)).map((s) => s.sessionId).sort()).toEqual([alpha, fork.sessionId].sort())
+      expect((yield* Sessions.listSessions(where)).map((s) => s.sessionId).sort()).toEqual(
+        [alpha, fork.sessionId].sort()
+      )
       const gone = yield* Effect.flip(Sessions.getSessionMessages(beta, where))
       expect(gone._tag).toBe("SessionNotFoundError")
     }).pipe(Effect.provide(Live)))

@@ -31,7 +31,10 @@ const label = (m: { readonly type: string; readonly subtype?: unknown; readonly 
 
 const replies = (run: Run): ReadonlyArray<ScriptedModel.Rule> =>
   run.rules ??
-    Array.from({ length: run.prompts.length }, (_, i) => ({ reply: ScriptedModel.text(`answer ${i + 1}: short and plain`), times: 1 }))
+    Array.from(
+      { length: run.prompts.length },
+      (_, i) => ({ reply: ScriptedModel.text(`answer ${i + 1}: short and plain`), times: 1 })
+    )
 
 const afterToolResults = (n: number) => (req: ScriptedModel.RecordedRequest) => ScriptedModel.toolResultCount(req) === n
 
@@ -145,7 +148,9 @@ describe("e2e: the official SDK's stream by default", () => {
         ...(yield* model.options()),
         includeSessionState: true
       }).pipe(Stream.runCollect, Effect.map(Chunk.toArray))
-      const states = delivered.flatMap((m) => (m.type === "system" && m.subtype === "session_state_changed" ? [m.state] : []))
+      const states = delivered.flatMap((
+        m
+      ) => (m.type === "system" && m.subtype === "session_state_changed" ? [m.state] : []))
       expect(states).toEqual(["running", "idle", "running", "idle"])
       expect(labels(delivered).filter((l) => l !== "system/session_state_changed")).toEqual(plain)
     }).pipe(Effect.provide(AgentLive)))
@@ -160,7 +165,9 @@ describe("e2e: the official SDK's stream by default", () => {
       yield* session.send("write slowly")
       // Once the first reply streams, steer the running turn.
       yield* session.messages.pipe(Stream.takeUntil((m) => m.type === "stream_event"), Stream.runDrain)
-      const id = yield* session.send(Message.userMessage("use capitals", { priority: "now", origin: { kind: "human" } }))
+      const id = yield* session.send(
+        Message.userMessage("use capitals", { priority: "now", origin: { kind: "human" } })
+      )
       const rest = yield* session.messages.pipe(
         Stream.takeUntil((m) => m.type === "result" && "result" in m && m.result === "steered"),
         Stream.runCollect,

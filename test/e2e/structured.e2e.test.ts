@@ -51,7 +51,11 @@ describe("e2e: structured output against the real claude CLI", () => {
         input_schema: {
           type: "object",
           required: ["title", "at", "seats"],
-          properties: { title: { type: "string" }, at: { type: "string" }, seats: { type: "integer", exclusiveMinimum: 0 } }
+          properties: {
+            title: { type: "string" },
+            at: { type: "string" },
+            seats: { type: "integer", exclusiveMinimum: 0 }
+          }
         }
       })
     }).pipe(Effect.provide(AgentLive)))
@@ -63,7 +67,9 @@ describe("e2e: structured output against the real claude CLI", () => {
       const model = yield* ScriptedModel.make([
         { match: afterToolResults(0), reply: ScriptedModel.toolUse("StructuredOutput", value) }
       ])
-      const error = yield* ClaudeAgent.structured("When is the launch?", Event, yield* model.options()).pipe(Effect.flip)
+      const error = yield* ClaudeAgent.structured("When is the launch?", Event, yield* model.options()).pipe(
+        Effect.flip
+      )
 
       expect(error).toBeInstanceOf(StructuredOutputError)
       if (!(error instanceof StructuredOutputError)) return
@@ -116,8 +122,13 @@ describe("e2e: structured output against the real claude CLI", () => {
 
   it.scopedLive("a model that answers in text despite the CLI's reminder: a StructuredOutputError without a value", () =>
     Effect.gen(function*() {
-      const model = yield* ScriptedModel.make([{ reply: ScriptedModel.text("I would rather not say."), times: Infinity }])
-      const error = yield* ClaudeAgent.structured("When is the launch?", Event, yield* model.options()).pipe(Effect.flip)
+      const model = yield* ScriptedModel.make([{
+        reply: ScriptedModel.text("I would rather not say."),
+        times: Infinity
+      }])
+      const error = yield* ClaudeAgent.structured("When is the launch?", Event, yield* model.options()).pipe(
+        Effect.flip
+      )
 
       // The CLI told the model once more to call StructuredOutput, then ended the turn as a success.
       const reminder = (yield* model.mainRequests)[1]

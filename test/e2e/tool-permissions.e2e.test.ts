@@ -49,7 +49,9 @@ describe("in-process tools need a permission rule (real CLI)", () => {
     Effect.gen(function*() {
       const { ran, told } = yield* callAdd(undefined)
       expect(ran).toBe(0)
-      expect(told.join("\n")).toContain("Claude requested permissions to use mcp__calc__add, but you haven't granted it yet")
+      expect(told.join("\n")).toContain(
+        "Claude requested permissions to use mcp__calc__add, but you haven't granted it yet"
+      )
     }).pipe(Effect.provide(AgentLive)))
 
   it.scopedLive("allowedTools: McpServer.toolNames(server) lets it run", () =>

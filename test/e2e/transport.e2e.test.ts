@@ -22,7 +22,9 @@ describe("e2e: subprocess Transport", () => {
       const transport = yield* Transport.makeSubprocess(config())
       const n = 64
       const payload = "x".repeat(200 * 1024) + "\u2028é€😀"
-      const received = yield* Effect.fork(transport.frames.pipe(Stream.map((f) => f.value), Stream.take(n), Stream.runCollect))
+      const received = yield* Effect.fork(
+        transport.frames.pipe(Stream.map((f) => f.value), Stream.take(n), Stream.runCollect)
+      )
       yield* Effect.forEach(
         Array.from({ length: n }, (_, i) => i),
         (i) => transport.send({ type: "probe", id: i, payload }),
@@ -55,24 +57,33 @@ describe("e2e: subprocess Transport", () => {
   it.scopedLive("stderr streams the child's lines to a subscriber and ends when the child exits", () =>
     Effect.gen(function*() {
       // Each stdin line comes back on stderr; EOF ends the child.
-      const script = 'require("readline").createInterface({ input: process.stdin }).on("line", (l) => process.stderr.write("got " + l + "\\n"))'
-      const transport = yield* Transport.makeSubprocess({ ...config(), command: process.execPath, args: ["-e", script] })
+      const script =
+        "require(\"readline\").createInterface({ input: process.stdin }).on(\"line\", (l) => process.stderr.write(\"got \" + l + \"\\n\"))"
+      const transport = yield* Transport.makeSubprocess({
+        ...config(),
+        command: process.execPath,
+        args: ["-e", script]
+      })
       const lines = yield* Effect.fork(Stream.runCollect(transport.stderr))
       // The subscriber runs up to its first wait before this fiber goes on.
       yield* Effect.yieldNow()
       yield* transport.send({ n: 1 })
       yield* transport.send({ n: 2 })
       yield* transport.endInput
-      expect(Chunk.toArray(yield* Fiber.join(lines))).toEqual(['got {"n":1}', 'got {"n":2}'])
+      expect(Chunk.toArray(yield* Fiber.join(lines))).toEqual(["got {\"n\":1}", "got {\"n\":2}"])
       // A subscriber after the end gets nothing, and ends.
       expect(Chunk.toArray(yield* Stream.runCollect(transport.stderr))).toEqual([])
-      expect(yield* transport.stderrTail).toBe('got {"n":1}\ngot {"n":2}')
+      expect(yield* transport.stderrTail).toBe("got {\"n\":1}\ngot {\"n\":2}")
     }))
 
   it.scopedLive("a child that exits at once: its exit status, the end of its frames, its last stderr", () =>
     Effect.gen(function*() {
-      const script = 'process.stdout.write("{\\"last\\":1}\\n"); process.stderr.write("bye"); process.exit(3)'
-      const transport = yield* Transport.makeSubprocess({ ...config(), command: process.execPath, args: ["-e", script] })
+      const script = "process.stdout.write(\"{\\\"last\\\":1}\\n\"); process.stderr.write(\"bye\"); process.exit(3)"
+      const transport = yield* Transport.makeSubprocess({
+        ...config(),
+        command: process.execPath,
+        args: ["-e", script]
+      })
       const frames = yield* transport.frames.pipe(Stream.map((f) => f.value), Stream.runCollect)
       expect(Chunk.toArray(frames)).toEqual([{ last: 1 }])
       expect(yield* transport.exitStatus).toEqual({ exitCode: 3, signal: undefined })
@@ -87,7 +98,9 @@ describe("e2e: subprocess Transport", () => {
 
   it.scopedLive("a missing working directory and a missing command are told apart (Node reports both as ENOENT)", () =>
     Effect.gen(function*() {
-      const noDir = yield* Effect.flip(Transport.makeSubprocess({ ...config(), cwd: "/nonexistent/effect-claude-agent" }))
+      const noDir = yield* Effect.flip(
+        Transport.makeSubprocess({ ...config(), cwd: "/nonexistent/effect-claude-agent" })
+      )
       expect(noDir).toMatchObject({ _tag: "CLIConnectionError", reason: "SpawnFailed" })
       expect(noDir.message).toContain("The working directory /nonexistent/effect-claude-agent is not accessible")
       const noCommand = yield* Effect.flip(Transport.makeSubprocess({ ...config(), command: "/nonexistent/claude" }))
@@ -106,7 +119,9 @@ describe("e2e: subprocess Transport", () => {
         }
       })
       yield* transport.send({ type: "ping" })
-      const [frame] = Chunk.toArray(yield* transport.frames.pipe(Stream.map((f) => f.value), Stream.take(1), Stream.runCollect))
+      const [frame] = Chunk.toArray(
+        yield* transport.frames.pipe(Stream.map((f) => f.value), Stream.take(1), Stream.runCollect)
+      )
       expect(frame).toEqual({ type: "ping" })
       yield* Deferred.await(floodDone)
       expect(lines.length).toBe(8 * 1024 + 1)

@@ -323,7 +323,9 @@ export const allowlistProblems = (report: ExamplesReport, allowlist: ReadonlyArr
       problems.push(`allowlist entry names no example (remove it): ${entry}`)
     } else if (named.length > 1) {
       const where = named.map((e) => `${e.file}:${e.line}`).join(", ")
-      problems.push(`allowlist entry names ${named.length} examples (${where}); make their first statements differ: ${entry}`)
+      problems.push(
+        `allowlist entry names ${named.length} examples (${where}); make their first statements differ: ${entry}`
+      )
     } else if (named[0] !== undefined && !failing.has(named[0])) {
       problems.push(`${named[0].file}:${named[0].line} now type-checks: remove it from the allowlist: ${entry}`)
     }

@@ -5,7 +5,14 @@ const base = { session_id: "s-1", uuid: "u-1" }
 const usage = { total_tokens: 1200, tool_uses: 3, duration_ms: 4500 }
 
 export const messageSamples: ReadonlyArray<readonly [string, { readonly [key: string]: unknown }]> = [
-  ["system/hook_started", { type: "system", subtype: "hook_started", hook_id: "h1", hook_name: "PreToolUse:Bash", hook_event: "PreToolUse", ...base }],
+  ["system/hook_started", {
+    type: "system",
+    subtype: "hook_started",
+    hook_id: "h1",
+    hook_name: "PreToolUse:Bash",
+    hook_event: "PreToolUse",
+    ...base
+  }],
   ["system/hook_progress", {
     type: "system",
     subtype: "hook_progress",
@@ -66,7 +73,14 @@ export const messageSamples: ReadonlyArray<readonly [string, { readonly [key: st
     subtype: "task_updated",
     task_id: "t1",
     run_id: "r1",
-    patch: { status: "completed", description: "d", end_time: 1_700_000_000_000, total_paused_ms: 0, error: "e", is_backgrounded: true },
+    patch: {
+      status: "completed",
+      description: "d",
+      end_time: 1_700_000_000_000,
+      total_paused_ms: 0,
+      error: "e",
+      is_backgrounded: true
+    },
     ...base
   }],
   ["system/task_notification", {
@@ -80,7 +94,15 @@ export const messageSamples: ReadonlyArray<readonly [string, { readonly [key: st
     output_file: "/tmp/t1.out",
     summary: "Found two bugs",
     usage,
-    resource_links: [{ uri: "file:///r.pdf", name: "r.pdf", title: "R", description: "d", mimeType: "application/pdf", size: 10, annotations: {} }],
+    resource_links: [{
+      uri: "file:///r.pdf",
+      name: "r.pdf",
+      title: "R",
+      description: "d",
+      mimeType: "application/pdf",
+      size: 10,
+      annotations: {}
+    }],
     skip_transcript: false,
     ambient: false,
     ...base
@@ -89,12 +111,25 @@ export const messageSamples: ReadonlyArray<readonly [string, { readonly [key: st
     type: "system",
     subtype: "background_tasks_changed",
     tasks: [
-      { task_id: "t1", run_id: "r1", task_type: "local_agent", subagent_type: "general-purpose", description: "d", parent_task_id: "t0", ambient: false },
+      {
+        task_id: "t1",
+        run_id: "r1",
+        task_type: "local_agent",
+        subagent_type: "general-purpose",
+        description: "d",
+        parent_task_id: "t0",
+        ambient: false
+      },
       { task_id: "t2", task_type: "local_bash", description: "npm test" }
     ],
     ...base
   }],
-  ["system/local_command_output", { type: "system", subtype: "local_command_output", content: "Total cost: $0.00", ...base }],
+  ["system/local_command_output", {
+    type: "system",
+    subtype: "local_command_output",
+    content: "Total cost: $0.00",
+    ...base
+  }],
   ["system/files_persisted", {
     type: "system",
     subtype: "files_persisted",
@@ -103,7 +138,13 @@ export const messageSamples: ReadonlyArray<readonly [string, { readonly [key: st
     processed_at: "2026-01-01T00:00:00Z",
     ...base
   }],
-  ["system/elicitation_complete", { type: "system", subtype: "elicitation_complete", mcp_server_name: "auth", elicitation_id: "e1", ...base }],
+  ["system/elicitation_complete", {
+    type: "system",
+    subtype: "elicitation_complete",
+    mcp_server_name: "auth",
+    elicitation_id: "e1",
+    ...base
+  }],
   ["system/notification", {
     type: "system",
     subtype: "notification",
@@ -118,10 +159,21 @@ export const messageSamples: ReadonlyArray<readonly [string, { readonly [key: st
     type: "system",
     subtype: "memory_recall",
     mode: "select",
-    memories: [{ path: "/home/u/.claude/memory/a.md", scope: "personal" }, { path: "<synthesis:/m>", scope: "team", content: "x" }],
+    memories: [{ path: "/home/u/.claude/memory/a.md", scope: "personal" }, {
+      path: "<synthesis:/m>",
+      scope: "team",
+      content: "x"
+    }],
     ...base
   }],
-  ["system/plugin_install", { type: "system", subtype: "plugin_install", status: "failed", name: "market", error: "offline", ...base }],
+  ["system/plugin_install", {
+    type: "system",
+    subtype: "plugin_install",
+    status: "failed",
+    name: "market",
+    error: "offline",
+    ...base
+  }],
   ["system/mirror_error", {
     type: "system",
     subtype: "mirror_error",
@@ -145,7 +197,12 @@ export const messageSamples: ReadonlyArray<readonly [string, { readonly [key: st
     commands: [{ name: "review", description: "Review", argumentHint: "<pr>", aliases: ["r"], builtin: false }],
     ...base
   }],
-  ["system/session_title_changed", { type: "system", subtype: "session_title_changed", title: "Release notes", ...base }],
+  ["system/session_title_changed", {
+    type: "system",
+    subtype: "session_title_changed",
+    title: "Release notes",
+    ...base
+  }],
   ["system/control_request_progress", {
     type: "system",
     subtype: "control_request_progress",
@@ -203,7 +260,13 @@ export const messageSamples: ReadonlyArray<readonly [string, { readonly [key: st
   }],
   ["active_goal", {
     type: "active_goal",
-    value: { condition: "tests pass", iterations: 2, set_at: 1_700_000_000_000, tokens_at_start: 1000, last_reason: "still failing" },
+    value: {
+      condition: "tests pass",
+      iterations: 2,
+      set_at: 1_700_000_000_000,
+      tokens_at_start: 1000,
+      last_reason: "still failing"
+    },
     ...base
   }],
   ["active_goal", { type: "active_goal", value: null, ...base }]

@@ -17,7 +17,7 @@ import {
   Scope,
   Stream,
   TestClock,
-  Tracer
+  type Tracer
 } from "effect"
 import * as AgentPool from "../../src/AgentPool.js"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
@@ -46,25 +46,30 @@ const gatedAgent = (open: (prompt: string) => boolean = () => false) =>
         })
       })
     const counts = { live: 0, peak: 0, spawned: 0 }
-    const agent = ClaudeAgent.make({ transport: Layer.scoped(Transport, Effect.suspend(() =>
-      Effect.gen(function*() {
-        const { transport } = yield* FakeCli.make({
-          onUserMessage: (message, cli) =>
-            Effect.gen(function*() {
-              const prompt = FakeCli.userText(message)
-              yield* Queue.offer(started, prompt)
-              if (prompt === "crash") return yield* cli.exit({ exitCode: 3 })
-              if (!open(prompt)) yield* Deferred.await(yield* gate(prompt))
-              yield* FakeCli.echoTurn(message, cli)
+    const agent = ClaudeAgent.make({
+      transport: Layer.scoped(
+        Transport,
+        Effect.suspend(() =>
+          Effect.gen(function*() {
+            const { transport } = yield* FakeCli.make({
+              onUserMessage: (message, cli) =>
+                Effect.gen(function*() {
+                  const prompt = FakeCli.userText(message)
+                  yield* Queue.offer(started, prompt)
+                  if (prompt === "crash") return yield* cli.exit({ exitCode: 3 })
+                  if (!open(prompt)) yield* Deferred.await(yield* gate(prompt))
+                  yield* FakeCli.echoTurn(message, cli)
+                })
             })
-        })
-        counts.spawned++
-        counts.live++
-        counts.peak = Math.max(counts.peak, counts.live)
-        yield* Effect.addFinalizer(() => Effect.sync(() => void counts.live--))
-        return transport
-      })
-    )) })
+            counts.spawned++
+            counts.live++
+            counts.peak = Math.max(counts.peak, counts.live)
+            yield* Effect.addFinalizer(() => Effect.sync(() => void counts.live--))
+            return transport
+          })
+        )
+      )
+    })
     const release = (prompt: string) => Effect.flatMap(gate(prompt), (d) => Deferred.succeed(d, undefined))
     return { agent, started, release, counts }
   })
@@ -74,23 +79,28 @@ const gatedAgent = (open: (prompt: string) => boolean = () => false) =>
 // `slowExit`, a process takes a few turns of the scheduler to exit, as a real one takes time.
 const startingAgent = (stalled: (n: number) => boolean, settings: { readonly slowExit?: boolean } = {}) => {
   const counts = { live: 0, peak: 0, spawned: 0 }
-  const agent = ClaudeAgent.make({ transport: Layer.scoped(Transport, Effect.suspend(() => {
-    const n = ++counts.spawned
-    return Effect.gen(function*() {
-      const { transport } = yield* FakeCli.make({
-        onControlRequest: (request) =>
-          request.subtype === "initialize" && stalled(n) ? Effect.never : Effect.succeed(Option.none())
+  const agent = ClaudeAgent.make({
+    transport: Layer.scoped(
+      Transport,
+      Effect.suspend(() => {
+        const n = ++counts.spawned
+        return Effect.gen(function*() {
+          const { transport } = yield* FakeCli.make({
+            onControlRequest: (request) =>
+              request.subtype === "initialize" && stalled(n) ? Effect.never : Effect.succeed(Option.none())
+          })
+          counts.live++
+          counts.peak = Math.max(counts.peak, counts.live)
+          yield* Effect.addFinalizer(() =>
+            Effect.repeatN(Effect.yieldNow(), settings.slowExit === true ? 5 : 0).pipe(
+              Effect.zipRight(Effect.sync(() => void counts.live--))
+            )
+          )
+          return transport
+        })
       })
-      counts.live++
-      counts.peak = Math.max(counts.peak, counts.live)
-      yield* Effect.addFinalizer(() =>
-        Effect.repeatN(Effect.yieldNow(), settings.slowExit === true ? 5 : 0).pipe(
-          Effect.zipRight(Effect.sync(() => void counts.live--))
-        )
-      )
-      return transport
-    })
-  })) })
+    )
+  })
   return { agent, counts }
 }
 
@@ -250,7 +260,10 @@ describe("AgentPool (fake CLI)", () => {
       const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, shutdownTimeout: 0 }).pipe(Scope.extend(scope))
       const running = yield* Effect.forEach(["r0", "r1"], (p) => Effect.fork(answer(pool, p).pipe(Effect.flip)))
       yield* Queue.takeBetween(started, 2, 2)
-      const waiting = yield* Effect.forEach(["w0", "w1", "w2", "w3"], (p) => Effect.fork(answer(pool, p).pipe(Effect.flip)))
+      const waiting = yield* Effect.forEach(
+        ["w0", "w1", "w2", "w3"],
+        (p) => Effect.fork(answer(pool, p).pipe(Effect.flip))
+      )
       yield* settle(pool, (s) => s.pending === 4)
       yield* Scope.close(scope, Exit.void)
       expect(counts.live).toBe(0)
@@ -268,11 +281,16 @@ describe("AgentPool (fake CLI)", () => {
     Effect.gen(function*() {
       const { agent, counts, release, started } = yield* gatedAgent()
       const scope = yield* Scope.make()
-      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, shutdownTimeout: "10 seconds" }).pipe(Scope.extend(scope))
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, shutdownTimeout: "10 seconds" }).pipe(
+        Scope.extend(scope)
+      )
       const finishes = yield* Effect.fork(answer(pool, "r0"))
       const outlives = yield* Effect.fork(answer(pool, "r1").pipe(Effect.flip))
       yield* Queue.takeBetween(started, 2, 2)
-      const waiting = yield* Effect.forEach(["w0", "w1", "w2", "w3"], (p) => Effect.fork(answer(pool, p).pipe(Effect.flip)))
+      const waiting = yield* Effect.forEach(
+        ["w0", "w1", "w2", "w3"],
+        (p) => Effect.fork(answer(pool, p).pipe(Effect.flip))
+      )
       yield* settle(pool, (s) => s.pending === 4)
       const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
       // The waiting fail at once, before the grace period ends.
@@ -359,9 +377,12 @@ describe("AgentPool (fake CLI)", () => {
       }
       // Zero is a meaning of its own for these two.
       yield* Effect.scoped(AgentPool.make(agent, { idleTimeToLive: 0, shutdownTimeout: 0 }))
-      const priority = yield* Effect.scoped(Effect.flatMap(AgentPool.make(agent), (pool) =>
-        answer(pool, "hi").pipe(AgentPool.withPriority(priorityFrom("high")))
-      )).pipe(Effect.flip)
+      const priority = yield* Effect.scoped(
+        Effect.flatMap(
+          AgentPool.make(agent),
+          (pool) => answer(pool, "hi").pipe(AgentPool.withPriority(priorityFrom("high")))
+        )
+      ).pipe(Effect.flip)
       expect(priority).toMatchObject({ _tag: "OptionsError", field: "priority" })
     }))
 
@@ -398,37 +419,43 @@ const keyedAgent = (gated: (prompt: string) => boolean = () => false) =>
     const clis: Array<FakeCli.FakeCliHandle> = []
     // When set, a CLI started with `resume` finds no conversation (its transcript is gone).
     const transcripts = { lost: false }
-    const agent = ClaudeAgent.make({ transport: Layer.scoped(Transport, Effect.flatMap(SessionServices.SessionLaunch, ({ options }) =>
-      Effect.gen(function*() {
-        const lost = transcripts.lost && options.resume !== undefined
-        const { cli, transport } = yield* FakeCli.make({
-          onUserMessage: (message, cli) =>
-            Effect.gen(function*() {
-              const prompt = FakeCli.userText(message)
-              yield* Queue.offer(started, prompt)
-              if (lost) {
-                return yield* cli.emit(FakeCli.frames.result(`No conversation found with session ID: ${options.resume}`, {
-                  subtype: "error_during_execution",
-                  isError: true
-                }))
-              }
-              if (prompt === "crash") return yield* cli.exit({ exitCode: 3 })
-              if (!gated(prompt)) return yield* FakeCli.echoTurn(message, cli)
-              // A gated turn starts at once and ends when the test opens the gate.
-              yield* cli.emit(FakeCli.frames.systemInit())
-              yield* Deferred.await(yield* gate(prompt))
-              yield* cli.emit(FakeCli.frames.assistantText(`echo: ${prompt}`))
-              yield* cli.emit(FakeCli.frames.result(`echo: ${prompt}`))
+    const agent = ClaudeAgent.make({
+      transport: Layer.scoped(
+        Transport,
+        Effect.flatMap(SessionServices.SessionLaunch, ({ options }) =>
+          Effect.gen(function*() {
+            const lost = transcripts.lost && options.resume !== undefined
+            const { cli, transport } = yield* FakeCli.make({
+              onUserMessage: (message, cli) =>
+                Effect.gen(function*() {
+                  const prompt = FakeCli.userText(message)
+                  yield* Queue.offer(started, prompt)
+                  if (lost) {
+                    return yield* cli.emit(
+                      FakeCli.frames.result(`No conversation found with session ID: ${options.resume}`, {
+                        subtype: "error_during_execution",
+                        isError: true
+                      })
+                    )
+                  }
+                  if (prompt === "crash") return yield* cli.exit({ exitCode: 3 })
+                  if (!gated(prompt)) return yield* FakeCli.echoTurn(message, cli)
+                  // A gated turn starts at once and ends when the test opens the gate.
+                  yield* cli.emit(FakeCli.frames.systemInit())
+                  yield* Deferred.await(yield* gate(prompt))
+                  yield* cli.emit(FakeCli.frames.assistantText(`echo: ${prompt}`))
+                  yield* cli.emit(FakeCli.frames.result(`echo: ${prompt}`))
+                })
             })
-        })
-        launches.push({ resume: options.resume, model: options.model })
-        clis.push(cli)
-        counts.spawned++
-        counts.live++
-        yield* Effect.addFinalizer(() => Effect.sync(() => void counts.live--))
-        return transport
-      })
-    )) })
+            launches.push({ resume: options.resume, model: options.model })
+            clis.push(cli)
+            counts.spawned++
+            counts.live++
+            yield* Effect.addFinalizer(() => Effect.sync(() => void counts.live--))
+            return transport
+          }))
+      )
+    })
     const release = (prompt: string) => Effect.flatMap(gate(prompt), (d) => Deferred.succeed(d, undefined))
     return { agent, started, release, counts, launches, clis, transcripts }
   })
@@ -436,7 +463,12 @@ const keyedAgent = (gated: (prompt: string) => boolean = () => false) =>
 // The fake CLI's session id: the one a resumed session must be resumed on.
 const FAKE_SESSION_ID = "00000000-0000-4000-8000-000000000001"
 
-const chatAnswer = (pool: AgentPool.AgentPoolShape, key: string, prompt: string, options?: { readonly model?: string }) =>
+const chatAnswer = (
+  pool: AgentPool.AgentPoolShape,
+  key: string,
+  prompt: string,
+  options?: { readonly model?: string }
+) =>
   pool.chat(key, prompt, options).pipe(
     Stream.filter(Message.isResult),
     Stream.runCollect,
@@ -456,7 +488,13 @@ const recordEvents = (pool: AgentPool.AgentPoolShape) =>
 
 const keyedOnly = (events: ReadonlyArray<AgentPool.PoolEvent>) =>
   events.filter((e) => e._tag === "Evicted" || e._tag === "Resumed" || e._tag === "Reused" || e._tag === "Crashed")
-    .map((e) => e._tag === "Evicted" ? `Evicted ${e.reason} ${e.key ?? "-"}` : e._tag === "Crashed" ? `Crashed ${e.key ?? "-"}` : `${e._tag} ${e.key}`)
+    .map((e) =>
+      e._tag === "Evicted"
+        ? `Evicted ${e.reason} ${e.key ?? "-"}`
+        : e._tag === "Crashed"
+        ? `Crashed ${e.key ?? "-"}`
+        : `${e._tag} ${e.key}`
+    )
 
 describe("AgentPool keyed sessions (fake CLI)", () => {
   it.scoped("each use traces and logs in its caller's context; the session's own fibers in the pool's", () => {
@@ -473,21 +511,35 @@ describe("AgentPool keyed sessions (fake CLI)", () => {
     }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
     function body(spans: ReadonlyArray<Tracer.Span>) {
       return Effect.gen(function*() {
-        const stopInput = { hook_event_name: "Stop", session_id: "s", transcript_path: "/t", cwd: "/", stop_hook_active: false }
+        const stopInput = {
+          hook_event_name: "Stop",
+          session_id: "s",
+          transcript_path: "/t",
+          cwd: "/",
+          stop_hook_active: false
+        }
         let turn = 0
-        const agent = ClaudeAgent.make({ transport: Layer.scoped(Transport, Effect.suspend(() =>
-          Effect.map(
-            FakeCli.make({
-              onUserMessage: (message, cli) =>
-                Effect.gen(function*() {
-                  turn++
-                  yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput }, `hook-${turn}`)
-                  yield* FakeCli.echoTurn(message, cli)
-                })
-            }),
-            ({ transport }) => transport
+        const agent = ClaudeAgent.make({
+          transport: Layer.scoped(
+            Transport,
+            Effect.suspend(() =>
+              Effect.map(
+                FakeCli.make({
+                  onUserMessage: (message, cli) =>
+                    Effect.gen(function*() {
+                      turn++
+                      yield* cli.requestRaw(
+                        { subtype: "hook_callback", callback_id: "hook_0", input: stopInput },
+                        `hook-${turn}`
+                      )
+                      yield* FakeCli.echoTurn(message, cli)
+                    })
+                }),
+                ({ transport }) => transport
+              )
+            )
           )
-        )) })
+        })
         // Built once: a keyed session's options are compared by identity of their callbacks.
         const options = { hooks: { Stop: [{ hooks: [() => Effect.as(Effect.log("hook ran"), {})] }] } }
         const pool = yield* AgentPool.make(agent, { maxConcurrent: 1 }).pipe(
@@ -504,11 +556,14 @@ describe("AgentPool keyed sessions (fake CLI)", () => {
         yield* use(1)
         yield* use(2)
         yield* Effect.yieldNow().pipe(
-          Effect.repeat({ until: () => spans.filter((s) => s.name === "AgentSession.turn" && s.status._tag === "Ended").length === 2 })
+          Effect.repeat({
+            until: () => spans.filter((s) => s.name === "AgentSession.turn" && s.status._tag === "Ended").length === 2
+          })
         )
 
         const named = (name: string) => spans.filter((s) => s.name === name)
-        const parentOf = (span: Tracer.Span | undefined) => span?.parent._tag === "Some" ? span.parent.value.spanId : undefined
+        const parentOf = (span: Tracer.Span | undefined) =>
+          span?.parent._tag === "Some" ? span.parent.value.spanId : undefined
         const [setup] = named("pool-setup")
         const [use1, use2] = [named("use-1")[0], named("use-2")[0]]
         const [open] = named("AgentPool.open")
@@ -795,7 +850,9 @@ describe("AgentPool keyed sessions (fake CLI)", () => {
     Effect.gen(function*() {
       const { agent, counts, started } = yield* keyedAgent((p) => p === "never answered")
       const scope = yield* Scope.make()
-      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, shutdownTimeout: "5 seconds" }).pipe(Scope.extend(scope))
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, shutdownTimeout: "5 seconds" }).pipe(
+        Scope.extend(scope)
+      )
       const events = yield* recordEvents(pool)
       yield* chatAnswer(pool, "idle", "one")
       const inUse = yield* Effect.fork(chatAnswer(pool, "busy", "never answered").pipe(Effect.flip))
@@ -842,8 +899,11 @@ describe("AgentPool keyed sessions (fake CLI)", () => {
     Effect.gen(function*() {
       const { agent, clis } = yield* keyedAgent()
       const pool = yield* AgentPool.make(agent, { maxConcurrent: 1 })
-      const kept = yield* pool.withSession("a", undefined, (session) =>
-        Effect.as(Effect.zipRight(session.send("hi"), Stream.runDrain(session.receiveResponse)), session))
+      const kept = yield* pool.withSession(
+        "a",
+        undefined,
+        (session) => Effect.as(Effect.zipRight(session.send("hi"), Stream.runDrain(session.receiveResponse)), session)
+      )
       const refusals = [
         kept.send("again"),
         kept.setModel("claude-other"),

@@ -8,7 +8,9 @@ import * as FakeCli from "../../src/testing/FakeCli.js"
 import * as Query from "../../src/internal/session/query.js"
 
 const types = (messages: Chunk.Chunk<Message.Message>) =>
-  Chunk.toArray(messages).map((m) => ("subtype" in m && typeof m.subtype === "string" ? `${m.type}/${m.subtype}` : m.type))
+  Chunk.toArray(messages).map((
+    m
+  ) => ("subtype" in m && typeof m.subtype === "string" ? `${m.type}/${m.subtype}` : m.type))
 
 describe("ClaudeAgent.query (fake CLI)", () => {
   it.effect("a string prompt streams init, assistant and result, then ends", () =>
@@ -33,7 +35,9 @@ describe("ClaudeAgent.query (fake CLI)", () => {
       const sent = yield* Deferred.await(seen)
       expect(sent[0]?.type).toBe("control_request")
       const init = sent[0]?.request
-      expect(typeof init === "object" && init !== null && "subtype" in init ? init.subtype : undefined).toBe("initialize")
+      expect(typeof init === "object" && init !== null && "subtype" in init ? init.subtype : undefined).toBe(
+        "initialize"
+      )
       expect(typeof init === "object" && init !== null && "systemPrompt" in init ? init.systemPrompt : undefined)
         .toEqual(["be brief"])
       expect(sent[1]?.type).toBe("user")
@@ -190,7 +194,11 @@ describe("closing a session", () => {
             yield* cli.emit(stateFrame("running"))
             yield* FakeCli.echoTurn(m, cli)
             // A late callback after the result still gets its answer: stdin is open until idle.
-            const reply = yield* cli.requestRaw({ subtype: "mcp_message", server_name: "x", message: { jsonrpc: "2.0", id: 1, method: "ping" } })
+            const reply = yield* cli.requestRaw({
+              subtype: "mcp_message",
+              server_name: "x",
+              message: { jsonrpc: "2.0", id: 1, method: "ping" }
+            })
             expect(reply.subtype).toBe("success")
             yield* cli.emit(stateFrame("idle"))
             yield* Deferred.succeed(idleSent, undefined)
@@ -273,14 +281,18 @@ describe("AgentSession (fake CLI)", () => {
       yield* session.send("hi")
       const error = yield* session.receiveResponse.pipe(Stream.runDrain, Effect.flip)
       expect(error._tag).toBe("MessageParseError")
-      if (error._tag === "MessageParseError") expect(error.raw).toEqual({ type: "result", subtype: "success", is_error: "yes" })
+      if (error._tag === "MessageParseError") {
+        expect(error.raw).toEqual({ type: "result", subtype: "success", is_error: "yes" })
+      }
     }).pipe(Effect.provide(FakeCli.layerClaudeAgent({
       onUserMessage: (_m, cli) => cli.emit({ type: "result", subtype: "success", is_error: "yes" })
     }))))
 
   it.scoped("hook_callback and mcp_message without registered callbacks get error answers, not silence", () =>
     Effect.gen(function*() {
-      const replies = yield* Deferred.make<readonly [FakeCli.ErrorAnswer, Control.Request.Success<typeof Control.McpMessage>]>()
+      const replies = yield* Deferred.make<
+        readonly [FakeCli.ErrorAnswer, Control.Request.Success<typeof Control.McpMessage>]
+      >()
       const session = yield* ClaudeAgent.session().pipe(
         Effect.provide(FakeCli.layerClaudeAgent({
           onUserMessage: (m, cli) =>
@@ -398,7 +410,13 @@ describe("callback failures are logged once, in one short line naming the field 
             cli.requestRaw({
               subtype: "hook_callback",
               callback_id: "hook_0",
-              input: { hook_event_name: "Stop", session_id: "s", transcript_path: "/t", cwd: "/", stop_hook_active: false }
+              input: {
+                hook_event_name: "Stop",
+                session_id: "s",
+                transcript_path: "/t",
+                cwd: "/",
+                stop_hook_active: false
+              }
             }),
             cli.requestRaw({ subtype: "can_use_tool", tool_name: "Bash", input: { command: "ls" } })
           ]).pipe(Effect.flatMap((all) => Deferred.succeed(answers, all)))
@@ -474,17 +492,20 @@ describe("user message ids and rewinding (fake CLI)", () => {
       const canRewind = yield* Ref.make(false)
       const layer = FakeCli.layerClaudeAgent({
         answers: [
-          FakeCli.answer(Control.RewindFiles, (request) =>
-            Ref.update(rewinds, (all) => [...all, request.dry_run ?? false]).pipe(
-              Effect.zipRight(Ref.get(canRewind)),
-              Effect.map((can) =>
-                can
-                  ? request.dry_run === true ? { canRewind: true, filesChanged: ["/w/a.txt"] } : { canRewind: true }
-                  : request.dry_run === true
-                  ? { canRewind: false, error: "File rewinding is not enabled." }
-                  : FakeCli.controlFailure("File rewinding is not enabled.")
+          FakeCli.answer(
+            Control.RewindFiles,
+            (request) =>
+              Ref.update(rewinds, (all) => [...all, request.dry_run ?? false]).pipe(
+                Effect.zipRight(Ref.get(canRewind)),
+                Effect.map((can) =>
+                  can
+                    ? request.dry_run === true ? { canRewind: true, filesChanged: ["/w/a.txt"] } : { canRewind: true }
+                    : request.dry_run === true
+                    ? { canRewind: false, error: "File rewinding is not enabled." }
+                    : FakeCli.controlFailure("File rewinding is not enabled.")
+                )
               )
-            ))
+          )
         ]
       })
       yield* Effect.gen(function*() {
@@ -510,7 +531,14 @@ const lifecycleTurn: FakeCli.Behaviour["onUserMessage"] = (message, cli) =>
     const lifecycle = (state: string) =>
       cli.emit({ type: "command_lifecycle", command_uuid: String(message.uuid), state, session_id: "s", uuid: "u" })
     const runState = (state: string) =>
-      cli.emit({ type: "system", subtype: "session_state_changed", state, sdk_host_only: true, session_id: "s", uuid: "u" })
+      cli.emit({
+        type: "system",
+        subtype: "session_state_changed",
+        state,
+        sdk_host_only: true,
+        session_id: "s",
+        uuid: "u"
+      })
     yield* lifecycle("queued")
     yield* runState("running")
     yield* lifecycle("started")
@@ -545,7 +573,13 @@ describe("command_lifecycle messages (fake CLI)", () => {
     Effect.gen(function*() {
       const { ids, turns } = yield* twoTurns({ includeCommandLifecycle: true })
       const [turn1 = Chunk.empty(), turn2 = Chunk.empty()] = turns
-      expect(types(turn1)).toEqual(["command_lifecycle", "command_lifecycle", "system/init", "assistant", "result/success"])
+      expect(types(turn1)).toEqual([
+        "command_lifecycle",
+        "command_lifecycle",
+        "system/init",
+        "assistant",
+        "result/success"
+      ])
       expect(lifecycles(turn1)).toEqual([`${ids[0]}:queued`, `${ids[0]}:started`])
       // The first prompt's `completed` follows its result, so the next turn's stream has it first.
       expect(types(turn2)).toEqual([

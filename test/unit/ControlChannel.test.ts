@@ -102,7 +102,11 @@ describe("ControlChannel", () => {
       const cli = yield* FakeCli.FakeCli
       yield* control.handle(Control.CanUseTool, (req) => Effect.succeed({ behavior: "allow", updatedInput: req.input }))
       const answer = yield* cli.requestRaw({ subtype: "can_use_tool", tool_name: "Write", input: { a: 1 } }, "r1")
-      expect(answer).toEqual({ subtype: "success", request_id: "r1", response: { behavior: "allow", updatedInput: { a: 1 } } })
+      expect(answer).toEqual({
+        subtype: "success",
+        request_id: "r1",
+        response: { behavior: "allow", updatedInput: { a: 1 } }
+      })
       const responses = (yield* cli.sent).filter((f) => f.type === "control_response")
       expect(responses).toHaveLength(1)
     }).pipe(Effect.provide(env())))
@@ -112,11 +116,17 @@ describe("ControlChannel", () => {
       const control = yield* ControlChannel
       const cli = yield* FakeCli.FakeCli
       const seen = yield* Deferred.make<Record<string, unknown>>()
-      yield* control.handle(Control.CanUseTool, (req) =>
-        Effect.flatMap(FiberRef.get(FiberRef.currentLogAnnotations), (annotations) =>
-          Deferred.succeed(seen, Object.fromEntries(annotations)).pipe(
-            Effect.as({ behavior: "allow" as const, updatedInput: req.input })
-          )))
+      yield* control.handle(
+        Control.CanUseTool,
+        (req) =>
+          Effect.flatMap(
+            FiberRef.get(FiberRef.currentLogAnnotations),
+            (annotations) =>
+              Deferred.succeed(seen, Object.fromEntries(annotations)).pipe(
+                Effect.as({ behavior: "allow" as const, updatedInput: req.input })
+              )
+          )
+      )
       yield* cli.requestRaw({ subtype: "can_use_tool", tool_name: "Write", input: {} }, "r-annotated")
       expect(yield* Deferred.await(seen)).toEqual({
         controlSubtype: "can_use_tool",
@@ -155,9 +165,10 @@ describe("ControlChannel", () => {
       const failed = yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: {} })
       expect(failed.subtype).toBe("error")
       expect(failed.error).toBe("hook exploded")
-      const defect = yield* (yield* Effect.sync(() => control.handle(Control.McpMessage, () => Effect.die("boom")))).pipe(
-        Effect.zipRight(cli.requestRaw({ subtype: "mcp_message", server_name: "x", message: {} }))
-      )
+      const defect = yield* (yield* Effect.sync(() => control.handle(Control.McpMessage, () => Effect.die("boom"))))
+        .pipe(
+          Effect.zipRight(cli.requestRaw({ subtype: "mcp_message", server_name: "x", message: {} }))
+        )
       expect(defect.subtype).toBe("error")
       expect(String(defect.error)).toContain("boom")
       const unknown = yield* cli.requestRaw({ subtype: "elicitation" })
@@ -279,14 +290,16 @@ describe("ControlChannel", () => {
       expect(Option.isNone(yield* Fiber.poll(ended))).toBe(true)
       yield* TestClock.adjust("1 second")
       expect(yield* Fiber.join(ended)).toMatchObject({ _tag: "CLIConnectionError", reason: "OutputClosed" })
-    }).pipe(Effect.provide(ControlChannel.layer({}).pipe(Layer.provideMerge(Layer.succeed(Transport, {
-      send: () => Effect.void,
-      frames: Stream.empty,
-      endInput: Effect.void,
-      terminate: Effect.void,
-      exitStatus: Effect.never,
-      stderrTail: Effect.succeed(""),
-      stderr: Stream.empty,
-      pid: Option.none()
-    }))))))
+    }).pipe(Effect.provide(
+      ControlChannel.layer({}).pipe(Layer.provideMerge(Layer.succeed(Transport, {
+        send: () => Effect.void,
+        frames: Stream.empty,
+        endInput: Effect.void,
+        terminate: Effect.void,
+        exitStatus: Effect.never,
+        stderrTail: Effect.succeed(""),
+        stderr: Stream.empty,
+        pid: Option.none()
+      })))
+    )))
 })

@@ -18,7 +18,10 @@ describe("FakeCli answers", () => {
       expect(yield* control.request(Control.SetModel, { model: "m" })).toEqual({ model: "m" })
     }).pipe(Effect.provide(env({
       answers: [
-        FakeCli.answer(Control.McpStatus, () => Effect.succeed({ mcpServers: [{ name: "github", status: "connected" }] }))
+        FakeCli.answer(
+          Control.McpStatus,
+          () => Effect.succeed({ mcpServers: [{ name: "github", status: "connected" }] })
+        )
       ]
     }))))
 
@@ -35,7 +38,9 @@ describe("FakeCli answers", () => {
       })
       yield* Effect.gen(function*() {
         const control = yield* ControlChannel
-        expect(yield* control.request(Control.SetModel, { model: "claude-haiku-4-5" })).toEqual({ model: "claude-haiku-4-5" })
+        expect(yield* control.request(Control.SetModel, { model: "claude-haiku-4-5" })).toEqual({
+          model: "claude-haiku-4-5"
+        })
         expect(yield* Deferred.await(seen)).toEqual({ model: "claude-haiku-4-5" })
         const error = yield* Effect.flip(control.request(Control.SetModel, { model: "refused" }))
         expect(error).toMatchObject({ _tag: "ControlError", error: "model refused", errorCode: "invalid_model" })
@@ -62,7 +67,9 @@ describe("FakeCli answers", () => {
       const control = yield* ControlChannel
       const error = yield* Effect.flip(control.request(Counted))
       expect(error).toMatchObject({ _tag: "ControlError", subtype: "get_count" })
-      expect(error._tag === "ControlError" && error.error.startsWith("FakeCli: the answer to get_count does not encode")).toBe(true)
+      expect(
+        error._tag === "ControlError" && error.error.startsWith("FakeCli: the answer to get_count does not encode")
+      ).toBe(true)
     }).pipe(Effect.provide(env({ answers: [FakeCli.answer(Counted, () => Effect.succeed({ count: -1 }))] }))))
 
   it.scoped("a request whose payload does not decode with the descriptor is refused", () =>
@@ -120,14 +127,20 @@ describe("FakeCli requests", () => {
     Effect.gen(function*() {
       const control = yield* ControlChannel
       const cli = yield* FakeCli.FakeCli
-      yield* control.handle(Control.CanUseTool, (request) =>
-        Effect.succeed({ behavior: "allow", updatedInput: { ...request.input, checked: true } }))
+      yield* control.handle(
+        Control.CanUseTool,
+        (request) => Effect.succeed({ behavior: "allow", updatedInput: { ...request.input, checked: true } })
+      )
       const decision = yield* cli.request(Control.CanUseTool, { tool_name: "Bash", input: { command: "ls" } }, {
         requestId: "perm-1"
       })
       expect(decision).toEqual({ behavior: "allow", updatedInput: { command: "ls", checked: true } })
       const sent = yield* cli.requestRaw({ subtype: "can_use_tool", tool_name: "Bash", input: {} }, "perm-2")
-      expect(sent).toEqual({ subtype: "success", request_id: "perm-2", response: { behavior: "allow", updatedInput: { checked: true } } })
+      expect(sent).toEqual({
+        subtype: "success",
+        request_id: "perm-2",
+        response: { behavior: "allow", updatedInput: { checked: true } }
+      })
     }).pipe(Effect.provide(env())))
 
   it.scoped("an error answer fails cli.request with ErrorAnswer", () =>
@@ -137,7 +150,12 @@ describe("FakeCli requests", () => {
       yield* control.handle(Control.HookCallback, (request) => Effect.fail(new Error(`no ${request.callback_id}`)))
       const error = yield* Effect.flip(cli.request(Control.HookCallback, { callback_id: "hook_9", input: {} }))
       expect(error).toBeInstanceOf(FakeCli.ErrorAnswer)
-      expect(error).toMatchObject({ _tag: "ErrorAnswer", subtype: "hook_callback", requestId: "cli-req-1", error: "no hook_9" })
+      expect(error).toMatchObject({
+        _tag: "ErrorAnswer",
+        subtype: "hook_callback",
+        requestId: "cli-req-1",
+        error: "no hook_9"
+      })
     }).pipe(Effect.provide(env())))
 })
 

@@ -101,7 +101,13 @@ const samples: { readonly [K in Hook.HookEvent]: { readonly hook_event_name: K }
   PostCompact: { ...base, hook_event_name: "PostCompact", trigger: "auto", compact_summary: "summary" },
   PreModelSwitch: { ...base, hook_event_name: "PreModelSwitch", ...modelSwitch },
   // `requested_model` is null when the default model was asked for.
-  PostModelSwitch: { ...base, hook_event_name: "PostModelSwitch", ...modelSwitch, source: "resume", requested_model: null },
+  PostModelSwitch: {
+    ...base,
+    hook_event_name: "PostModelSwitch",
+    ...modelSwitch,
+    source: "resume",
+    requested_model: null
+  },
   PermissionRequest: {
     ...base,
     hook_event_name: "PermissionRequest",
@@ -116,7 +122,12 @@ const samples: { readonly [K in Hook.HookEvent]: { readonly hook_event_name: K }
   TaskCompleted: { ...base, hook_event_name: "TaskCompleted", task_id: "t1", task_subject: "write tests" },
   Elicitation: { ...base, hook_event_name: "Elicitation", mcp_server_name: "calc", message: "Which base?" },
   ElicitationResult: { ...base, hook_event_name: "ElicitationResult", mcp_server_name: "calc", action: "accept" },
-  ConfigChange: { ...base, hook_event_name: "ConfigChange", source: "project_settings", file_path: "/w/.claude/s.json" },
+  ConfigChange: {
+    ...base,
+    hook_event_name: "ConfigChange",
+    source: "project_settings",
+    file_path: "/w/.claude/s.json"
+  },
   WorktreeCreate: { ...base, hook_event_name: "WorktreeCreate", name: "feature-x" },
   WorktreeRemove: { ...base, hook_event_name: "WorktreeRemove", worktree_path: "/w/.worktrees/feature-x" },
   InstructionsLoaded: {
@@ -237,16 +248,26 @@ describe("HookRegistry.make", () => {
       const registry = yield* HookRegistry.make({
         PreToolUse: [{
           hooks: [
-            Hook.on("PreToolUse", (input) =>
-              Effect.map(MockPolicy, (policy) =>
-                input.tool_name === policy.blocked ? Hook.deny(`${policy.blocked} is blocked`) : Hook.allow()))
+            Hook.on(
+              "PreToolUse",
+              (input) =>
+                Effect.map(
+                  MockPolicy,
+                  (policy) =>
+                    input.tool_name === policy.blocked ? Hook.deny(`${policy.blocked} is blocked`) : Hook.allow()
+                )
+            )
           ]
         }]
       })
       // The handler's own type needs no services: they were captured above.
       const answer = yield* registry.handleCallback(hookCallback("hook_0", recordedPreToolUse, "toolu_bash_1"), "r")
       expect(answer).toEqual({
-        hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "Bash is blocked" }
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "deny",
+          permissionDecisionReason: "Bash is blocked"
+        }
       })
     }).pipe(Effect.provideService(MockPolicy, { blocked: "Bash" }))
   })
@@ -275,12 +296,21 @@ describe("Hook.decodeInput", () => {
   it("requested_model of a model switch is a name or null (the default model)", () => {
     for (const requested of ["opus", null]) {
       for (const event of ["PreModelSwitch", "PostModelSwitch"] as const) {
-        const decoded = Hook.decodeInput({ ...base, hook_event_name: event, ...modelSwitch, requested_model: requested })
+        const decoded = Hook.decodeInput({
+          ...base,
+          hook_event_name: event,
+          ...modelSwitch,
+          requested_model: requested
+        })
         if (Either.isLeft(decoded)) throw new Error(decoded.left.message)
         expect("requested_model" in decoded.right ? decoded.right.requested_model : "absent").toBe(requested)
       }
     }
-    expect(Either.isLeft(Hook.decodeInput({ ...base, hook_event_name: "PreModelSwitch", ...modelSwitch, requested_model: 1 })))
+    expect(
+      Either.isLeft(
+        Hook.decodeInput({ ...base, hook_event_name: "PreModelSwitch", ...modelSwitch, requested_model: 1 })
+      )
+    )
       .toBe(true)
   })
 
@@ -308,7 +338,11 @@ describe("Hook.encodeOutput", () => {
   it("PreToolUse allow with updatedInput, without undefined fields", () => {
     const wire = encoded(Hook.allow(undefined, { command: "ls -la" }))
     expect(wire).toEqual({
-      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", updatedInput: { command: "ls -la" } }
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "allow",
+        updatedInput: { command: "ls -la" }
+      }
     })
     expect(JSON.stringify(wire)).not.toContain("permissionDecisionReason")
     expect(Object.keys(Object(Object(wire).hookSpecificOutput))).not.toContain("permissionDecisionReason")
@@ -330,7 +364,9 @@ describe("Hook.encodeOutput", () => {
   })
 
   it("rejects an answer that breaks the schema (from untyped code)", () => {
-    const untyped: unknown = JSON.parse("{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"maybe\"}}")
+    const untyped: unknown = JSON.parse(
+      "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"maybe\"}}"
+    )
     const result = Hook.encodeOutput(Object.assign({}, untyped))
     expect(Either.isLeft(result)).toBe(true)
   })
@@ -369,7 +405,10 @@ describe("HookRegistry.handleCallback failures", () => {
   it.effect("an input that breaks its schema fails naming the field, in one short line", () =>
     Effect.gen(function*() {
       const registry = yield* HookRegistry.make({ PreToolUse: [{ hooks: [succeedWith({})] }] })
-      const error = yield* registry.handleCallback(hookCallback("hook_0", { ...recordedPreToolUse, tool_use_id: 1 }), "r")
+      const error = yield* registry.handleCallback(
+        hookCallback("hook_0", { ...recordedPreToolUse, tool_use_id: 1 }),
+        "r"
+      )
         .pipe(Effect.flip)
       expect(error).toMatchObject({ _tag: "HookCallbackError" })
       const message = error instanceof Error ? error.message : ""

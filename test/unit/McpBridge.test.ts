@@ -1,7 +1,21 @@
 // Unit tests of the MCP bridge: `handleMessage` is called directly, as the control channel would
 // call it for an `mcp_message` control request (no transport, no CLI).
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Logger, ParseResult, Schema, Scope, Stream } from "effect"
+import {
+  Cause,
+  Context,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  Logger,
+  ParseResult,
+  Schema,
+  Scope,
+  Stream
+} from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as McpServer from "../../src/McpServer.js"
 import * as Control from "../../src/schema/Control.js"
@@ -72,8 +86,7 @@ const media = Tool.make("media", {
 
 const calc = McpServer.make({ name: "calc", tools: [add, double, failing, dying, media] })
 
-const withBridge = <A, E>(f: (bridge: McpBridgeShape) => Effect.Effect<A, E>) =>
-  Effect.flatMap(makeBridge([calc]), f)
+const withBridge = <A, E>(f: (bridge: McpBridgeShape) => Effect.Effect<A, E>) => Effect.flatMap(makeBridge([calc]), f)
 
 describe("McpBridge", () => {
   it.scoped("answers initialize with the client's protocol version and the server info", () =>
@@ -196,7 +209,12 @@ describe("McpBridge", () => {
   it.scoped("server extras: instructions in initialize, alwaysLoad and searchHint in the tools' _meta", () =>
     Effect.gen(function*() {
       const tool = (name: string, extras: { readonly alwaysLoad?: boolean; readonly searchHint?: string }) =>
-        Tool.make(name, { description: name, parameters: Schema.Struct({}), handler: () => Effect.succeed(""), ...extras })
+        Tool.make(name, {
+          description: name,
+          parameters: Schema.Struct({}),
+          handler: () => Effect.succeed(""),
+          ...extras
+        })
       const docs = McpServer.make({
         name: "docs",
         instructions: "Search before you read.",
@@ -208,16 +226,28 @@ describe("McpBridge", () => {
         ]
       })
       const bridge = yield* makeBridge([docs, McpServer.make({ name: "bare", tools: [tool("x", {})] })])
-      const init = yield* send(bridge, "docs", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "1" } })
+      const init = yield* send(bridge, "docs", {
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: "1" }
+      })
       expect(init).toMatchObject({ mcp_response: { result: { instructions: "Search before you read." } } })
-      const bareInit = yield* send(bridge, "bare", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "1" } })
+      const bareInit = yield* send(bridge, "bare", {
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: "1" }
+      })
       expect(bareInit).not.toHaveProperty("mcp_response.result.instructions")
 
       const listOf = (server: string) =>
         send(bridge, server, { jsonrpc: "2.0", id: 1, method: "tools/list" }).pipe(
           Effect.flatMap(Schema.decodeUnknown(Schema.Struct({
             mcp_response: Schema.Struct({
-              result: Schema.Struct({ tools: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })) })
+              result: Schema.Struct({
+                tools: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+              })
             })
           }))),
           Effect.map((reply) => reply.mcp_response.result.tools)
@@ -356,7 +386,12 @@ describe("McpBridge", () => {
   it.scoped("passes image and resource content through", () =>
     withBridge((bridge) =>
       Effect.gen(function*() {
-        const reply = yield* send(bridge, "calc", { jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "media" } })
+        const reply = yield* send(bridge, "calc", {
+          jsonrpc: "2.0",
+          id: 8,
+          method: "tools/call",
+          params: { name: "media" }
+        })
         expect(reply).toEqual({
           mcp_response: {
             jsonrpc: "2.0",
@@ -389,7 +424,11 @@ describe("McpBridge", () => {
       Effect.gen(function*() {
         const reply = yield* send(bridge, "weather", { jsonrpc: "2.0", id: 11, method: "tools/list" })
         expect(reply).toEqual({
-          mcp_response: { jsonrpc: "2.0", id: 11, error: { code: -32601, message: "SDK MCP server not found: weather" } }
+          mcp_response: {
+            jsonrpc: "2.0",
+            id: 11,
+            error: { code: -32601, message: "SDK MCP server not found: weather" }
+          }
         })
         const empty = yield* send(McpBridge.empty, "weather", { jsonrpc: "2.0", id: 11, method: "tools/list" })
         expect(empty).toEqual(reply)
@@ -407,8 +446,12 @@ describe("McpBridge", () => {
     ))
 
   it.scoped("provides the services captured when the bridge was built to the handlers", () => {
-    class MockGreeter extends Context.Tag("test/MockGreeter")<MockGreeter, { readonly greet: (name: string) => string }>() {}
-    class MockCounter extends Context.Tag("test/MockCounter")<MockCounter, { readonly next: Effect.Effect<number> }>() {}
+    class MockGreeter
+      extends Context.Tag("test/MockGreeter")<MockGreeter, { readonly greet: (name: string) => string }>()
+    {}
+    class MockCounter
+      extends Context.Tag("test/MockCounter")<MockCounter, { readonly next: Effect.Effect<number> }>()
+    {}
     const greet = Tool.make("greet", {
       description: "Greets",
       parameters: Schema.Struct({ name: Schema.String }),
@@ -420,7 +463,10 @@ describe("McpBridge", () => {
       handler: () => Effect.flatMap(MockCounter, (c) => c.next).pipe(Effect.map(String))
     })
     // R is inferred as the union of what the tools need.
-    const server: McpServer.McpServer<MockGreeter | MockCounter> = McpServer.make({ name: "svc", tools: [greet, count] })
+    const server: McpServer.McpServer<MockGreeter | MockCounter> = McpServer.make({
+      name: "svc",
+      tools: [greet, count]
+    })
     return Effect.gen(function*() {
       const bridge = yield* makeBridge([server]).pipe(
         Effect.provideService(MockGreeter, { greet: (name) => `hello ${name}` }),
@@ -606,8 +652,10 @@ describe("SDK server settings in initialize (fake CLI)", () => {
       const initialize = yield* Deferred.make<Control.InitializePayload>()
       const layer = FakeCli.layerClaudeAgent({
         answers: [
-          FakeCli.answer(Control.Initialize, (payload, _cli, byDefault) =>
-            Deferred.succeed(initialize, payload).pipe(Effect.zipRight(byDefault)))
+          FakeCli.answer(
+            Control.Initialize,
+            (payload, _cli, byDefault) => Deferred.succeed(initialize, payload).pipe(Effect.zipRight(byDefault))
+          )
         ]
       })
       const slow = McpServer.make({ name: "slow", timeout: Duration.seconds(5), tools: [add] })

@@ -71,7 +71,10 @@ describe("Message.decode", () => {
     const base = { session_id: "s", uuid: "u" }
     const cases: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
       [{ type: "rate_limit_event", rate_limit_info: { status: "allowed" }, ...base }, "rate_limit_event"],
-      [{ type: "tool_progress", tool_use_id: "t", tool_name: "Bash", elapsed_time_seconds: 3, ...base }, "tool_progress"],
+      [
+        { type: "tool_progress", tool_use_id: "t", tool_name: "Bash", elapsed_time_seconds: 3, ...base },
+        "tool_progress"
+      ],
       [{ type: "tool_use_summary", summary: "ran ls", preceding_tool_use_ids: ["t"], ...base }, "tool_use_summary"],
       [{ type: "prompt_suggestion", suggestion: "run the tests", ...base }, "prompt_suggestion"],
       [{ type: "auth_status", isAuthenticating: false, output: [], ...base }, "auth_status"],
@@ -138,11 +141,28 @@ describe("Message.decode", () => {
   it("types their fields: a field of the wrong type is a MessageParseError naming it", () => {
     const [, fallback] = messageSamples.find(([name]) => name === "system/model_refusal_fallback") ?? []
     const m = decodeOk(fallback)
-    expect(m.type === "system" && m.subtype === "model_refusal_fallback" ? m.retracted_message_uuids : []).toEqual(["a-1", "a-2"])
+    expect(m.type === "system" && m.subtype === "model_refusal_fallback" ? m.retracted_message_uuids : []).toEqual([
+      "a-1",
+      "a-2"
+    ])
     const broken = [
       [{ ...fallback, retracted_message_uuids: "a-1" }, "retracted_message_uuids"],
-      [{ type: "system", subtype: "task_progress", task_id: "t", description: "d", usage: { total_tokens: "1" }, session_id: "s" }, "usage"],
-      [{ type: "system", subtype: "hook_response", hook_id: "h", hook_name: "n", hook_event: "Stop", outcome: "success" }, "output"],
+      [{
+        type: "system",
+        subtype: "task_progress",
+        task_id: "t",
+        description: "d",
+        usage: { total_tokens: "1" },
+        session_id: "s"
+      }, "usage"],
+      [{
+        type: "system",
+        subtype: "hook_response",
+        hook_id: "h",
+        hook_name: "n",
+        hook_event: "Stop",
+        outcome: "success"
+      }, "output"],
       [{ type: "conversation_reset", trigger: "clear" }, "new_conversation_id"],
       [{ type: "active_goal", value: { condition: "x" } }, "iterations"],
       [{ type: "system", subtype: "session_writes_lost", error_code: "ENOSPC", lost: "transcript" }, "lost"]
@@ -156,7 +176,14 @@ describe("Message.decode", () => {
   it("open-ended values (status, level, outcome, …) a newer CLI may add still decode", () => {
     for (
       const raw of [
-        { type: "system", subtype: "task_notification", task_id: "t", status: "abandoned", output_file: "f", summary: "s" },
+        {
+          type: "system",
+          subtype: "task_notification",
+          task_id: "t",
+          status: "abandoned",
+          output_file: "f",
+          summary: "s"
+        },
         { type: "system", subtype: "informational", content: "c", level: "critical" },
         { type: "system", subtype: "control_request_progress", request_id: "r", status: "queued" },
         { type: "conversation_reset", new_conversation_id: "c", trigger: "rewind" }
@@ -297,17 +324,34 @@ describe("Message.decode", () => {
       const m = decodeOk({ type: "stream_event", event: e, session_id: "s", parent_tool_use_id: null, ttft_ms: 40 })
       return m.type === "stream_event" ? m.event : expect.fail(m.type)
     }
-    const start = event({ type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "t1", name: "Read", input: {} } })
+    const start = event({
+      type: "content_block_start",
+      index: 1,
+      content_block: { type: "tool_use", id: "t1", name: "Read", input: {} }
+    })
     expect(start.type === "content_block_start" ? start.content_block.type : undefined).toBe("tool_use")
     const parts = ["{\"path\":", " \"README.md\"}"].map((partial_json) =>
       event({ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json } })
     )
-    const json = parts.map((e) => e.type === "content_block_delta" && e.delta.type === "input_json_delta" ? e.delta.partial_json : "")
+    const json = parts.map((e) =>
+      e.type === "content_block_delta" && e.delta.type === "input_json_delta" ? e.delta.partial_json : ""
+    )
     expect(JSON.parse(json.join(""))).toEqual({ path: "README.md" })
-    const citation = event({ type: "content_block_delta", index: 0, delta: { type: "citations_delta", citation: { type: "char_location", cited_text: "x" } } })
+    const citation = event({
+      type: "content_block_delta",
+      index: 0,
+      delta: { type: "citations_delta", citation: { type: "char_location", cited_text: "x" } }
+    })
     expect(citation.type === "content_block_delta" ? citation.delta.type : undefined).toBe("citations_delta")
-    const delta = event({ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 12 } })
-    expect(delta.type === "message_delta" ? [delta.delta.stop_reason, delta.usage?.output_tokens] : []).toEqual(["tool_use", 12])
+    const delta = event({
+      type: "message_delta",
+      delta: { stop_reason: "tool_use", stop_sequence: null },
+      usage: { output_tokens: 12 }
+    })
+    expect(delta.type === "message_delta" ? [delta.delta.stop_reason, delta.usage?.output_tokens] : []).toEqual([
+      "tool_use",
+      12
+    ])
     expect(event({ type: "message_stop" }).type).toBe("message_stop")
   })
 
@@ -328,12 +372,21 @@ describe("Message.decode", () => {
   it("types rate_limit_info, deferred_tool_use, and a user message's priority and origin", () => {
     const limit = decodeOk({
       type: "rate_limit_event",
-      rate_limit_info: { status: "allowed_warning", rateLimitType: "five_hour", utilization: 0.91, resetsAt: 1_800_000_000, isUsingOverage: false },
+      rate_limit_info: {
+        status: "allowed_warning",
+        rateLimitType: "five_hour",
+        utilization: 0.91,
+        resetsAt: 1_800_000_000,
+        isUsingOverage: false
+      },
       session_id: "s",
       uuid: "u"
     })
     expect(limit.type === "rate_limit_event" ? limit.rate_limit_info.utilization : undefined).toBe(0.91)
-    const badLimit = Message.decode({ type: "rate_limit_event", rate_limit_info: { status: "allowed", utilization: "high" } })
+    const badLimit = Message.decode({
+      type: "rate_limit_event",
+      rate_limit_info: { status: "allowed", utilization: "high" }
+    })
     expect(Either.isLeft(badLimit) ? badLimit.left.detail : "decoded").toContain("utilization")
     const deferred = decodeOk({
       type: "result",
@@ -358,7 +411,11 @@ describe("Message.decode", () => {
       priority: "now",
       origin: { kind: "peer", from: "uds:/tmp/a.sock", name: "A", fromMode: "bypass" }
     })
-    expect(user.type === "user" ? [user.priority, user.origin?.kind, user.origin?.fromMode] : []).toEqual(["now", "peer", "bypass"])
+    expect(user.type === "user" ? [user.priority, user.origin?.kind, user.origin?.fromMode] : []).toEqual([
+      "now",
+      "peer",
+      "bypass"
+    ])
     const badOrigin = Message.decode({ ...user, origin: { from: "x" } })
     expect(Either.isLeft(badOrigin) ? badOrigin.left.detail : "decoded").toContain("kind")
   })

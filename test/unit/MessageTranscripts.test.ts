@@ -13,7 +13,9 @@ type Frame = { readonly [key: string]: unknown }
 const isFrame = (u: unknown): u is Frame => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const lines = (url: URL): ReadonlyArray<Frame> =>
-  readFileSync(url, "utf8").split("\n").filter((line) => line.length > 0).map((line) => JSON.parse(line)).filter(isFrame)
+  readFileSync(url, "utf8").split("\n").filter((line) => line.length > 0).map((line) => JSON.parse(line)).filter(
+    isFrame
+  )
 
 // What reaches `Message.decode`: everything on stdout but the control protocol.
 const isMessageFrame = (frame: Frame) => typeof frame.type === "string" && !frame.type.startsWith("control_")
@@ -23,7 +25,9 @@ const recorded: ReadonlyArray<readonly [string, Frame]> = [
   ...readdirSync(fileURLToPath(transcripts))
     .filter((file) => file.endsWith(".stdout.jsonl"))
     .flatMap((file) => lines(new URL(file, transcripts)).map((frame) => [file, frame] as const)),
-  ...lines(new URL("../fixtures/cli-2.1.330-stdout.jsonl", import.meta.url)).map((frame) => ["cli-2.1.330-stdout", frame] as const),
+  ...lines(new URL("../fixtures/cli-2.1.330-stdout.jsonl", import.meta.url)).map((frame) =>
+    ["cli-2.1.330-stdout", frame] as const
+  ),
   ...messageSamples.map(([name, frame]) => [`sample ${name}`, frame] as const)
 ].filter(([, frame]) => isMessageFrame(frame))
 
@@ -139,7 +143,10 @@ describe("what a newer CLI may add", () => {
 
   it.prop("an unknown delta or content block type is wrapped inside a typed event, and encodes back", [
     fc.constantFrom(
-      ...streamEvents.filter((frame) => isFrame(frame.event) && (frame.event.type === "content_block_delta" || frame.event.type === "content_block_start"))
+      ...streamEvents.filter((frame) =>
+        isFrame(frame.event) &&
+        (frame.event.type === "content_block_delta" || frame.event.type === "content_block_start")
+      )
     ),
     newType
   ], ([frame, type]) => {

@@ -3,7 +3,11 @@
 // is the fake CLI (a mock transport); the telemetry under test is the library's.
 import { NodeSdk } from "@effect/opentelemetry"
 import { describe, expect, it } from "@effect/vitest"
-import { InMemoryMetricExporter, AggregationTemporality, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics"
+import {
+  InMemoryMetricExporter,
+  AggregationTemporality,
+  PeriodicExportingMetricReader
+} from "@opentelemetry/sdk-metrics"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect, Schema, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
@@ -60,7 +64,12 @@ describe("OpenTelemetry export (NodeSdk, in-memory exporters)", () => {
       const toolCall = byName("ControlChannel.mcp_message")
       const tool = byName("Tool.add")
       expect(finished.map((span) => span.name)).toEqual(expect.arrayContaining([
-        "request", "ClaudeAgent.session", "AgentSession.turn", "ControlChannel.hook_callback", "ControlChannel.mcp_message", "Tool.add"
+        "request",
+        "ClaudeAgent.session",
+        "AgentSession.turn",
+        "ControlChannel.hook_callback",
+        "ControlChannel.mcp_message",
+        "Tool.add"
       ]))
       const parentOf = (span: typeof finished[number] | undefined) => span?.parentSpanContext?.spanId
       expect(parentOf(session)).toBe(request?.spanContext().spanId)
@@ -77,7 +86,14 @@ describe("OpenTelemetry export (NodeSdk, in-memory exporters)", () => {
       yield* Effect.promise(() => reader.forceFlush())
       const exported = metrics.getMetrics().flatMap((batch) => batch.scopeMetrics.flatMap((scope) => scope.metrics))
       const names = new Set(exported.map((metric) => metric.descriptor.name))
-      for (const name of ["claude_agent_sessions_started", "claude_agent_turns", "claude_agent_turn_duration_ms", "claude_agent_callback_duration_ms"]) {
+      for (
+        const name of [
+          "claude_agent_sessions_started",
+          "claude_agent_turns",
+          "claude_agent_turn_duration_ms",
+          "claude_agent_callback_duration_ms"
+        ]
+      ) {
         expect(names).toContain(name)
       }
     }).pipe(Effect.provide(Tracing))

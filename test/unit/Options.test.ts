@@ -66,9 +66,13 @@ describe("Options.validate", () => {
     expect(ruleError({ model: "a", fallbackModel: "a" }).field).toBe("fallbackModel")
     expect(ruleError({ continue: true, resume: "abc" }).field).toBe("continue")
     expect(ruleError({ settings: "/tmp/settings.json", sandbox: { enabled: true } }).field).toBe("sandbox")
-    expect(ruleError({ canUseTool: () => Effect.succeed(Permission.allow()), permissionPromptToolName: "mcp__p__ask" }).field)
+    expect(
+      ruleError({ canUseTool: () => Effect.succeed(Permission.allow()), permissionPromptToolName: "mcp__p__ask" }).field
+    )
       .toBe("permissionPromptToolName")
-    expect(optionsError({ hooks: { PreToolUse: [{ hooks: ["not a function"] }] } }).field).toBe("hooks.PreToolUse.0.hooks.0")
+    expect(optionsError({ hooks: { PreToolUse: [{ hooks: ["not a function"] }] } }).field).toBe(
+      "hooks.PreToolUse.0.hooks.0"
+    )
     expect(ruleError({ hooks: { NoSuchEvent: [] } } as never).field).toBe("hooks.NoSuchEvent")
   })
 })
@@ -93,7 +97,9 @@ describe("Options.validate messages", () => {
     expect(untyped.field).toBe("mcpServers.x.command")
     expect(untyped.detail).toContain("omitted")
     expect(optionsError({ mcpServers: { x: { type: "http" } } }).field).toBe("mcpServers.x.url")
-    expect(optionsError({ mcpServers: { x: { type: "sdk", name: "x", tools: [] } } }).field).toBe("mcpServers.x.version")
+    expect(optionsError({ mcpServers: { x: { type: "sdk", name: "x", tools: [] } } }).field).toBe(
+      "mcpServers.x.version"
+    )
     const unknownType = optionsError({ mcpServers: { x: { type: "ftp", url: "u" } } })
     expect(unknownType.field).toBe("mcpServers.x.type")
     expect(unknownType.detail).toBe(`expected one of "stdio", "sse", "http", "sdk"; got "ftp"`)
@@ -121,7 +127,9 @@ describe("Options.validate messages", () => {
     expect(optionsError({ mcpServers: { x: { command: "node", url: "u" } } }).detail).toBe(
       "unknown key; expected one of type, command, args, env, timeout, alwaysLoad"
     )
-    expect(ruleError({ hooks: { PreTooluse: [] } } as never).detail).toBe("unknown hook event; did you mean `PreToolUse`?")
+    expect(ruleError({ hooks: { PreTooluse: [] } } as never).detail).toBe(
+      "unknown hook event; did you mean `PreToolUse`?"
+    )
   })
 
   it("keeps messages short: no schema dumps", () => {
@@ -244,7 +252,9 @@ describe("session and thinking contradictions", () => {
       "--thinking=adaptive",
       "--thinking-display=summarized"
     ])
-    expect(Launch.buildArgs(validated({ thinking: { type: "enabled", budgetTokens: 2000, display: "omitted" } })).slice(5))
+    expect(
+      Launch.buildArgs(validated({ thinking: { type: "enabled", budgetTokens: 2000, display: "omitted" } })).slice(5)
+    )
       .toEqual(["--max-thinking-tokens=2000", "--thinking-display=omitted"])
     expect(optionsError({ thinking: { type: "disabled", display: "omitted" } }).field).toBe("thinking.display")
     expect(optionsError({ thinking: { type: "adaptive", display: "full" } }).detail).toBe(
@@ -317,7 +327,8 @@ describe("options → argv", () => {
   })
 
   it("extraArgs keep the official `--flag value` form, and `--flag=value` when the value starts with a dash", () => {
-    const args = Launch.buildArgs(validated({ extraArgs: { verbose: null, "max-tokens": "5", filter: "-hooks" } })).slice(5)
+    const args = Launch.buildArgs(validated({ extraArgs: { verbose: null, "max-tokens": "5", filter: "-hooks" } }))
+      .slice(5)
     expect(args).toEqual(["--verbose", "--max-tokens", "5", "--filter=-hooks"])
     // A lone "-" (stdin, by convention) and an empty value stay separate items too.
     const edge = Launch.buildArgs(validated({ extraArgs: { x: "", y: "-" } })).slice(5)
@@ -340,7 +351,9 @@ describe("options → argv", () => {
       outputFormat: { type: "json_schema", schema: { type: "object" } },
       tools: { type: "preset", preset: "claude_code" }
     }))
-    expect(args).toContain(`--mcp-config=${JSON.stringify({ mcpServers: { fs: { command: "node", args: ["s.js"] } } })}`)
+    expect(args).toContain(
+      `--mcp-config=${JSON.stringify({ mcpServers: { fs: { command: "node", args: ["s.js"] } } })}`
+    )
     expect(args).toContain(`--settings=${JSON.stringify({ model: "x", sandbox: { enabled: true } })}`)
     expect(args).toContain("--thinking=adaptive")
     expect(args).toContain(`--json-schema=${JSON.stringify({ type: "object" })}`)
@@ -361,7 +374,9 @@ describe("callbacks → argv and initialize", () => {
     })
     const args = Launch.buildArgs(options)
     expect(args).toContain("--permission-prompt-tool=stdio")
-    expect(args).toContain(`--mcp-config=${JSON.stringify({ mcpServers: { fs: { command: "node", args: ["s.js"] } } })}`)
+    expect(args).toContain(
+      `--mcp-config=${JSON.stringify({ mcpServers: { fs: { command: "node", args: ["s.js"] } } })}`
+    )
     // `hooks` and `sdkMcpServers` come from the session's HookRegistry and McpBridge, not the options.
     const init = Launch.buildInitialize(options)
     expect(init).not.toHaveProperty("sdkMcpServers")
@@ -392,7 +407,9 @@ describe("options → env and initialize", () => {
   it("sends the system prompt, agents and output schema in initialize", () => {
     expect(Launch.buildInitialize(validated({}))).toEqual({ systemPrompt: [""] })
     expect(Launch.buildInitialize(validated({ systemPrompt: "be brief" })).systemPrompt).toEqual(["be brief"])
-    const preset = Launch.buildInitialize(validated({ systemPrompt: { type: "preset", preset: "claude_code", append: "x" } }))
+    const preset = Launch.buildInitialize(
+      validated({ systemPrompt: { type: "preset", preset: "claude_code", append: "x" } })
+    )
     expect(preset).not.toHaveProperty("systemPrompt")
     expect(preset.appendSystemPrompt).toBe("x")
     const rich = Launch.buildInitialize(validated({
@@ -438,7 +455,9 @@ describe("CLI discovery", () => {
           stat: (file: string) => {
             stats++
             return gone.has(file)
-              ? Effect.fail(new SystemError({ reason: "NotFound", module: "FileSystem", method: "stat", pathOrDescriptor: file }))
+              ? Effect.fail(
+                new SystemError({ reason: "NotFound", module: "FileSystem", method: "stat", pathOrDescriptor: file })
+              )
               : real.stat(file)
           }
         }))
@@ -477,7 +496,9 @@ describe("CLI discovery", () => {
       expect(fs.readFileSync(counter, "utf8").trim().split("\n")).toHaveLength(1)
       expect(Discovery.versionLessThan("1.0.3", Discovery.minimumVersion)).toBe(true)
       expect(Discovery.versionLessThan("2.1.330", Discovery.minimumVersion)).toBe(false)
-      const skipped = yield* Discovery.checkVersion(path.join(dir, "other"), { CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK: "1" })
+      const skipped = yield* Discovery.checkVersion(path.join(dir, "other"), {
+        CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK: "1"
+      })
       expect(skipped._tag).toBe("None")
       fs.rmSync(dir, { recursive: true })
     }).pipe(Effect.provide(NodeContext.layer)))
@@ -491,7 +512,11 @@ describe("the official SDK's options", () => {
       mcpServers: {
         a: { command: "node", timeout: 5000 },
         b: { type: "http", url: "http://x", alwaysLoad: true, timeout: 2000 },
-        c: { type: "sse", url: "http://y", tools: [{ name: "t", permission_policy: "always_ask", org_max_permission: "ask" }] },
+        c: {
+          type: "sse",
+          url: "http://y",
+          tools: [{ name: "t", permission_policy: "always_ask", org_max_permission: "ask" }]
+        },
         d: { type: "stdio", command: "n", alwaysLoad: false }
       },
       systemPrompt: ["a", Options.SYSTEM_PROMPT_DYNAMIC_BOUNDARY, "b"],
@@ -515,7 +540,9 @@ describe("the official SDK's options", () => {
       }
     })
     validated({ systemPrompt: { type: "custom", prompt: ["x", "y"], snapshot: true } })
-    validated({ systemPrompt: { type: "preset", preset: "claude_code", excludeDynamicSections: true, snapshot: false } })
+    validated({
+      systemPrompt: { type: "preset", preset: "claude_code", excludeDynamicSections: true, snapshot: false }
+    })
     validated({ skills: "all" })
     validated({ thinking: { type: "enabled" } })
     validated({ thinking: { type: "adaptive" }, maxThinkingTokens: undefined })
@@ -557,7 +584,10 @@ describe("the official SDK's options", () => {
       detail: "expected a tool-call timeout in milliseconds, at least 1000 (the CLI ignores smaller values); got 500"
     })
     expect(optionsError({ mcpServers: { a: { command: "n", tools: [] } } }).field).toBe("mcpServers.a.tools")
-    expect(optionsError({ mcpServers: { a: { type: "http", url: "u", tools: [{ name: "t", permission_policy: "yes" }] } } }).field)
+    expect(
+      optionsError({ mcpServers: { a: { type: "http", url: "u", tools: [{ name: "t", permission_policy: "yes" }] } } })
+        .field
+    )
       .toBe("mcpServers.a.tools.0.permission_policy")
     expect(optionsError({ skills: "some" }).detail).toBe(`expected "all" or an array; got "some"`)
     for (const name of ["", " pdf", "a,b", "Skill(x)", "a\nb"]) {
@@ -583,7 +613,9 @@ describe("the official SDK's options", () => {
     const error = ruleError({ canUseTool: () => Effect.succeed(Permission.allow()), permissionPrompts: "none" })
     expect(error.field).toBe("permissionPrompts")
     expect(error.detail).toContain("never be called")
-    expect(validated({ canUseTool: () => Effect.succeed(Permission.allow()), permissionPrompts: "host" }).permissionPrompts)
+    expect(
+      validated({ canUseTool: () => Effect.succeed(Permission.allow()), permissionPrompts: "host" }).permissionPrompts
+    )
       .toBe("host")
   })
 
@@ -691,7 +723,8 @@ describe("the official SDK's options", () => {
       perTaskStopAffordance: true
     })
     // None of them is on argv.
-    expect(Launch.buildArgs(validated({ title: "x", promptSuggestions: true, toolAliases: { A: "B" } })).slice(5)).toEqual([])
+    expect(Launch.buildArgs(validated({ title: "x", promptSuggestions: true, toolAliases: { A: "B" } })).slice(5))
+      .toEqual([])
   })
 
   it("maps every system prompt form to the initialize fields the official SDK sends", () => {
@@ -705,7 +738,9 @@ describe("the official SDK's options", () => {
       systemPromptSnapshot: false
     })
     expect(init({ type: "preset", preset: "claude_code" })).toEqual({})
-    expect(init({ type: "preset", preset: "claude_code", append: "more", excludeDynamicSections: true, snapshot: true }))
+    expect(
+      init({ type: "preset", preset: "claude_code", append: "more", excludeDynamicSections: true, snapshot: true })
+    )
       .toEqual({ appendSystemPrompt: "more", excludeDynamicSections: true, systemPromptSnapshot: true })
   })
 })
@@ -713,12 +748,18 @@ describe("the official SDK's options", () => {
 describe("executable and executableArgs", () => {
   it("a JavaScript CLI runs under the runtime (node by default), with executableArgs before it", () => {
     expect(Discovery.invocation("/x/cli.js", undefined)).toEqual({ command: "node", args: ["/x/cli.js"] })
-    expect(Discovery.invocation("/x/cli.mjs", "bun", ["--smol"])).toEqual({ command: "bun", args: ["--smol", "/x/cli.mjs"] })
+    expect(Discovery.invocation("/x/cli.mjs", "bun", ["--smol"])).toEqual({
+      command: "bun",
+      args: ["--smol", "/x/cli.mjs"]
+    })
     for (const file of ["a.ts", "a.tsx", "a.jsx"]) expect(Discovery.isScript(file)).toBe(true)
   })
 
   it("a native CLI runs itself; executableArgs still come first, as in the official SDK", () => {
-    expect(Discovery.invocation("/bin/claude", "node", ["--flag"])).toEqual({ command: "/bin/claude", args: ["--flag"] })
+    expect(Discovery.invocation("/bin/claude", "node", ["--flag"])).toEqual({
+      command: "/bin/claude",
+      args: ["--flag"]
+    })
     expect(Discovery.invocation("/bin/claude.exe", undefined)).toEqual({ command: "/bin/claude.exe", args: [] })
   })
 

@@ -90,7 +90,8 @@ describe("canUseTool (fake CLI)", () => {
   it.effect("allow with updatedPermissions passes a CLI suggestion back", () =>
     Effect.gen(function*() {
       const reply = yield* ask({
-        canUseTool: (_tool, _input, { suggestions }) => Effect.succeed(Permission.allow({ updatedPermissions: suggestions }))
+        canUseTool: (_tool, _input, { suggestions }) =>
+          Effect.succeed(Permission.allow({ updatedPermissions: suggestions }))
       }, writeRequest)
       expect(reply.response).toMatchObject({
         behavior: "allow",

@@ -95,9 +95,13 @@ describe("ClaudeAgent.query with a prompt stream (fake CLI)", () => {
     Effect.gen(function*() {
       // What untyped JavaScript could pass: the compiler would refuse it.
       const notAPrompt: unknown = 42
-      const run: Stream.Stream<unknown, SdkError, ClaudeAgent.ClaudeAgent> = Reflect.apply(ClaudeAgent.query, undefined, [
-        notAPrompt
-      ])
+      const run: Stream.Stream<unknown, SdkError, ClaudeAgent.ClaudeAgent> = Reflect.apply(
+        ClaudeAgent.query,
+        undefined,
+        [
+          notAPrompt
+        ]
+      )
       const bad = yield* Stream.runDrain(run).pipe(Effect.flip, Effect.provide(FakeCli.layerClaudeAgent()))
       expect(bad).toMatchObject({ _tag: "OptionsError", field: "prompt" })
     }))
@@ -139,25 +143,41 @@ describe("ClaudeAgent.prewarm (fake CLI)", () => {
     Effect.gen(function*() {
       const initialized = yield* Deferred.make<void>()
       let spawned = 0
-      const agent = ClaudeAgent.make({ transport: Layer.scoped(Transport, Effect.suspend(() =>
-        Effect.map(
-          FakeCli.make({
-            answers: [
-              FakeCli.answer(Control.Initialize, (_payload, _cli, byDefault) =>
-                Deferred.succeed(initialized, undefined).pipe(Effect.zipRight(byDefault)))
-            ]
-          }),
-          ({ transport }) => {
-            spawned++
-            return transport
-          }
+      const agent = ClaudeAgent.make({
+        transport: Layer.scoped(
+          Transport,
+          Effect.suspend(() =>
+            Effect.map(
+              FakeCli.make({
+                answers: [
+                  FakeCli.answer(
+                    Control.Initialize,
+                    (_payload, _cli, byDefault) =>
+                      Deferred.succeed(initialized, undefined).pipe(Effect.zipRight(byDefault))
+                  )
+                ]
+              }),
+              ({ transport }) => {
+                spawned++
+                return transport
+              }
+            )
+          )
         )
-      )) })
+      })
       const warm = yield* ClaudeAgent.prewarm().pipe(Effect.provideService(ClaudeAgent.ClaudeAgent, agent))
       // Initialized before any prompt exists.
       expect(yield* Deferred.isDone(initialized)).toBe(true)
-      const first = yield* warm.query("one").pipe(Stream.filter(Message.isAssistant), Stream.map(Message.assistantText), Stream.runCollect)
-      const second = yield* warm.query("two").pipe(Stream.filter(Message.isAssistant), Stream.map(Message.assistantText), Stream.runCollect)
+      const first = yield* warm.query("one").pipe(
+        Stream.filter(Message.isAssistant),
+        Stream.map(Message.assistantText),
+        Stream.runCollect
+      )
+      const second = yield* warm.query("two").pipe(
+        Stream.filter(Message.isAssistant),
+        Stream.map(Message.assistantText),
+        Stream.runCollect
+      )
       expect([...Chunk.toArray(first), ...Chunk.toArray(second)]).toEqual(["echo: one", "echo: two"])
       expect(spawned).toBe(1)
     }))

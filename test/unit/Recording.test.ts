@@ -221,7 +221,10 @@ describe("Recording: replayTransport", () => {
       const transport = yield* Recording.replayTransport([{ t: 0, dir: "end-input" }]).pipe(Scope.extend(scope))
       yield* transport.endInput
       const error = yield* transport.send({ type: "user" }).pipe(Effect.flip)
-      expect(error).toMatchObject({ reason: "InputClosed", description: "Cannot write to the Claude Code CLI: its input was already closed" })
+      expect(error).toMatchObject({
+        reason: "InputClosed",
+        description: "Cannot write to the Claude Code CLI: its input was already closed"
+      })
       const exit = yield* transport.exitStatus.pipe(Effect.fork)
       yield* Effect.yieldNow()
       expect(exit.unsafePoll()).toBeNull()
@@ -278,10 +281,16 @@ describe("Recording: recordTransport and files", () => {
       const log: Array<Recording.Entry> = []
       const recordingLayer = Layer.succeed(
         ClaudeAgent.ClaudeAgent,
-        ClaudeAgent.make({ transport: Layer.scoped(Transport, Effect.suspend(() =>
-          Effect.flatMap(FakeCli.make(), ({ transport }) =>
-            Recording.recordTransport(transport, (entry) => Effect.sync(() => void log.push(entry))))
-        )) })
+        ClaudeAgent.make({
+          transport: Layer.scoped(
+            Transport,
+            Effect.suspend(() =>
+              Effect.flatMap(FakeCli.make(), ({ transport }) =>
+                Recording.recordTransport(transport, (entry) =>
+                  Effect.sync(() => void log.push(entry))))
+            )
+          )
+        })
       )
       const ask = ClaudeAgent.query("hello").pipe(Stream.runCollect, Effect.map(Chunk.toArray))
       const live = yield* ask.pipe(Effect.provide(recordingLayer))

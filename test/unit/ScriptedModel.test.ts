@@ -27,8 +27,7 @@ const streamMain = (model: ScriptedModel.ScriptedModelShape, content: string) =>
 const createMain = (model: ScriptedModel.ScriptedModelShape, content: string) =>
   Effect.promise(() => client(model).messages.create(mainParams(content)))
 
-const textOf = (m: Anthropic.Message): string =>
-  m.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("")
+const textOf = (m: Anthropic.Message): string => m.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("")
 
 describe("ScriptedModel", () => {
   it.scopedLive("a streamed text reply parses to the scripted text", () =>
@@ -157,7 +156,10 @@ describe("ScriptedModel", () => {
 
       // Not streamed: a 200 whose JSON body stops halfway.
       const response = yield* Effect.promise(() =>
-        fetch(`${model.url}/v1/messages`, { method: "POST", body: JSON.stringify({ ...mainParams("b"), stream: false }) })
+        fetch(`${model.url}/v1/messages`, {
+          method: "POST",
+          body: JSON.stringify({ ...mainParams("b"), stream: false })
+        })
       )
       expect(response.status).toBe(200)
       const body = yield* Effect.promise(() => response.text().then(() => "read", () => "cut"))
@@ -199,7 +201,11 @@ describe("ScriptedModel", () => {
     Effect.gen(function*() {
       const model = yield* ScriptedModel.make([
         { match: (r) => ScriptedModel.lastUserText(r).includes("weather"), reply: ScriptedModel.text("Sunny.") },
-        { match: (r) => ScriptedModel.lastUserText(r).includes("time"), reply: ScriptedModel.text("Noon."), times: Infinity }
+        {
+          match: (r) => ScriptedModel.lastUserText(r).includes("time"),
+          reply: ScriptedModel.text("Noon."),
+          times: Infinity
+        }
       ], { defaultReply: ScriptedModel.text("fallback") })
       expect(textOf(yield* streamMain(model, "what time is it"))).toBe("Noon.")
       expect(textOf(yield* streamMain(model, "and the weather?"))).toBe("Sunny.")
@@ -246,7 +252,10 @@ describe("ScriptedModel", () => {
       const model = yield* ScriptedModel.make([])
       const res = yield* Effect.promise(() => fetch(`${model.url}/v1/models`))
       expect(res.status).toBe(404)
-      expect(yield* Effect.promise(() => res.json())).toMatchObject({ type: "error", error: { type: "not_found_error" } })
+      expect(yield* Effect.promise(() => res.json())).toMatchObject({
+        type: "error",
+        error: { type: "not_found_error" }
+      })
     }))
 
   it.scopedLive("requests are recorded: model, system, tool names, lastUserText, toolResults", () =>

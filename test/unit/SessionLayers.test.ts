@@ -220,7 +220,10 @@ describe("PermissionHandler is a layer swap", () => {
             canUseTool: (request) =>
               Effect.gen(function*() {
                 const status = yield* channel.request(Control.McpStatus, {}).pipe(Effect.orDie)
-                yield* Ref.update(asked, (all) => [...all, `${options.model}:${request.tool_name}:${status.mcpServers.length}`])
+                yield* Ref.update(
+                  asked,
+                  (all) => [...all, `${options.model}:${request.tool_name}:${status.mcpServers.length}`]
+                )
                 return { behavior: "allow", updatedInput: request.input }
               })
           }
@@ -228,12 +231,17 @@ describe("PermissionHandler is a layer swap", () => {
       )
       const { agent, cli } = yield* agentWith({ permissionHandler: handler })
       yield* agent.session({ model: "claude-haiku-4-5" })
-      const answer = yield* (yield* cli).requestRaw({ subtype: "can_use_tool", tool_name: "Read", input: { path: "a" } })
+      const answer = yield* (yield* cli).requestRaw({
+        subtype: "can_use_tool",
+        tool_name: "Read",
+        input: { path: "a" }
+      })
       expect(answer).toMatchObject({ subtype: "success", response: { behavior: "allow" } })
       expect(yield* Ref.get(asked)).toEqual(["claude-haiku-4-5:Read:0"])
-      const error = yield* agent.session({ canUseTool: () => Effect.succeed({ behavior: "allow", updatedInput: {} }) }).pipe(
-        Effect.flip
-      )
+      const error = yield* agent.session({ canUseTool: () => Effect.succeed({ behavior: "allow", updatedInput: {} }) })
+        .pipe(
+          Effect.flip
+        )
       expect(error).toMatchObject({ _tag: "OptionsError", field: "canUseTool" })
     }))
 

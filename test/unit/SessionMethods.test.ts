@@ -2,7 +2,21 @@
 // supportedCommands, reinitialize, readMcpResource, …) and the `elicitation` callback, over the
 // in-memory fake CLI: what each writes on the wire, and what it makes of the reply.
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Context, Deferred, Effect, Fiber, Layer, Logger, Option, Predicate, Ref, Schema, Stream, TestClock } from "effect"
+import {
+  Chunk,
+  Context,
+  Deferred,
+  Effect,
+  Fiber,
+  Layer,
+  Logger,
+  Option,
+  Predicate,
+  Ref,
+  Schema,
+  Stream,
+  TestClock
+} from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import { Transport } from "../../src/services/Transport.js"
 import * as McpServer from "../../src/McpServer.js"
@@ -24,13 +38,18 @@ const sentRequests = (cli: FakeCli.FakeCliHandle) =>
 const agentWithCli = (behaviour: FakeCli.Behaviour = {}) =>
   Effect.gen(function*() {
     const handle = yield* Deferred.make<FakeCli.FakeCliHandle>()
-    const agent = ClaudeAgent.make({ transport: Layer.scoped(Transport, Effect.suspend(() =>
-      Effect.gen(function*() {
-        const { cli, transport } = yield* FakeCli.make(behaviour)
-        yield* Deferred.succeed(handle, cli)
-        return transport
-      })
-    )) })
+    const agent = ClaudeAgent.make({
+      transport: Layer.scoped(
+        Transport,
+        Effect.suspend(() =>
+          Effect.gen(function*() {
+            const { cli, transport } = yield* FakeCli.make(behaviour)
+            yield* Deferred.succeed(handle, cli)
+            return transport
+          })
+        )
+      )
+    })
     return { agent, cli: Deferred.await(handle) }
   })
 
@@ -85,7 +104,11 @@ describe("control methods (fake CLI)", () => {
       expect(override.warning).toContain("github")
       yield* session.setMcpPermissionModeOverride("github", null)
       const notFound = yield* Effect.flip(session.readMcpResource("charts", "ui://chart/bar"))
-      expect(notFound).toMatchObject({ _tag: "ControlError", subtype: "mcp_read_resource", error: "Server not found: charts" })
+      expect(notFound).toMatchObject({
+        _tag: "ControlError",
+        subtype: "mcp_read_resource",
+        error: "Server not found: charts"
+      })
 
       const requests = (yield* sentRequests(fake)).slice(1)
       expect(requests).toEqual([
@@ -134,7 +157,13 @@ describe("control methods (fake CLI)", () => {
           cli.emit({
             type: "system",
             subtype: "commands_changed",
-            commands: [{ name: "review", description: "Reviews", argumentHint: "[pr]", aliases: ["r"], builtin: false }],
+            commands: [{
+              name: "review",
+              description: "Reviews",
+              argumentHint: "[pr]",
+              aliases: ["r"],
+              builtin: false
+            }],
             session_id: cli.sessionId,
             uuid: "00000000-0000-4000-8000-0000000000aa"
           }).pipe(Effect.zipRight(FakeCli.echoTurn(message, cli)))
@@ -142,7 +171,11 @@ describe("control methods (fake CLI)", () => {
       const session = yield* agent.session()
       expect((yield* session.supportedCommands).map((c) => c.name)).toEqual(["compact"])
       const [model] = yield* session.supportedModels
-      expect(model).toMatchObject({ value: "default", supportsEffort: true, supportedEffortLevels: ["low", "medium", "high"] })
+      expect(model).toMatchObject({
+        value: "default",
+        supportsEffort: true,
+        supportedEffortLevels: ["low", "medium", "high"]
+      })
       expect((yield* session.supportedAgents).map((a) => a.name)).toEqual(["general-purpose"])
       expect(yield* session.accountInfo).toEqual({
         tokenSource: "none",
@@ -189,7 +222,13 @@ describe("permission prompts listed in an initialize reply (fake CLI)", () => {
   const prompt = (id: string, command: string) => ({
     type: "control_request",
     request_id: id,
-    request: { subtype: "can_use_tool", tool_name: "Bash", input: { command }, tool_use_id: `toolu_${id}`, server_policy_ask_only: true }
+    request: {
+      subtype: "can_use_tool",
+      tool_name: "Bash",
+      input: { command },
+      tool_use_id: `toolu_${id}`,
+      server_policy_ask_only: true
+    }
   })
   const answerTo = (id: string) => (frame: FakeCli.JsonObject) =>
     frame.type === "control_response" && Predicate.isRecord(frame.response) && frame.response.request_id === id
@@ -240,7 +279,10 @@ describe("permission prompts listed in an initialize reply (fake CLI)", () => {
       const reply = yield* session.reinitialize()
       expect(reply.pid).toBe(2)
       const missed = yield* fake.awaitSent(answerTo("perm-missed"))
-      expect(missed.response).toMatchObject({ subtype: "success", response: { behavior: "allow", updatedInput: { command: "pwd" } } })
+      expect(missed.response).toMatchObject({
+        subtype: "success",
+        response: { behavior: "allow", updatedInput: { command: "pwd" } }
+      })
       yield* Deferred.succeed(release, undefined)
       const answered = yield* fake.awaitSent(answerTo("perm-live"))
       expect(answered.response).toMatchObject({ subtype: "success", response: { behavior: "allow" } })
@@ -255,7 +297,10 @@ describe("the initialize reply's confirmations (fake CLI)", () => {
   // A CLI that answers initialize like one from before `mcp_servers_applied` / `onFailure`.
   const oldCli = (): FakeCli.Behaviour => ({
     answers: [
-      FakeCli.answer(Control.Initialize, () => Effect.succeed({ commands: [], models: [], pid: 7, claude_code_version: "2.0.9" }))
+      FakeCli.answer(
+        Control.Initialize,
+        () => Effect.succeed({ commands: [], models: [], pid: 7, claude_code_version: "2.0.9" })
+      )
     ]
   })
   const stdio = { files: { command: "mcp-files", args: ["--root", "/"] } }
@@ -419,8 +464,11 @@ describe("setMcpServers (fake CLI)", () => {
       const { agent, cli } = yield* agentWithCli({
         // The CLI holds its answer to the first set until the test releases it.
         answers: [
-          FakeCli.answer(Control.McpSetServers, (_payload, _cli, byDefault) =>
-            ++sets === 1 ? Effect.zipRight(Deferred.await(release), byDefault) : byDefault)
+          FakeCli.answer(
+            Control.McpSetServers,
+            (_payload, _cli, byDefault) =>
+              ++sets === 1 ? Effect.zipRight(Deferred.await(release), byDefault) : byDefault
+          )
         ]
       })
       const session = yield* agent.session()

@@ -4,7 +4,20 @@
 import { FileSystem, Path } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, ConfigProvider, Effect, Either, HashMap, Logger, LogLevel, Option, Predicate, Schema, Stream, TestClock } from "effect"
+import {
+  Chunk,
+  ConfigProvider,
+  Effect,
+  Either,
+  HashMap,
+  Logger,
+  LogLevel,
+  Option,
+  Predicate,
+  Schema,
+  Stream,
+  TestClock
+} from "effect"
 import { fileURLToPath } from "node:url"
 import * as Sessions from "../../src/Sessions.js"
 
@@ -62,7 +75,8 @@ const textOf = (message: unknown): string => {
   ).join("|")
 }
 
-const summary = (messages: ReadonlyArray<Sessions.SessionMessage>) => messages.map((m) => `${m.type}: ${textOf(m.message)}`)
+const summary = (messages: ReadonlyArray<Sessions.SessionMessage>) =>
+  messages.map((m) => `${m.type}: ${textOf(m.message)}`)
 
 const Json = Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 const parse = Schema.decodeUnknownSync(Json)
@@ -77,7 +91,10 @@ const withLogs = <A, E, R>(self: Effect.Effect<A, E, R>) => {
     })
   })
   return Effect.map(
-    self.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture)), Logger.withMinimumLogLevel(LogLevel.Debug)),
+    self.pipe(
+      Effect.provide(Logger.replace(Logger.defaultLogger, capture)),
+      Logger.withMinimumLogLevel(LogLevel.Debug)
+    ),
     (a) => [a, logs] as const
   )
 }
@@ -472,8 +489,14 @@ describe("Sessions: rename, tag, archive, delete", () => {
   it.scoped("empty titles and tags are OptionsErrors; an unknown session is SessionNotFoundError", () =>
     Effect.gen(function*() {
       const { where } = yield* setup
-      expect(yield* Effect.flip(Sessions.renameSession(PLAIN, "   ", where))).toMatchObject({ _tag: "OptionsError", field: "title" })
-      expect(yield* Effect.flip(Sessions.tagSession(PLAIN, " \u0007 ", where))).toMatchObject({ _tag: "OptionsError", field: "tag" })
+      expect(yield* Effect.flip(Sessions.renameSession(PLAIN, "   ", where))).toMatchObject({
+        _tag: "OptionsError",
+        field: "title"
+      })
+      expect(yield* Effect.flip(Sessions.tagSession(PLAIN, " \u0007 ", where))).toMatchObject({
+        _tag: "OptionsError",
+        field: "tag"
+      })
       const missing = yield* Effect.flip(Sessions.renameSession("00000000-0000-4000-8000-000000000000", "t", where))
       expect(missing._tag).toBe("SessionNotFoundError")
     }).pipe(Effect.provide(NodeContext.layer)))
@@ -483,7 +506,9 @@ describe("Sessions: rename, tag, archive, delete", () => {
       const { fs, file, lines, where } = yield* setup
       yield* fs.writeFileString(file(PLAIN), "{\"type\":\"assistant\",\"uuid\":\"cut", { flag: "a" })
       yield* Sessions.renameSession(PLAIN, "After a crash", where)
-      expect((yield* lines(PLAIN)).at(-1)).toBe(`{"type":"custom-title","customTitle":"After a crash","sessionId":"${PLAIN}"}`)
+      expect((yield* lines(PLAIN)).at(-1)).toBe(
+        `{"type":"custom-title","customTitle":"After a crash","sessionId":"${PLAIN}"}`
+      )
       expect((yield* Sessions.getSessionInfo(PLAIN, where)).customTitle).toBe("After a crash")
     }).pipe(Effect.provide(NodeContext.layer)))
 
@@ -493,7 +518,11 @@ describe("Sessions: rename, tag, archive, delete", () => {
       expect((yield* Sessions.getSessionInfo(PLAIN, where)).archived).toBeUndefined()
       yield* Sessions.archiveSession(PLAIN, where)
       const mark = path.join(project, PLAIN, "archived.json")
-      expect(parse(yield* fs.readFileString(mark))).toEqual({ archived: true, at: new Date(NOW).toISOString(), by: "sdk" })
+      expect(parse(yield* fs.readFileString(mark))).toEqual({
+        archived: true,
+        at: new Date(NOW).toISOString(),
+        by: "sdk"
+      })
       expect((yield* fs.stat(mark)).mode & 0o777).toBe(0o600)
       expect((yield* Sessions.listSessions(where)).find((s) => s.sessionId === PLAIN)?.archived).toBe(true)
       yield* Sessions.unarchiveSession(PLAIN, where)
@@ -541,7 +570,11 @@ describe("Sessions.forkSession", () => {
       // Every link points inside the fork, and each entry names its original.
       expect(linked.every((e) => e.parentUuid === null || ids.has(e.parentUuid))).toBe(true)
       expect(linked.every((e) => Predicate.isRecord(e.forkedFrom) && e.forkedFrom.sessionId === PLAIN)).toBe(true)
-      expect(written.at(-1)).toMatchObject({ type: "custom-title", customTitle: "hello first (fork)", sessionId: fork.sessionId })
+      expect(written.at(-1)).toMatchObject({
+        type: "custom-title",
+        customTitle: "hello first (fork)",
+        sessionId: fork.sessionId
+      })
       expect(written.filter((e) => e.type === "tools-used")).toEqual([
         { type: "tools-used", sessionId: fork.sessionId, tools: ["Write"] }
       ])
@@ -598,7 +631,9 @@ describe("Sessions: arguments of the wrong type (untyped JavaScript)", () => {
       expect(yield* Effect.flip(Sessions.listSessions(untyped({ ...where, includeWorktrees: "no" })))).toMatchObject({
         field: "includeWorktrees"
       })
-      expect(yield* Effect.flip(Sessions.listSessions(untyped("/home/user/project")))).toMatchObject({ field: "options" })
+      expect(yield* Effect.flip(Sessions.listSessions(untyped("/home/user/project")))).toMatchObject({
+        field: "options"
+      })
       const rename = yield* Effect.flip(Sessions.renameSession(PLAIN, untyped(42), where))
       expect(rename).toMatchObject({ _tag: "OptionsError", field: "title", detail: "must be a string, got number" })
       expect(yield* Effect.flip(Sessions.tagSession(PLAIN, untyped(7), where))).toMatchObject({ field: "tag" })

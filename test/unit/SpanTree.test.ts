@@ -1,7 +1,7 @@
 // SpanTree: the span tree printer for development, on spans the SDK makes over the fake CLI, and
 // its entry's import graph (it must not load the testing kit).
 import { describe, expect, it } from "@effect/vitest"
-import { Console, Effect, Stream } from "effect"
+import { type Console, Effect, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -18,7 +18,10 @@ const withHook = FakeCli.layerClaudeAgent({
       Effect.zipRight(FakeCli.echoTurn(message, cli))
     )
 })
-const run = ClaudeAgent.query("hello", { model: "claude-fake-1", hooks: { Stop: [{ hooks: [() => Effect.succeed({})] }] } })
+const run = ClaudeAgent.query("hello", {
+  model: "claude-fake-1",
+  hooks: { Stop: [{ hooks: [() => Effect.succeed({})] }] }
+})
   .pipe(Stream.runDrain)
 
 // Effect's Console with `log` kept in `lines`.

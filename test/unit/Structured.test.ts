@@ -38,7 +38,8 @@ const answering = (result: FakeCli.JsonObject) =>
         FakeCli.answer(Control.Initialize, (payload, _cli, byDefault) =>
           Deferred.succeed(initialize, payload).pipe(Effect.zipRight(byDefault)))
       ],
-      onUserMessage: (_, cli) => Effect.forEach([FakeCli.frames.systemInit(), result], cli.emit, { discard: true })
+      onUserMessage: (_, cli) =>
+        Effect.forEach([FakeCli.frames.systemInit(), result], cli.emit, { discard: true })
     })
     return { initialize, layer }
   })
@@ -154,7 +155,9 @@ describe("the outputSchema option", () => {
     expect(scalar).toMatchObject({ field: "outputSchema" })
     expect(scalar.detail).toContain("must describe an object")
 
-    const noJson = Effect.runSync(Effect.flip(Options.validate({ outputSchema: Schema.Struct({ n: Schema.BigIntFromSelf }) })))
+    const noJson = Effect.runSync(
+      Effect.flip(Options.validate({ outputSchema: Schema.Struct({ n: Schema.BigIntFromSelf }) }))
+    )
     expect(noJson).toMatchObject({ field: "outputSchema" })
     expect(noJson.detail).toContain("has no JSON Schema")
     expect(noJson.detail).not.toContain("\n")

@@ -1,7 +1,7 @@
 // Spans and metrics of a session over the fake CLI (a mock transport), recorded by an in-memory
 // tracer: what any @effect/opentelemetry exporter would receive.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Metric, Schema, Stream, Tracer } from "effect"
+import { Effect, Layer, Metric, Schema, Stream, type Tracer } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as SessionServices from "../../src/layers/SessionServices.js"
 import { Transport } from "../../src/services/Transport.js"
@@ -52,7 +52,10 @@ describe("Telemetry (fake CLI)", () => {
             yield* FakeCli.echoTurn(message, cli)
           })
       })
-      yield* ClaudeAgent.query("hello", { model: "claude-fake-1", hooks: { Stop: [{ hooks: [() => Effect.succeed({})] }] } })
+      yield* ClaudeAgent.query("hello", {
+        model: "claude-fake-1",
+        hooks: { Stop: [{ hooks: [() => Effect.succeed({})] }] }
+      })
         .pipe(Stream.runDrain, Effect.provide(layer), Effect.withTracer(tracer))
 
       const session = spans.find((s) => s.name === "ClaudeAgent.session")
@@ -60,7 +63,8 @@ describe("Telemetry (fake CLI)", () => {
       const hook = spans.find((s) => s.name === "ControlChannel.hook_callback")
       expect(session?.attributes.get("claude.model")).toBe("claude-fake-1")
       expect(session?.status._tag).toBe("Ended")
-      const parentOf = (span: Tracer.Span | undefined) => span?.parent._tag === "Some" ? span.parent.value.spanId : undefined
+      const parentOf = (span: Tracer.Span | undefined) =>
+        span?.parent._tag === "Some" ? span.parent.value.spanId : undefined
       expect(parentOf(turn)).toBe(session?.spanId)
       expect(parentOf(hook)).toBe(turn?.spanId)
       expect(turn?.status._tag).toBe("Ended")
@@ -73,7 +77,8 @@ describe("Telemetry (fake CLI)", () => {
       expect((yield* count(Telemetry.inputTokens)) - before.input).toBe(10)
       expect((yield* count(Telemetry.costUsd)) - before.cost).toBeCloseTo(0.001)
       expect((yield* count(Telemetry.toolCalls.pipe(Metric.tagged("tool", "Bash")))) - before.bash).toBe(1)
-      const hooks = (yield* Metric.value(Telemetry.callbackDuration.pipe(Metric.tagged("subtype", "hook_callback")))).count
+      const hooks =
+        (yield* Metric.value(Telemetry.callbackDuration.pipe(Metric.tagged("subtype", "hook_callback")))).count
       expect(hooks - before.hooks).toBe(1)
     }))
 
@@ -92,27 +97,40 @@ describe("Telemetry (fake CLI)", () => {
       }
       let turnNumber = 0
       let handle: FakeCli.FakeCliHandle | undefined
-      const agent = ClaudeAgent.make({ transport: Layer.scoped(Transport, Effect.suspend(() =>
-        Effect.map(
-          FakeCli.make({
-            onUserMessage: (message, cli) =>
-              Effect.gen(function*() {
-                turnNumber++
-                yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput }, `hook-${turnNumber}`)
-                yield* cli.requestRaw(
-                  { subtype: "can_use_tool", tool_name: "Bash", input: { command: "ls" }, tool_use_id: `toolu_${turnNumber}` },
-                  `perm-${turnNumber}`
-                )
-                yield* cli.requestRaw(callTool, `tool-${turnNumber}`)
-                yield* FakeCli.echoTurn(message, cli)
-              })
-          }),
-          ({ cli, transport }) => {
-            handle = cli
-            return transport
-          }
+      const agent = ClaudeAgent.make({
+        transport: Layer.scoped(
+          Transport,
+          Effect.suspend(() =>
+            Effect.map(
+              FakeCli.make({
+                onUserMessage: (message, cli) =>
+                  Effect.gen(function*() {
+                    turnNumber++
+                    yield* cli.requestRaw(
+                      { subtype: "hook_callback", callback_id: "hook_0", input: stopInput },
+                      `hook-${turnNumber}`
+                    )
+                    yield* cli.requestRaw(
+                      {
+                        subtype: "can_use_tool",
+                        tool_name: "Bash",
+                        input: { command: "ls" },
+                        tool_use_id: `toolu_${turnNumber}`
+                      },
+                      `perm-${turnNumber}`
+                    )
+                    yield* cli.requestRaw(callTool, `tool-${turnNumber}`)
+                    yield* FakeCli.echoTurn(message, cli)
+                  })
+              }),
+              ({ cli, transport }) => {
+                handle = cli
+                return transport
+              }
+            )
+          )
         )
-      )) })
+      })
       yield* Effect.scoped(Effect.gen(function*() {
         const session = yield* agent.session({
           hooks: { Stop: [{ hooks: [() => Effect.succeed({}).pipe(Effect.withSpan("user.hook"))] }] },
@@ -126,16 +144,19 @@ describe("Telemetry (fake CLI)", () => {
         // The turn ends when the reader has seen its result (another fiber): then nothing runs.
         yield* Effect.yieldNow().pipe(
           Effect.repeat({
-            until: () =>
-              spans.filter((s) => s.name === "AgentSession.turn" && s.status._tag === "Ended").length === 2
+            until: () => spans.filter((s) => s.name === "AgentSession.turn" && s.status._tag === "Ended").length === 2
           })
         )
         if (handle !== undefined) {
-          yield* handle.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: stopInput }, "hook-between")
+          yield* handle.requestRaw(
+            { subtype: "hook_callback", callback_id: "hook_0", input: stopInput },
+            "hook-between"
+          )
         }
       })).pipe(Effect.withTracer(tracer))
 
-      const parentOf = (span: Tracer.Span | undefined) => span?.parent._tag === "Some" ? span.parent.value.spanId : undefined
+      const parentOf = (span: Tracer.Span | undefined) =>
+        span?.parent._tag === "Some" ? span.parent.value.spanId : undefined
       const session = spans.find((s) => s.name === "ClaudeAgent.session")
       const turns = spans.filter((s) => s.name === "AgentSession.turn")
       expect(turns.length).toBe(2)
@@ -152,7 +173,9 @@ describe("Telemetry (fake CLI)", () => {
       expect(parentOf(byRequest("hook-between"))).toBe(session?.spanId)
       // What a callback does in spans of its own sits under the request it answers.
       const named = (name: string) => spans.filter((s) => s.name === name)
-      expect(named("user.hook").map(parentOf)).toEqual(["hook-1", "hook-2", "hook-between"].map((id) => byRequest(id)?.spanId))
+      expect(named("user.hook").map(parentOf)).toEqual(
+        ["hook-1", "hook-2", "hook-between"].map((id) => byRequest(id)?.spanId)
+      )
       expect(named("user.permission").map(parentOf)).toEqual(["perm-1", "perm-2"].map((id) => byRequest(id)?.spanId))
       expect(named("user.tool").map(parentOf)).toEqual(named("Tool.add").map((s) => s.spanId))
       expect(named("Tool.add").map(parentOf)).toEqual(["tool-1", "tool-2"].map((id) => byRequest(id)?.spanId))
@@ -162,10 +185,15 @@ describe("Telemetry (fake CLI)", () => {
     Effect.gen(function*() {
       const { spans, tracer } = yield* recordingTracer
       let env: Readonly<Record<string, string>> = {}
-      const agent = ClaudeAgent.make({ transport: Layer.scoped(Transport, Effect.flatMap(SessionServices.SessionLaunch, ({ launch }) => {
-        env = launch.env
-        return Effect.map(FakeCli.make(), ({ transport }) => transport)
-      })) })
+      const agent = ClaudeAgent.make({
+        transport: Layer.scoped(
+          Transport,
+          Effect.flatMap(SessionServices.SessionLaunch, ({ launch }) => {
+            env = launch.env
+            return Effect.map(FakeCli.make(), ({ transport }) => transport)
+          })
+        )
+      })
       yield* agent.query("hi").pipe(Stream.runDrain, Effect.withTracer(tracer))
       const session = spans.find((s) => s.name === "ClaudeAgent.session")
       expect(env.TRACEPARENT).toBe(`00-${session?.traceId}-${session?.spanId}-01`)

@@ -69,7 +69,6 @@ beforeAll(() => {
 const inSrc = (e: { readonly file: string }) => e.file !== FIXTURE_FILE && e.file !== README
 
 describe("TSDoc examples", () => {
-
   it("extracts each ```ts block under @example with its source line and name", () => {
     const source = [
       "class A {",
@@ -103,7 +102,10 @@ describe("TSDoc examples", () => {
       "src/A.ts:12:1 @example has no ```ts block",
       "src/A.ts:16:1 @example has no ```ts block"
     ])
-    const unclosed = extractFromSource("src/B.ts", "/**\n * @example\n * ```ts\n * const b = 1\n */\nexport const b = 1")
+    const unclosed = extractFromSource(
+      "src/B.ts",
+      "/**\n * @example\n * ```ts\n * const b = 1\n */\nexport const b = 1"
+    )
     expect(unclosed.examples).toEqual([])
     expect(unclosed.failures.map((f) => `${f.location} ${f.message}`)).toEqual([
       "src/B.ts:3:1 ```ts block under @example is not closed before the comment ends"
@@ -123,7 +125,13 @@ describe("TSDoc examples", () => {
   })
 
   it("lets allowlisted examples fail, and only those, until they pass", () => {
-    const example = (firstLine: string, line: number) => ({ file: "src/A.ts", line, firstLine, code: "x", prefixes: [] })
+    const example = (firstLine: string, line: number) => ({
+      file: "src/A.ts",
+      line,
+      firstLine,
+      code: "x",
+      prefixes: []
+    })
     const broken = example("const a = 1", 3)
     const fixed = example("const b = 2", 9)
     const twin = example("const b = 2", 19)
@@ -175,7 +183,14 @@ describe("README snippets marked <!-- typecheck -->", () => {
   it("are found: the OTLP exporter, SpanTree, allowing in-process tools, the migration's two sides", () => {
     const code = report.examples.filter((e) => e.file === README).map((e) => e.code)
     expect(code.length).toBeGreaterThanOrEqual(5)
-    for (const needle of ["Otlp.layerJson", "SpanTree.print()", "McpServer.toolNames(calc)", "@anthropic-ai/claude-agent-sdk"]) {
+    for (
+      const needle of [
+        "Otlp.layerJson",
+        "SpanTree.print()",
+        "McpServer.toolNames(calc)",
+        "@anthropic-ai/claude-agent-sdk"
+      ]
+    ) {
       expect(code.some((c) => c.includes(needle))).toBe(true)
     }
   })

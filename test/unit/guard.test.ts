@@ -70,15 +70,36 @@ const samples: ReadonlyArray<readonly [string, Schema.Schema.Any, ReadonlyArray<
     { ...hookBase, hook_event_name: "PreCompact", trigger: "manual", custom_instructions: null },
     { ...hookBase, hook_event_name: "SessionStart", source: "startup", context_tokens: 10 },
     { ...hookBase, hook_event_name: "Stop", stop_hook_active: false, background_tasks: [] },
-    { ...hookBase, hook_event_name: "InstructionsLoaded", file_path: "/w/CLAUDE.md", memory_type: "Project", load_reason: "x", globs: ["*.ts"] },
-    { ...hookBase, hook_event_name: "MessageDisplay", turn_id: "t", message_id: "m", index: 0, final: true, delta: "d" },
+    {
+      ...hookBase,
+      hook_event_name: "InstructionsLoaded",
+      file_path: "/w/CLAUDE.md",
+      memory_type: "Project",
+      load_reason: "x",
+      globs: ["*.ts"]
+    },
+    {
+      ...hookBase,
+      hook_event_name: "MessageDisplay",
+      turn_id: "t",
+      message_id: "m",
+      index: 0,
+      final: true,
+      delta: "d"
+    },
     { hook_event_name: "Unknown", raw: { hook_event_name: "Later" } }
   ]],
   ["Message (variants the recordings lack)", Message.Message, messageSamples.map(([, raw]) => raw)],
-  ["SystemEvent", Message.SystemEvent, messageSamples.filter(([name]) => name.startsWith("system/")).map(([, raw]) => raw)],
+  [
+    "SystemEvent",
+    Message.SystemEvent,
+    messageSamples.filter(([name]) => name.startsWith("system/")).map(([, raw]) => raw)
+  ],
   ["HookOutput", Hook.HookOutput, [
     { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "no" } },
-    { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", updatedInput: { command: "ls" } } },
+    {
+      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", updatedInput: { command: "ls" } }
+    },
     {
       hookSpecificOutput: {
         hookEventName: "PermissionRequest",
@@ -90,12 +111,21 @@ const samples: ReadonlyArray<readonly [string, Schema.Schema.Any, ReadonlyArray<
     { async: true, asyncTimeout: 30000 }
   ]],
   ["PermissionUpdate", Permission.PermissionUpdate, [
-    { type: "addRules", rules: [{ toolName: "Bash", ruleContent: "npm test" }], behavior: "allow", destination: "session" },
+    {
+      type: "addRules",
+      rules: [{ toolName: "Bash", ruleContent: "npm test" }],
+      behavior: "allow",
+      destination: "session"
+    },
     { type: "setMode", mode: "acceptEdits", destination: "session" },
     { type: "removeDirectories", directories: ["/tmp"], destination: "localSettings" }
   ]],
   ["PermissionResult", Permission.PermissionResult, [
-    { behavior: "allow", updatedInput: { a: 1 }, updatedPermissions: [{ type: "setMode", mode: "plan", destination: "session" }] },
+    {
+      behavior: "allow",
+      updatedInput: { a: 1 },
+      updatedPermissions: [{ type: "setMode", mode: "plan", destination: "session" }]
+    },
     { behavior: "deny", message: "no", interrupt: true }
   ]]
 ]
@@ -155,7 +185,25 @@ describe("compiled guards", () => {
       Schema.Record({ key: Schema.String, value: Schema.Number }),
       Schema.Struct({})
     ]
-    const values = [0, 1, -1, 1.5, "a", null, undefined, [], {}, { n: 2 }, { n: -2 }, { n: 1.5 }, { a: true }, ["x", null], [1], { k: 1 }, { k: "1" }]
+    const values = [
+      0,
+      1,
+      -1,
+      1.5,
+      "a",
+      null,
+      undefined,
+      [],
+      {},
+      { n: 2 },
+      { n: -2 },
+      { n: 1.5 },
+      { a: true },
+      ["x", null],
+      [1],
+      { k: 1 },
+      { k: "1" }
+    ]
     for (const schema of cases) {
       const slow = Schema.is(schema)
       const fast = Guard.compile(schema)
@@ -196,7 +244,13 @@ describe("compiled guards read a property once only where that is exact", () => 
     ["nullable number", Schema.Struct({ a: Schema.NullOr(Schema.Number) })],
     ["a literal", Schema.Struct({ a: Schema.Literal("x") })],
     ["inherited names", Schema.Struct({ constructor: Schema.String, toString: Schema.optional(Schema.String) })],
-    ["a discriminated union", Schema.Union(Schema.Struct({ type: Schema.Literal("t"), a: Schema.String }), Schema.Struct({ type: Schema.Literal("u") }))],
+    [
+      "a discriminated union",
+      Schema.Union(
+        Schema.Struct({ type: Schema.Literal("t"), a: Schema.String }),
+        Schema.Struct({ type: Schema.Literal("u") })
+      )
+    ],
     ["a union of kinds", Schema.Union(Schema.String, Schema.Null, Schema.Boolean)]
   ]
 
@@ -233,7 +287,10 @@ describe("Guard.member", () => {
 })
 
 describe("Guard.fastPath", () => {
-  const Open = Schema.Struct({ id: Schema.String, n: Schema.optional(Schema.Number) }, Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  const Open = Schema.Struct(
+    { id: Schema.String, n: Schema.optional(Schema.Number) },
+    Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  )
   const Closed = Schema.Struct({ id: Schema.String })
 
   it("a valid value of a Schema without transformations is its own result, and agrees with the parser", () => {
@@ -255,6 +312,8 @@ describe("Guard.fastPath", () => {
     const decodeTransformed = Guard.fastPath(Transformed, Schema.decodeUnknownEither(Transformed), { excessKept: true })
     expect(decodeTransformed({ n: "2" })).toEqual(Either.right({ n: 2 }))
     const invalid = Guard.fastPath(Closed, Schema.decodeUnknownEither(Closed), { excessKept: true })({ id: 7 })
-    expect(Either.isLeft(invalid) && ParseResult.TreeFormatter.formatErrorSync(invalid.left)).toContain("Expected string")
+    expect(Either.isLeft(invalid) && ParseResult.TreeFormatter.formatErrorSync(invalid.left)).toContain(
+      "Expected string"
+    )
   })
 })

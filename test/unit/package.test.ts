@@ -32,12 +32,15 @@ describe("package.json", () => {
     expect(entries.map((e) => e.subpath)).toEqual([".", "./testing", "./cluster"])
   })
 
-  it.each(entries)("$subpath: import gets dist/esm, require gets dist/cjs, each with its types", ({ entry, subpath }) => {
-    const base = subpath === "." ? "index" : `${subpath.slice(2)}/index`
-    expect(entry.import).toEqual({ types: `./dist/esm/${base}.d.ts`, default: `./dist/esm/${base}.js` })
-    expect(entry.require).toEqual({ types: `./dist/cjs/${base}.d.ts`, default: `./dist/cjs/${base}.js` })
-    expect(fs.existsSync(path.join(root, "src", `${base}.ts`))).toBe(true)
-  })
+  it.each(entries)(
+    "$subpath: import gets dist/esm, require gets dist/cjs, each with its types",
+    ({ entry, subpath }) => {
+      const base = subpath === "." ? "index" : `${subpath.slice(2)}/index`
+      expect(entry.import).toEqual({ types: `./dist/esm/${base}.d.ts`, default: `./dist/esm/${base}.js` })
+      expect(entry.require).toEqual({ types: `./dist/cjs/${base}.d.ts`, default: `./dist/cjs/${base}.js` })
+      expect(fs.existsSync(path.join(root, "src", `${base}.ts`))).toBe(true)
+    }
+  )
 
   it("main, module and types (node10 and bundlers without exports) are the root entry", () => {
     const rootEntry = entries.find((e) => e.subpath === ".")?.entry

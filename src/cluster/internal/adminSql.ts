@@ -43,8 +43,12 @@ export interface RemovedRows {
   readonly replies: number
 }
 
-const text = (u: unknown): string => (typeof u === "string" ? u : typeof u === "bigint" || typeof u === "number" ? String(u) : "")
-const count = (u: unknown): number => (typeof u === "number" ? u : typeof u === "bigint" || typeof u === "string" ? Number(u) : 0)
+const text = (
+  u: unknown
+): string => (typeof u === "string" ? u : typeof u === "bigint" || typeof u === "number" ? String(u) : "")
+const count = (
+  u: unknown
+): number => (typeof u === "number" ? u : typeof u === "bigint" || typeof u === "string" ? Number(u) : 0)
 const at = (id: unknown): number => Snowflake.timestamp(Snowflake.Snowflake(text(id)))
 const json = (u: unknown): unknown => {
   if (typeof u !== "string") return null
@@ -173,7 +177,9 @@ const deletes = ({ entityType, messages, replies, sql }: Tables) => {
     if (list === "") return Effect.succeed({ turns: 0, messages: 0, replies: 0 })
     return Effect.gen(function*() {
       const removedReplies = changed(yield* sql`DELETE FROM ${replies} WHERE request_id IN (${sql.literal(list)})`.raw)
-      const removedMessages = changed(yield* sql`DELETE FROM ${messages} WHERE request_id IN (${sql.literal(list)})`.raw)
+      const removedMessages = changed(
+        yield* sql`DELETE FROM ${messages} WHERE request_id IN (${sql.literal(list)})`.raw
+      )
       return { turns: ids.length, messages: removedMessages, replies: removedReplies }
     }).pipe(sql.withTransaction, safe)
   }

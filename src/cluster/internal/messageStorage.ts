@@ -62,7 +62,11 @@ export const make = (options: { readonly prefix?: string | undefined } = {}) =>
             Effect.catchAll((error) => {
               failed.add(requestId)
               return Effect.succeed(
-                new Reply.WithExit<R>({ id: request.envelope.requestId, requestId: request.envelope.requestId, exit: Exit.die(error) })
+                new Reply.WithExit<R>({
+                  id: request.envelope.requestId,
+                  requestId: request.envelope.requestId,
+                  exit: Exit.die(error)
+                })
               )
             })
           )

@@ -92,7 +92,9 @@ export const accept = (conn: Duplex, key: Redacted.Redacted<Uint8Array>, peer: s
     const clientNonce = Handshake.checkResponse(Redacted.value(key), serverNonce, response)
     if (clientNonce === undefined) return yield* new HandshakeError({ reason: "bad-proof", peer })
     yield* write(conn, Handshake.confirm(Redacted.value(key), serverNonce, clientNonce))
-  }).pipe(Effect.timeoutFail({ duration: serverTimeout, onTimeout: () => new HandshakeError({ reason: "timeout", peer }) }))
+  }).pipe(
+    Effect.timeoutFail({ duration: serverTimeout, onTimeout: () => new HandshakeError({ reason: "timeout", peer }) })
+  )
 
 /** @internal The connecting side: succeeds once it has proven the key and the runner has too. */
 export const prove = (conn: Duplex, key: Redacted.Redacted<Uint8Array>, peer: string) =>
@@ -105,7 +107,9 @@ export const prove = (conn: Duplex, key: Redacted.Redacted<Uint8Array>, peer: st
     if (!Handshake.checkConfirm(Redacted.value(key), serverNonce, clientNonce, confirmation)) {
       return yield* new HandshakeError({ reason: "bad-confirm", peer })
     }
-  }).pipe(Effect.timeoutFail({ duration: clientTimeout, onTimeout: () => new HandshakeError({ reason: "timeout", peer }) }))
+  }).pipe(
+    Effect.timeoutFail({ duration: clientTimeout, onTimeout: () => new HandshakeError({ reason: "timeout", peer }) })
+  )
 
 // A warning the first time a host fails, debug lines after: a peer that keeps retrying (a node
 // with the wrong key, a scanner) is counted every time but does not flood the log.

@@ -15,7 +15,7 @@
 import { RunnerStorage, ShardingConfig, SqlRunnerStorage } from "@effect/cluster"
 import { PersistenceError } from "@effect/cluster/ClusterError"
 import { SqlClient } from "@effect/sql"
-import { Chunk, Deferred, Effect, Exit, Queue } from "effect"
+import { type Chunk, Deferred, Effect, Exit, Queue } from "effect"
 
 interface Release {
   readonly address: string
@@ -41,7 +41,14 @@ export const make = (options: { readonly prefix?: string | undefined }) =>
         else group.push(release)
       }
       return Effect.forEach(byAddress, ([address, releases]) =>
-        sql`DELETE FROM ${locks} WHERE address = ${address} AND ${sql.in("shard_id", releases.map((r) => r.shardId))}`.pipe(
+        sql`DELETE FROM ${locks} WHERE address = ${address} AND ${
+          sql.in(
+            "shard_id",
+            releases.map((r) =>
+              r.shardId
+            )
+          )
+        }`.pipe(
           PersistenceError.refail,
           Effect.exit,
           Effect.flatMap((exit) => Effect.forEach(releases, (r) => Deferred.done(r.done, Exit.asVoid(exit))))

@@ -38,7 +38,9 @@ export const layerRunners = Layer.effect(
     Runners.Runners.of({
       ...runners,
       notify: (options) =>
-        Option.isNone(options.address) ? Effect.locally(runners.notify(options), unrouted, true) : runners.notify(options)
+        Option.isNone(options.address)
+          ? Effect.locally(runners.notify(options), unrouted, true)
+          : runners.notify(options)
     }))
 ).pipe(Layer.provide(Runners.layerRpc))
 
@@ -73,12 +75,16 @@ interface Listener {
 
 // `@effect/sql-pg`'s client, when the node's `SqlClient` is one: loaded only on PostgreSQL, so
 // that the package stays an optional peer of this one.
-const pgListener: Effect.Effect<Option.Option<Listener>> = Effect.tryPromise(() => import("@effect/sql-pg/PgClient")).pipe(
-  Effect.flatMap((module) => Effect.serviceOption(module.PgClient)),
-  Effect.catchAllCause((cause) =>
-    Effect.as(Effect.logDebug("cluster wake-up: no @effect/sql-pg client; runners find messages by polling", cause), Option.none())
+const pgListener: Effect.Effect<Option.Option<Listener>> = Effect.tryPromise(() => import("@effect/sql-pg/PgClient"))
+  .pipe(
+    Effect.flatMap((module) => Effect.serviceOption(module.PgClient)),
+    Effect.catchAllCause((cause) =>
+      Effect.as(
+        Effect.logDebug("cluster wake-up: no @effect/sql-pg client; runners find messages by polling", cause),
+        Option.none()
+      )
+    )
   )
-)
 
 const parseShard = (payload: string): Option.Option<ShardId.ShardId> => {
   const index = payload.lastIndexOf(":")
@@ -91,7 +97,9 @@ const parseShard = (payload: string): Option.Option<ShardId.ShardId> => {
  * The runner's side: listens on the cluster's channel and polls storage at once when a stored
  * request belongs to one of its shards. Nothing on databases other than PostgreSQL.
  */
-export const layerListen = (prefix: string | undefined): Layer.Layer<never, never, Sharding.Sharding | SqlClient.SqlClient> =>
+export const layerListen = (
+  prefix: string | undefined
+): Layer.Layer<never, never, Sharding.Sharding | SqlClient.SqlClient> =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
@@ -106,7 +114,9 @@ export const layerListen = (prefix: string | undefined): Layer.Layer<never, neve
           onSome: (shardId) => sharding.hasShardId(shardId) ? sharding.pollStorage : Effect.void
         })
       ),
-      Effect.tapErrorCause((cause) => Effect.logWarning("cluster wake-up: LISTEN failed; polling only until it is back", cause)),
+      Effect.tapErrorCause((cause) =>
+        Effect.logWarning("cluster wake-up: LISTEN failed; polling only until it is back", cause)
+      ),
       Effect.retry(Schedule.exponential("1 second").pipe(Schedule.union(Schedule.spaced("30 seconds")))),
       Effect.forkScoped
     )

@@ -30,7 +30,11 @@ const hostProcess = (): { platform: string; arch: string; cwd: string | undefine
   }
   const cwdFn: unknown = typeof proc === "object" && proc !== null ? Reflect.get(proc, "cwd") : undefined
   const cwd: unknown = typeof cwdFn === "function" ? Reflect.apply(cwdFn, proc, []) : undefined
-  return { platform: read("platform") ?? "linux", arch: read("arch") ?? "x64", cwd: typeof cwd === "string" ? cwd : undefined }
+  return {
+    platform: read("platform") ?? "linux",
+    arch: read("arch") ?? "x64",
+    cwd: typeof cwd === "string" ? cwd : undefined
+  }
 }
 
 const ancestors = (path: Path.Path, start: string): Array<string> => {
@@ -49,7 +53,10 @@ export const candidates = Effect.fnUntraced(function*(env: Readonly<Record<strin
   const path = yield* Path.Path
   const host = hostProcess()
   const exe = host.platform === "win32" ? "claude.exe" : "claude"
-  const platformPackages = [`claude-code-${host.platform}-${host.arch}`, `claude-code-${host.platform}-${host.arch}-musl`]
+  const platformPackages = [
+    `claude-code-${host.platform}-${host.arch}`,
+    `claude-code-${host.platform}-${host.arch}-musl`
+  ]
 
   const here = yield* path.fromFileUrl(new URL(import.meta.url)).pipe(Effect.option)
   const roots = [
@@ -179,9 +186,14 @@ const checking = new Set<string>()
 const versionOutput = (command: string, args: ReadonlyArray<string>) =>
   Effect.async<string | undefined>((resume) => {
     try {
-      const child = execFile(command, [...args, "-v"], { timeout: 2000, killSignal: "SIGKILL", windowsHide: true }, (error, stdout) => {
-        resume(Effect.succeed(error === null ? stdout : undefined))
-      })
+      const child = execFile(
+        command,
+        [...args, "-v"],
+        { timeout: 2000, killSignal: "SIGKILL", windowsHide: true },
+        (error, stdout) => {
+          resume(Effect.succeed(error === null ? stdout : undefined))
+        }
+      )
       return Effect.sync(() => {
         child.kill()
       })
@@ -215,7 +227,10 @@ export const checkVersion = Effect.fn("ClaudeAgent.checkVersion")(function*(
   checking.add(key)
   const output = yield* versionOutput(command, args).pipe(Effect.ensuring(Effect.sync(() => checking.delete(key))))
   const label = [command, ...args].join(" ")
-  const version = Option.flatMap(Option.fromNullable(output), (text) => Option.fromNullable(/(\d+\.\d+\.\d+)/.exec(text)?.[1]))
+  const version = Option.flatMap(
+    Option.fromNullable(output),
+    (text) => Option.fromNullable(/(\d+\.\d+\.\d+)/.exec(text)?.[1])
+  )
   versionCache.set(key, version)
   if (Option.isNone(version)) {
     yield* Effect.logDebug(`effect-claude-agent: could not read the version of ${label}`)

@@ -77,14 +77,19 @@ const pluginsInInitialize = <R>(options: Options<R>): boolean =>
 // official SDK (CLI 2.1.330 reads `--max-thinking-tokens=0` the same way).
 const thinkingOf = <R>(options: Options<R>): Thinking | undefined => {
   if (options.thinking !== undefined || options.maxThinkingTokens === undefined) return options.thinking
-  return options.maxThinkingTokens === 0 ? { type: "disabled" } : { type: "enabled", budgetTokens: options.maxThinkingTokens }
+  return options.maxThinkingTokens === 0
+    ? { type: "disabled" }
+    : { type: "enabled", budgetTokens: options.maxThinkingTokens }
 }
 
 /**
  * `stdioPermissions`: the session answers `can_use_tool` (a `canUseTool` option, or a
  * `PermissionHandler` provided by the caller).
  */
-export const buildArgs = <R>(options: Options<R>, stdioPermissions = options.canUseTool !== undefined): Array<string> => {
+export const buildArgs = <R>(
+  options: Options<R>,
+  stdioPermissions = options.canUseTool !== undefined
+): Array<string> => {
   const args = [...baseArgs]
   const push = (name: string, value: string | number | undefined) => {
     if (value !== undefined) args.push(flag(name, value))
@@ -197,7 +202,8 @@ export const buildEnv = <R>(
   return env
 }
 
-const isBlocks = (prompt: NonNullable<Options["systemPrompt"]>): prompt is ReadonlyArray<string> => Array.isArray(prompt)
+const isBlocks = (prompt: NonNullable<Options["systemPrompt"]>): prompt is ReadonlyArray<string> =>
+  Array.isArray(prompt)
 
 const promptBlocks = (prompt: string | ReadonlyArray<string>): ReadonlyArray<string> =>
   typeof prompt === "string" ? [prompt] : prompt

@@ -38,7 +38,13 @@ export const make = (config: ControlChannelConfig) =>
       )
     const table = new PendingTable<Outbound.Waiter>()
     const terminal = yield* Deferred.make<void, StreamError>()
-    const outbound = Outbound.make(transport, table, defaultTimeout, sendQuietly, yield* FiberHandle.make<void, never>())
+    const outbound = Outbound.make(
+      transport,
+      table,
+      defaultTimeout,
+      sendQuietly,
+      yield* FiberHandle.make<void, never>()
+    )
     const inbound = yield* Inbound.make(sendQuietly, currentTurn)
     const queue = yield* MessageQueue.make(config.messageBufferBytes ?? Defaults.messageBufferBytes)
     const state = yield* SessionState.make(terminal)

@@ -108,7 +108,10 @@ const compile = <Req extends Control.Request.Any>(
   return (request, requestId) => {
     const payload = decodePayload(request)
     if (Either.isLeft(payload)) {
-      return { effect: Effect.fail(`malformed ${descriptor.subtype} request: ${Issues.describe(payload.left)}`), services: undefined }
+      return {
+        effect: Effect.fail(`malformed ${descriptor.subtype} request: ${Issues.describe(payload.left)}`),
+        services: undefined
+      }
     }
     const handled = handler(payload.right, requestId)
     const inner = Captured.unprovided(handled)
@@ -193,7 +196,10 @@ export const make = (
     }
     // The context of an answer's fiber: the reader's, with the handler's own services (merged
     // once per handler's services while the reader's context stays the same) and the request's span.
-    const merged = new WeakMap<Context.Context<never>, { readonly from: Context.Context<never>; readonly to: Context.Context<never> }>()
+    const merged = new WeakMap<
+      Context.Context<never>,
+      { readonly from: Context.Context<never>; readonly to: Context.Context<never> }
+    >()
     const contextFor = (
       current: Context.Context<never>,
       services: Context.Context<never> | undefined,
@@ -215,7 +221,13 @@ export const make = (
     // `Effect.makeSpan` and is the new fiber's parent span from its first step; the fiber's
     // observer ends it. The log annotations are part of the new fiber's initial state, as
     // `Effect.annotateLogs` around the work would set them, in one update.
-    const fork = (run: Run, requestId: string, request: RequestBody, span: Tracer.Span, details: Record<string, string>) =>
+    const fork = (
+      run: Run,
+      requestId: string,
+      request: RequestBody,
+      span: Tracer.Span,
+      details: Record<string, string>
+    ) =>
       Effect.withFiberRuntime<void>((parent) => {
         if (inFlight++ === 0) idle.unsafeClose()
         let annotations = parent.getFiberRef(FiberRef.currentLogAnnotations)
@@ -239,7 +251,9 @@ export const make = (
           }),
           runtimeFlags: Runtime.defaultRuntime.runtimeFlags
         })
-        const fiber = Runtime.runFork(runtime)(answer(send, clock, handled.effect, requestId, request.subtype), { immediate: true })
+        const fiber = Runtime.runFork(runtime)(answer(send, clock, handled.effect, requestId, request.subtype), {
+          immediate: true
+        })
         // Called at once if the fiber is already done.
         fiber.addObserver((exit) => {
           if (span.status._tag === "Started") span.end(timing ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
@@ -290,7 +304,8 @@ export const make = (
     }
 
     const inbound: Inbound = {
-      handle: (descriptor, handler) => Effect.sync(() => void handlers.set(descriptor.subtype, compile(descriptor, handler))),
+      handle: (descriptor, handler) =>
+        Effect.sync(() => void handlers.set(descriptor.subtype, compile(descriptor, handler))),
       run,
       cancel: (requestId) => FiberMap.remove(running, requestId),
       redeliver,

@@ -76,7 +76,11 @@ export const make = (
     Effect.zipRight(
       Deferred.fail(
         entry.waiter.deferred,
-        new TimeoutException({ requestId: entry.requestId, subtype: entry.subtype, timeoutMillis: entry.waiter.timeoutMillis })
+        new TimeoutException({
+          requestId: entry.requestId,
+          subtype: entry.subtype,
+          timeoutMillis: entry.waiter.timeoutMillis
+        })
       ),
       sendQuietly(Frames.cancel(entry.requestId))
     )
@@ -105,7 +109,12 @@ export const make = (
     const body = reply === undefined && descriptor.success.ast._tag !== "VoidKeyword" ? {} : reply
     const decoded = ParseResult.decodeUnknownEither(descriptor.success, decodeOptions)(body)
     return Either.isLeft(decoded)
-      ? invalid(descriptor.subtype, requestId, `unexpected ${descriptor.subtype} reply: ${Issues.describe(decoded.left)}`, "invalid_response")
+      ? invalid(
+        descriptor.subtype,
+        requestId,
+        `unexpected ${descriptor.subtype} reply: ${Issues.describe(decoded.left)}`,
+        "invalid_response"
+      )
       : Effect.succeed(decoded.right)
   }
 
@@ -132,7 +141,9 @@ export const make = (
         return Effect.fail(new OptionsError({ field: `${subtype} timeout`, detail: `not sent: ${timeoutProblem}` }))
       }
       const requestId = table.nextId()
-      const timeoutMillis = Duration.toMillis(options?.timeout !== undefined ? Duration.decode(options.timeout) : defaultTimeout)
+      const timeoutMillis = Duration.toMillis(
+        options?.timeout !== undefined ? Duration.decode(options.timeout) : defaultTimeout
+      )
       const deferred = Deferred.unsafeMake<unknown, RequestError>(FiberId.none)
       return Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const deadline = now + timeoutMillis
@@ -182,7 +193,8 @@ export const make = (
     Effect.forEach(table.drain(), (entry) => Deferred.fail(entry.waiter.deferred, error), { discard: true })
 
   return {
-    request: (descriptor, ...[payload, options]) => Effect.flatMap(send(descriptor, payload, options), (sent) => sent.wait),
+    request: (descriptor, ...[payload, options]) =>
+      Effect.flatMap(send(descriptor, payload, options), (sent) => sent.wait),
     // The wait needs no fiber of its own: the timer keeps the deadline, and the caller's scope
     // withdraws the request if it is still pending when the scope closes.
     start: (descriptor, ...[payload, options]) =>

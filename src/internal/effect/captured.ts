@@ -8,10 +8,16 @@ import { Context, Effect, Option, Predicate, Tracer } from "effect"
 import { OptionsError } from "../../SdkError.js"
 
 /** `Effect.provide(self, captured)`, keeping the current span as the parent of `self`'s spans. */
-export const provideCaptured = <A, E, R>(self: Effect.Effect<A, E, R>, captured: Context.Context<R>): Effect.Effect<A, E> =>
+export const provideCaptured = <A, E, R>(
+  self: Effect.Effect<A, E, R>,
+  captured: Context.Context<R>
+): Effect.Effect<A, E> =>
   Effect.contextWithEffect((current: Context.Context<never>) => {
     const parent = Context.getOption(current, Tracer.ParentSpan)
-    return Effect.provide(self, Option.isSome(parent) ? Context.add(captured, Tracer.ParentSpan, parent.value) : captured)
+    return Effect.provide(
+      self,
+      Option.isSome(parent) ? Context.add(captured, Tracer.ParentSpan, parent.value) : captured
+    )
   })
 
 /**

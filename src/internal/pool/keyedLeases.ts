@@ -240,11 +240,16 @@ const open = <R>(state: State, entry: Keyed, options: Options.Options<R> | undef
         const session = yield* restore(bind).pipe(
           Effect.tap((bound) => publish({ _tag: "ClaimedWarm", key: entry.key, cwd: bound.cwd })),
           Effect.map((bound) => bound.session),
-          Effect.catchTag("ClaimRefused", (refused) =>
-            slots.isClosed() ? Effect.fail(new PoolClosedError({ stage: "stopped" })) : publish({ _tag: "ClaimFellBack", reason: refused.reason, code: refused.code, key: entry.key }).pipe(
-              Effect.zipRight(publish({ _tag: "Started", key: entry.key })),
-              Effect.zipRight(restore(agent.session(options).pipe(Scope.extend(scope), inPoolContext(entry.key))))
-            )),
+          Effect.catchTag(
+            "ClaimRefused",
+            (refused) =>
+              slots.isClosed() ?
+                Effect.fail(new PoolClosedError({ stage: "stopped" })) :
+                publish({ _tag: "ClaimFellBack", reason: refused.reason, code: refused.code, key: entry.key }).pipe(
+                  Effect.zipRight(publish({ _tag: "Started", key: entry.key })),
+                  Effect.zipRight(restore(agent.session(options).pipe(Scope.extend(scope), inPoolContext(entry.key))))
+                )
+          ),
           Effect.onError(() => Scope.close(scope, Exit.void).pipe(Effect.zipRight(slots.release)))
         )
         const live = yield* adopt(state, entry, { session, scope, options, release: slots.release })
@@ -271,7 +276,9 @@ const open = <R>(state: State, entry: Keyed, options: Options.Options<R> | undef
       )
     }).pipe(
       Effect.onError(() => Scope.close(scope, Exit.void).pipe(Effect.zipRight(Scope.close(slot, Exit.void)))),
-      Effect.flatMap((session) => adopt(state, entry, { session, scope, options, release: Scope.close(slot, Exit.void) })),
+      Effect.flatMap((session) =>
+        adopt(state, entry, { session, scope, options, release: Scope.close(slot, Exit.void) })
+      ),
       Effect.ensuring(Effect.suspend(() => {
         state.openings.delete(opening)
         return Deferred.succeed(opening, undefined)
@@ -365,7 +372,11 @@ const lookup = <R>(
   Effect.gen(function*() {
     const { slots } = state.config
     if (slots.isClosed()) return yield* new PoolClosedError({ stage: "refused" })
-    const entry = yield* holdKey(state, key, (take) => Effect.raceFirst(slots.withPendingTimeout(take), slots.whenClosed))
+    const entry = yield* holdKey(
+      state,
+      key,
+      (take) => Effect.raceFirst(slots.withPendingTimeout(take), slots.whenClosed)
+    )
     const current = entry.live
     if (current !== undefined && (current.dead || !sameKeyedOptions(current.options, options))) {
       yield* retire(state, entry, current, current.dead ? "session-died" : "options-changed")

@@ -39,9 +39,9 @@ export interface LeasedProcess {
 const ended = () => new SessionClosedError({ reason: "UseEnded" })
 
 // The process goes on to the key's next use: a session kept after its use must not reach it.
-const refusingAfter = (use: Use) =>
-<A, E, R>(run: () => Effect.Effect<A, E, R>): Effect.Effect<A, E | SessionClosedError, R> =>
-  Effect.suspend((): Effect.Effect<A, E | SessionClosedError, R> => (use.ended ? Effect.fail(ended()) : run()))
+const refusingAfter =
+  (use: Use) => <A, E, R>(run: () => Effect.Effect<A, E, R>): Effect.Effect<A, E | SessionClosedError, R> =>
+    Effect.suspend((): Effect.Effect<A, E | SessionClosedError, R> => (use.ended ? Effect.fail(ended()) : run()))
 
 const controlOf = (control: ControlChannelShape, use: Use): ControlChannelShape => {
   const refuse = refusingAfter(use)
@@ -110,22 +110,26 @@ export const leased = (
   const countResults = <E>(messages: Stream.Stream<Message.Message, E>) =>
     guardStream(
       shutdown,
-      messages.pipe(Stream.mapChunks((chunk) => {
-        // Counted as they leave the session's queue: a result taken here is not the next use's.
-        for (const m of chunk) {
-          if (m.type !== "result") continue
-          use.read++
-          if (isNoConversation(m)) live.resumeFailed = true
-        }
-        return chunk
-      }),
-      // The use may end on this failure before the process's watcher has seen the exit.
-      Stream.tapError((error) => (error instanceof ProcessError ? onCrash(error) : Effect.void)))
+      messages.pipe(
+        Stream.mapChunks((chunk) => {
+          // Counted as they leave the session's queue: a result taken here is not the next use's.
+          for (const m of chunk) {
+            if (m.type !== "result") continue
+            use.read++
+            if (isNoConversation(m)) live.resumeFailed = true
+          }
+          return chunk
+        }),
+        // The use may end on this failure before the process's watcher has seen the exit.
+        Stream.tapError((error) => (error instanceof ProcessError ? onCrash(error) : Effect.void))
+      )
     )
   const ifInUse = <E>(messages: Stream.Stream<Message.Message, E>) =>
-    Stream.unwrap(Effect.sync((): Stream.Stream<Message.Message, E | SessionClosedError | PoolClosedError> =>
-      use.ended ? Stream.fail(ended()) : countResults(messages)
-    ))
+    Stream.unwrap(
+      Effect.sync((): Stream.Stream<Message.Message, E | SessionClosedError | PoolClosedError> =>
+        use.ended ? Stream.fail(ended()) : countResults(messages)
+      )
+    )
   return {
     ...opened,
     ...methodsOf(opened, use),

@@ -26,8 +26,7 @@ export const sameOptions = (a: unknown, b: unknown): boolean => {
  *
  * @internal
  */
-export const sameKeyedOptions = (a: object | undefined, b: object | undefined): boolean =>
-  sameOptions(a ?? {}, b ?? {})
+export const sameKeyedOptions = (a: object | undefined, b: object | undefined): boolean => sameOptions(a ?? {}, b ?? {})
 
 /**
  * The options that reopen a keyed conversation: its own session id resumed, without what

@@ -89,11 +89,16 @@ export const guardSession = (shutdown: Shutdown, session: AgentSession.AgentSess
 
 // What a pool operation ended with, once the pool has stopped it: `PoolClosedError`. A stopped
 // session may end its reader's pull interrupted rather than failed; defects stay defects.
-const onStopped = <E>(shutdown: Shutdown, cause: Cause.Cause<E>): Either.Either<Cause.Cause<E>, E | PoolClosedError> => {
+const onStopped = <E>(
+  shutdown: Shutdown,
+  cause: Cause.Cause<E>
+): Either.Either<Cause.Cause<E>, E | PoolClosedError> => {
   if (!shutdown.forced) return Either.right(cause)
   const failed = Cause.failureOption(cause)
   if (Option.isSome(failed)) {
-    return Either.left(failed.value instanceof PoolClosedError ? failed.value : new PoolClosedError({ stage: "stopped" }))
+    return Either.left(
+      failed.value instanceof PoolClosedError ? failed.value : new PoolClosedError({ stage: "stopped" })
+    )
   }
   return Cause.isInterruptedOnly(cause) ? Either.left(new PoolClosedError({ stage: "stopped" })) : Either.right(cause)
 }
@@ -103,24 +108,26 @@ const onStopped = <E>(shutdown: Shutdown, cause: Cause.Cause<E>): Either.Either<
  *
  * @internal
  */
-export const stoppedStream = (shutdown: Shutdown) => <A, E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E | PoolClosedError, R> =>
-  Stream.catchAllCause(self, (cause) =>
-    Either.match(onStopped(shutdown, cause), {
-      onLeft: (error): Stream.Stream<never, E | PoolClosedError> => Stream.fail(error),
-      onRight: (cause) => Stream.failCause(cause)
-    }))
+export const stoppedStream =
+  (shutdown: Shutdown) => <A, E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E | PoolClosedError, R> =>
+    Stream.catchAllCause(self, (cause) =>
+      Either.match(onStopped(shutdown, cause), {
+        onLeft: (error): Stream.Stream<never, E | PoolClosedError> => Stream.fail(error),
+        onRight: (cause) => Stream.failCause(cause)
+      }))
 
 /**
  * A pool operation, failing with `PoolClosedError` once the pool has stopped it.
  *
  * @internal
  */
-export const stoppedEffect = (shutdown: Shutdown) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | PoolClosedError, R> =>
-  Effect.catchAllCause(self, (cause) =>
-    Either.match(onStopped(shutdown, cause), {
-      onLeft: (error): Effect.Effect<never, E | PoolClosedError> => Effect.fail(error),
-      onRight: (cause) => Effect.failCause(cause)
-    }))
+export const stoppedEffect =
+  (shutdown: Shutdown) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | PoolClosedError, R> =>
+    Effect.catchAllCause(self, (cause) =>
+      Either.match(onStopped(shutdown, cause), {
+        onLeft: (error): Effect.Effect<never, E | PoolClosedError> => Effect.fail(error),
+        onRight: (cause) => Effect.failCause(cause)
+      }))
 
 /**
  * Counts the current scope in `running` until it closes (its finalizers added after this one

@@ -108,13 +108,14 @@ const release = (state: State) =>
     return grantNext(state)
   })
 
-const withPendingTimeout = (state: State) => <A, E>(wait: Effect.Effect<A, E>): Effect.Effect<A, E | PoolTimeoutError> => {
-  const { maxConcurrent, pendingTimeout } = state.config
-  return pendingTimeout === undefined ? wait : wait.pipe(Effect.timeoutFail({
-    duration: pendingTimeout,
-    onTimeout: () => new PoolTimeoutError({ timeoutMillis: Duration.toMillis(pendingTimeout), maxConcurrent })
-  }))
-}
+const withPendingTimeout =
+  (state: State) => <A, E>(wait: Effect.Effect<A, E>): Effect.Effect<A, E | PoolTimeoutError> => {
+    const { maxConcurrent, pendingTimeout } = state.config
+    return pendingTimeout === undefined ? wait : wait.pipe(Effect.timeoutFail({
+      duration: pendingTimeout,
+      onTimeout: () => new PoolTimeoutError({ timeoutMillis: Duration.toMillis(pendingTimeout), maxConcurrent })
+    }))
+  }
 
 // Waits in the queue, by priority then arrival. The wait's length and the queue's depth go to
 // the pool metrics, whatever ends the wait.

@@ -155,7 +155,10 @@ export const make = (config: SparesConfig): Effect.Effect<Spares, never, Scope.S
         Effect.tap((session) => session.initializationResult),
         Effect.map((session) => ({ session, parked: undefined }))
       )
-      : Effect.map(Claim.park(config.agent.session, parkOptions.parkAs), (parked) => ({ session: parked.parked, parked }))
+      : Effect.map(
+        Claim.park(config.agent.session, parkOptions.parkAs),
+        (parked) => ({ session: parked.parked, parked })
+      )
 
     // A start the pool's close interrupts stops its process too: the close waits for it.
     const start = Effect.uninterruptibleMask((restore) =>

@@ -92,8 +92,7 @@ export class StdoutFrames {
           description: `Reading the CLI's stdout failed: ${messageOf(error)}`,
           cause: error
         })
-      )
-    )
+      ))
     return frames
   }
 

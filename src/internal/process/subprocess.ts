@@ -63,7 +63,10 @@ const start = (config: SubprocessConfig, runtime: Runtime.Runtime<never>, exitSt
     if (stdin === null || stdout === null || stderr === null) {
       child.kill("SIGKILL")
       resume(Effect.fail(
-        new CLIConnectionError({ reason: "SpawnFailed", description: `Could not start ${config.command}: no pipes to the process` })
+        new CLIConnectionError({
+          reason: "SpawnFailed",
+          description: `Could not start ${config.command}: no pipes to the process`
+        })
       ))
       return
     }
@@ -89,7 +92,10 @@ const start = (config: SubprocessConfig, runtime: Runtime.Runtime<never>, exitSt
       const pid = child.pid
       if (pid === undefined) {
         resume(Effect.fail(
-          new CLIConnectionError({ reason: "SpawnFailed", description: `Could not start ${config.command}: no process id` })
+          new CLIConnectionError({
+            reason: "SpawnFailed",
+            description: `Could not start ${config.command}: no process id`
+          })
         ))
         return
       }
@@ -118,21 +124,28 @@ const exitWithin = (child: ChildProcess, exited: () => ExitStatus | undefined, g
 
 // The stop sequence, run when the scope closes: end stdin, wait, SIGTERM to the group, wait,
 // SIGKILL; every wait bounded by the grace period.
-const stop = (grace: Duration.Duration) =>
-({ child, exited, pid, stderr, stdin }: Started): Effect.Effect<void> => {
+const stop = (grace: Duration.Duration) => ({ child, exited, pid, stderr, stdin }: Started): Effect.Effect<void> => {
   const graceMillis = Duration.toMillis(grace)
   const kill = (signal: NodeJS.Signals) =>
     Effect.sync(() => {
       if (exited() === undefined) signalGroup(child, pid, signal)
     })
   const escalate = (done: boolean, log: Effect.Effect<void>, signal: NodeJS.Signals) =>
-    done ? Effect.succeed(true) : log.pipe(Effect.zipRight(kill(signal)), Effect.zipRight(exitWithin(child, exited, graceMillis)))
+    done
+      ? Effect.succeed(true)
+      : log.pipe(Effect.zipRight(kill(signal)), Effect.zipRight(exitWithin(child, exited, graceMillis)))
   const sequence = stdin.end.pipe(
     Effect.zipRight(exitWithin(child, exited, graceMillis)),
     Effect.flatMap((done) =>
-      escalate(done, Effect.logDebug(`effect-claude-agent: CLI ${pid} still running after stdin EOF; SIGTERM`), "SIGTERM")
+      escalate(
+        done,
+        Effect.logDebug(`effect-claude-agent: CLI ${pid} still running after stdin EOF; SIGTERM`),
+        "SIGTERM"
+      )
     ),
-    Effect.flatMap((done) => escalate(done, Effect.logWarning(`effect-claude-agent: CLI ${pid} ignored SIGTERM; SIGKILL`), "SIGKILL"))
+    Effect.flatMap((done) =>
+      escalate(done, Effect.logWarning(`effect-claude-agent: CLI ${pid} ignored SIGTERM; SIGKILL`), "SIGKILL")
+    )
   )
   // As the platform's `Command` did: a CLI that exited with an error may have left what it
   // started (MCP servers, tool processes) in its group.

@@ -212,7 +212,8 @@ const compileNode = (ast: SchemaAST.AST): Check => {
       if (index.some((s) => !SchemaAST.isStringKeyword(s.parameter))) return fallback(ast)
       const properties = ast.propertySignatures.map(property)
       const values = index.map((s) => compileNode(s.type))
-      const checkValues = values.length > 0 && !index.every((s) => s.type._tag === "UnknownKeyword" || s.type._tag === "AnyKeyword")
+      const checkValues = values.length > 0 &&
+        !index.every((s) => s.type._tag === "UnknownKeyword" || s.type._tag === "AnyKeyword")
       return (u) => {
         if (!isObject(u)) return false
         // One read per property of a plain object (JSON): `hasOwn` only when the value is

@@ -18,7 +18,9 @@ export const objectJsonSchema = (ast: SchemaAST.AST): Either.Either<JsonObjectSc
   // `Schema.Struct({})` means "any non-nullish value" to JSONSchema (`anyOf: [object, array]`);
   // as an object schema it means "an object with no fields".
   const encoded = SchemaAST.encodedAST(ast)
-  if (SchemaAST.isTypeLiteral(encoded) && encoded.propertySignatures.length === 0 && encoded.indexSignatures.length === 0) {
+  if (
+    SchemaAST.isTypeLiteral(encoded) && encoded.propertySignatures.length === 0 && encoded.indexSignatures.length === 0
+  ) {
     return Either.right({ type: "object", properties: {}, additionalProperties: false })
   }
   const definitions: Record<string, JSONSchema.JsonSchema7> = {}

@@ -14,7 +14,13 @@ import { Effect, ExecutionStrategy, Exit, Option, Ref, Scope } from "effect"
 import type * as AgentSession from "../../AgentSession.js"
 import * as Control from "../../schema/Control.js"
 import * as Options from "../../schema/Options.js"
-import { ClaimRefused, type ClaimRefusalReason, type ControlError, OptionsError, type SdkError } from "../../SdkError.js"
+import {
+  ClaimRefused,
+  type ClaimRefusalReason,
+  type ControlError,
+  OptionsError,
+  type SdkError
+} from "../../SdkError.js"
 import type { RequestError } from "../../services/ControlChannel.js"
 import * as Launch from "../cli/launch.js"
 import type { OpenSession } from "./query.js"
@@ -78,13 +84,16 @@ const parkingDirectory = <R>(host: Options.Options<R>): Effect.Effect<string, Op
         Effect.fail(
           new OptionsError({
             field: "cwd",
-            detail: "a parked spare needs a neutral directory to wait in: pass `cwd`, or provide a FileSystem to make one"
+            detail:
+              "a parked spare needs a neutral directory to wait in: pass `cwd`, or provide a FileSystem to make one"
           })
         ),
       onSome: (fs) =>
         fs.makeTempDirectoryScoped({ prefix: "claude-spare-" }).pipe(
           Effect.flatMap((dir) => fs.realPath(dir)),
-          Effect.mapError((error) => new OptionsError({ field: "cwd", detail: `could not make a parking directory: ${error.message}` }))
+          Effect.mapError((error) =>
+            new OptionsError({ field: "cwd", detail: `could not make a parking directory: ${error.message}` })
+          )
         )
     })
   )
@@ -124,7 +133,11 @@ export const park = <R>(
         Effect.gen(function*() {
           const options = yield* Options.validateClaim(input)
           if (yield* Ref.getAndSet(claimed, true)) {
-            return yield* new ClaimRefused({ reason: "not_claimed", code: "already_claimed", detail: "this spare has already been claimed" })
+            return yield* new ClaimRefused({
+              reason: "not_claimed",
+              code: "already_claimed",
+              detail: "this spare has already been claimed"
+            })
           }
           return yield* claimWith(context, prompt, options).pipe(Effect.onError(() => close))
         }).pipe(Effect.withSpan("ClaudeAgent.claim", { captureStackTrace: false }))
@@ -137,7 +150,14 @@ const sdkServerNames = <R>(host: Options.Options<R>): ReadonlyArray<string> =>
 
 // The overlay's keys the CLI applies after the claim, as part of the session (the rest is applied
 // before it, so that it decides which of the folder's MCP servers and plugins the claim starts).
-const sessionSettingKeys: ReadonlyArray<string> = ["model", "agent", "fastMode", "permissions", "availableModels", "disableAutoMode"]
+const sessionSettingKeys: ReadonlyArray<string> = [
+  "model",
+  "agent",
+  "fastMode",
+  "permissions",
+  "availableModels",
+  "disableAutoMode"
+]
 
 type Settings = { readonly [key: string]: unknown }
 
@@ -153,7 +173,10 @@ const splitSettings = (settings: Settings | undefined) => {
   return { before: orNone(before), after: orNone(after) }
 }
 
-const claimPayload = (options: Options.ClaimOptions, sdkMcpServers: ReadonlyArray<string>): Control.ClaimSessionPayload => {
+const claimPayload = (
+  options: Options.ClaimOptions,
+  sdkMcpServers: ReadonlyArray<string>
+): Control.ClaimSessionPayload => {
   const env = Object.entries(options.env ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined)
   return {
     cwd: options.cwd,
@@ -189,7 +212,11 @@ const claimRefusal = (error: RequestError): ClaimRefused => {
 }
 
 const claimWith = (
-  context: { readonly parked: AgentSession.AgentSession; readonly close: Effect.Effect<void>; readonly sdkMcpServers: ReadonlyArray<string> },
+  context: {
+    readonly parked: AgentSession.AgentSession
+    readonly close: Effect.Effect<void>
+    readonly sdkMcpServers: ReadonlyArray<string>
+  },
   prompt: AgentSession.Prompt | undefined,
   options: Options.ClaimOptions
 ): Effect.Effect<Claimed, ClaimRefused> =>
@@ -197,24 +224,34 @@ const claimWith = (
     const session = context.parked
     const settings = splitSettings(options.settings)
     if (Option.isSome(settings.before)) {
-      yield* session.applyFlagSettings(settings.before.value).pipe(Effect.mapError((e) => refusal("settings_not_applied", e)))
+      yield* session.applyFlagSettings(settings.before.value).pipe(
+        Effect.mapError((e) => refusal("settings_not_applied", e))
+      )
     }
-    const reply = yield* session.control.request(Control.ClaimSession, claimPayload(options, context.sdkMcpServers)).pipe(
-      Effect.mapError(claimRefusal)
-    )
+    const reply = yield* session.control.request(Control.ClaimSession, claimPayload(options, context.sdkMcpServers))
+      .pipe(
+        Effect.mapError(claimRefusal)
+      )
     // Independent of each other: one round trip for all of them.
     yield* Effect.all([
-      options.model === undefined ? Effect.void : Effect.mapError(session.setModel(options.model), (e) => refusal("option_not_applied", e)),
+      options.model === undefined
+        ? Effect.void
+        : Effect.mapError(session.setModel(options.model), (e) => refusal("option_not_applied", e)),
       options.maxThinkingTokens === undefined
         ? Effect.void
-        : Effect.mapError(session.setMaxThinkingTokens(options.maxThinkingTokens), (e) => refusal("option_not_applied", e)),
+        : Effect.mapError(
+          session.setMaxThinkingTokens(options.maxThinkingTokens),
+          (e) => refusal("option_not_applied", e)
+        ),
       Option.match(settings.after, {
         onNone: () => Effect.void,
         onSome: (after) => Effect.mapError(session.applyFlagSettings(after), (e) => refusal("settings_not_applied", e))
       })
     ], { concurrency: "unbounded", discard: true })
     if (prompt !== undefined) {
-      yield* session.send(prompt).pipe(Effect.mapError((e) => new ClaimRefused({ reason: "claim_failed", detail: e.message })))
+      yield* session.send(prompt).pipe(
+        Effect.mapError((e) => new ClaimRefused({ reason: "claim_failed", detail: e.message }))
+      )
     }
     const claimed: Claimed = {
       session,
@@ -227,7 +264,11 @@ const claimWith = (
     return claimed
   })
 
-const claimEnvKeys: ReadonlyArray<string> = ["CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_SESSION_ACCESS_TOKEN", "CLAUDE_CODE_HOST_SESSION_ID"]
+const claimEnvKeys: ReadonlyArray<string> = [
+  "CLAUDE_CODE_OAUTH_TOKEN",
+  "CLAUDE_CODE_SESSION_ACCESS_TOKEN",
+  "CLAUDE_CODE_HOST_SESSION_ID"
+]
 
 const envPart = (env: { readonly [key: string]: string | undefined }, claim: boolean): Record<string, string> => {
   const out: Record<string, string> = {}

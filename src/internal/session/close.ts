@@ -3,7 +3,7 @@
  *
  * @internal
  */
-import { Clock, Duration, Effect } from "effect"
+import { Clock, type Duration, Effect } from "effect"
 import * as Control from "../../schema/Control.js"
 import type { ControlChannelShape, RunState } from "../../services/ControlChannel.js"
 import type { TransportShape } from "../../services/Transport.js"
@@ -46,7 +46,8 @@ export const close = (
     // Nothing to wait for (the usual case: the CLI said `idle` after the result): close stdin now,
     // on this fiber, with no waits to fork, race and time.
     if (!interrupt && isIdle(run)) {
-      return Effect.flatMap(control.inFlight, (n) => n === 0 ? transport.endInput : settle(control, transport, false, grace))
+      return Effect.flatMap(control.inFlight, (n) =>
+        n === 0 ? transport.endInput : settle(control, transport, false, grace))
     }
     return settle(control, transport, interrupt, grace)
   })
@@ -65,7 +66,12 @@ const stopUninitialized = (transport: TransportShape, grace: Duration.Duration) 
 // The slow path: interrupt a turn still running, then wait (bounded) for idle and for running
 // callbacks. The waits are made interruptible so that their deadline can stop them; `runDetached`
 // keeps the closing fiber's own pending interruption from stopping them at once.
-const settle = (control: ControlChannelShape, transport: TransportShape, interrupt: boolean, grace: Duration.Duration) =>
+const settle = (
+  control: ControlChannelShape,
+  transport: TransportShape,
+  interrupt: boolean,
+  grace: Duration.Duration
+) =>
   Effect.gen(function*() {
     if (interrupt) {
       yield* control.request(Control.Interrupt, {}, { timeout: grace }).pipe(Effect.interruptible, Effect.ignore)

@@ -56,7 +56,12 @@ export const importLocal = (
     const root = path.join(yield* ConfigDir.resolve({ configDir: options.configDir }), "projects")
     const exists = (p: string) => fs.exists(p).pipe(Effect.orElseSucceed(() => false))
     const folders = options.dir !== undefined
-      ? [projectDirName((yield* fs.realPath(options.dir).pipe(Effect.orElseSucceed(() => path.resolve(options.dir ?? ".")))).normalize("NFC"))]
+      ? [
+        projectDirName(
+          (yield* fs.realPath(options.dir).pipe(Effect.orElseSucceed(() => path.resolve(options.dir ?? "."))))
+            .normalize("NFC")
+        )
+      ]
       : yield* fs.readDirectory(root).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
     let folder: string | undefined
     for (const name of folders) {
@@ -72,8 +77,10 @@ export const importLocal = (
     const batchSize = Math.max(1, options.batchSize ?? 500)
     const append = (subpath: string | undefined, entries: ReadonlyArray<Entry>) =>
       Effect.forEach(
-        Array.from({ length: Math.ceil(entries.length / batchSize) }, (_, i) => entries.slice(i * batchSize, (i + 1) * batchSize)),
-        (batch) => store.append({ ...ref, subpath }, batch),
+        Array.from({ length: Math.ceil(entries.length / batchSize) }, (_, i) =>
+          entries.slice(i * batchSize, (i + 1) * batchSize)),
+        (batch) =>
+          store.append({ ...ref, subpath }, batch),
         { discard: true }
       )
     const read = (file: string) =>
@@ -85,7 +92,9 @@ export const importLocal = (
     yield* append(undefined, entriesOf(yield* read(path.join(root, folder, `${sessionId}.jsonl`))))
     if (options.includeSubagents === false) return ref
     const base = path.join(root, folder, sessionId)
-    const files = yield* fs.readDirectory(base, { recursive: true }).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
+    const files = yield* fs.readDirectory(base, { recursive: true }).pipe(
+      Effect.orElseSucceed((): ReadonlyArray<string> => [])
+    )
     for (const file of files.filter((f) => f.endsWith(".jsonl")).sort()) {
       const subpath = file.slice(0, -".jsonl".length).split(path.sep).join("/")
       const meta = yield* read(path.join(base, `${subpath}.meta.json`)).pipe(Effect.option)

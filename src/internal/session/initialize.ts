@@ -161,5 +161,9 @@ export const track = <A>(
       Effect.tapError((e) => Effect.zipRight(Effect.sync(() => void (error = e)), Effect.forkDaemon(stop)))
     )
     return Effect.flatMap(Effect.cached(observed), (result) =>
-      Effect.as(Effect.forkScoped(Effect.ignore(result)), { answered: () => answered, error: () => error, result }))
+      Effect.as(Effect.forkScoped(Effect.ignore(result)), {
+        answered: () => answered,
+        error: () => error,
+        result
+      }))
   })

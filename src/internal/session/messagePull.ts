@@ -73,7 +73,9 @@ export const make = (
       return failed === undefined ? undefined : Effect.fail(Option.some(failed))
     }
     const pullFrames: Effect.Effect<Chunk.Chunk<unknown>, Option.Option<PullError>> = Effect.suspend(() =>
-      init.answered() ? rawPull : (initFailure() ?? Effect.catchAll(rawPull, (end) => initFailure() ?? Effect.fail(end)))
+      init.answered()
+        ? rawPull
+        : (initFailure() ?? Effect.catchAll(rawPull, (end) => initFailure() ?? Effect.fail(end)))
     )
 
     // Frames taken from the channel but not yet emitted: a turn's stream stops at its `result`,

@@ -180,7 +180,11 @@ export const make = (control: ControlChannelShape): ControlMethods => ({
   rewindFiles: traced.rewindFiles(function*(userMessageId, options) {
     // The CLI answers "cannot rewind" as data to a dry run but as an error to the real call:
     // asking the dry run first makes it data in both cases.
-    const check = yield* control.request(Control.RewindFiles, { user_message_id: userMessageId, dry_run: true }, options)
+    const check = yield* control.request(
+      Control.RewindFiles,
+      { user_message_id: userMessageId, dry_run: true },
+      options
+    )
     if (options?.dryRun === true || !check.canRewind) return check
     return yield* control.request(Control.RewindFiles, { user_message_id: userMessageId }, options)
   }),

@@ -68,7 +68,9 @@ export const keyOf = (
 ): { readonly ref: SessionRef; readonly subpath: string | undefined } | undefined => {
   const path = filePath.replace(/\\/g, "/")
   const root = configDir === undefined ? undefined : `${configDir.replace(/\\/g, "/").replace(/\/+$/, "")}/projects/`
-  const at = root !== undefined && path.startsWith(root) ? root.length - "/projects/".length : path.lastIndexOf("/projects/")
+  const at = root !== undefined && path.startsWith(root)
+    ? root.length - "/projects/".length
+    : path.lastIndexOf("/projects/")
   if (at < 0 || !path.endsWith(".jsonl")) return undefined
   const parts = path.slice(at + "/projects/".length, -".jsonl".length).split("/")
   const [projectKey, sessionId, ...rest] = parts
@@ -119,7 +121,9 @@ export const make = (config: MirrorConfig, emit: (messages: Array<unknown>) => E
 
   const append = (batch: Batch): Effect.Effect<void> => {
     const writes: Array<Write> = []
-    for (const [subpath, entries] of batch.writes) writes.push(subpath === undefined ? { entries } : { subpath, entries })
+    for (const [subpath, entries] of batch.writes) {
+      writes.push(subpath === undefined ? { entries } : { subpath, entries })
+    }
     return generation(batch.ref).pipe(
       Effect.flatMap((g) => config.store.appendAll(batch.ref, writes, { generation: g })),
       Effect.retry({ schedule: retry, while: (e) => e.reason === "Unavailable" }),
@@ -161,7 +165,7 @@ export const make = (config: MirrorConfig, emit: (messages: Array<unknown>) => E
     if (batch === undefined) batches.set(id, batch = { ref: key.ref, writes: new Map() })
     const list = batch.writes.get(key.subpath)
     if (list === undefined) batch.writes.set(key.subpath, kept)
-    else list.push(...kept)
+    else for (const entry of kept) list.push(entry)
     waiting += kept.length
     return config.flush === "eager" || waiting >= MAX_PENDING ? appendTaken() : undefined
   }

@@ -32,7 +32,9 @@ export const fromSessions = (open: OpenSession) =>
       const before = (yield* s.control.runState).results
       yield* s.send(prompt)
       return s.receiveResponse.pipe(
-        Stream.concat(Stream.unwrap(Effect.map(s.control.runState, (run) => run.results > before ? Stream.empty : noResult)))
+        Stream.concat(
+          Stream.unwrap(Effect.map(s.control.runState, (run) => run.results > before ? Stream.empty : noResult))
+        )
       )
     }
     // One turn per prompt: the CLI merges prompts that arrive while a turn runs into that turn,
@@ -74,4 +76,3 @@ export const requireResult = <E, R>(self: Stream.Stream<Message.Message, E, R>) 
       Stream.concat(Stream.suspend(() => sawResult ? Stream.empty : noResult))
     )
   })
-

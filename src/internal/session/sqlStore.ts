@@ -86,8 +86,7 @@ export const make = (
         cause
       })
     const rows = <A, I>(schema: Schema.Schema<A, I>) => Schema.decodeUnknown(Schema.Array(schema))
-    const where = (ref: SessionRef) =>
-      sql`project_key = ${ref.projectKey} AND session_id = ${ref.sessionId}`
+    const where = (ref: SessionRef) => sql`project_key = ${ref.projectKey} AND session_id = ${ref.sessionId}`
 
     // The session's row, created if missing and, on PostgreSQL, locked for the transaction.
     const lockSession = (ref: SessionRef) =>
@@ -120,9 +119,10 @@ export const make = (
         }
         const kept = Store.fresh(batch, seen)
         if (kept.length === 0) return kept
-        const [last] = yield* sql`SELECT MAX(seq) AS seq FROM ${entries} WHERE ${where(ref)} AND subpath = ${subpath}`.pipe(
-          Effect.flatMap(rows(SeqRow))
-        )
+        const [last] = yield* sql`SELECT MAX(seq) AS seq FROM ${entries} WHERE ${where(ref)} AND subpath = ${subpath}`
+          .pipe(
+            Effect.flatMap(rows(SeqRow))
+          )
         const first = (last?.seq ?? 0) + 1
         const values = kept.map((entry, i) => ({
           project_key: ref.projectKey,
@@ -194,7 +194,10 @@ export const make = (
         ),
       listSummaries,
       listSessions: (projectKey) =>
-        Effect.map(listSummaries(projectKey), (found) => found.map((s) => ({ sessionId: s.sessionId, mtime: s.mtime }))),
+        Effect.map(
+          listSummaries(projectKey),
+          (found) => found.map((s) => ({ sessionId: s.sessionId, mtime: s.mtime }))
+        ),
       listSubkeys: (ref) =>
         Effect.zipRight(
           Store.checkKey("listSubkeys", ref),

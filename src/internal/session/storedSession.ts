@@ -56,7 +56,10 @@ export const projectKeyOf = (cwd: string): Effect.Effect<string> =>
 const sourceDirs = (env: Readonly<Record<string, string | undefined>>) => {
   const home = env.HOME ?? env.USERPROFILE ?? Os.homedir()
   const configDir = env.CLAUDE_CONFIG_DIR ?? NodePath.join(home, ".claude")
-  return { configDir, globalState: env.CLAUDE_CONFIG_DIR === undefined ? NodePath.join(home, ".claude.json") : undefined }
+  return {
+    configDir,
+    globalState: env.CLAUDE_CONFIG_DIR === undefined ? NodePath.join(home, ".claude.json") : undefined
+  }
 }
 
 const jsonl = (entries: ReadonlyArray<Entry>): string => entries.map((e) => JSON.stringify(e)).join("\n") + "\n"
@@ -91,7 +94,10 @@ export const materialize = (
     if (Option.isNone(main)) return Option.none()
     const subkeys = yield* store.listSubkeys(ref)
     const subagents = yield* Effect.forEach(subkeys, (subpath) =>
-      Effect.map(store.load({ ...ref, subpath }), (entries) => ({ subpath, entries: Option.getOrElse(entries, () => []) })))
+      Effect.map(
+        store.load({ ...ref, subpath }),
+        (entries) => ({ subpath, entries: Option.getOrElse(entries, () => []) })
+      ))
     const dir = yield* Effect.acquireRelease(
       io("load", ref.sessionId, () => Fs.mkdtemp(NodePath.join(Os.tmpdir(), "claude-store-"))),
       (dir) => Effect.promise(() => Fs.rm(dir, { recursive: true, force: true }))
@@ -160,7 +166,9 @@ export const prepare = <R>(
       if (Option.isSome(loaded)) {
         next = { ...next, env: { ...next.env, CLAUDE_CONFIG_DIR: loaded.value } }
       } else if (options.resumeMissing === "new") {
-        yield* Effect.logInfo(`effect-claude-agent: session ${sessionId} is not in the store; starting a new conversation`)
+        yield* Effect.logInfo(
+          `effect-claude-agent: session ${sessionId} is not in the store; starting a new conversation`
+        )
         const { forkSession: _f, resume: _r, resumeDropsTurn: _d, resumeSessionAt: _a, ...rest } = next
         next = rest
       } else {

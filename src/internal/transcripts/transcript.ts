@@ -353,8 +353,7 @@ export const info = (
 }
 
 /** The working directory a transcript was written in (for matching long, hashed project names). */
-export const cwdOf = (lite: Lite): string | undefined =>
-  relocatedCwdOf(lite.tail) ?? findFirst(lite.head, (e) => e.cwd)
+export const cwdOf = (lite: Lite): string | undefined => relocatedCwdOf(lite.tail) ?? findFirst(lite.head, (e) => e.cwd)
 
 /** Title text as the CLI stores it: one line, no control characters, at most 200 code points. */
 export const cleanTitle = (s: string): string =>
@@ -416,7 +415,8 @@ export const chain = (entries: ReadonlyArray<Node>): ReadonlyArray<Node> => {
   })
   relinkPreserved(byUuid)
   const nodes = [...byUuid.values()]
-  const parentOf = (e: Node): Node | undefined => typeof e.parentUuid === "string" ? byUuid.get(e.parentUuid) : undefined
+  const parentOf = (e: Node): Node | undefined =>
+    typeof e.parentUuid === "string" ? byUuid.get(e.parentUuid) : undefined
   const continued = new Set<string>()
   for (const e of nodes) if (typeof e.parentUuid === "string" && onMainThread(e)) continued.add(e.parentUuid)
   const leaves = nodes.filter((e) => onMainThread(e) && !continued.has(e.uuid))
@@ -553,7 +553,8 @@ const withSiblings = (
       results.push(e)
     }
   }
-  const sameThread = (a: Node, b: Node) => (a.isSidechain ?? false) === (b.isSidechain ?? false) && a.agentId === b.agentId
+  const sameThread = (a: Node, b: Node) =>
+    (a.isSidechain ?? false) === (b.isSidechain ?? false) && a.agentId === b.agentId
   const children = new Map<string, Array<Node>>()
   const link = (parent: string, child: Node) => {
     const list = children.get(parent)

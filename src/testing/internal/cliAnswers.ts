@@ -20,7 +20,8 @@ export const controlFailure = (error: string, errorCode?: string): ControlFailur
 })
 
 /** @internal */
-export const isControlFailure = (u: unknown): u is ControlFailure => Predicate.isRecord(u) && u._tag === "ControlFailure"
+export const isControlFailure = (u: unknown): u is ControlFailure =>
+  Predicate.isRecord(u) && u._tag === "ControlFailure"
 
 /**
  * What the CLI writes for one control request: the encoded `response` (`undefined`: no
@@ -100,14 +101,22 @@ const encodeReply = <R extends Control.Request.Any>(descriptor: R) => {
  */
 export const typed = <R extends Control.Request.Any>(
   descriptor: R,
-  handler: (payload: Control.Request.Payload<R>, context: AnswerContext) => Effect.Effect<Control.Request.Success<R> | ControlFailure>
+  handler: (
+    payload: Control.Request.Payload<R>,
+    context: AnswerContext
+  ) => Effect.Effect<Control.Request.Success<R> | ControlFailure>
 ): Answer => {
   const encode = encodeReply(descriptor)
   return entry(descriptor, (payload, context) => Effect.flatMap(handler(payload, context), encode))
 }
 
 const initializeResponse = (payload: Control.InitializePayload, pid: number) => ({
-  commands: [{ name: "compact", description: "Clear conversation history but keep a summary", argumentHint: "", builtin: true }],
+  commands: [{
+    name: "compact",
+    description: "Clear conversation history but keep a summary",
+    argumentHint: "",
+    builtin: true
+  }],
   agents: [{ name: "general-purpose", description: "General-purpose agent" }],
   output_style: "default",
   available_output_styles: ["default"],
@@ -161,7 +170,9 @@ const setServers = (servers: ReadonlyArray<string>, state: DefaultState): Contro
 const updateSettings = (payload: Control.Request.Payload<typeof Control.UpdateSettings>): Reply => {
   const allowed = payload.source === "localSettings" ? "outputStyle" : "effortLevel"
   const refused = Object.keys(payload.settings).filter((key) => key !== allowed)
-  return refused.length > 0 ? Either.left(controlFailure(`update_settings keys not allowed: ${refused.join(", ")}`)) : Either.right({})
+  return refused.length > 0
+    ? Either.left(controlFailure(`update_settings keys not allowed: ${refused.join(", ")}`))
+    : Either.right({})
 }
 
 const none = Effect.succeed(undefined)
@@ -219,7 +230,10 @@ export const defaultAnswers: ReadonlyArray<Answer> = [
   entry(Control.StopTask, () => Effect.succeed(Either.right({}))),
   typed(Control.McpReconnect, () => Effect.succeed(controlFailure("SDK servers should be handled in print.ts"))),
   typed(Control.McpToggle, () => none),
-  typed(Control.McpSetServers, (payload, { state }) => Effect.sync(() => setServers(Object.keys(payload.servers), state))),
+  typed(
+    Control.McpSetServers,
+    (payload, { state }) => Effect.sync(() => setServers(Object.keys(payload.servers), state))
+  ),
   typed(Control.McpServerMessage, () => none),
   // The CLI checks the scheme first; the fake has no server of its own to read from.
   typed(Control.McpReadResource, (payload) =>
@@ -237,11 +251,20 @@ export const defaultAnswers: ReadonlyArray<Answer> = [
   typed(Control.ApplyFlagSettings, () => none),
   typed(Control.ClaimSession, claimSession),
   entry(Control.UpdateSettings, (payload) => Effect.succeed(updateSettings(payload))),
-  typed(Control.ReloadPlugins, () => Effect.succeed({ commands: [], agents: [], plugins: [], mcpServers: [], error_count: 0 })),
+  typed(
+    Control.ReloadPlugins,
+    () => Effect.succeed({ commands: [], agents: [], plugins: [], mcpServers: [], error_count: 0 })
+  ),
   typed(Control.ReloadSkills, () => Effect.succeed({ skills: [] })),
-  typed(Control.ReloadOutputStyles, () => Effect.succeed({ available_output_styles: ["default", "Explanatory", "Learning"] })),
+  typed(
+    Control.ReloadOutputStyles,
+    () => Effect.succeed({ available_output_styles: ["default", "Explanatory", "Learning"] })
+  ),
   // No foreground task runs in the fake: the CLI sends an empty reply, or `false` for a given tool use.
-  typed(Control.BackgroundTasks, (payload) => Effect.succeed(payload.tool_use_id === undefined ? {} : { backgrounded: false }))
+  typed(
+    Control.BackgroundTasks,
+    (payload) => Effect.succeed(payload.tool_use_id === undefined ? {} : { backgrounded: false })
+  )
 ]
 
 /**

@@ -5,7 +5,21 @@
 import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Fiber, Layer, Metric, Option, Queue, Ref, Schedule, Stream, TestClock, Tracer } from "effect"
+import {
+  Deferred,
+  Duration,
+  Effect,
+  Fiber,
+  Layer,
+  Metric,
+  Option,
+  Queue,
+  Ref,
+  Schedule,
+  Stream,
+  TestClock,
+  type Tracer
+} from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -54,11 +68,19 @@ describe("AgentAdmin", () => {
         yield* Effect.either(turn("c2", "fail", "t3"))
 
         const listed = yield* admin.list()
-        expect(listed.map((c) => [c.conversationId, c.turnCount, c.state])).toEqual([["c2", 1, "idle"], ["c1", 2, "idle"]])
+        expect(listed.map((c) => [c.conversationId, c.turnCount, c.state])).toEqual([["c2", 1, "idle"], [
+          "c1",
+          2,
+          "idle"
+        ]])
         expect(listed.every((c) => c.runner !== null && c.shardId.startsWith("default:"))).toBe(true)
 
         const c1 = Option.getOrThrow(yield* admin.inspect("c1"))
-        expect(c1.turns.map((t) => [t.turnId, t.status, t.lastError])).toEqual([["t1", "completed", null], ["t2", "completed", null]])
+        expect(c1.turns.map((t) => [t.turnId, t.status, t.lastError])).toEqual([["t1", "completed", null], [
+          "t2",
+          "completed",
+          null
+        ]])
         expect(c1.turns.every((t) => t.endedAt !== null && t.endedAt >= t.startedAt)).toBe(true)
         expect(c1.state).toBe("idle")
         expect(c1.live?.running).toBe(true)
@@ -195,11 +217,18 @@ describe("AgentAdmin", () => {
             Effect.flatMap((n) =>
               n === 2
                 ? Effect.fail(new AgentAdmin.AdminError({ reason: "SqlError", message: "database gone" }))
-                : Effect.succeed({ turns: policy.finishedTurns === undefined ? 0 : n, messages: 0, replies: 0, transcripts: 0 })
+                : Effect.succeed({
+                  turns: policy.finishedTurns === undefined ? 0 : n,
+                  messages: 0,
+                  replies: 0,
+                  transcripts: 0
+                })
             )
           )
       })
-      yield* Layer.build(AgentAdmin.layerRetention({ finishedTurns: "7 days", interval: "10 minutes" }).pipe(Layer.provide(fake)))
+      yield* Layer.build(
+        AgentAdmin.layerRetention({ finishedTurns: "7 days", interval: "10 minutes" }).pipe(Layer.provide(fake))
+      )
       yield* TestClock.adjust("1 millis")
       expect(yield* Ref.get(rounds)).toBe(1)
       yield* TestClock.adjust("9 minutes")
@@ -269,10 +298,11 @@ describe("AgentAdmin", () => {
         const before = (yield* queued).value
         // The turns reach the runner through the database: watch the gauge until it gets there.
         const reaches = (value: number) =>
-          Effect.repeat(queued, { schedule: Schedule.spaced("10 millis"), until: (state) => state.value === value }).pipe(
-            Effect.timeout("10 seconds"),
-            Effect.zipRight(queued)
-          )
+          Effect.repeat(queued, { schedule: Schedule.spaced("10 millis"), until: (state) => state.value === value })
+            .pipe(
+              Effect.timeout("10 seconds"),
+              Effect.zipRight(queued)
+            )
         const first = yield* Effect.fork(turn("c1", "wait", "t1"))
         yield* Queue.take(started)
         expect(yield* Queue.take(started)).toBe("wait")

@@ -11,49 +11,50 @@ import { Message, Permission } from "effect-claude-agent"
 import { AgentCluster, AgentEntity, AgentMetrics } from "effect-claude-agent/cluster"
 import { FakeCli } from "effect-claude-agent/testing"
 
-const setupWith = (entity: Pick<AgentEntity.LayerOptions, "askClient">) => Effect.gen(function*() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-cluster-"))
-  yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
-  const turns = yield* Queue.unbounded<string>()
-  const release = yield* Deferred.make<void>()
-  const crash = yield* Deferred.make<void>()
-  let crashes = 0
-  // Each turn is reported; "wait" turns emit one message, then wait for `release`; the first
-  // "crash" turn emits one message, then its CLI ends on `crash` (as one stopped with its runner);
-  // "tool" turns ask permission to run Bash first.
-  const agent = FakeCli.layerClaudeAgent({
-    onUserMessage: (message, cli) =>
-      Effect.gen(function*() {
-        const prompt = FakeCli.userText(message)
-        yield* Queue.offer(turns, prompt)
-        yield* cli.emit(FakeCli.frames.systemInit())
-        if (prompt === "wait") yield* Deferred.await(release)
-        if (prompt === "tool") {
-          yield* cli.requestRaw({
-            subtype: "can_use_tool",
-            tool_name: "Bash",
-            input: { command: "ls" },
-            tool_use_id: "toolu_1",
-            permission_suggestions: []
-          })
-        }
-        if (prompt === "crash" && crashes++ === 0) {
-          yield* Deferred.await(crash)
-          return yield* cli.exit({ signal: "SIGTERM" })
-        }
-        yield* cli.emit(FakeCli.frames.assistantText(`echo: ${prompt}`))
-        yield* cli.emit(FakeCli.frames.result(`echo: ${prompt}`))
-      })
+const setupWith = (entity: Pick<AgentEntity.LayerOptions, "askClient">) =>
+  Effect.gen(function*() {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-cluster-"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+    const turns = yield* Queue.unbounded<string>()
+    const release = yield* Deferred.make<void>()
+    const crash = yield* Deferred.make<void>()
+    let crashes = 0
+    // Each turn is reported; "wait" turns emit one message, then wait for `release`; the first
+    // "crash" turn emits one message, then its CLI ends on `crash` (as one stopped with its runner);
+    // "tool" turns ask permission to run Bash first.
+    const agent = FakeCli.layerClaudeAgent({
+      onUserMessage: (message, cli) =>
+        Effect.gen(function*() {
+          const prompt = FakeCli.userText(message)
+          yield* Queue.offer(turns, prompt)
+          yield* cli.emit(FakeCli.frames.systemInit())
+          if (prompt === "wait") yield* Deferred.await(release)
+          if (prompt === "tool") {
+            yield* cli.requestRaw({
+              subtype: "can_use_tool",
+              tool_name: "Bash",
+              input: { command: "ls" },
+              tool_use_id: "toolu_1",
+              permission_suggestions: []
+            })
+          }
+          if (prompt === "crash" && crashes++ === 0) {
+            yield* Deferred.await(crash)
+            return yield* cli.exit({ signal: "SIGTERM" })
+          }
+          yield* cli.emit(FakeCli.frames.assistantText(`echo: ${prompt}`))
+          yield* cli.emit(FakeCli.frames.result(`echo: ${prompt}`))
+        })
+    })
+    const cluster = AgentCluster.layerSqlite({
+      ...entity,
+      filename: path.join(dir, "cluster.db"),
+      orphanGuard: false, // the fake CLI's pid is made up
+      options: { cwd: dir, env: { CLAUDE_CONFIG_DIR: path.join(dir, "config") } },
+      shardingConfig: { entityMessagePollInterval: 200, entityTerminationTimeout: 500, shardLockExpiration: 2000 }
+    }).pipe(Layer.provide(agent), Layer.provideMerge(NodeContext.layer))
+    return { cluster, turns, release, crash }
   })
-  const cluster = AgentCluster.layerSqlite({
-    ...entity,
-    filename: path.join(dir, "cluster.db"),
-    orphanGuard: false, // the fake CLI's pid is made up
-    options: { cwd: dir, env: { CLAUDE_CONFIG_DIR: path.join(dir, "config") } },
-    shardingConfig: { entityMessagePollInterval: 200, entityTerminationTimeout: 500, shardLockExpiration: 2000 }
-  }).pipe(Layer.provide(agent), Layer.provideMerge(NodeContext.layer))
-  return { cluster, turns, release, crash }
-})
 
 const setup = setupWith({})
 
@@ -65,7 +66,12 @@ const takeovers = (reason: string) =>
         pair.metricKey.name === "claude_agent_cluster_turn_takeovers" &&
         pair.metricKey.tags.some((tag) => tag.key === "reason" && tag.value === reason)
       )
-      .reduce((sum, pair) => sum + ("count" in pair.metricState && typeof pair.metricState.count === "number" ? pair.metricState.count : 0), 0))
+      .reduce(
+        (sum, pair) =>
+          sum +
+          ("count" in pair.metricState && typeof pair.metricState.count === "number" ? pair.metricState.count : 0),
+        0
+      ))
 
 const types = (messages: Chunk.Chunk<Message.Message>) => Chunk.toArray(messages).map((m) => m.type)
 
@@ -141,7 +147,11 @@ describe("AgentCluster.layerSqlite: graceful stop", () => {
         // The client had read the first attempt's first message: the new attempt is marked.
         const read = Chunk.toArray(rerun.right)
         expect(read.filter(AgentEntity.isRetry)).toHaveLength(1)
-        expect(read.slice(read.findIndex(AgentEntity.isRetry) + 1).map((m) => m.type)).toEqual(["system", "assistant", "result"])
+        expect(read.slice(read.findIndex(AgentEntity.isRetry) + 1).map((m) => m.type)).toEqual([
+          "system",
+          "assistant",
+          "result"
+        ])
       }
       expect(Chunk.toArray(yield* Queue.takeAll(turns))).toEqual(["wait"])
       // Counted as a takeover run again, with the time it went without a runner.
@@ -257,13 +267,23 @@ describe("AgentCluster.layerSqlite: graceful stop", () => {
       )
       const scope = yield* Scope.make()
       const context = yield* Layer.buildWithScope(cluster, scope)
-      yield* AgentEntity.send("c9", "tool", { turnId: "t1" }).pipe(Stream.runDrain, Effect.provide(context), Effect.fork)
+      yield* AgentEntity.send("c9", "tool", { turnId: "t1" }).pipe(
+        Stream.runDrain,
+        Effect.provide(context),
+        Effect.fork
+      )
       expect((yield* Effect.provide(pending, context)).pendingPermissions.map((p) => p.toolName)).toEqual(["Bash"])
       yield* Scope.close(scope, Exit.void)
       yield* Effect.gen(function*() {
         const waiting = yield* pending
-        const answered = yield* Effect.flatMap(conversation, (c) =>
-          c.AnswerPermission({ toolUseId: waiting.pendingPermissions[0]?.toolUseId ?? "", result: Permission.allow() }))
+        const answered = yield* Effect.flatMap(
+          conversation,
+          (c) =>
+            c.AnswerPermission({
+              toolUseId: waiting.pendingPermissions[0]?.toolUseId ?? "",
+              result: Permission.allow()
+            })
+        )
         expect(answered).toBe(true)
         const read = yield* Stream.runCollect(AgentEntity.send("c9", "tool", { turnId: "t1" }))
         expect(Chunk.toArray(read).filter(Message.isResult).map((r) => ("result" in r ? r.result : r.subtype)))

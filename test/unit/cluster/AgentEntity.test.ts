@@ -4,7 +4,23 @@
 import { Entity, ShardingConfig, TestRunner } from "@effect/cluster"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Clock, Context, Deferred, Effect, Either, Exit, Fiber, Layer, Metric, Option, Queue, Schema, Scope, Stream } from "effect"
+import {
+  Chunk,
+  Clock,
+  Context,
+  Deferred,
+  Effect,
+  Either,
+  Exit,
+  Fiber,
+  Layer,
+  Metric,
+  Option,
+  Queue,
+  Schema,
+  Scope,
+  Stream
+} from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -38,68 +54,74 @@ const fakeAgent = (dirs: { readonly configDir: string; readonly cwd: string }) =
     const started = yield* Queue.unbounded<string>()
     const controls = yield* Queue.unbounded<string>()
     const permissionAnswers = yield* Queue.unbounded<unknown>()
-    const agent = ClaudeAgent.make({ transport: Layer.scoped(Transport.Transport, Effect.flatMap(SessionServices.SessionLaunch, ({ options }) =>
-      Effect.gen(function*() {
-        launched.push({
-          sessionId: options.sessionId,
-          resume: options.resume,
-          model: options.model,
-          permissionMode: options.permissionMode
-        })
-        if (options.model === "dying-model") return yield* Effect.die("the fake CLI cannot start")
-        const id = options.sessionId ?? options.resume ?? "none"
-        const file = transcriptFile(dirs.configDir, dirs.cwd, id)
-        if (options.resume !== undefined && !fs.existsSync(file)) {
-          return yield* Effect.die(`resume of ${id}: no transcript at ${file}`)
-        }
-        const interrupted = yield* Deferred.make<void>()
-        const { transport } = yield* FakeCli.make({
-          onControlRequest: (request) =>
-            Effect.gen(function*() {
-              yield* Queue.offer(controls, request.subtype)
-              if (request.subtype === "interrupt") yield* Deferred.succeed(interrupted, undefined)
-              if (request.subtype === "set_model" && request.model === "refused-model") {
-                return Option.some(FakeCli.controlFailure("unknown model refused-model", "invalid_model"))
-              }
-              return Option.none()
-            }),
-          onUserMessage: (message, cli) =>
-            Effect.gen(function*() {
-              const prompt = FakeCli.userText(message)
-              const history = lines(file).length
-              yield* Queue.offer(started, prompt)
-              yield* cli.emit(FakeCli.frames.systemInit({ model: options.model ?? "claude-fake-1" }))
-              if (prompt.startsWith("crash")) {
-                yield* cli.stderr("fatal: the fake CLI crashed")
-                return yield* cli.exit({ exitCode: 1 })
-              }
-              if (prompt.startsWith("slow")) {
-                yield* cli.emit(FakeCli.frames.assistantText("working"))
-                yield* Deferred.await(interrupted)
-                return yield* cli.emit(FakeCli.frames.result("interrupted", { isError: true, subtype: "error_during_execution" }))
-              }
-              if (prompt.startsWith("tool")) {
-                const answer = yield* cli.requestRaw({
-                  subtype: "can_use_tool",
-                  tool_name: "Bash",
-                  input: { command: "ls" },
-                  tool_use_id: "toolu_1",
-                  permission_suggestions: []
-                })
-                yield* Queue.offer(permissionAnswers, answer)
-              }
-              const reply = `echo: ${prompt} (after ${history} turns)`
-              const assistant = FakeCli.frames.assistantText(reply)
-              // As the CLI does: the turn is in the transcript before its result is reported.
-              fs.mkdirSync(path.dirname(file), { recursive: true })
-              fs.appendFileSync(file, `${JSON.stringify({ prompt, uuid: assistant.uuid })}\n`)
-              yield* cli.emit(assistant)
-              yield* cli.emit(FakeCli.frames.result(reply))
+    const agent = ClaudeAgent.make({
+      transport: Layer.scoped(
+        Transport.Transport,
+        Effect.flatMap(SessionServices.SessionLaunch, ({ options }) =>
+          Effect.gen(function*() {
+            launched.push({
+              sessionId: options.sessionId,
+              resume: options.resume,
+              model: options.model,
+              permissionMode: options.permissionMode
             })
-        })
-        return transport
-      })
-    )) })
+            if (options.model === "dying-model") return yield* Effect.die("the fake CLI cannot start")
+            const id = options.sessionId ?? options.resume ?? "none"
+            const file = transcriptFile(dirs.configDir, dirs.cwd, id)
+            if (options.resume !== undefined && !fs.existsSync(file)) {
+              return yield* Effect.die(`resume of ${id}: no transcript at ${file}`)
+            }
+            const interrupted = yield* Deferred.make<void>()
+            const { transport } = yield* FakeCli.make({
+              onControlRequest: (request) =>
+                Effect.gen(function*() {
+                  yield* Queue.offer(controls, request.subtype)
+                  if (request.subtype === "interrupt") yield* Deferred.succeed(interrupted, undefined)
+                  if (request.subtype === "set_model" && request.model === "refused-model") {
+                    return Option.some(FakeCli.controlFailure("unknown model refused-model", "invalid_model"))
+                  }
+                  return Option.none()
+                }),
+              onUserMessage: (message, cli) =>
+                Effect.gen(function*() {
+                  const prompt = FakeCli.userText(message)
+                  const history = lines(file).length
+                  yield* Queue.offer(started, prompt)
+                  yield* cli.emit(FakeCli.frames.systemInit({ model: options.model ?? "claude-fake-1" }))
+                  if (prompt.startsWith("crash")) {
+                    yield* cli.stderr("fatal: the fake CLI crashed")
+                    return yield* cli.exit({ exitCode: 1 })
+                  }
+                  if (prompt.startsWith("slow")) {
+                    yield* cli.emit(FakeCli.frames.assistantText("working"))
+                    yield* Deferred.await(interrupted)
+                    return yield* cli.emit(
+                      FakeCli.frames.result("interrupted", { isError: true, subtype: "error_during_execution" })
+                    )
+                  }
+                  if (prompt.startsWith("tool")) {
+                    const answer = yield* cli.requestRaw({
+                      subtype: "can_use_tool",
+                      tool_name: "Bash",
+                      input: { command: "ls" },
+                      tool_use_id: "toolu_1",
+                      permission_suggestions: []
+                    })
+                    yield* Queue.offer(permissionAnswers, answer)
+                  }
+                  const reply = `echo: ${prompt} (after ${history} turns)`
+                  const assistant = FakeCli.frames.assistantText(reply)
+                  // As the CLI does: the turn is in the transcript before its result is reported.
+                  fs.mkdirSync(path.dirname(file), { recursive: true })
+                  fs.appendFileSync(file, `${JSON.stringify({ prompt, uuid: assistant.uuid })}\n`)
+                  yield* cli.emit(assistant)
+                  yield* cli.emit(FakeCli.frames.result(reply))
+                })
+            })
+            return transport
+          }))
+      )
+    })
     return { agent, launched, started, controls, permissionAnswers }
   })
 
@@ -188,7 +210,9 @@ describe("AgentEntity", () => {
         save: (sessionId, transcript) =>
           transcript === ""
             ? memory.save(sessionId, transcript)
-            : Effect.fail(new TranscriptStore.TranscriptStoreError({ operation: "save", sessionId, detail: "disk full" }))
+            : Effect.fail(
+              new TranscriptStore.TranscriptStoreError({ operation: "save", sessionId, detail: "disk full" })
+            )
       })
       const Entity = AgentEntity.layer({ options: { cwd: dirs.cwd, env: { CLAUDE_CONFIG_DIR: dirs.configDir } } }).pipe(
         Layer.provide(Layer.succeed(ClaudeAgent.ClaudeAgent, fake.agent)),
@@ -211,7 +235,10 @@ describe("AgentEntity", () => {
       const { dirs, fake } = yield* setup
       const storeLayer = yield* Layer.build(TranscriptStore.layerMemory)
       const store = Layer.succeedContext(storeLayer)
-      const sessionId = AgentEntity.sessionIdFor("user-4", Context.get(storeLayer, TranscriptStore.TranscriptStore).namespace)
+      const sessionId = AgentEntity.sessionIdFor(
+        "user-4",
+        Context.get(storeLayer, TranscriptStore.TranscriptStore).namespace
+      )
       const file = transcriptFile(dirs.configDir, dirs.cwd, sessionId)
       const stored = Effect.flatMap(TranscriptStore.TranscriptStore, (s) => s.load(sessionId)).pipe(
         Effect.provide(storeLayer)
@@ -247,7 +274,10 @@ describe("AgentEntity", () => {
       const { dirs, fake } = yield* setup
       const storeLayer = yield* Layer.build(TranscriptStore.layerMemory)
       const store = Layer.succeedContext(storeLayer)
-      const sessionId = AgentEntity.sessionIdFor("user-5", Context.get(storeLayer, TranscriptStore.TranscriptStore).namespace)
+      const sessionId = AgentEntity.sessionIdFor(
+        "user-5",
+        Context.get(storeLayer, TranscriptStore.TranscriptStore).namespace
+      )
       const file = transcriptFile(dirs.configDir, dirs.cwd, sessionId)
 
       const first = yield* instance(fake, dirs, store)
@@ -300,7 +330,9 @@ describe("AgentEntity", () => {
       yield* store.remove(sessionId)
       expect(lines(transcriptFile(dirs.configDir, dirs.cwd, sessionId))).toHaveLength(1)
       const second = yield* instance(fake, dirs, Layer.succeedContext(storeLayer))
-      const messages = yield* Stream.runCollect((yield* second.makeClient("user-gone")).Send({ turnId: "t2", prompt: "again" }))
+      const messages = yield* Stream.runCollect(
+        (yield* second.makeClient("user-gone")).Send({ turnId: "t2", prompt: "again" })
+      )
       expect(texts(messages)).toEqual(["echo: again (after 0 turns)"])
       expect(fake.launched.map((l) => l.resume)).toEqual([undefined, undefined])
     }))
@@ -332,7 +364,12 @@ describe("AgentEntity", () => {
       const messages = yield* Fiber.join(turn)
       const result = Chunk.toArray(messages).find(Message.isResult)
       expect(result?.subtype).toBe("error_during_execution")
-      expect(yield* conversation.Status()).toMatchObject({ busy: false, turnId: null, turns: 1, permissionMode: "acceptEdits" })
+      expect(yield* conversation.Status()).toMatchObject({
+        busy: false,
+        turnId: null,
+        turns: 1,
+        permissionMode: "acceptEdits"
+      })
       expect(yield* conversation.Interrupt()).toEqual({ interrupted: false })
     }))
 
@@ -370,7 +407,9 @@ describe("AgentEntity", () => {
         input: { command: "ls" }
       })])
       expect(yield* conversation.AnswerPermission({ toolUseId: "toolu_9", result: { behavior: "allow" } })).toBe(false)
-      expect(yield* conversation.AnswerPermission({ toolUseId: "toolu_1", result: { behavior: "deny", message: "not now" } }))
+      expect(
+        yield* conversation.AnswerPermission({ toolUseId: "toolu_1", result: { behavior: "deny", message: "not now" } })
+      )
         .toBe(true)
       const answer = yield* Queue.take(fake.permissionAnswers)
       expect(answer).toMatchObject({ subtype: "success", response: { behavior: "deny", message: "not now" } })
@@ -433,7 +472,11 @@ describe("AgentEntity", () => {
   it("every failure of the RPCs survives JSON as its own class", () => {
     const wire = Schema.parseJson(AgentEntity.AgentFailure)
     const failures = [
-      new SdkError.ProcessError({ exitCode: 1, stderrTail: "boom", lastErrorResult: { type: "result", is_error: true } }),
+      new SdkError.ProcessError({
+        exitCode: 1,
+        stderrTail: "boom",
+        lastErrorResult: { type: "result", is_error: true }
+      }),
       new SdkError.CLIConnectionError({ reason: "WriteFailed", description: "EPIPE", cause: new Error("EPIPE") }),
       new SdkError.SessionClosedError({ reason: "ScopeClosed" }),
       new SdkError.CLIEndedError({ reason: "NoResult" }),
@@ -463,7 +506,9 @@ describe("AgentEntity", () => {
         session: (options) =>
           fake.agent.session(options).pipe(
             Effect.tap(() =>
-              Effect.addFinalizer(() => Effect.sync(() => Deferred.unsafeDone(closed, Exit.succeed(`after ${turnsDone}`))))
+              Effect.addFinalizer(() =>
+                Effect.sync(() => Deferred.unsafeDone(closed, Exit.succeed(`after ${turnsDone}`)))
+              )
             )
           )
       }
@@ -549,7 +594,9 @@ describe("AgentEntity: turn deadlines", () => {
         yield* Fiber.join(slow)
         expect(reason(yield* Fiber.join(queued))).toBe("TurnExpiredError")
 
-        const inTime = yield* AgentEntity.send("user-deadline", "in time", { deadline: "1 minute" }).pipe(Stream.runCollect)
+        const inTime = yield* AgentEntity.send("user-deadline", "in time", { deadline: "1 minute" }).pipe(
+          Stream.runCollect
+        )
         expect(texts(inTime)).toEqual(["echo: in time (after 0 turns)"])
         expect(Chunk.toArray(yield* Queue.takeAll(fake.started))).toEqual(["slow work", "in time"])
       }).pipe(Effect.provide(Entity.pipe(Layer.provideMerge(TestRunner.layer))), Effect.withClock(time.clock))

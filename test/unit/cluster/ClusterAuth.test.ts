@@ -88,12 +88,13 @@ const runnerSetup = Effect.gen(function*() {
   const sql = yield* Layer.build(SqliteClient.layer({ filename: path.join(dir, "cluster.db") }))
   const port = yield* freePort
   const runner = yield* Layer.build(
-    AgentEntity.layer({ askClient: true, options: { cwd: dir, env: { CLAUDE_CONFIG_DIR: path.join(dir, "config") } } }).pipe(
-      Layer.provide([agent, TranscriptStore.layerMemory, NodeContext.layer]),
-      Layer.provideMerge(AgentCluster.layerSocketRunner({ host: "127.0.0.1", port, shardingConfig: timings })),
-      Layer.provide(Layer.succeedContext(sql)),
-      Layer.provide(withSecret(secret))
-    )
+    AgentEntity.layer({ askClient: true, options: { cwd: dir, env: { CLAUDE_CONFIG_DIR: path.join(dir, "config") } } })
+      .pipe(
+        Layer.provide([agent, TranscriptStore.layerMemory, NodeContext.layer]),
+        Layer.provideMerge(AgentCluster.layerSocketRunner({ host: "127.0.0.1", port, shardingConfig: timings })),
+        Layer.provide(Layer.succeedContext(sql)),
+        Layer.provide(withSecret(secret))
+      )
   )
   const client = yield* Layer.build(
     AgentCluster.layerSocketClient({ shardingConfig: timings }).pipe(
@@ -103,7 +104,6 @@ const runnerSetup = Effect.gen(function*() {
   )
   return { port, turns, runner, client }
 })
-
 
 describe("AgentCluster socket layout: peers authenticate", () => {
   it.scopedLive("rogue peers (no key, wrong key, replayed handshake) get nothing; the cluster's own node works", () =>
@@ -125,7 +125,8 @@ describe("AgentCluster socket layout: peers authenticate", () => {
       // The harness itself reaches the entity when the handshake is right.
       const right = yield* rogue(Effect.flatMap(connect(port), (conn) =>
         Effect.as(
-          Effect.mapError(PeerAuth.prove(conn, key(secret), "runner"), (cause) => new Socket.SocketGenericError({ reason: "Open", cause })),
+          Effect.mapError(PeerAuth.prove(conn, key(secret), "runner"), (cause) =>
+            new Socket.SocketGenericError({ reason: "Open", cause })),
           conn
         )))
       const control = yield* attack(right, sharding, "c2", "control")
@@ -146,8 +147,14 @@ describe("AgentCluster socket layout: peers authenticate", () => {
 
       const before = { all: yield* refused(), badProof: yield* refused("bad-proof") }
       const noKey = yield* rogue(connect(port))
-      const wrongKey = yield* rogue(openWith(port, (hello) =>
-        Handshake.respond(Redacted.value(key(randomBytes(32).toString("base64"))), hello.subarray(4), Handshake.nonce())))
+      const wrongKey = yield* rogue(
+        openWith(port, (hello) =>
+          Handshake.respond(
+            Redacted.value(key(randomBytes(32).toString("base64"))),
+            hello.subarray(4),
+            Handshake.nonce()
+          ))
+      )
       const replay = yield* rogue(openWith(port, () => recorded))
 
       for (const peer of [noKey, wrongKey, replay]) {

@@ -63,7 +63,11 @@ describe("TranscriptStore", () => {
       yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
       const namespaceOn = (filename: string, table?: string) =>
         Effect.map(TranscriptStore.TranscriptStore, (store) => store.namespace).pipe(
-          Effect.provide(TranscriptStore.layerSql({ table }).pipe(Layer.provide(SqliteClient.layer({ filename: path.join(dir, filename) }))))
+          Effect.provide(
+            TranscriptStore.layerSql({ table }).pipe(
+              Layer.provide(SqliteClient.layer({ filename: path.join(dir, filename) }))
+            )
+          )
         )
       const first = yield* namespaceOn("one.db")
       expect(first).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)

@@ -42,14 +42,19 @@ describe("handshake proofs", () => {
 
 // Two ends of one TCP connection on 127.0.0.1, destroyed with the scope.
 const socketPair = Effect.acquireRelease(
-  Effect.async<{ readonly server: net.Socket; readonly client: net.Socket; readonly listener: net.Server }>((resume) => {
-    const listener = net.createServer((server) => resume(Effect.succeed({ server, client, listener })))
-    let client: net.Socket = new net.Socket()
-    listener.listen(0, "127.0.0.1", () => {
-      const address = listener.address()
-      client = net.createConnection({ host: "127.0.0.1", port: typeof address === "object" && address !== null ? address.port : 0 })
-    })
-  }),
+  Effect.async<{ readonly server: net.Socket; readonly client: net.Socket; readonly listener: net.Server }>(
+    (resume) => {
+      const listener = net.createServer((server) => resume(Effect.succeed({ server, client, listener })))
+      let client: net.Socket = new net.Socket()
+      listener.listen(0, "127.0.0.1", () => {
+        const address = listener.address()
+        client = net.createConnection({
+          host: "127.0.0.1",
+          port: typeof address === "object" && address !== null ? address.port : 0
+        })
+      })
+    }
+  ),
   ({ client, listener, server }) =>
     Effect.sync(() => {
       client.destroy()
@@ -82,7 +87,12 @@ describe("handshake over a socket", () => {
         client.once("data", (chunk: Buffer) => resume(Effect.succeed(chunk)))
       })
       const serverNonce = Handshake.parseHello(hello) ?? new Uint8Array()
-      client.write(Buffer.concat([Handshake.respond(Redacted.value(key), serverNonce, Handshake.nonce()), Buffer.from("first request")]))
+      client.write(
+        Buffer.concat([
+          Handshake.respond(Redacted.value(key), serverNonce, Handshake.nonce()),
+          Buffer.from("first request")
+        ])
+      )
       yield* Fiber.join(accepted)
       const received = yield* Deferred.make<string>()
       server.on("data", (chunk: Buffer) => Deferred.unsafeDone(received, Exit.succeed(chunk.toString("utf8"))))

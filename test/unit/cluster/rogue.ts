@@ -51,7 +51,10 @@ export const attack = (peer: Rogue, sharding: Sharding.Sharding["Type"], convers
     status: call("Status", {}),
     model: call("SetModel", { model: "evil-model" }),
     permission: call("AnswerPermission", { toolUseId: "toolu_1", result: { behavior: "allow", updatedInput: {} } }),
-    turn: peer.Stream({ request: request(sharding, conversationId, "Send", { turnId: prompt, prompt }), persisted: false }).pipe(
+    turn: peer.Stream({
+      request: request(sharding, conversationId, "Send", { turnId: prompt, prompt }),
+      persisted: false
+    }).pipe(
       Stream.runCollect,
       Effect.timeout("1500 millis"),
       Effect.exit,

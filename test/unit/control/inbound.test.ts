@@ -37,7 +37,9 @@ describe("inbound control requests", () => {
         ))
       expect(yield* control.inFlight).toBe(0)
       yield* control.awaitNoneInFlight
-      const answer = yield* Effect.fork(cli.requestRaw({ subtype: "can_use_tool", tool_name: "Bash", input: {} }, "r-wait"))
+      const answer = yield* Effect.fork(
+        cli.requestRaw({ subtype: "can_use_tool", tool_name: "Bash", input: {} }, "r-wait")
+      )
       yield* Deferred.await(started)
       expect(yield* control.inFlight).toBe(1)
       const idle = yield* Effect.fork(control.awaitNoneInFlight)
@@ -75,7 +77,12 @@ describe("inbound control requests", () => {
       const cli = yield* FakeCli.FakeCli
       const seen = yield* Deferred.make<unknown>()
       yield* control.handle(Control.HookCallback, (payload) => Effect.as(Deferred.succeed(seen, payload), {}))
-      const ok = yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: { a: 1 }, extra: "kept" }, "r-1")
+      const ok = yield* cli.requestRaw({
+        subtype: "hook_callback",
+        callback_id: "hook_0",
+        input: { a: 1 },
+        extra: "kept"
+      }, "r-1")
       expect(ok.subtype).toBe("success")
       expect(yield* Deferred.await(seen)).toMatchObject({ callback_id: "hook_0", input: { a: 1 }, extra: "kept" })
       const bad = yield* cli.requestRaw({ subtype: "hook_callback", callback_id: 7, input: {} }, "r-2")
@@ -120,12 +127,19 @@ describe("inbound control requests", () => {
         const cli = yield* FakeCli.FakeCli
         const registry = yield* HookRegistry.make({
           Stop: [{
-            hooks: [() =>
-              Effect.map(Policy, (policy) => ({ stopReason: policy.reason })).pipe(Effect.withSpan("user.hook"))]
+            hooks: [
+              () => Effect.map(Policy, (policy) => ({ stopReason: policy.reason })).pipe(Effect.withSpan("user.hook"))
+            ]
           }]
         }).pipe(Effect.provideService(Policy, { reason: "captured" }))
         yield* control.handle(Control.HookCallback, registry.handleCallback)
-        const input = { hook_event_name: "Stop", session_id: "s", transcript_path: "/t", cwd: "/", stop_hook_active: false }
+        const input = {
+          hook_event_name: "Stop",
+          session_id: "s",
+          transcript_path: "/t",
+          cwd: "/",
+          stop_hook_active: false
+        }
         const first = yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input }, "r-cap-1")
         const second = yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input }, "r-cap-2")
         // Called outside the channel, the handler provides the services itself.
@@ -156,7 +170,13 @@ describe("inbound control requests", () => {
         }]
       })
       yield* control.handle(Control.HookCallback, registry.handleCallback)
-      const input = { hook_event_name: "Stop", session_id: "s", transcript_path: "/t", cwd: "/", stop_hook_active: false }
+      const input = {
+        hook_event_name: "Stop",
+        session_id: "s",
+        transcript_path: "/t",
+        cwd: "/",
+        stop_hook_active: false
+      }
       yield* Effect.fork(cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input }, "r-cancel"))
       yield* Deferred.await(started)
       expect(yield* control.inFlight).toBe(1)

@@ -60,8 +60,13 @@ describe("outbound control requests", () => {
       yield* cli.emit({ type: "control_response", response: { subtype: "success", request_id: id } })
       // The channel still serves the next request.
       const next = yield* Effect.fork(control.request(Control.McpStatus))
-      const nextId = String((yield* cli.awaitSent((f) => f.type === "control_request" && f.request_id !== id)).request_id)
-      yield* cli.emit({ type: "control_response", response: { subtype: "success", request_id: nextId, response: { mcpServers: [] } } })
+      const nextId = String(
+        (yield* cli.awaitSent((f) => f.type === "control_request" && f.request_id !== id)).request_id
+      )
+      yield* cli.emit({
+        type: "control_response",
+        response: { subtype: "success", request_id: nextId, response: { mcpServers: [] } }
+      })
       expect(yield* Fiber.join(next)).toEqual({ mcpServers: [] })
     }).pipe(Effect.provide(env)))
 
@@ -87,17 +92,24 @@ describe("outbound control requests", () => {
       const short = yield* Effect.fork(control.request(Control.GetContextUsage, {}, { timeout: "2 seconds" }))
       const shortId = yield* sentRequest(cli, "get_context_usage")
       const answered = yield* Effect.fork(control.request(Control.McpStatus, {}, { timeout: "1 second" }))
-      const answeredId = String((yield* cli.awaitSent((f) =>
-        f.type === "control_request" && f.request_id !== longId && f.request_id !== shortId
-      )).request_id)
-      yield* cli.emit({ type: "control_response", response: { subtype: "success", request_id: answeredId, response: { mcpServers: [] } } })
+      const answeredId = String(
+        (yield* cli.awaitSent((f) =>
+          f.type === "control_request" && f.request_id !== longId && f.request_id !== shortId
+        )).request_id
+      )
+      yield* cli.emit({
+        type: "control_response",
+        response: { subtype: "success", request_id: answeredId, response: { mcpServers: [] } }
+      })
       expect(yield* Fiber.join(answered)).toEqual({ mcpServers: [] })
 
       yield* TestClock.adjust("1999 millis")
       expect(short.unsafePoll()).toBeNull()
       yield* TestClock.adjust("1 millis")
       const shortResult = yield* Effect.either(Fiber.join(short))
-      expect(Either.isLeft(shortResult) && shortResult.left._tag === "TimeoutException" && shortResult.left.timeoutMillis)
+      expect(
+        Either.isLeft(shortResult) && shortResult.left._tag === "TimeoutException" && shortResult.left.timeoutMillis
+      )
         .toBe(2000)
       expect((yield* cli.awaitSent((f) => f.type === "control_cancel_request" && f.request_id === shortId)).request_id)
         .toBe(shortId)
@@ -122,7 +134,10 @@ describe("outbound control requests", () => {
       yield* Scope.close(scope, Exit.void)
       expect((yield* cli.awaitSent((f) => f.type === "control_cancel_request")).request_id).toBe(id)
       // A wait started after the withdrawal never completes: the reply is not delivered to it.
-      yield* cli.emit({ type: "control_response", response: { subtype: "success", request_id: id, response: { mcpServers: [] } } })
+      yield* cli.emit({
+        type: "control_response",
+        response: { subtype: "success", request_id: id, response: { mcpServers: [] } }
+      })
       const waiting = yield* Effect.fork(wait)
       yield* TestClock.adjust("61 seconds")
       expect(waiting.unsafePoll()).toBeNull()
@@ -135,7 +150,10 @@ describe("outbound control requests", () => {
       const cli = yield* FakeCli.FakeCli
       const wait = yield* control.start(Control.McpStatus)
       const id = yield* sentRequest(cli, "mcp_status")
-      yield* cli.emit({ type: "control_response", response: { subtype: "success", request_id: id, response: { mcpServers: [] } } })
+      yield* cli.emit({
+        type: "control_response",
+        response: { subtype: "success", request_id: id, response: { mcpServers: [] } }
+      })
       expect(yield* wait).toEqual({ mcpServers: [] })
     }).pipe(Effect.provide(env)))
 })

@@ -7,15 +7,25 @@ describe("pool settings", () => {
   it.effect("defaults: maxConcurrent as given, 1000 pending, no deadline, no spares, 5 minutes idle, 2 s to shut down", () =>
     Effect.gen(function*() {
       const settings = yield* Config.validate({}, 3)
-      expect(settings).toMatchObject({ maxConcurrent: 3, maxPending: 1000, pendingTimeout: undefined, warm: 0, warmOptions: {} })
+      expect(settings).toMatchObject({
+        maxConcurrent: 3,
+        maxPending: 1000,
+        pendingTimeout: undefined,
+        warm: 0,
+        warmOptions: {}
+      })
       expect(Duration.toMillis(settings.idleTimeToLive)).toBe(300_000)
       expect(Duration.toMillis(settings.shutdownTimeout)).toBe(2_000)
     }))
 
   it.effect("zero means something for idleTimeToLive and shutdownTimeout, Infinity for idleTimeToLive and pendingTimeout", () =>
     Effect.gen(function*() {
-      const zero = yield* Config.validate({ idleTimeToLive: 0, shutdownTimeout: "0 seconds", maxPending: 0, warm: 0 }, 1)
-      expect([Duration.toMillis(zero.idleTimeToLive), Duration.toMillis(zero.shutdownTimeout), zero.maxPending]).toEqual([0, 0, 0])
+      const zero = yield* Config.validate(
+        { idleTimeToLive: 0, shutdownTimeout: "0 seconds", maxPending: 0, warm: 0 },
+        1
+      )
+      expect([Duration.toMillis(zero.idleTimeToLive), Duration.toMillis(zero.shutdownTimeout), zero.maxPending])
+        .toEqual([0, 0, 0])
       const forever = yield* Config.validate({ idleTimeToLive: Infinity, pendingTimeout: Duration.infinity }, 1)
       expect(Duration.isFinite(forever.idleTimeToLive)).toBe(false)
       expect(forever.pendingTimeout !== undefined && Duration.isFinite(forever.pendingTimeout)).toBe(false)

@@ -32,8 +32,7 @@ const setup = (settings: { readonly maxConcurrent: number; readonly idleTimeToLi
             counts.live++
             yield* Effect.addFinalizer(() => Effect.sync(() => void counts.live--))
             return transport
-          })
-        )
+          }))
       )
     })
     const events: Array<AgentPool.PoolEvent> = []
@@ -75,9 +74,11 @@ const chat = (leases: KeyedLeases.KeyedLeases, key: string, prompt: string) =>
 
 const keyed = (events: ReadonlyArray<AgentPool.PoolEvent>) =>
   events.flatMap((e) =>
-    e._tag === "Evicted" ? [`Evicted ${e.reason} ${e.key ?? "-"}`]
-    : e._tag === "Started" || e._tag === "Reused" || e._tag === "Resumed" ? [`${e._tag} ${e.key ?? "-"}`]
-    : []
+    e._tag === "Evicted" ?
+      [`Evicted ${e.reason} ${e.key ?? "-"}`]
+      : e._tag === "Started" || e._tag === "Reused" || e._tag === "Resumed" ?
+      [`${e._tag} ${e.key ?? "-"}`]
+      : []
   )
 
 describe("KeyedLeases", () => {
@@ -209,6 +210,9 @@ describe("KeyedLeases", () => {
       yield* leases.stopAll
       expect(counts.live).toBe(0)
       // The sessions are stopped concurrently: in either order.
-      expect(keyed(events).filter((e) => e.startsWith("Evicted")).sort()).toEqual(["Evicted pool-closed a", "Evicted pool-closed b"])
+      expect(keyed(events).filter((e) => e.startsWith("Evicted")).sort()).toEqual([
+        "Evicted pool-closed a",
+        "Evicted pool-closed b"
+      ])
     }))
 })

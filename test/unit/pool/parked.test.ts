@@ -35,7 +35,10 @@ const parkingAgent = (
             FakeCli.answer(Control.ClaimSession, (payload, _cli, byDefault) => {
               seen.claims.push(payload)
               const refusal = refuse(payload)
-              return Effect.zipRight(hold, refusal === undefined ? byDefault : Effect.succeed(FakeCli.controlFailure(refusal)))
+              return Effect.zipRight(
+                hold,
+                refusal === undefined ? byDefault : Effect.succeed(FakeCli.controlFailure(refusal))
+              )
             }),
             FakeCli.answer(Control.SetModel, (payload, _cli, byDefault) => {
               seen.models.push(payload.model)
@@ -72,13 +75,21 @@ describe("AgentPool parked spares (fake CLI)", () => {
   it.scoped("requests with other folders and models claim parked spares; the claim carries the folder, the model follows it", () =>
     Effect.gen(function*() {
       const { agent, seen } = parkingAgent()
-      const pool = yield* AgentPool.make(agent, { maxConcurrent: 3, warm: 2, park: true, warmOptions: { cwd: "/parking" } })
+      const pool = yield* AgentPool.make(agent, {
+        maxConcurrent: 3,
+        warm: 2,
+        park: true,
+        warmOptions: { cwd: "/parking" }
+      })
       yield* readySpares(pool, 2)
       expect(seen.counts.spawned).toBe(2)
       expect(yield* results(pool, "first", { cwd: "/work/a", model: "model-a" })).toEqual(["success"])
       expect(yield* results(pool, "second", { cwd: "/work/b", model: "model-b", permissionMode: "acceptEdits" }))
         .toEqual(["success"])
-      expect(seen.claims.map((c) => [c.cwd, c.permission_mode])).toEqual([["/work/a", undefined], ["/work/b", "acceptEdits"]])
+      expect(seen.claims.map((c) => [c.cwd, c.permission_mode])).toEqual([["/work/a", undefined], [
+        "/work/b",
+        "acceptEdits"
+      ]])
       expect(seen.models).toEqual(["model-a", "model-b"])
       expect(seen.prompts).toEqual(["first", "second"])
       const stats = yield* pool.stats
@@ -91,7 +102,12 @@ describe("AgentPool parked spares (fake CLI)", () => {
   it.scoped("a request whose host-level options differ starts cold; the spare stays parked", () =>
     Effect.gen(function*() {
       const { agent, seen } = parkingAgent()
-      const pool = yield* AgentPool.make(agent, { maxConcurrent: 3, warm: 1, park: true, warmOptions: { cwd: "/parking" } })
+      const pool = yield* AgentPool.make(agent, {
+        maxConcurrent: 3,
+        warm: 1,
+        park: true,
+        warmOptions: { cwd: "/parking" }
+      })
       yield* readySpares(pool, 1)
       expect(yield* results(pool, "cold", { cwd: "/work/a", allowedTools: ["Read"] })).toEqual(["success"])
       expect(seen.claims).toEqual([])
@@ -104,7 +120,12 @@ describe("AgentPool parked spares (fake CLI)", () => {
       const { agent, seen } = parkingAgent((payload) =>
         payload.cwd === "/missing" ? "cwd_not_found: /missing does not exist" : undefined
       )
-      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1, warm: 1, park: true, warmOptions: { cwd: "/parking" } })
+      const pool = yield* AgentPool.make(agent, {
+        maxConcurrent: 1,
+        warm: 1,
+        park: true,
+        warmOptions: { cwd: "/parking" }
+      })
       const events: Array<AgentPool.PoolEvent> = []
       yield* Effect.forkScoped(Stream.runForEach(pool.events, (e) => Effect.sync(() => void events.push(e))))
       yield* readySpares(pool, 1)
@@ -122,7 +143,12 @@ describe("AgentPool parked spares (fake CLI)", () => {
   it.scoped("a keyed conversation claims a parked spare for its first turn", () =>
     Effect.gen(function*() {
       const { agent, seen } = parkingAgent()
-      const pool = yield* AgentPool.make(agent, { maxConcurrent: 2, warm: 1, park: true, warmOptions: { cwd: "/parking" } })
+      const pool = yield* AgentPool.make(agent, {
+        maxConcurrent: 2,
+        warm: 1,
+        park: true,
+        warmOptions: { cwd: "/parking" }
+      })
       yield* readySpares(pool, 1)
       const turn = yield* pool.chat("user-1", "hello", { cwd: "/work/user-1", model: "model-u" }).pipe(
         Stream.filter(Message.isResult),

@@ -13,7 +13,11 @@ interface Hooks {
 }
 
 const makeSlots = (
-  settings: { readonly maxConcurrent: number; readonly maxPending?: number; readonly pendingTimeout?: Duration.DurationInput }
+  settings: {
+    readonly maxConcurrent: number
+    readonly maxPending?: number
+    readonly pendingTimeout?: Duration.DurationInput
+  }
 ) => {
   const hooks: Hooks = { freed: { count: 0 }, queued: [], reclaim: () => Option.none() }
   const slots = Slots.make({
@@ -164,7 +168,9 @@ describe("Slots", () => {
         const gate = yield* Deferred.make<void>()
         const blockers = yield* Effect.forEach(Array.from({ length: maxConcurrent }), (_, i) =>
           request(slots, `blocker${i}`, [], gate))
-        yield* eventually(() => slots.used() === maxConcurrent)
+        yield* eventually(() =>
+          slots.used() === maxConcurrent
+        )
         const served: Array<number> = []
         let peak = 0
         const fibers = yield* Effect.forEach(priorities, (priority, i) =>
@@ -194,5 +200,6 @@ describe("Slots", () => {
 })
 
 describe("Slots.priorityRef", () => {
-  it.effect("a request without withPriority has priority 0", () => Effect.map(FiberRef.get(Slots.priorityRef), (p) => expect(p).toBe(0)))
+  it.effect("a request without withPriority has priority 0", () =>
+    Effect.map(FiberRef.get(Slots.priorityRef), (p) => expect(p).toBe(0)))
 })

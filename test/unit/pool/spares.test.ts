@@ -23,7 +23,9 @@ const fakeAgent = () => {
       Transport,
       Effect.flatMap(SessionServices.SessionLaunch, ({ options }) =>
         Effect.gen(function*() {
-          if (control.failing) return yield* Effect.fail(new CLIConnectionError({ reason: "SpawnFailed", description: "no CLI today" }))
+          if (control.failing) {
+            return yield* Effect.fail(new CLIConnectionError({ reason: "SpawnFailed", description: "no CLI today" }))
+          }
           const stalled = control.stalled
           const { cli, transport } = yield* FakeCli.make({
             onUserMessage: FakeCli.echoTurn,
@@ -36,8 +38,7 @@ const fakeAgent = () => {
           counts.live++
           yield* Effect.addFinalizer(() => Effect.sync(() => void counts.live--))
           return transport
-        })
-      )
+        }))
     )
   })
   return { agent, counts, clis, models, control }
@@ -191,6 +192,10 @@ describe("Spares", () => {
       yield* eventually(() => spares.starting() === 2 && counts.live === 3)
       yield* spares.close()
       expect(counts.live).toBe(0)
-      expect({ ready: spares.ready(), starting: spares.starting(), used: slots.used() }).toEqual({ ready: 0, starting: 0, used: 0 })
+      expect({ ready: spares.ready(), starting: spares.starting(), used: slots.used() }).toEqual({
+        ready: 0,
+        starting: 0,
+        used: 0
+      })
     }))
 })

@@ -49,7 +49,10 @@ describe("StdinFrames", () => {
     Effect.gen(function*() {
       const ended = new StdinFrames(pipe().stream)
       yield* ended.end
-      expect(yield* Effect.flip(ended.send({ a: 1 }))).toMatchObject({ _tag: "CLIConnectionError", reason: "InputClosed" })
+      expect(yield* Effect.flip(ended.send({ a: 1 }))).toMatchObject({
+        _tag: "CLIConnectionError",
+        reason: "InputClosed"
+      })
 
       const { stream } = pipe()
       const failed = new StdinFrames(stream)

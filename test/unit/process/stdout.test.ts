@@ -56,7 +56,7 @@ describe("StdoutFrames (the subprocess transport's stdout)", () => {
       const source = StdoutFrames.fromReadable(stdout, 1024)
       const fiber = yield* Effect.fork(source.pull)
       yield* Effect.yieldNow()
-      stdout.write('{"a":')
+      stdout.write("{\"a\":")
       yield* Effect.yieldNow()
       expect(fiber.unsafePoll()).toBeNull()
       stdout.write("1}\n")
@@ -99,13 +99,13 @@ describe("StdoutFrames (the subprocess transport's stdout)", () => {
     Effect.gen(function*() {
       const stdout = new PassThrough()
       const source = StdoutFrames.fromReadable(stdout, 1024)
-      stdout.end(line({ a: 1 }) + '{"last":true}')
+      stdout.end(line({ a: 1 }) + "{\"last\":true}")
       const { out } = yield* drain(source)
       expect(out).toEqual([{ a: 1 }, { last: true }])
 
       const long = new PassThrough()
       const limited = StdoutFrames.fromReadable(long, 100)
-      long.write('{"pad":"' + "y".repeat(200))
+      long.write("{\"pad\":\"" + "y".repeat(200))
       const { exit } = yield* drain(limited)
       expect(failedWith(exit)).toBe("CLIJSONDecodeError")
     }))
@@ -116,7 +116,9 @@ describe("StdoutFrames (the subprocess transport's stdout)", () => {
       const source = StdoutFrames.fromReadable(stdout, 1024)
       stdout.destroy(new Error("EIO: i/o error"))
       const { exit } = yield* drain(source)
-      const error = Exit.isFailure(exit) && exit.cause._tag === "Fail" ? Option.getOrUndefined(exit.cause.error) : undefined
+      const error = Exit.isFailure(exit) && exit.cause._tag === "Fail"
+        ? Option.getOrUndefined(exit.cause.error)
+        : undefined
       expect(error).toMatchObject({ _tag: "CLIConnectionError", reason: "ReadFailed" })
       expect(error?.message).toContain("EIO")
     }))
@@ -128,8 +130,8 @@ describe("StdoutFrames fed by any source", () => {
   it.effect("frames from the chunks before a source's failure come first, then the failure, then the end", () =>
     Effect.gen(function*() {
       const source = new StdoutFrames(1024)
-      source.onData(enc.encode(line({ a: 1 }) + '{"b"'))
-      source.onData(enc.encode(":2}\n" + '{"partial'))
+      source.onData(enc.encode(line({ a: 1 }) + "{\"b\""))
+      source.onData(enc.encode(":2}\n" + "{\"partial"))
       source.onFailure(new CLIConnectionError({ reason: "ReadFailed", description: "pipe broke" }))
       // Nothing after the failure is kept.
       source.onData(enc.encode(line({ c: 3 })))

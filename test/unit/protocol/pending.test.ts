@@ -26,13 +26,19 @@ describe("PendingTable", () => {
     table.add("b", "interrupt", undefined, "wb")
     table.add("c", "mcp_status", undefined, "wc")
     const ok = table.resolve(success("a", { model: "m" }))
-    expect(ok).toMatchObject({ _tag: "Succeeded", response: { model: "m" }, entry: { subtype: "set_model", waiter: "wa" } })
+    expect(ok).toMatchObject({
+      _tag: "Succeeded",
+      response: { model: "m" },
+      entry: { subtype: "set_model", waiter: "wa" }
+    })
     const failed = table.resolve(route({
       type: "control_response",
       response: { subtype: "error", request_id: "b", error: "no", error_code: "invalid_mode" }
     }))
     expect(failed).toMatchObject({ _tag: "Failed", error: "no", errorCode: "invalid_mode", entry: { waiter: "wb" } })
-    const unreadable = table.resolve(route({ type: "control_response", response: { subtype: "what", request_id: "c" } }))
+    const unreadable = table.resolve(
+      route({ type: "control_response", response: { subtype: "what", request_id: "c" } })
+    )
     expect(unreadable).toMatchObject({ _tag: "Unreadable", response: { subtype: "what", request_id: "c" } })
     expect(table.size).toBe(0)
   })
@@ -74,18 +80,22 @@ describe("PendingTable", () => {
   const ids = fc.uniqueArray(fc.string({ minLength: 1, maxLength: 3 }), { maxLength: 10 })
   const replies = fc.array(fc.string({ minLength: 1, maxLength: 3 }), { maxLength: 30 })
 
-  it.prop("never resolves an id twice, nor one it does not hold; what is left drains", [ids, replies], ([sent, answered]) => {
-    const table = new PendingTable<string>()
-    for (const id of sent) table.add(id, "x", undefined, id)
-    const resolved: Array<string> = []
-    for (const id of answered) {
-      const outcome = table.resolve(success(id))
-      if (outcome !== undefined) resolved.push(outcome.entry.waiter)
+  it.prop(
+    "never resolves an id twice, nor one it does not hold; what is left drains",
+    [ids, replies],
+    ([sent, answered]) => {
+      const table = new PendingTable<string>()
+      for (const id of sent) table.add(id, "x", undefined, id)
+      const resolved: Array<string> = []
+      for (const id of answered) {
+        const outcome = table.resolve(success(id))
+        if (outcome !== undefined) resolved.push(outcome.entry.waiter)
+      }
+      expect(new Set(resolved).size).toBe(resolved.length)
+      expect(resolved.every((id) => sent.includes(id))).toBe(true)
+      expect(resolved.sort()).toEqual(sent.filter((id) => answered.includes(id)).sort())
+      const left = table.drain().map((e) => e.requestId)
+      expect(left.sort()).toEqual(sent.filter((id) => !answered.includes(id)).sort())
     }
-    expect(new Set(resolved).size).toBe(resolved.length)
-    expect(resolved.every((id) => sent.includes(id))).toBe(true)
-    expect(resolved.sort()).toEqual(sent.filter((id) => answered.includes(id)).sort())
-    const left = table.drain().map((e) => e.requestId)
-    expect(left.sort()).toEqual(sent.filter((id) => !answered.includes(id)).sort())
-  })
+  )
 })

@@ -25,7 +25,10 @@ describe("router", () => {
     ["null", null, { _tag: "Message" }],
     [
       "a success reply with a response",
-      { type: "control_response", response: { subtype: "success", request_id: "req_1", response: { still_queued: [] } } },
+      {
+        type: "control_response",
+        response: { subtype: "success", request_id: "req_1", response: { still_queued: [] } }
+      },
       {
         _tag: "Success",
         requestId: "req_1",
@@ -36,7 +39,12 @@ describe("router", () => {
     [
       "a success reply without a response",
       { type: "control_response", response: { subtype: "success", request_id: "req_2" } },
-      { _tag: "Success", requestId: "req_2", response: undefined, envelope: { subtype: "success", request_id: "req_2" } }
+      {
+        _tag: "Success",
+        requestId: "req_2",
+        response: undefined,
+        envelope: { subtype: "success", request_id: "req_2" }
+      }
     ],
     [
       "an error reply",
@@ -48,7 +56,10 @@ describe("router", () => {
     ],
     [
       "an error reply with an error code",
-      { type: "control_response", response: { subtype: "error", request_id: "r", error: "bad", error_code: "invalid_mode" } },
+      {
+        type: "control_response",
+        response: { subtype: "error", request_id: "r", error: "bad", error_code: "invalid_mode" }
+      },
       { _tag: "Failure", requestId: "r", error: "bad", errorCode: "invalid_mode" }
     ],
     [
@@ -77,7 +88,9 @@ describe("router", () => {
       { type: "control_request", request_id: "x", request: { tool_name: "Bash" } },
       { _tag: "MalformedRequest" }
     ],
-    ["a request without id", { type: "control_request", request: { subtype: "can_use_tool" } }, { _tag: "MalformedRequest" }],
+    ["a request without id", { type: "control_request", request: { subtype: "can_use_tool" } }, {
+      _tag: "MalformedRequest"
+    }],
     [
       "a cancel",
       { type: "control_cancel_request", request_id: "1eb48ffc-4ebc-49b4-8ec2-e1990cef1b63" },
@@ -115,7 +128,10 @@ describe("router", () => {
   )
   const frame = fc.record(
     {
-      type: fc.oneof(fc.constantFrom("control_response", "control_request", "control_cancel_request", "assistant"), piece),
+      type: fc.oneof(
+        fc.constantFrom("control_response", "control_request", "control_cancel_request", "assistant"),
+        piece
+      ),
       request_id: fc.oneof(fc.string(), piece),
       response: fc.oneof(envelope, piece),
       request: fc.oneof(envelope, piece)

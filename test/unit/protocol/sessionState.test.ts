@@ -44,7 +44,11 @@ describe("SessionState", () => {
       results: undefined,
       tools: undefined
     }],
-    ["a run state that is not a string: nothing", [{ type: "system", subtype: "session_state_changed", state: 1 }], undefined],
+    [
+      "a run state that is not a string: nothing",
+      [{ type: "system", subtype: "session_state_changed", state: 1 }],
+      undefined
+    ],
     ["an assistant message's tools", [assistant("Bash", "Read")], {
       sessionId: "s1",
       run: undefined,
@@ -89,7 +93,9 @@ describe("SessionState", () => {
     const last = recorded.filter((f) => typeof f.session_id === "string").at(-1)
     expect(state.sessionId).toBe(last?.session_id)
     expect(state.run.results).toBe(recorded.filter((f) => f.type === "result").length)
-    const turnFrames = recorded.filter((f) => f.type === "result" || f.type === "assistant" || f.type === "stream_event")
+    const turnFrames = recorded.filter((f) =>
+      f.type === "result" || f.type === "assistant" || f.type === "stream_event"
+    )
     expect(state.run.afterResult).toBe(true)
     expect(turnFrames.at(-1)?.type).toBe("result")
     expect(state.lastResult).toBe(recorded.filter((f) => f.type === "result").at(-1))
@@ -106,7 +112,9 @@ describe("SessionState", () => {
   )
   const chunks = fc.array(fc.array(frame, { maxLength: 6 }), { maxLength: 8 })
 
-  it.prop("over any chunks: the id is the last non-empty one, results count the result frames, changes add up", [chunks], ([all]) => {
+  it.prop("over any chunks: the id is the last non-empty one, results count the result frames, changes add up", [
+    chunks
+  ], ([all]) => {
     const state = new SessionState()
     let published: string | undefined
     let run = initialRun
@@ -122,14 +130,17 @@ describe("SessionState", () => {
       results += changes?.results?.length ?? 0
     }
     const flat = all.flat()
-    const ids = flat.map((f) => ("session_id" in f ? f.session_id : undefined)).filter((id): id is string => typeof id === "string" && id.length > 0)
+    const ids = flat.map((f) => ("session_id" in f ? f.session_id : undefined)).filter((id): id is string =>
+      typeof id === "string" && id.length > 0
+    )
     expect(published).toBe(ids.at(-1))
     expect(state.sessionId).toBe(ids.at(-1))
     const resultCount = flat.filter((f) => f.type === "result").length
     expect(results).toBe(resultCount)
     expect(run).toEqual(state.run)
     expect(state.run.results).toBe(resultCount)
-    const lastTurnFrame = flat.filter((f) => f.type === "result" || f.type === "assistant" || f.type === "stream_event").at(-1)
+    const lastTurnFrame = flat.filter((f) => f.type === "result" || f.type === "assistant" || f.type === "stream_event")
+      .at(-1)
     expect(state.run.afterResult).toBe(lastTurnFrame?.type === "result")
   }, { fastCheck: { numRuns: 500 } })
 })

@@ -51,7 +51,11 @@ describe("parked spares (fake CLI)", () => {
   it.scoped("park starts the CLI with --await-claim in its parking directory and completes initialize", () =>
     Effect.gen(function*() {
       const { layer, started } = yield* agentWithCli()
-      const spare = yield* ClaudeAgent.park({ cwd: "/spares", model: "claude-haiku-4-5", extraArgs: { "foo-flag": null } }).pipe(
+      const spare = yield* ClaudeAgent.park({
+        cwd: "/spares",
+        model: "claude-haiku-4-5",
+        extraArgs: { "foo-flag": null }
+      }).pipe(
         Effect.provide(layer)
       )
       const { cli, launch } = yield* started
@@ -117,7 +121,10 @@ describe("parked spares (fake CLI)", () => {
       const spare = yield* ClaudeAgent.park({ cwd: "/spares" }).pipe(Effect.provide(layer))
       yield* spare.claim("hello", { cwd: "/work/b" })
       const wire = yield* wireAfterInitialize((yield* started).cli)
-      expect(wire).toEqual([{ subtype: "claim_session", cwd: "/work/b", sdk_mcp_servers: [], include_initialize: true }, "user"])
+      expect(wire).toEqual([
+        { subtype: "claim_session", cwd: "/work/b", sdk_mcp_servers: [], include_initialize: true },
+        "user"
+      ])
     }))
 
   const refusals: ReadonlyArray<{
@@ -160,8 +167,12 @@ describe("parked spares (fake CLI)", () => {
     },
     {
       name: "a refused model",
-      answers: [FakeCli.answer(Control.SetModel, () =>
-        Effect.succeed(FakeCli.controlFailure("set_model: claude-x is not available", "model_not_available")))],
+      answers: [
+        FakeCli.answer(
+          Control.SetModel,
+          () => Effect.succeed(FakeCli.controlFailure("set_model: claude-x is not available", "model_not_available"))
+        )
+      ],
       claim: { cwd: "/work/a", model: "claude-x" },
       reason: "option_not_applied",
       code: "model_not_available"
@@ -198,7 +209,9 @@ describe("parked spares (fake CLI)", () => {
     Effect.gen(function*() {
       const { layer, started } = yield* agentWithCli({
         onControlRequest: (request, cli) =>
-          request.subtype === "claim_session" ? Effect.as(cli.exit({ exitCode: 137 }), Option.none()) : Effect.succeed(Option.none())
+          request.subtype === "claim_session"
+            ? Effect.as(cli.exit({ exitCode: 137 }), Option.none())
+            : Effect.succeed(Option.none())
       })
       const spare = yield* ClaudeAgent.park({ cwd: "/spares" }).pipe(Effect.provide(layer))
       yield* started
@@ -224,8 +237,13 @@ describe("parked spares (fake CLI)", () => {
       const spare = yield* ClaudeAgent.park({ cwd: "/spares" }).pipe(Effect.provide(layer))
       yield* spare.claim("one", { cwd: "/work/a" })
       const error = yield* Effect.flip(spare.claim("two", { cwd: "/work/b" }))
-      expect(error._tag === "ClaimRefused" ? [error.reason, error.code] : error._tag).toEqual(["not_claimed", "already_claimed"])
-      const claims = (yield* wireAfterInitialize((yield* started).cli)).filter((w) => w !== "user" && w.subtype === "claim_session")
+      expect(error._tag === "ClaimRefused" ? [error.reason, error.code] : error._tag).toEqual([
+        "not_claimed",
+        "already_claimed"
+      ])
+      const claims = (yield* wireAfterInitialize((yield* started).cli)).filter((w) =>
+        w !== "user" && w.subtype === "claim_session"
+      )
       expect(claims).toHaveLength(1)
     }))
 
@@ -251,7 +269,7 @@ describe("parked spares (fake CLI)", () => {
       const { cli } = yield* started
       yield* Scope.close(scope, Exit.void)
       yield* cli.inputEnded
-      expect((yield* wireAfterInitialize(cli))).toEqual([])
+      expect(yield* wireAfterInitialize(cli)).toEqual([])
     }))
 
   it.scoped("options naming a session are refused at park, and without cwd or FileSystem there is nowhere to park", () =>
@@ -282,7 +300,9 @@ describe("parked spares (fake CLI)", () => {
       env: { CLAUDE_CODE_HOST_SESSION_ID: "h" }
     }))
     // Two requests that differ only in folder and model share their host-level half.
-    expect(Claim.splitOptions({ cwd: "/b", model: "m", maxTurns: 3 }).host).toEqual(Claim.splitOptions({ cwd: "/c", maxTurns: 3 }).host)
+    expect(Claim.splitOptions({ cwd: "/b", model: "m", maxTurns: 3 }).host).toEqual(
+      Claim.splitOptions({ cwd: "/c", maxTurns: 3 }).host
+    )
     expect(Claim.splitOptions({ model: "m" }).claim).toEqual(Option.none())
   })
 
@@ -295,6 +315,9 @@ describe("parked spares (fake CLI)", () => {
       expect((yield* Effect.flip(Options.validateClaim(Object(noCwd)))).field).toBe("cwd")
       const mode = yield* Effect.flip(Options.validateClaim(Object({ cwd: "/a", permissionMode: "yolo" })))
       expect(mode.field).toBe("permissionMode")
-      expect(yield* Options.validateClaim({ cwd: "/a", maxThinkingTokens: 0 })).toEqual({ cwd: "/a", maxThinkingTokens: 0 })
+      expect(yield* Options.validateClaim({ cwd: "/a", maxThinkingTokens: 0 })).toEqual({
+        cwd: "/a",
+        maxThinkingTokens: 0
+      })
     }))
 })

@@ -65,10 +65,13 @@ const lifecycle = (state: string) => ({
 const source = Effect.gen(function*() {
   const chunks = yield* Queue.unbounded<Option.Option<ReadonlyArray<unknown>>>()
   const frames: Stream.Stream<unknown, StreamError> = Stream.repeatEffectChunkOption(
-    Effect.flatMap(Queue.take(chunks), Option.match({
-      onNone: () => Effect.fail(Option.none()),
-      onSome: (chunk) => Effect.succeed(Chunk.fromIterable(chunk))
-    }))
+    Effect.flatMap(
+      Queue.take(chunks),
+      Option.match({
+        onNone: () => Effect.fail(Option.none()),
+        onSome: (chunk) => Effect.succeed(Chunk.fromIterable(chunk))
+      })
+    )
   )
   return {
     frames,
@@ -202,10 +205,17 @@ describe("messagePull", () => {
   it.scoped("with includeCommandLifecycle they are delivered where they came", () =>
     Effect.gen(function*() {
       const { end, frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void), { includeCommandLifecycle: true })
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void), {
+        includeCommandLifecycle: true
+      })
       yield* offer(lifecycle("queued"), lifecycle("started"))
       yield* offer(assistant("a1"), result("r1"), lifecycle("completed"))
-      expect(yield* labels(pull.receiveResponse)).toEqual(["lifecycle:queued", "lifecycle:started", "assistant:a1", "result:r1"])
+      expect(yield* labels(pull.receiveResponse)).toEqual([
+        "lifecycle:queued",
+        "lifecycle:started",
+        "assistant:a1",
+        "result:r1"
+      ])
       yield* end
       expect(yield* labels(pull.messages)).toEqual(["lifecycle:completed"])
     }))
@@ -213,7 +223,9 @@ describe("messagePull", () => {
   it.scoped("run states the CLI marks sdk_host_only are left out; unmarked ones are delivered", () =>
     Effect.gen(function*() {
       const { end, frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void), { includeCommandLifecycle: true })
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void), {
+        includeCommandLifecycle: true
+      })
       const state = (value: string, hostOnly?: boolean) => ({
         type: "system",
         subtype: "session_state_changed",
@@ -221,7 +233,13 @@ describe("messagePull", () => {
         ...(hostOnly === undefined ? {} : { sdk_host_only: hostOnly }),
         session_id: session
       })
-      yield* offer(state("running", true), assistant("a1"), state("requires_action", false), result("r1"), state("idle"))
+      yield* offer(
+        state("running", true),
+        assistant("a1"),
+        state("requires_action", false),
+        result("r1"),
+        state("idle")
+      )
       yield* end
       expect(yield* labels(pull.messages)).toEqual(["assistant:a1", "system", "result:r1", "system"])
     }))
@@ -229,8 +247,16 @@ describe("messagePull", () => {
   it.scoped("with includeSessionState the marked run states are delivered too", () =>
     Effect.gen(function*() {
       const { end, frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void), { includeSessionState: true })
-      const running = { type: "system", subtype: "session_state_changed", state: "running", sdk_host_only: true, session_id: session }
+      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void), {
+        includeSessionState: true
+      })
+      const running = {
+        type: "system",
+        subtype: "session_state_changed",
+        state: "running",
+        sdk_host_only: true,
+        session_id: session
+      }
       yield* offer(running, lifecycle("started"), result("r1"))
       yield* end
       expect(yield* labels(pull.messages)).toEqual(["system", "result:r1"])

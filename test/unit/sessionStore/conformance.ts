@@ -64,7 +64,12 @@ export const conformance = <E>(name: string, layer: Layer.Layer<SessionStore, E>
           // A retried batch, and a batch repeating a uuid within itself.
           yield* store.append(ref, [user("u1", "hello"), title])
           yield* store.append(ref, [assistant("a1", "x"), assistant("a1", "x")])
-          expect((yield* loaded(store, ref)).map((e) => e.uuid ?? e.type)).toEqual(["u1", "custom-title", "custom-title", "a1"])
+          expect((yield* loaded(store, ref)).map((e) => e.uuid ?? e.type)).toEqual([
+            "u1",
+            "custom-title",
+            "custom-title",
+            "a1"
+          ])
           // The same uuid under another subpath is another entry.
           yield* store.append({ ...ref, subpath: "subagents/agent-a" }, [user("u1", "hello")])
           expect((yield* loaded(store, { ...ref, subpath: "subagents/agent-a" })).length).toBe(1)
@@ -119,7 +124,9 @@ export const conformance = <E>(name: string, layer: Layer.Layer<SessionStore, E>
               { subpath: "subagents/agent-z", entries: [user("z", "late")] }
             ], { generation: first })
           )
-          expect(Either.isLeft(stale) && stale.left._tag === "SessionStoreError" && stale.left.reason).toBe("StaleWriter")
+          expect(Either.isLeft(stale) && stale.left._tag === "SessionStoreError" && stale.left.reason).toBe(
+            "StaleWriter"
+          )
           yield* store.append(ref, [assistant("a1", "from the second")], { generation: second })
           expect((yield* loaded(store, ref)).map((e) => e.uuid)).toEqual(["u1", "a1"])
           expect(yield* store.listSubkeys(ref)).toEqual([])
@@ -204,26 +211,37 @@ export const conformance = <E>(name: string, layer: Layer.Layer<SessionStore, E>
       { maxLength: 12 }
     )
 
-    it.live.prop("any interleaving of appends loads back in order, per transcript", [batches], ([plan]) =>
-      withStore((store) =>
-        Effect.gen(function*() {
-          const ref = session()
-          const expected: Array<Array<string>> = [[], [], []]
-          let n = 0
-          const made = plan.map(({ size, target }) => {
-            const uuids = Array.from({ length: size }, () => `e${n++}`)
-            expected[target]?.push(...uuids)
-            return { target, entries: uuids.map((u) => user(u, u)) }
+    it.live.prop(
+      "any interleaving of appends loads back in order, per transcript",
+      [batches],
+      ([plan]) =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const ref = session()
+            const expected: Array<Array<string>> = [[], [], []]
+            let n = 0
+            const made = plan.map(({ size, target }) => {
+              const uuids = Array.from({ length: size }, () => `e${n++}`)
+              expected[target]?.push(...uuids)
+              return { target, entries: uuids.map((u) => user(u, u)) }
+            })
+            // Each transcript's batches in order on its own fiber; the transcripts race.
+            yield* Effect.forEach(
+              [0, 1, 2],
+              (target) =>
+                Effect.forEach(
+                  made.filter((m) => m.target === target),
+                  (m) => store.append({ ...ref, subpath: subpaths[target] }, m.entries),
+                  { discard: true }
+                ),
+              { concurrency: "unbounded", discard: true }
+            )
+            for (const target of [0, 1, 2]) {
+              const got = yield* loaded(store, { ...ref, ...(subpaths[target] ? { subpath: subpaths[target] } : {}) })
+              expect(got.map((e) => e.uuid)).toEqual(expected[target])
+            }
           })
-          // Each transcript's batches in order on its own fiber; the transcripts race.
-          yield* Effect.forEach([0, 1, 2], (target) =>
-            Effect.forEach(made.filter((m) => m.target === target), (m) =>
-              store.append({ ...ref, subpath: subpaths[target] }, m.entries), { discard: true }),
-            { concurrency: "unbounded", discard: true })
-          for (const target of [0, 1, 2]) {
-            const got = yield* loaded(store, { ...ref, ...(subpaths[target] ? { subpath: subpaths[target] } : {}) })
-            expect(got.map((e) => e.uuid)).toEqual(expected[target])
-          }
-        })
-      ), { fastCheck: { numRuns: 15 } })
+        ),
+      { fastCheck: { numRuns: 15 } }
+    )
   })

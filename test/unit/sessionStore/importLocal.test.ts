@@ -52,7 +52,11 @@ describe("SessionStores.importLocalSession", () => {
         { type: "agent_metadata", agentType: "general-purpose", finished: true },
         { type: "user", uuid: "s0" }
       ])
-      yield* SessionStores.importLocalSession(store, SESSION, { configDir, dir: "/nonexistent/elsewhere", projectKey: "x" })
+      yield* SessionStores.importLocalSession(store, SESSION, {
+        configDir,
+        dir: "/nonexistent/elsewhere",
+        projectKey: "x"
+      })
         .pipe(Effect.flip)
       yield* SessionStores.importLocalSession(store, SESSION, { configDir, includeSubagents: false })
       expect(Option.getOrElse(yield* store.load(key), () => []).length).toBe(5)

@@ -28,14 +28,18 @@ const mirroredTurns = (turn: Ref.Ref<number>) =>
   FakeCli.layerClaudeAgent({
     onUserMessage: (_message, cli) =>
       Effect.flatMap(Ref.updateAndGet(turn, (n) => n + 1), (n) =>
-        Effect.forEach([
-          { ...cli.frames.systemInit(), session_id: SESSION },
-          mirrorFrame(mainFile, [`t${n}-user`]),
-          cli.frames.assistantText(`answer ${n}`),
-          mirrorFrame(mainFile, [`t${n}-assistant`]),
-          mirrorFrame(agentFile, [`t${n}-agent`]),
-          cli.frames.result(`answer ${n}`)
-        ], cli.emit, { discard: true }))
+        Effect.forEach(
+          [
+            { ...cli.frames.systemInit(), session_id: SESSION },
+            mirrorFrame(mainFile, [`t${n}-user`]),
+            cli.frames.assistantText(`answer ${n}`),
+            mirrorFrame(mainFile, [`t${n}-assistant`]),
+            mirrorFrame(agentFile, [`t${n}-agent`]),
+            cli.frames.result(`answer ${n}`)
+          ],
+          cli.emit,
+          { discard: true }
+        ))
   })
 
 const uuidsOf = (store: SessionStoreShape, subpath?: string) =>
@@ -170,7 +174,9 @@ describe("the transcript mirror", () => {
       expect(yield* field({ resumeMissing: "new" })).toBe("resumeMissing")
       expect(yield* field({ sessionStore: store, persistSession: false })).toBe("sessionStore")
       expect(yield* field({ sessionStore: store, enableFileCheckpointing: true })).toBe("sessionStore")
-      expect((yield* Effect.flip(Options.check({ sessionStore: { load: () => Effect.void } }))).field).toBe("sessionStore")
+      expect((yield* Effect.flip(Options.check({ sessionStore: { load: () => Effect.void } }))).field).toBe(
+        "sessionStore"
+      )
       yield* Options.validate({ sessionStore: store, sessionStoreFlush: "eager", resumeMissing: "new" })
     }))
 })

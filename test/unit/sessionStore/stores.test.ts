@@ -26,4 +26,3 @@ conformance(
     Layer.provide(SqliteClient.layer({ filename: ":memory:" }))
   )
 )
-
