@@ -385,6 +385,28 @@ export const make = <R>(
 ): Effect.Effect<McpBridgeShape, OptionsError, R | Scope.Scope> =>
   Effect.flatMap(Effect.context<R>(), (context) => Effect.flatMap(validate(servers, context), makeServing))
 
+// The JSON-RPC answer to a tool call, from the exit of the tool's fiber.
+const toolAnswer =
+  (entry: ServerEntry, id: JsonRpcId, name: string) =>
+  (exit: Exit.Exit<Tool.ToolResult>): Effect.Effect<JsonRpcResponse> => {
+    if (Exit.isSuccess(exit)) return Effect.succeed(success(id, toWireResult(exit.value)))
+    // Cancelled by `notifications/cancelled` (or the session is closing): MCP says a cancelled
+    // request gets no response, so this handler ends interrupted and the control channel
+    // writes nothing.
+    if (Cause.isInterruptedOnly(exit.cause)) return Effect.interrupt
+    const defect = Cause.squash(exit.cause)
+    const message = Predicate.hasProperty(defect, "message") && typeof defect.message === "string"
+      ? defect.message
+      : String(defect)
+    return Effect.as(
+      Effect.logWarning(
+        `effect-claude-agent: SDK MCP tool ${entry.server.name}/${name} died`,
+        Cause.pretty(exit.cause)
+      ),
+      failure(id, ErrorCode.InternalError, `Internal error in tool ${name}: ${message}`)
+    )
+  }
+
 const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<McpBridgeShape, never, Scope.Scope> =>
   Effect.gen(function*() {
     const table = yield* Ref.make(initial)
@@ -431,27 +453,6 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
         // running by an interruption before the wait began.
         return Effect.onInterrupt(restore(Fiber.await(fiber)), () => Fiber.interrupt(fiber))
       })
-
-    const toolAnswer =
-      (entry: ServerEntry, id: JsonRpcId, name: string) =>
-      (exit: Exit.Exit<Tool.ToolResult>): Effect.Effect<JsonRpcResponse> => {
-        if (Exit.isSuccess(exit)) return Effect.succeed(success(id, toWireResult(exit.value)))
-        // Cancelled by `notifications/cancelled` (or the session is closing): MCP says a cancelled
-        // request gets no response, so this handler ends interrupted and the control channel
-        // writes nothing.
-        if (Cause.isInterruptedOnly(exit.cause)) return Effect.interrupt
-        const defect = Cause.squash(exit.cause)
-        const message = Predicate.hasProperty(defect, "message") && typeof defect.message === "string"
-          ? defect.message
-          : String(defect)
-        return Effect.as(
-          Effect.logWarning(
-            `effect-claude-agent: SDK MCP tool ${entry.server.name}/${name} died`,
-            Cause.pretty(exit.cause)
-          ),
-          failure(id, ErrorCode.InternalError, `Internal error in tool ${name}: ${message}`)
-        )
-      }
 
     const callTool = (entry: ServerEntry, id: JsonRpcId, params: unknown): Effect.Effect<JsonRpcResponse> => {
       const decoded = decodeCallToolParams(params)
