@@ -11,15 +11,24 @@
 // No CLI outlives its runner: A's orphans are killed by its watchdog, B's by its shutdown.
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Layer, Stream } from "effect"
+import { Chunk, Effect, Fiber, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { clientLayer, pgLayer, Probe, testTimings, transcriptNamespace } from "../../scripts/cluster/layers.js"
+import { pgLayer, transcriptNamespace } from "../../scripts/cluster/layers.js"
 import { AgentEntity } from "../../src/cluster/index.js"
 import * as Message from "../../src/schema/Message.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import { claudePids } from "../support/processes.js"
-import { answer, databaseUrl, eventually, prompt, slowAnswer, startRunner, threeTurns } from "./harness.js"
+import {
+  answer,
+  databaseUrl,
+  eventually,
+  prompt,
+  slowAnswer,
+  startRunner,
+  threeTurns,
+  spreadClient
+} from "./harness.js"
 
 // Eight conversations, four on each runner, chosen among these once the shards have spread
 // (eight fixed ids all land on one runner's shards about one run in a hundred).
@@ -61,19 +70,7 @@ describe("cluster on PostgreSQL: conversations on the real CLI across two runner
       const a = yield* startRunner({ env: { ...forA.env, ...common } })
       const b = yield* startRunner({ env: { ...forB.env, ...common } })
 
-      const client = yield* Layer.build(
-        clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url)))
-      )
-      const probe = yield* Effect.provide(Probe.client, client)
-      const placement = Effect.forEach(candidates, (id) =>
-        // A volatile call sent while the runners are still trading shards can be lost: ask again.
-        probe(id).Where().pipe(Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => "no answer" })), {
-        concurrency: "unbounded"
-      })
-      const where = yield* eventually(
-        Effect.filterOrFail(placement, (at) => new Set(at).size === 2),
-        { within: "30 seconds", describe: () => "the shards never spread over both runners" }
-      )
+      const { client, placement, where } = yield* spreadClient({ prefix, url, candidates })
       yield* Effect.log(`runner A ${a.address} (${a.logFile}), runner B ${b.address} (${b.logFile})`)
       const onA = candidates.filter((_, i) => where[i] === a.address).slice(0, 4)
       const onB = candidates.filter((_, i) => where[i] === b.address).slice(0, 4)

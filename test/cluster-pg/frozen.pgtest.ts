@@ -6,13 +6,12 @@
 // closes those conversations and runs nothing a second time.
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Layer, Stream } from "effect"
-import { clientLayer, pgLayer, Probe, testTimings } from "../../scripts/cluster/layers.js"
+import { Chunk, Effect, Stream } from "effect"
 import { AgentEntity } from "../../src/cluster/index.js"
 import * as Message from "../../src/schema/Message.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import { claudePids } from "../support/processes.js"
-import { answer, databaseUrl, eventually, prompt, startRunner } from "./harness.js"
+import { answer, databaseUrl, eventually, prompt, startRunner, spreadClient } from "./harness.js"
 
 const candidates = Array.from({ length: 32 }, (_, i) => `frozen-${i}`)
 
@@ -48,23 +47,7 @@ describe("cluster on PostgreSQL: a frozen runner", () => {
       const b = yield* startRunner({ env: { ...forB.env, ...common } })
       yield* Effect.log(`runner A ${a.address} (${a.logFile}), runner B ${b.address} (${b.logFile})`)
 
-      const client = yield* Layer.build(
-        clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url)))
-      )
-      const probe = yield* Effect.provide(Probe.client, client)
-      const placement = Effect.forEach(candidates, (id) =>
-        probe(id).Where().pipe(Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => "no answer" })), {
-        concurrency: "unbounded"
-      })
-      const where = yield* eventually(
-        Effect.filterOrFail(placement, (at) =>
-          new Set(at).size === 2),
-        {
-          within: "30 seconds",
-          describe: () =>
-            "the shards never spread over both runners"
-        }
-      )
+      const { client, probe, where } = yield* spreadClient({ prefix, url, candidates })
       const onA = candidates.filter((_, i) => where[i] === a.address).slice(0, 2)
       const onB = candidates.filter((_, i) => where[i] === b.address).slice(0, 1)
       expect([onA.length, onB.length]).toEqual([2, 1])

@@ -1,12 +1,13 @@
 // Runner processes for the multi-runner tests: each is `node --import tsx scripts/cluster/runner.ts`
 // (one OS process, so `kill -9` on its pid kills the runner itself and nothing else).
-import { Deferred, Duration, Effect, Exit, Schedule } from "effect"
+import { Deferred, Duration, Effect, Exit, Layer, Schedule } from "effect"
 import * as cp from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as net from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { clientLayer, pgLayer, Probe, testTimings } from "../../scripts/cluster/layers.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import { isAlive } from "../support/processes.js"
 
@@ -200,6 +201,34 @@ export const eventually = <A, E, R>(
     }),
     Effect.orDie
   )
+
+/**
+ * A client-only node of the cluster `prefix` (scoped), with the `Probe` entity's client, and where
+ * each of `candidates` lives (`placement`, the runner address of each): `where` is the first
+ * placement that spans both runners, once the second has joined the ring and the first released
+ * its shards.
+ */
+export const spreadClient = (options: {
+  readonly prefix: string
+  readonly url: string
+  readonly candidates: ReadonlyArray<string>
+}) =>
+  Effect.gen(function*() {
+    const client = yield* Layer.build(
+      clientLayer({ prefix: options.prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(options.url)))
+    )
+    const probe = yield* Effect.provide(Probe.client, client)
+    const placement = Effect.forEach(options.candidates, (id) =>
+      // A volatile call sent while the runners are still trading shards can be lost: ask again.
+      probe(id).Where().pipe(Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => "no answer" })), {
+      concurrency: "unbounded"
+    })
+    const where = yield* eventually(
+      Effect.filterOrFail(placement, (at) => new Set(at).size === 2),
+      { within: "30 seconds", describe: () => "the shards never spread over both runners" }
+    )
+    return { client, probe, placement, where }
+  })
 
 /** Whether no process in `pids` is alive any more. */
 export const allEnded = (pids: ReadonlyArray<number>) => pids.every((pid) => !isAlive(pid))

@@ -3,9 +3,9 @@
 // shards move to the other once its heartbeat expires, and a persisted stream that was in flight
 // there continues on the survivor from the last acknowledged item.
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Layer, Stream } from "effect"
-import { clientLayer, pgLayer, Probe, testTimings, type Tick } from "../../scripts/cluster/layers.js"
-import { databaseUrl, eventually, startRunner } from "./harness.js"
+import { Chunk, Effect, Fiber, Stream } from "effect"
+import { testTimings, type Tick } from "../../scripts/cluster/layers.js"
+import { databaseUrl, eventually, startRunner, spreadClient } from "./harness.js"
 
 // Eight ids, four on each runner, chosen among these once the shards have spread (eight fixed ids
 // all land on one runner's shards about one run in a hundred).
@@ -22,21 +22,7 @@ describe("cluster on PostgreSQL: two runner processes and a client", () => {
       const a = yield* startRunner({ env })
       const b = yield* startRunner({ env })
 
-      const client = yield* Layer.build(
-        clientLayer({ prefix, shardingConfig: testTimings }).pipe(Layer.provide(pgLayer(url)))
-      )
-      const probe = yield* Effect.provide(Probe.client, client)
-      const placement = Effect.forEach(candidates, (id) =>
-        // A volatile call sent while the runners are still trading shards can be lost: ask again.
-        probe(id).Where().pipe(Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => "no answer" })), {
-        concurrency: "unbounded"
-      })
-
-      // Both runners own shards once the second has joined the ring and the first released them.
-      const before = yield* eventually(
-        Effect.filterOrFail(placement, (at) => new Set(at).size === 2),
-        { within: "30 seconds", describe: () => "the shards never spread over both runners" }
-      )
+      const { placement, probe, where: before } = yield* spreadClient({ prefix, url, candidates })
       yield* Effect.log(`runner A ${a.address} (${a.logFile}), runner B ${b.address} (${b.logFile})`)
       const onA = candidates.filter((_, i) => before[i] === a.address).slice(0, 4)
       const onB = candidates.filter((_, i) => before[i] === b.address).slice(0, 4)
