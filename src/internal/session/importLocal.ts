@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import type { ImportOptions } from "../../layers/SessionStores.js"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import { Effect, Option } from "effect"
@@ -14,19 +15,6 @@ import { parseJsonBoundary } from "../protocol/json.js"
 import * as ConfigDir from "../transcripts/configDir.js"
 import { projectDirName } from "../transcripts/transcript.js"
 import { isEntry } from "./store.js"
-
-/**
- * Options of the import.
- *
- * @internal
- */
-export interface ImportOptions {
-  readonly dir?: string | undefined
-  readonly configDir?: string | undefined
-  readonly projectKey?: string | undefined
-  readonly includeSubagents?: boolean | undefined
-  readonly batchSize?: number | undefined
-}
 
 // The complete lines of a transcript that are entries; a line cut short or foreign is skipped.
 const entriesOf = (text: string): Array<Entry> =>
