@@ -11,6 +11,9 @@
  * Sessions can also be kept by a key of the caller's (a user, a chat): `chat` and `withSession`
  * reuse the key's session while it is idle, for `idleTimeToLive`, and resume its conversation
  * (`resume` on its session id) when its process was evicted for another request or has died.
+ * With a `sessionStore` in the key's options the conversation is resumed from the store, on any
+ * host; a conversation the store does not have fails that use with `SessionNotFoundError` (or
+ * starts anew with `resumeMissing: "new"`), and the key's next use starts a new one.
  *
  * Closing the pool's scope leaves nothing running: waiting requests fail with `PoolClosedError`,
  * running ones get `shutdownTimeout` to finish and are then interrupted, and the close returns

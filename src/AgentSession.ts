@@ -41,6 +41,7 @@ import {
 import { HookRegistry } from "./services/HookRegistry.js"
 import { McpBridge } from "./services/McpBridge.js"
 import { PermissionHandler } from "./services/PermissionHandler.js"
+import type { SessionStoreError } from "./services/SessionStore.js"
 import { Transport } from "./services/Transport.js"
 
 /**
@@ -48,12 +49,13 @@ import { Transport } from "./services/Transport.js"
  * the connection, the process, a message that breaks the schema of its known type, or the
  * failure of `initialize` (no answer within the control deadline, or an error answer): a session
  * whose CLI never initialised cannot run a turn; for a session of an `AgentPool`, the pool's close
- * that stopped its turn (`PoolClosedError`).
+ * that stopped its turn (`PoolClosedError`); with `sessionStoreFailure: "fail"`, a failed append
+ * to the session store (`SessionStoreError`, the turn's stream only: the session goes on).
  *
  * @since 0.1.0
  * @category models
  */
-export type MessageError = StreamError | MessageParseError | RequestError | PoolClosedError
+export type MessageError = StreamError | MessageParseError | RequestError | PoolClosedError | SessionStoreError
 
 /**
  * What `send` accepts: a prompt string, content blocks, or a complete user message frame.

@@ -334,6 +334,7 @@ export const build = <R>(
         options.sessionStore === undefined ? context : Context.add(context, Mirror.MirrorSettings, {
           store: options.sessionStore,
           flush: options.sessionStoreFlush ?? "batched",
+          failure: options.sessionStoreFailure ?? "message",
           configDir: launch.env.CLAUDE_CONFIG_DIR
         })
     )

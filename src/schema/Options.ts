@@ -513,6 +513,12 @@ export const Options = Schema.Struct({
   sessionStore: Schema.optional(StoreShape),
   /** `batched` (default): a turn's entries are appended together, before its `result`; `eager`: each frame at once. */
   sessionStoreFlush: Schema.optional(Schema.Literal("batched", "eager")),
+  /**
+   * A failed append to the store: `message` (default), a `system/mirror_error` message and the turn
+   * goes on; `fail`, the turn's message stream fails with the `SessionStoreError`. The session
+   * stays open either way, and the failed entries are not stored.
+   */
+  sessionStoreFailure: Schema.optional(Schema.Literal("message", "fail")),
   /** A `resume` target the store does not have: `fail` (default, `SessionNotFoundError`) or `new` (a new conversation). */
   resumeMissing: Schema.optional(Schema.Literal("fail", "new")),
   /** How long loading a session from the store may take (default 60 seconds). */
@@ -595,8 +601,11 @@ const decode = Schema.decodeUnknown(Options, parseOptions)
 
 const storeError = <R>(options: Options<R>): OptionsError | undefined => {
   if (options.sessionStore === undefined) {
-    const needsStore: ReadonlyArray<"sessionStoreFlush" | "resumeMissing" | "sessionStoreLoadTimeout"> = [
+    const needsStore: ReadonlyArray<
+      "sessionStoreFlush" | "sessionStoreFailure" | "resumeMissing" | "sessionStoreLoadTimeout"
+    > = [
       "sessionStoreFlush",
+      "sessionStoreFailure",
       "resumeMissing",
       "sessionStoreLoadTimeout"
     ]

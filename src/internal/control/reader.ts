@@ -100,7 +100,13 @@ export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.
       // is delivered.
       if (frame.type === "transcript_mirror") {
         const append = mirror?.frame(frame)
-        if (append !== undefined) effects.push(append)
+        if (append !== undefined) {
+          // What came before the frame is queued before what its append may report.
+          if (out.length > 0) effects.push(parts.queue.offer(out, bytes))
+          out = []
+          bytes = 0
+          effects.push(append)
+        }
         continue
       }
       if (mirror !== undefined && frame.type === "result" && mirror.pending()) {

@@ -273,6 +273,13 @@ const open = <R>(state: State, entry: Keyed, options: Options.Options<R> | undef
           Scope.extend(scope),
           inPoolContext(entry.key)
         )
+      ).pipe(
+        // A session store without the key's conversation fails this use before any CLI starts;
+        // resuming again would fail again: the next use starts a new conversation.
+        Effect.tapErrorTag("SessionNotFoundError", () =>
+          Effect.sync(() => {
+            if (entry.sessionId === sessionId) entry.sessionId = undefined
+          }))
       )
     }).pipe(
       Effect.onError(() => Scope.close(scope, Exit.void).pipe(Effect.zipRight(Scope.close(slot, Exit.void)))),

@@ -9,14 +9,17 @@ import * as Control from "../../schema/Control.js"
 import * as Message from "../../schema/Message.js"
 import type { MessageParseError } from "../../SdkError.js"
 import type { RequestError, StreamError } from "../../services/ControlChannel.js"
+import type { SessionStoreError } from "../../services/SessionStore.js"
 import type { InitState } from "./initialize.js"
+import { MirrorFailure } from "./mirror.js"
 
 /**
- * What a pull fails with: the channel's stream, a frame that breaks its schema, or `initialize`.
+ * What a pull fails with: the channel's stream, a frame that breaks its schema, `initialize`, or
+ * an append to the session store (with `sessionStoreFailure: "fail"`).
  *
  * @internal
  */
-export type PullError = StreamError | MessageParseError | RequestError
+export type PullError = StreamError | MessageParseError | RequestError | SessionStoreError
 
 /**
  * The two streams over one pull, and the commands of the latest `system/commands_changed`.
@@ -81,8 +84,12 @@ export const make = (
     // Frames taken from the channel but not yet emitted: a turn's stream stops at its `result`,
     // and whatever followed it in the same chunk waits here for the next consumer.
     let leftover: Array<unknown> = []
-    // A frame that failed decoding fails the pull after the frames before it were delivered.
-    let pendingError: MessageParseError | undefined
+    // A frame that failed decoding, or a failed store append, fails the pull after the frames
+    // before it were delivered.
+    let pendingError: MessageParseError | SessionStoreError | undefined
+    // After a failed store append: the rest of the failed turn, up to its `result`, is dropped so
+    // that the next turn's stream starts at the next turn.
+    let skipTurn = false
     let latestCommands: ReadonlyArray<Control.SlashCommand> | undefined
     // Whether the last chunk ended at a `result`.
     let endsTurn = false
@@ -101,9 +108,19 @@ export const make = (
       const out: Array<Message.Message> = []
       for (let i = 0; i < frames.length; i++) {
         const frame = frames[i]
+        if (skipTurn) {
+          if (isResultFrame(frame)) skipTurn = false
+          continue
+        }
         const decoded = Message.decode(frame)
         if (decoded._tag === "Left") {
-          pendingError = decoded.left
+          // The mirror's failures are not frames: told apart only once decoding has refused one.
+          if (frame instanceof MirrorFailure) {
+            pendingError = frame.error
+            skipTurn = true
+          } else {
+            pendingError = decoded.left
+          }
           leftover = frames.slice(i + 1)
           break
         }

@@ -3,7 +3,8 @@
  * `--session-mirror`, appended to its `SessionStore`. Batched (the default), a turn's frames are
  * appended together, in one `appendAll` per session, when its `result` arrives and before the
  * `result` is delivered; eager, each frame is appended as it comes. A failed append is delivered
- * as a `system/mirror_error` message and the session goes on.
+ * as a `system/mirror_error` message, or (`failure: "fail"`) fails the turn's message stream with
+ * its `SessionStoreError`; either way the session goes on.
  *
  * @internal
  */
@@ -22,7 +23,19 @@ import { isEntry } from "./store.js"
 export interface MirrorConfig {
   readonly store: SessionStoreShape
   readonly flush: "batched" | "eager"
+  /** A failed append: a `system/mirror_error` message, or the failure of the turn's stream. */
+  readonly failure: "message" | "fail"
   readonly configDir: string | undefined
+}
+
+/**
+ * Queued in place of a `mirror_error` message when failures fail the turn: the session's message
+ * pull fails the turn's stream with `error` where it meets it.
+ *
+ * @internal
+ */
+export class MirrorFailure {
+  constructor(readonly error: SessionStoreError) {}
 }
 
 /**
@@ -46,7 +59,7 @@ export interface Mirror {
   readonly frame: (frame: RawObject) => Effect.Effect<void> | undefined
   /** `true` when frames wait for the end of the turn. */
   readonly pending: () => boolean
-  /** Appends what waits; failures become `mirror_error` messages. */
+  /** Appends what waits; failures become `mirror_error` messages or a `MirrorFailure`. */
   readonly flush: Effect.Effect<void>
 }
 
@@ -84,7 +97,8 @@ interface Batch {
 }
 
 /**
- * A mirror over `config.store`; `emit` delivers its `mirror_error` messages to the session.
+ * A mirror over `config.store`; `emit` delivers its `mirror_error` messages (or `MirrorFailure`s)
+ * to the session.
  *
  * @internal
  */
@@ -104,10 +118,12 @@ export const make = (config: MirrorConfig, emit: (messages: Array<unknown>) => E
   }
 
   const report = (batch: Batch, error: SessionStoreError) => {
+    const warned = Effect.logWarning(`effect-claude-agent: session store append failed: ${error.message}`)
+    if (config.failure === "fail") return Effect.zipRight(warned, emit([new MirrorFailure(error)]))
     const subpaths = [...batch.writes.keys()]
     const subpath = subpaths.length === 1 ? subpaths[0] : undefined
     return Effect.zipRight(
-      Effect.logWarning(`effect-claude-agent: session store append failed: ${error.message}`),
+      warned,
       emit([{
         type: "system",
         subtype: "mirror_error",

@@ -1,6 +1,7 @@
 // The transcript mirror over the fake CLI: `transcript_mirror` frames go to the store, never to
 // the user; a turn's entries are stored before its `result` is delivered; a failed append is a
-// `mirror_error` message and the session goes on; a fenced-out writer stores nothing.
+// `mirror_error` message (or, by option, the turn's failure) and the session goes on; a fenced-out
+// writer stores nothing.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option, Ref, Stream } from "effect"
 import * as ClaudeAgent from "../../../src/ClaudeAgent.js"
@@ -146,6 +147,63 @@ describe("the transcript mirror", () => {
       expect(yield* uuidsOf(store)).toEqual(["t2-user", "t2-assistant"])
     }))
 
+  it.effect("sessionStoreFailure fail: a failed append fails the turn's stream with it, the next turn starts clean", () =>
+    Effect.gen(function*() {
+      const { failing, store } = yield* instrumented
+      yield* Ref.set(failing, true)
+      const program = Effect.scoped(Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session({
+          sessionStore: store,
+          sessionStoreFailure: "fail",
+          env: { CLAUDE_CONFIG_DIR: CONFIG }
+        })
+        yield* session.send("one")
+        const seen: Array<Message> = []
+        const failure = yield* Effect.flip(
+          Stream.runForEach(session.receiveResponse, (m) => Effect.sync(() => seen.push(m)))
+        )
+        yield* Ref.set(failing, false)
+        yield* session.send("two")
+        const second = yield* Stream.runCollect(session.receiveResponse)
+        return { failure, seen, second: [...second] }
+      }))
+      const { failure, second, seen } = yield* program.pipe(Effect.provide(mirroredTurns(yield* Ref.make(0))))
+      expect(failure).toBeInstanceOf(SessionStoreError)
+      expect(failure).toMatchObject({ _tag: "SessionStoreError", reason: "Corrupt", operation: "append" })
+      // The failed turn delivered what came before its result, and no mirror_error message.
+      expect(seen.map((m) => m.type)).toEqual(["system", "assistant"])
+      // The failed turn's result is not the next turn's: the second stream is the second turn.
+      expect(second.map((m) => m.type)).toEqual(["system", "assistant", "result"])
+      expect(second.find((m) => m.type === "assistant")).toMatchObject({
+        message: { content: [{ type: "text", text: "answer 2" }] }
+      })
+      expect(yield* uuidsOf(store)).toEqual(["t2-user", "t2-assistant"])
+    }))
+
+  it.effect("sessionStoreFailure fail, eager: the turn fails at the refused frame", () =>
+    Effect.gen(function*() {
+      const { failing, store } = yield* instrumented
+      yield* Ref.set(failing, true)
+      const program = Effect.scoped(Effect.gen(function*() {
+        const session = yield* ClaudeAgent.session({
+          sessionStore: store,
+          sessionStoreFailure: "fail",
+          sessionStoreFlush: "eager",
+          env: { CLAUDE_CONFIG_DIR: CONFIG }
+        })
+        yield* session.send("one")
+        const seen: Array<Message> = []
+        const failure = yield* Effect.flip(
+          Stream.runForEach(session.receiveResponse, (m) => Effect.sync(() => seen.push(m)))
+        )
+        return { failure, seen }
+      }))
+      const { failure, seen } = yield* program.pipe(Effect.provide(mirroredTurns(yield* Ref.make(0))))
+      expect(failure).toMatchObject({ _tag: "SessionStoreError", reason: "Corrupt" })
+      // The first frame's append fails: after the init message, before the assistant's.
+      expect(seen.map((m) => m.type)).toEqual(["system"])
+    }))
+
   it.effect("a writer fenced out by a newer one stores nothing more and reports it", () =>
     Effect.gen(function*() {
       const store = yield* SessionStores.makeMemory
@@ -172,11 +230,17 @@ describe("the transcript mirror", () => {
       const field = (input: Options.Options) => Effect.map(Effect.flip(Options.validate(input)), (e) => e.field)
       expect(yield* field({ sessionStoreFlush: "eager" })).toBe("sessionStoreFlush")
       expect(yield* field({ resumeMissing: "new" })).toBe("resumeMissing")
+      expect(yield* field({ sessionStoreFailure: "fail" })).toBe("sessionStoreFailure")
       expect(yield* field({ sessionStore: store, persistSession: false })).toBe("sessionStore")
       expect(yield* field({ sessionStore: store, enableFileCheckpointing: true })).toBe("sessionStore")
       expect((yield* Effect.flip(Options.check({ sessionStore: { load: () => Effect.void } }))).field).toBe(
         "sessionStore"
       )
-      yield* Options.validate({ sessionStore: store, sessionStoreFlush: "eager", resumeMissing: "new" })
+      yield* Options.validate({
+        sessionStore: store,
+        sessionStoreFlush: "eager",
+        sessionStoreFailure: "fail",
+        resumeMissing: "new"
+      })
     }))
 })
