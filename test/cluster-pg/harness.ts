@@ -234,8 +234,10 @@ export const spreadClient = (options: {
 export const allEnded = (pids: ReadonlyArray<number>) => pids.every((pid) => !isAlive(pid))
 
 /** What the model is asked and answers in turn `turn` of conversation `id`. */
-export const prompt = (turn: number, id: string) => `turn ${turn} of ${id}`
-export const answer = (turn: number, id: string) => `answer ${turn} for ${id}`
+// The id is bracketed so that no prompt contains another's ("conversation-1" is in "conversation-10",
+// and the model's rules match prompts by inclusion).
+export const prompt = (turn: number, id: string) => `turn ${turn} of [${id}]`
+export const answer = (turn: number, id: string) => `answer ${turn} for [${id}]`
 /**
  * The second turn's answer: 240 characters streamed 4 every 100 ms (≈ 6 s), longer than a kill
  * and a takeover, or than `entityTerminationTimeout` (2 s in the test timings).
