@@ -33,15 +33,7 @@ const port = 20000 + Math.floor(Math.random() * 12000)
 const program = Effect.gen(function*() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-client-"))
   yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
-  const agent = FakeCli.layerClaudeAgent({
-    onUserMessage: (message, cli) =>
-      Effect.gen(function*() {
-        const prompt = FakeCli.userText(message)
-        yield* cli.emit(FakeCli.frames.systemInit())
-        yield* cli.emit(FakeCli.frames.assistantText(`echo: ${prompt}`))
-        yield* cli.emit(FakeCli.frames.result(`echo: ${prompt}`))
-      })
-  })
+  const agent = FakeCli.layerClaudeAgent({ onUserMessage: FakeCli.echoTurn })
   const runner = AgentEntity.layer({ options: { cwd: dir, env: { CLAUDE_CONFIG_DIR: path.join(dir, "config") } } })
     .pipe(
       Layer.provide([agent, TranscriptStore.layerMemory, NodeContext.layer]),

@@ -19,15 +19,7 @@ const turns = Number(process.argv[2] ?? 200)
 const program = Effect.gen(function*() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-turns-"))
   yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
-  const agent = FakeCli.layerClaudeAgent({
-    onUserMessage: (message, cli) =>
-      Effect.gen(function*() {
-        const prompt = FakeCli.userText(message)
-        yield* cli.emit(FakeCli.frames.systemInit())
-        yield* cli.emit(FakeCli.frames.assistantText(`echo: ${prompt}`))
-        yield* cli.emit(FakeCli.frames.result(`echo: ${prompt}`))
-      })
-  })
+  const agent = FakeCli.layerClaudeAgent({ onUserMessage: FakeCli.echoTurn })
   const cluster = AgentCluster.layerSqlite({
     filename: path.join(dir, "cluster.db"),
     orphanGuard: false,
