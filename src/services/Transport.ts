@@ -8,10 +8,11 @@
  *
  * @since 0.1.0
  */
-import type { Duration, Effect, Option, Scope, Stream } from "effect"
-import { Context, Layer } from "effect"
+import type { Duration, Option, Scope, Sink, Stream } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { CLIConnectionError, CLIJSONDecodeError, CLINotFoundError } from "../SdkError.js"
 import * as internal from "../internal/process/subprocess.js"
+import * as byteStreams from "../internal/transport/byteStreams.js"
 
 /**
  * What reading the CLI's stdout can fail with: a line that is too long or not JSON, or the pipe.
@@ -73,7 +74,8 @@ export interface TransportShape {
   /** Closes stdin after every frame already sent is written (the CLI's end of input). */
   readonly endInput: Effect.Effect<void>
   /**
-   * Asks the process to stop now (SIGTERM), for when nothing it would still do is wanted: a
+   * Asks the process to stop now (SIGTERM; over byte streams, their `close`, or the end of
+   * input without one), for when nothing it would still do is wanted: a
    * session closed before the CLI answered `initialize`. Closing the scope still runs the whole
    * stop sequence after it.
    */
@@ -110,6 +112,93 @@ export interface SubprocessConfig {
   readonly closeGracePeriod?: Duration.DurationInput | undefined
   /** Called with every stderr line. */
   readonly onStderr?: ((line: string) => void) | undefined
+}
+
+/**
+ * A function that writes bytes to the CLI's stdin, for `ByteStreams.stdin`: `write` is called by
+ * one fiber at a time, each time with whole lines; `end` (when given) sends the end of input
+ * after the last write. Cheaper per frame than a `Sink` (no stream machinery around each write).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { Transport } from "effect-claude-agent"
+ *
+ * declare const channel: { write(bytes: Uint8Array, done: () => void): void; end(): void }
+ * const stdin: Transport.ByteWriter = {
+ *   write: (bytes) => Effect.async<void>((resume) => channel.write(bytes, () => resume(Effect.void))),
+ *   end: Effect.sync(() => channel.end())
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ByteWriter {
+  readonly write: (bytes: Uint8Array) => Effect.Effect<void, unknown>
+  readonly end?: Effect.Effect<void, unknown> | undefined
+}
+
+/**
+ * A CLI reached through byte streams (a sandbox SDK's process, `docker exec`, an SSH channel),
+ * for `Transport.fromByteStreams`. Errors of any type are accepted: they become
+ * `CLIConnectionError`s with the original as `cause`. Chunks of `stdout` must not be reused by
+ * their source once emitted (the reader keeps them until a line completes).
+ *
+ * @example
+ * ```ts
+ * import type { Effect, Sink, Stream } from "effect"
+ * import type { Transport } from "effect-claude-agent"
+ *
+ * declare const remote: {
+ *   readonly stdin: Sink.Sink<void, Uint8Array>
+ *   readonly stdout: Stream.Stream<Uint8Array, Error>
+ *   readonly stderr: Stream.Stream<Uint8Array, Error>
+ *   readonly exitCode: Effect.Effect<number, Error>
+ *   readonly kill: Effect.Effect<void>
+ * }
+ * const streams: Transport.ByteStreams = {
+ *   stdin: remote.stdin,
+ *   stdout: remote.stdout,
+ *   stderr: remote.stderr,
+ *   exit: remote.exitCode,
+ *   close: remote.kill
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ByteStreams {
+  /** The CLI's stdin: a sink (its input ends when the transport's does) or a `ByteWriter`. */
+  readonly stdin: Sink.Sink<unknown, Uint8Array, unknown, unknown> | ByteWriter
+  /** The CLI's stdout; it must end when the CLI exits. */
+  readonly stdout: Stream.Stream<Uint8Array, unknown>
+  /** The CLI's stderr, always drained; none, when the channel merges it or has none. */
+  readonly stderr?: Stream.Stream<Uint8Array, unknown> | undefined
+  /**
+   * Completes when the CLI has exited, with its exit code or status. Failing means the exit is
+   * not known (the connection was lost): the frames fail with `CLIConnectionError` if stdout is
+   * still open, and the exit status is unknown.
+   */
+  readonly exit: Effect.Effect<number | ExitStatus, unknown>
+  /**
+   * Stops the CLI and releases the channel (a kill, closing the connection). Runs once: at
+   * `terminate`, or when the scope closes after stdin was ended and the CLI had
+   * `closeGracePeriod` to exit, whichever comes first.
+   */
+  readonly close?: Effect.Effect<void> | undefined
+  /** Maximum stdout line size in bytes. Default 1 MiB. */
+  readonly maxBufferSize?: number | undefined
+  /** Wait after stdin EOF before `close`. Default 5 seconds. */
+  readonly closeGracePeriod?: Duration.DurationInput | undefined
+  /** Called with every stderr line. */
+  readonly onStderr?: ((line: string) => void) | undefined
+  /**
+   * The CLI's process id, reported as the session's `pid`. Give it only for a process on this
+   * host (a cluster runner's resource guard watches it); a remote process has none here.
+   */
+  readonly pid?: number | undefined
 }
 
 /**
@@ -182,4 +271,65 @@ export class Transport extends Context.Tag("effect-claude-agent/Transport")<Tran
     CLINotFoundError | CLIConnectionError,
     Scope.Scope
   > => internal.makeSubprocess(config)
+
+  /**
+   * A transport over byte streams: the CLI runs wherever the streams lead (a sandbox, a
+   * container through `docker exec`, a host over SSH). It reads stdout with the subprocess
+   * transport's reader (the line limit as `CLIJSONDecodeError`, multi-byte characters split
+   * across chunks, `\r\n`), writes each frame whole from one writer, always drains stderr, and
+   * turns the exit into the same errors. Closing the scope ends stdin, waits `closeGracePeriod`
+   * for the exit, then runs `close`.
+   *
+   * @example
+   * ```ts
+   * import { Effect, Sink, Stream } from "effect"
+   * import { Transport } from "effect-claude-agent"
+   *
+   * declare const sandbox: {
+   *   readonly exec: (argv: ReadonlyArray<string>) => Effect.Effect<{
+   *     readonly stdin: Sink.Sink<void, Uint8Array>
+   *     readonly stdout: Stream.Stream<Uint8Array, Error>
+   *     readonly stderr: Stream.Stream<Uint8Array, Error>
+   *     readonly exitCode: Effect.Effect<number, Error>
+   *     readonly kill: Effect.Effect<void>
+   *   }, Error>
+   * }
+   * const program = Effect.scoped(Effect.gen(function* () {
+   *   const remote = yield* sandbox.exec(["claude", "--output-format", "stream-json", "--input-format", "stream-json", "--verbose"])
+   *   const transport = yield* Transport.Transport.fromByteStreams({
+   *     stdin: remote.stdin, stdout: remote.stdout, stderr: remote.stderr, exit: remote.exitCode, close: remote.kill
+   *   })
+   *   yield* transport.endInput
+   * }))
+   * ```
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  static readonly fromByteStreams = (streams: ByteStreams): Effect.Effect<TransportShape, never, Scope.Scope> =>
+    byteStreams.make(streams)
+
+  /**
+   * `fromByteStreams` as a layer, from an effect that opens the streams in the layer's scope
+   * (for a session: read `SessionServices.SessionLaunch` for the CLI's argv and environment).
+   *
+   * @example
+   * ```ts
+   * import { Effect } from "effect"
+   * import { ClaudeAgent, SessionServices, Transport } from "effect-claude-agent"
+   *
+   * declare const exec: (argv: ReadonlyArray<string>) => Effect.Effect<Transport.ByteStreams>
+   * const transport = Transport.Transport.layerByteStreams(
+   *   Effect.flatMap(SessionServices.SessionLaunch, ({ launch }) => exec(["claude", ...launch.args]))
+   * )
+   * const agent = ClaudeAgent.make({ transport })
+   * ```
+   *
+   * @since 0.1.0
+   * @category layers
+   */
+  static readonly layerByteStreams = <E, R>(
+    open: Effect.Effect<ByteStreams, E, R>
+  ): Layer.Layer<Transport, E, Exclude<R, Scope.Scope>> =>
+    Layer.scoped(Transport, Effect.flatMap(open, byteStreams.make))
 }

@@ -17,6 +17,41 @@ import type { SubprocessConfig } from "../../services/Transport.js"
 export const messageOf = (u: unknown): string =>
   Predicate.hasProperty(u, "message") && typeof u.message === "string" ? u.message : String(u)
 
+/**
+ * A failed read of the CLI's output (a pipe, a byte stream).
+ *
+ * @internal
+ */
+export const readFailed = (what: string, error: unknown): CLIConnectionError =>
+  new CLIConnectionError({
+    reason: "ReadFailed",
+    description: `Reading the CLI's ${what} failed: ${messageOf(error)}`,
+    cause: error
+  })
+
+/**
+ * A failed write to the CLI's input.
+ *
+ * @internal
+ */
+export const writeFailed = (error: unknown): CLIConnectionError =>
+  new CLIConnectionError({
+    reason: "WriteFailed",
+    description: `Cannot write to the Claude Code CLI: ${messageOf(error)}`,
+    cause: error
+  })
+
+/**
+ * A send after the CLI's input was ended.
+ *
+ * @internal
+ */
+export const inputClosed = (): CLIConnectionError =>
+  new CLIConnectionError({
+    reason: "InputClosed",
+    description: "Cannot write to the Claude Code CLI: its input was already closed"
+  })
+
 const codeOf = (u: unknown): string | undefined =>
   Predicate.hasProperty(u, "code") && typeof u.code === "string" ? u.code : undefined
 

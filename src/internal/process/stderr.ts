@@ -39,7 +39,7 @@ export class StderrTail {
 }
 
 /**
- * stderr's lines: the tail, the callback, and a stream for subscribers.
+ * stderr's lines, fed by any byte source: the tail, the callback, and a stream for subscribers.
  *
  * @internal
  */
@@ -52,28 +52,50 @@ export class StderrLines {
   private decoder: InstanceType<typeof TextDecoder> | undefined
   private partial = ""
   private callbackFailed = false
+  private ended = false
 
   constructor(
-    stderr: Readable,
     private readonly onStderr: ((line: string) => void) | undefined,
     private readonly runtime: Runtime.Runtime<never>
-  ) {
-    stderr.on("data", (chunk: Uint8Array) => {
-      const text = this.partial + (this.decoder ??= new TextDecoder("utf-8")).decode(chunk, { stream: true })
-      let from = 0
-      for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", from)) {
-        this.line(text.slice(from, nl))
-        from = nl + 1
-      }
-      this.partial = text.slice(from)
-    })
-    stderr.once("end", () => {
-      const rest = this.decoder === undefined ? this.partial : this.partial + this.decoder.decode()
-      this.partial = ""
-      if (rest.length > 0) this.line(rest)
-      Runtime.runFork(runtime)(this.close)
-    })
+  ) {}
+
+  /**
+   * Drains a Node stream (stderr of a process): its data and end; its errors end nothing here
+   * (stdout and the exit tell what happened).
+   *
+   * @internal
+   */
+  static fromReadable(
+    stderr: Readable,
+    onStderr: ((line: string) => void) | undefined,
+    runtime: Runtime.Runtime<never>
+  ): StderrLines {
+    const lines = new StderrLines(onStderr, runtime)
+    stderr.on("data", (chunk: Uint8Array) => lines.onData(chunk))
+    stderr.once("end", () => lines.onEnd())
     stderr.on("error", () => {})
+    return lines
+  }
+
+  /** A chunk of stderr: its complete lines go out, a partial one waits for the next chunk. */
+  onData(chunk: Uint8Array): void {
+    const text = this.partial + (this.decoder ??= new TextDecoder("utf-8")).decode(chunk, { stream: true })
+    let from = 0
+    for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", from)) {
+      this.line(text.slice(from, nl))
+      from = nl + 1
+    }
+    this.partial = text.slice(from)
+  }
+
+  /** The end of stderr: a last line without a newline still counts; subscribers' streams end. */
+  onEnd(): void {
+    if (this.ended) return
+    this.ended = true
+    const rest = this.decoder === undefined ? this.partial : this.partial + this.decoder.decode()
+    this.partial = ""
+    if (rest.length > 0) this.line(rest)
+    Runtime.runFork(this.runtime)(this.close)
   }
 
   private line(raw: string): void {

@@ -5,15 +5,9 @@
  */
 import type { Writable } from "node:stream"
 import { Effect } from "effect"
-import { CLIConnectionError } from "../../SdkError.js"
+import type { CLIConnectionError } from "../../SdkError.js"
 import { encodeFrame } from "../protocol/json.js"
-import { messageOf } from "./errors.js"
-
-const closedError = () =>
-  new CLIConnectionError({
-    reason: "InputClosed",
-    description: "Cannot write to the Claude Code CLI: its input was already closed"
-  })
+import { inputClosed, writeFailed } from "./errors.js"
 
 /**
  * Frames onto a Node `Writable`, waiting only when the pipe asks for it (`drain`).
@@ -38,16 +32,8 @@ export class StdinFrames {
   /** Writes one frame; frames from concurrent senders never interleave. */
   readonly send = (frame: unknown): Effect.Effect<void, CLIConnectionError> =>
     Effect.suspend(() => {
-      if (this.failure !== undefined) {
-        return Effect.fail(
-          new CLIConnectionError({
-            reason: "WriteFailed",
-            description: `Cannot write to the Claude Code CLI: ${messageOf(this.failure)}`,
-            cause: this.failure
-          })
-        )
-      }
-      if (this.ended || !this.stdin.writable) return Effect.fail(closedError())
+      if (this.failure !== undefined) return Effect.fail(writeFailed(this.failure))
+      if (this.ended || !this.stdin.writable) return Effect.fail(inputClosed())
       // Frames written while the pipe is busy leave together (Node's `writev`).
       if (this.stdin.write(encodeFrame(frame))) return Effect.void
       this.writable.unsafeClose()

@@ -11,10 +11,10 @@
  */
 import type { Readable } from "node:stream"
 import { Chunk, Effect, Option, Stream } from "effect"
-import { CLIConnectionError, CLIJSONDecodeError } from "../../SdkError.js"
+import { CLIJSONDecodeError } from "../../SdkError.js"
 import type { Frame, ReadError } from "../../services/Transport.js"
 import { FrameReader, type ReadProblem } from "../protocol/reader.js"
-import { messageOf } from "./errors.js"
+import { readFailed } from "./errors.js"
 
 /**
  * Bytes held for a reader that is not taking them before the source is paused. Node's own buffer
@@ -85,14 +85,7 @@ export class StdoutFrames {
     const frames = new StdoutFrames(maxBytes, { pause: () => stdout.pause(), resume: () => stdout.resume() })
     stdout.on("data", (chunk: Uint8Array) => frames.onData(chunk))
     stdout.on("end", () => frames.onEnd())
-    stdout.on("error", (error: unknown) =>
-      frames.onFailure(
-        new CLIConnectionError({
-          reason: "ReadFailed",
-          description: `Reading the CLI's stdout failed: ${messageOf(error)}`,
-          cause: error
-        })
-      ))
+    stdout.on("error", (error: unknown) => frames.onFailure(readFailed("stdout", error)))
     return frames
   }
 

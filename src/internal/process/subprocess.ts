@@ -73,7 +73,7 @@ const start = (config: SubprocessConfig, runtime: Runtime.Runtime<never>, exitSt
     const pipes = {
       stdin: new StdinFrames(stdin),
       stdout: StdoutFrames.fromReadable(stdout, config.maxBufferSize),
-      stderr: new StderrLines(stderr, config.onStderr, runtime)
+      stderr: StderrLines.fromReadable(stderr, config.onStderr, runtime)
     }
     let status: ExitStatus | undefined
     let unregister = () => {}
