@@ -21,11 +21,13 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import type { PlatformError } from "@effect/platform/Error"
-import { Chunk, Clock, Effect, Option, ParseResult, Predicate, Schema, Stream } from "effect"
+import { Chunk, Clock, Effect, Option, Schema, Stream } from "effect"
 import * as ConfigDir from "./internal/transcripts/configDir.js"
 import { LineSplitter } from "./internal/protocol/lineSplitter.js"
+import * as Args from "./internal/transcripts/args.js"
+import * as Read from "./internal/transcripts/read.js"
 import * as T from "./internal/transcripts/transcript.js"
-import { OptionsError, SessionNotFoundError } from "./SdkError.js"
+import { type OptionsError, SessionNotFoundError } from "./SdkError.js"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -420,70 +422,6 @@ const locations = (ctx: Ctx, sessionId: string, dir: string | undefined): Stream
   )
 }
 
-// The arguments as plain JavaScript may pass them: a wrong type is an `OptionsError` naming the
-// field, not a defect from deep inside a file read.
-const LocationArgs = Schema.Struct({ dir: Schema.optional(Schema.String), configDir: Schema.optional(Schema.String) })
-const PageArgs = Schema.Struct({
-  ...LocationArgs.fields,
-  limit: Schema.optional(Schema.Int),
-  offset: Schema.optional(Schema.Int)
-})
-const ListArgs = Schema.Struct({
-  ...PageArgs.fields,
-  includeWorktrees: Schema.optional(Schema.Boolean),
-  includeProgrammatic: Schema.optional(Schema.Boolean)
-})
-const MessagesArgs = Schema.Struct({ ...PageArgs.fields, includeSystemMessages: Schema.optional(Schema.Boolean) })
-const ForkArgs = Schema.Struct({
-  ...LocationArgs.fields,
-  upToMessageId: Schema.optional(Schema.String),
-  title: Schema.optional(Schema.String)
-})
-
-const checkArgs = <A, I>(schema: Schema.Schema<A, I, never>) => {
-  const decode = Schema.decodeUnknownEither(schema)
-  return (options: unknown): Effect.Effect<void, OptionsError> => {
-    const decoded = decode(options)
-    if (decoded._tag === "Right") return Effect.void
-    const first = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
-    const field = first === undefined || first.path.length === 0 ? "options" : first.path.map(String).join(".")
-    return Effect.fail(new OptionsError({ field, detail: first?.message ?? "invalid" }))
-  }
-}
-const checkLocation = checkArgs(LocationArgs)
-const checkList = checkArgs(ListArgs)
-const checkMessages = checkArgs(MessagesArgs)
-const checkPage = checkArgs(PageArgs)
-const checkFork = checkArgs(ForkArgs)
-
-const checkId = (sessionId: string, options: unknown = {}, check = checkLocation) =>
-  typeof sessionId === "string" && T.isUuid(sessionId)
-    ? check(options)
-    : Effect.fail(new OptionsError({ field: "sessionId", detail: `must be a UUID, got ${JSON.stringify(sessionId)}` }))
-
-const utf8 = new TextEncoder()
-
-/** A title as its `custom-title` line carries it (trimmed); refused when it is not a string or would not fit where listings look. */
-const checkTitle = (field: string, title: unknown, sessionId: string): Effect.Effect<string, OptionsError> => {
-  if (typeof title !== "string") {
-    return Effect.fail(new OptionsError({ field, detail: `must be a string, got ${typeof title}` }))
-  }
-  const customTitle = title.trim()
-  // Listings find a title in the transcript's last 64 KiB (as the official SDK's do):
-  // a longer line would be written and never shown.
-  const line = JSON.stringify({ type: "custom-title", customTitle, sessionId })
-  const bytes = utf8.encode(line).length + 2
-  return bytes > T.LITE_BYTES
-    ? Effect.fail(
-      new OptionsError({
-        field,
-        detail: `is ${bytes} bytes as a transcript line; listings read only the last ${T.LITE_BYTES} bytes ` +
-          "of a transcript, so it would never be shown"
-      })
-    )
-    : Effect.succeed(customTitle)
-}
-
 const locate = (ctx: Ctx, sessionId: string, dir: string | undefined) =>
   locations(ctx, sessionId, dir).pipe(
     Stream.runHead,
@@ -542,6 +480,10 @@ const decodedEntries = (ctx: Ctx, file: string): Stream.Stream<T.Entry, Platform
       })
     )
   })
+
+// A `Read` keep-function as a `Stream.filterMap` step.
+const nodeOf = <A>(keep: (e: T.Entry) => A | undefined) => (e: T.Entry): Option.Option<A> =>
+  Option.fromNullable(keep(e))
 
 const readAtMost = (handle: FileSystem.File, bytes: number) =>
   Effect.gen(function*() {
@@ -729,7 +671,7 @@ export const listSessions = (
   options: ListSessionsOptions = {}
 ): Effect.Effect<ReadonlyArray<SessionInfo>, OptionsError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
-    yield* checkList(options)
+    yield* Args.local.list(options)
     const ctx = yield* context(options.configDir)
     const folders = yield* listingFolders(ctx, options)
     const candidates = (yield* Effect.forEach(folders, ([d, p]) => candidatesIn(ctx, d, p), { concurrency: 4 })).flat()
@@ -803,7 +745,7 @@ export const getSessionInfo = (
   FileSystem.FileSystem | Path.Path
 > =>
   Effect.gen(function*() {
-    yield* checkId(sessionId, options)
+    yield* Args.checkId(sessionId, options, Args.local.location)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     const lite = yield* readLite(ctx, located.file)
@@ -880,40 +822,11 @@ export const transcript = (
   FileSystem.FileSystem | Path.Path
 > =>
   Stream.unwrap(Effect.gen(function*() {
-    yield* checkId(sessionId, options)
+    yield* Args.checkId(sessionId, options, Args.local.location)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     return decodedEntries(ctx, located.file)
   }))
-
-const messageType = (type: string): SessionMessage["type"] | undefined =>
-  type === "user" || type === "assistant" || type === "system" ? type : undefined
-
-const toMessage = (
-  e: T.Entry & { readonly uuid: string },
-  parentToolUseId: string | null,
-  parentAgentId: string | null,
-  completedCommand: boolean
-): Array<SessionMessage> => {
-  const type = messageType(e.type)
-  if (type === undefined) return []
-  const origin = Predicate.isRecord(e.origin) && typeof e.origin.kind === "string" ? e.origin : undefined
-  const meta = e.isMeta === true || e.isCompactSummary === true || e.isVisibleInTranscriptOnly === true
-  return [{
-    type,
-    uuid: e.uuid,
-    session_id: e.sessionId ?? "",
-    message: e.message,
-    parent_tool_use_id: parentToolUseId,
-    parent_agent_id: parentAgentId,
-    ...(e.interruptedByShutdown === true ? { interruptedByShutdown: true } : {}),
-    ...(e.isCompactSummary === true ? { isCompactSummary: true } : {}),
-    ...(meta ? { is_meta: true } : {}),
-    ...(completedCommand ? { isCompletedLocalCommand: true } : {}),
-    ...(e.timestamp !== undefined ? { timestamp: e.timestamp } : {}),
-    ...(origin !== undefined ? { origin } : {})
-  }]
-}
 
 /**
  * A session's conversation, oldest first (the official `getSessionMessages`): the chain of
@@ -945,21 +858,14 @@ export const getSessionMessages = (
   FileSystem.FileSystem | Path.Path
 > =>
   Effect.gen(function*() {
-    yield* checkId(sessionId, options, checkMessages)
+    yield* Args.checkId(sessionId, options, Args.local.messages)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     const nodes = yield* decodedEntries(ctx, located.file).pipe(
-      Stream.filter(T.isChainEntry),
-      Stream.map(T.slim),
+      Stream.filterMap(nodeOf(Read.mainNode)),
       Stream.runCollect
     )
-    const conversation = T.chain(Chunk.toReadonlyArray(nodes))
-    const commands = T.completedLocalCommands(conversation)
-    const includeSystem = options.includeSystemMessages ?? false
-    const messages = conversation.flatMap((e, i) =>
-      T.isVisible(e, includeSystem) ? toMessage(e, null, null, commands.has(i)) : []
-    )
-    return T.page(messages, options.offset, options.limit)
+    return Read.sessionMessages(Chunk.toReadonlyArray(nodes), options)
   })
 
 const subagentsDir = (ctx: Ctx, located: Located, sessionId: string) =>
@@ -1001,19 +907,13 @@ export const listSubagents = (
   options: SessionLocation = {}
 ): Effect.Effect<ReadonlyArray<string>, SessionNotFoundError | OptionsError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
-    yield* checkId(sessionId, options)
+    yield* Args.checkId(sessionId, options, Args.local.location)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     return (yield* agentFiles(ctx, subagentsDir(ctx, located, sessionId))).map((a) => a.agentId)
   })
 
-const AGENT_REF = /^[A-Za-z0-9_.:-]{1,128}$/
-const AgentMeta = Schema.parseJson(Schema.Struct({
-  toolUseId: Schema.optional(Schema.Unknown),
-  parentAgentId: Schema.optional(Schema.Unknown)
-}))
-
-const ref = (u: unknown): string | null => typeof u === "string" && AGENT_REF.test(u) ? u : null
+const AgentMetaJson = Schema.parseJson(Read.AgentMeta)
 
 /**
  * A sub-agent's conversation, oldest first (the official `getSubagentMessages`): its user and
@@ -1045,7 +945,7 @@ export const getSubagentMessages = (
   FileSystem.FileSystem | Path.Path
 > =>
   Effect.gen(function*() {
-    yield* checkId(sessionId, options, checkPage)
+    yield* Args.checkId(sessionId, options, Args.local.page)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     const agent = (yield* agentFiles(ctx, subagentsDir(ctx, located, sessionId))).find((a) => a.agentId === agentId)
@@ -1058,22 +958,13 @@ export const getSubagentMessages = (
     }
     const meta = Option.flatMap(
       yield* readText(ctx, agent.file.replace(/\.jsonl$/, ".meta.json")),
-      (text) => Schema.decodeUnknownOption(AgentMeta)(text)
+      (text) => Schema.decodeUnknownOption(AgentMetaJson)(text)
     )
-    const toolUseId = Option.isSome(meta) ? ref(meta.value.toolUseId) : null
-    const parentAgentId = Option.isSome(meta) ? ref(meta.value.parentAgentId) : null
     const nodes = yield* decodedEntries(ctx, agent.file).pipe(
-      Stream.filter(T.isChainEntry),
-      Stream.filter((e) => e.type === "user" || e.type === "assistant" || e.type === "attachment"),
-      Stream.map(T.slim),
+      Stream.filterMap(nodeOf(Read.subagentNode)),
       Stream.runCollect
     )
-    const conversation = T.subagentChain(Chunk.toReadonlyArray(nodes))
-    const commands = T.completedLocalCommands(conversation)
-    const messages = conversation.flatMap((e, i) =>
-      e.type === "user" || e.type === "assistant" ? toMessage(e, toolUseId, parentAgentId, commands.has(i)) : []
-    )
-    return T.page(messages, options.offset, options.limit)
+    return Read.subagentMessages(Chunk.toReadonlyArray(nodes), Option.getOrUndefined(meta), options)
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -1120,14 +1011,11 @@ export const renameSession = (
   options: SessionLocation = {}
 ): Effect.Effect<void, SessionNotFoundError | OptionsError | PlatformError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
-    yield* checkId(sessionId, options)
-    const customTitle = yield* checkTitle("title", title, sessionId)
-    if (customTitle.length === 0) {
-      return yield* new OptionsError({ field: "title", detail: "must be non-empty" })
-    }
+    yield* Args.checkId(sessionId, options, Args.local.location)
+    const entry = yield* Args.renameEntry(sessionId, title)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
-    yield* appendEntry(ctx, located.file, { type: "custom-title", customTitle, sessionId })
+    yield* appendEntry(ctx, located.file, entry)
   })
 
 /**
@@ -1152,22 +1040,16 @@ export const tagSession = (
   options: SessionLocation = {}
 ): Effect.Effect<void, SessionNotFoundError | OptionsError | PlatformError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
-    yield* checkId(sessionId, options)
-    if (tag !== null && typeof tag !== "string") {
-      return yield* new OptionsError({ field: "tag", detail: `must be a string or null, got ${typeof tag}` })
-    }
-    const cleaned = tag === null ? "" : tag.replace(/[\p{Cc}\p{Cf}\u2028\u2029]+/gu, " ").trim()
-    if (tag !== null && cleaned.length === 0) {
-      return yield* new OptionsError({ field: "tag", detail: "must be non-empty (use null to clear it)" })
-    }
+    yield* Args.checkId(sessionId, options, Args.local.location)
+    const entry = yield* Args.tagEntry(sessionId, tag)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
-    yield* appendEntry(ctx, located.file, { type: "tag", tag: cleaned, sessionId })
+    yield* appendEntry(ctx, located.file, entry)
   })
 
 const setArchived = (sessionId: string, archived: boolean, options: SessionLocation) =>
   Effect.gen(function*() {
-    yield* checkId(sessionId, options)
+    yield* Args.checkId(sessionId, options, Args.local.location)
     const ctx = yield* context(options.configDir)
     const all = Chunk.toReadonlyArray(yield* Stream.runCollect(locations(ctx, sessionId, options.dir)))
     if (all.length === 0) {
@@ -1252,7 +1134,7 @@ export const deleteSession = (
   options: SessionLocation = {}
 ): Effect.Effect<void, SessionNotFoundError | OptionsError | PlatformError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
-    yield* checkId(sessionId, options)
+    yield* Args.checkId(sessionId, options, Args.local.location)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     yield* ctx.fs.remove(located.file)
@@ -1293,39 +1175,17 @@ export const forkSession = (
   FileSystem.FileSystem | Path.Path
 > =>
   Effect.gen(function*() {
-    yield* checkId(sessionId, options, checkFork)
+    yield* Args.checkId(sessionId, options, Args.local.fork)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     const entries = Chunk.toReadonlyArray(yield* Stream.runCollect(decodedEntries(ctx, located.file)))
-    const source = T.forkSource(sessionId, entries)
-    const main = source.transcript.filter((e) => e.isSidechain !== true)
-    let slice: ReadonlyArray<T.Entry & { readonly uuid: string }> = main
-    if (options.upToMessageId !== undefined) {
-      const cut = T.sliceTo(main, options.upToMessageId)
-      if (cut === undefined) {
-        return yield* new OptionsError({
-          field: "upToMessageId",
-          detail: `message ${options.upToMessageId} is not in session ${sessionId}`
-        })
-      }
-      slice = cut
-    }
-    if (!slice.some((e) => e.type !== "progress")) {
-      return yield* new SessionNotFoundError({ sessionId, reason: "it has no messages to fork" })
-    }
-    let title = options.title === undefined ? "" : yield* checkTitle("title", options.title, sessionId)
-    if (title.length === 0) {
-      const sourceTitle = T.customTitleOf(entries) || (yield* readSideTitle(ctx, located, sessionId)) ||
-        T.aiTitleOf(entries) || T.firstPrompt(entries)
-      title = `${sourceTitle || "Forked session"} (fork)`
-    }
     const forkId = crypto.randomUUID()
-    const lines = T.forkEntries({
-      source,
-      entries: slice,
-      sourceSessionId: sessionId,
-      forkSessionId: forkId,
-      title,
+    const lines = yield* Read.forkLines(entries, {
+      sessionId,
+      upToMessageId: options.upToMessageId,
+      title: options.title,
+      sideTitle: yield* readSideTitle(ctx, located, sessionId),
+      forkId,
       now: yield* nowIso,
       newUuid: () => crypto.randomUUID()
     })
