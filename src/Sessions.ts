@@ -26,8 +26,10 @@ import * as ConfigDir from "./internal/transcripts/configDir.js"
 import { LineSplitter } from "./internal/protocol/lineSplitter.js"
 import * as Args from "./internal/transcripts/args.js"
 import * as Read from "./internal/transcripts/read.js"
+import * as Stored from "./internal/transcripts/stored.js"
 import * as T from "./internal/transcripts/transcript.js"
 import { type OptionsError, SessionNotFoundError } from "./SdkError.js"
+import type { SessionStoreError, SessionStoreShape } from "./services/SessionStore.js"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -271,6 +273,129 @@ export interface ForkSessionOptions extends SessionLocation {
  */
 export interface ForkSessionResult {
   readonly sessionId: string
+}
+
+/**
+ * Where the store-backed functions (`fromStore`) look: the project a session is stored under.
+ *
+ * @example
+ * ```ts
+ * import { Sessions } from "effect-claude-agent"
+ *
+ * const byDir: Sessions.StoreLocation = { dir: "/srv/app" }
+ * const byKey: Sessions.StoreLocation = { projectKey: "-srv-app" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export interface StoreLocation {
+  /**
+   * The project's working directory: its sessions are stored under the CLI's folder name for it
+   * (as a session with the `sessionStore` option mirrors them). Default: this process's working
+   * directory.
+   */
+  readonly dir?: string | undefined
+  /** The store's project key itself (wins over `dir`). */
+  readonly projectKey?: string | undefined
+}
+
+/**
+ * The options of a local function, for its store-backed twin: `dir` and `configDir` give way to
+ * `StoreLocation`, and `includeWorktrees` (a local layout matter) goes.
+ *
+ * @example
+ * ```ts
+ * import { Sessions } from "effect-claude-agent"
+ *
+ * const page: Sessions.StoreOptions<Sessions.ListSessionsOptions> = { projectKey: "-srv-app", limit: 20 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export type StoreOptions<O extends SessionLocation> =
+  & Omit<O, keyof SessionLocation | "includeWorktrees">
+  & StoreLocation
+
+/**
+ * The `Sessions` functions over a `SessionStore`, as `fromStore` returns them: the same names,
+ * answers and errors as the local functions for the same entries, with `SessionStoreError` where
+ * the local ones have `PlatformError`, and nothing needed from the context. The archive functions
+ * are not here: the archive mark is a file beside a transcript, not an entry of it.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { SessionStore, Sessions } from "effect-claude-agent"
+ *
+ * const titles = Effect.gen(function*() {
+ *   const sessions: Sessions.StoredSessions = Sessions.fromStore(yield* SessionStore.SessionStore)
+ *   return (yield* sessions.listSessions({ dir: "/srv/app" })).map((s) => s.summary)
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StoredSessions {
+  /** `listSessions` of one project's stored sessions (`lastModified`: the store's clock). */
+  readonly listSessions: (
+    options?: StoreOptions<ListSessionsOptions>
+  ) => Effect.Effect<ReadonlyArray<SessionInfo>, OptionsError | SessionStoreError>
+  /** `getSessionInfo` of a stored session. */
+  readonly getSessionInfo: (
+    sessionId: string,
+    options?: StoreLocation
+  ) => Effect.Effect<SessionInfo, SessionNotFoundError | OptionsError | SessionStoreError>
+  /** `findSessionInfo` of a stored session. */
+  readonly findSessionInfo: (
+    sessionId: string,
+    options?: StoreLocation
+  ) => Effect.Effect<Option.Option<SessionInfo>, OptionsError | SessionStoreError>
+  /** `transcript`: a stored session's entries, in append order. */
+  readonly transcript: (
+    sessionId: string,
+    options?: StoreLocation
+  ) => Stream.Stream<TranscriptEntry, SessionNotFoundError | OptionsError | SessionStoreError>
+  /** `getSessionMessages` of a stored session. */
+  readonly getSessionMessages: (
+    sessionId: string,
+    options?: StoreOptions<GetSessionMessagesOptions>
+  ) => Effect.Effect<ReadonlyArray<SessionMessage>, SessionNotFoundError | OptionsError | SessionStoreError>
+  /** `listSubagents`: the sub-agents stored under a session (subpaths `subagents/…/agent-<id>`). */
+  readonly listSubagents: (
+    sessionId: string,
+    options?: StoreLocation
+  ) => Effect.Effect<ReadonlyArray<string>, SessionNotFoundError | OptionsError | SessionStoreError>
+  /** `getSubagentMessages`, `parent_tool_use_id` from the sub-agent's stored `agent_metadata`. */
+  readonly getSubagentMessages: (
+    sessionId: string,
+    agentId: string,
+    options?: StoreOptions<GetSubagentMessagesOptions>
+  ) => Effect.Effect<ReadonlyArray<SessionMessage>, SessionNotFoundError | OptionsError | SessionStoreError>
+  /** `renameSession`: appends the same `custom-title` entry to the stored transcript. */
+  readonly renameSession: (
+    sessionId: string,
+    title: string,
+    options?: StoreLocation
+  ) => Effect.Effect<void, SessionNotFoundError | OptionsError | SessionStoreError>
+  /** `tagSession`: appends the same `tag` entry to the stored transcript. */
+  readonly tagSession: (
+    sessionId: string,
+    tag: string | null,
+    options?: StoreLocation
+  ) => Effect.Effect<void, SessionNotFoundError | OptionsError | SessionStoreError>
+  /** `deleteSession`: the session and its sub-agents' transcripts (the store's `delete`). */
+  readonly deleteSession: (
+    sessionId: string,
+    options?: StoreLocation
+  ) => Effect.Effect<void, SessionNotFoundError | OptionsError | SessionStoreError>
+  /** `forkSession`: the fork is appended to the store under the same project. */
+  readonly forkSession: (
+    sessionId: string,
+    options?: StoreOptions<ForkSessionOptions>
+  ) => Effect.Effect<ForkSessionResult, SessionNotFoundError | OptionsError | SessionStoreError>
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1196,3 +1321,33 @@ export const forkSession = (
     })
     return { sessionId: forkId }
   })
+
+// ---------------------------------------------------------------------------------------------
+// Store
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The `Sessions` functions over a `SessionStore`, for conversations kept off the local disk (a
+ * session run with the `sessionStore` option, or one copied with
+ * `SessionStores.importLocalSession`). A store holds the transcript's entries as the CLI writes
+ * them, so each function gives the answer its local namesake gives for the same session; sessions
+ * are found under a project key (`StoreLocation`) rather than in a config directory.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { SessionStore, Sessions } from "effect-claude-agent"
+ *
+ * const program = Effect.gen(function*() {
+ *   const sessions = Sessions.fromStore(yield* SessionStore.SessionStore)
+ *   const [newest] = yield* sessions.listSessions({ dir: "/srv/app", limit: 1 })
+ *   if (newest === undefined) return []
+ *   yield* sessions.renameSession(newest.sessionId, "Quarterly report", { dir: "/srv/app" })
+ *   return yield* sessions.getSessionMessages(newest.sessionId, { dir: "/srv/app" })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category store
+ */
+export const fromStore = (store: SessionStoreShape): StoredSessions => Stored.make(store)
