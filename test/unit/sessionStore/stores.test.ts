@@ -11,7 +11,8 @@ import * as SessionStores from "../../../src/layers/SessionStores.js"
 import { SessionStore } from "../../../src/services/SessionStore.js"
 import { conformance } from "./conformance.js"
 
-conformance("memory", SessionStores.layerMemory)
+// The tag's static constructors and the SessionStores names are the same stores.
+conformance("memory", SessionStore.layerMemory)
 
 // A fresh directory per test, removed with the test's layer.
 conformance(
@@ -25,7 +26,7 @@ conformance(
 )
 
 const sqlite = (filename: string) =>
-  Layer.unwrapEffect(Effect.map(SqlClient.SqlClient, (sql) => SessionStores.layerSql(sql))).pipe(
+  Layer.unwrapEffect(Effect.map(SqlClient.SqlClient, (sql) => SessionStore.layerSql(sql))).pipe(
     Layer.provide(SqliteClient.layer({ filename }))
   )
 
@@ -42,6 +43,13 @@ conformance(
     })
   ).pipe(Layer.provide(NodeContext.layer))
 )
+
+describe("SessionStores", () => {
+  it("names the tag's static constructors", () => {
+    expect(SessionStores.layerMemory).toBe(SessionStore.layerMemory)
+    expect(SessionStores.makeMemory).toBe(SessionStore.makeMemory)
+  })
+})
 
 describe("SessionStore on a SQLite file", () => {
   it.scoped("a store opened again on the file reads what the first wrote; the generation survives too", () =>
