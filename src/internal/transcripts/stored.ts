@@ -97,8 +97,13 @@ const mtimeOf = (store: Store, w: Where) =>
     return found === undefined ? Effect.fail(notFound(w)) : Effect.succeed(found.mtime)
   })
 
-// The listing of a session from its entries, as the local listing makes it from its file.
-const infoOf = (
+// A session's listing from its entries, as the local functions make it from its file.
+const infoOf = (w: Where, lite: T.Lite): Option.Option<SessionInfo> =>
+  Option.fromNullable(T.info(w.ref.sessionId, lite, w.projectPath, undefined, undefined))
+
+// A session's line in `listSessions`: none for an SDK-started one when those are left out, and
+// none for one continued in another session that holds a conversation.
+const listedInfo = (
   store: Store,
   w: Where,
   entries: ReadonlyArray<T.Entry>,
@@ -113,7 +118,7 @@ const infoOf = (
       const continued = yield* store.load({ projectKey: w.ref.projectKey, sessionId: next })
       if (Option.isSome(continued) && Read.holdsConversation(continued.value)) return Option.none()
     }
-    return Option.fromNullable(T.info(w.ref.sessionId, lite, w.projectPath, undefined, undefined))
+    return infoOf(w, lite)
   })
 
 // The sub-agents stored under a session, in the order the local listing finds their files.
@@ -154,7 +159,7 @@ const listSessions: Fn<"listSessions"> = (store) => (options = {}) =>
               ? Effect.succeed(Option.none<SessionInfo>())
               : Effect.flatMap(
                 decoded(w.ref, loaded.value),
-                (entries) => infoOf(store, w, entries, s.mtime, includeProgrammatic)
+                (entries) => listedInfo(store, w, entries, s.mtime, includeProgrammatic)
               )
           ),
           Effect.map(Option.map((info): SessionInfo => ({ ...info, lastModified: s.mtime })))
@@ -172,7 +177,7 @@ const getSessionInfo: Fn<"getSessionInfo"> = (store) => (sessionId, options = {}
     yield* Args.checkId(sessionId, options, Args.stored.location)
     const w = yield* where(sessionId, options)
     const [entries, mtime] = yield* Effect.all([mainEntries(store, w), mtimeOf(store, w)], { concurrency: 2 })
-    const info = yield* infoOf(store, w, entries, mtime, true)
+    const info = infoOf(w, Read.liteOf(entries, mtime))
     if (Option.isNone(info)) {
       return yield* new SessionNotFoundError({
         sessionId,

@@ -6,7 +6,7 @@ import { NodeContext } from "@effect/platform-node"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Layer, Option, Predicate, type Scope, Stream, TestClock } from "effect"
+import { Chunk, Effect, Layer, Logger, Option, Predicate, type Scope, Stream, TestClock } from "effect"
 import { fileURLToPath } from "node:url"
 import * as SessionStores from "../../../src/layers/SessionStores.js"
 import { SessionStore } from "../../../src/services/SessionStore.js"
@@ -208,6 +208,53 @@ for (const [name, layer] of stores) {
           _tag: "OptionsError",
           field: "upToMessageId"
         })
+      })))
+
+    it.scoped("a transcript over 64 KiB is described from its two ends, as the local listing describes the file", () =>
+      run(Effect.gen(function*() {
+        const { fs, local, path, project, stored } = yield* setup
+        const file = path.join(project, `${PLAIN}.jsonl`)
+        const lines = (yield* fs.readFileString(file)).split("\n").filter((l) => l.length > 0)
+        const padding = (n: number) => JSON.stringify({ type: "file-history-snapshot", data: "x".repeat(n) })
+        const grown = [
+          ...lines.slice(0, 4),
+          padding(100_000),
+          JSON.stringify({ type: "custom-title", customTitle: "in the middle", sessionId: PLAIN }),
+          padding(100_000),
+          ...lines.slice(4),
+          JSON.stringify({ type: "tag", tag: "at the end", sessionId: PLAIN })
+        ]
+        yield* fs.writeFileString(file, grown.join("\n") + "\n")
+        const store = yield* SessionStore
+        yield* store.delete({ projectKey: KEY, sessionId: PLAIN })
+        yield* SessionStores.importLocalSession(store, PLAIN, local)
+        const want = yield* Sessions.getSessionInfo(PLAIN, local)
+        expect(want).toMatchObject({ tag: "at the end", summary: "hello first" })
+        expect(want.customTitle).toBeUndefined()
+        expect(withoutTime(yield* stored.getSessionInfo(PLAIN, { projectKey: KEY }))).toEqual(withoutTime(want))
+      })))
+
+    it.scoped("a session continued in another is left out of the listing, as locally; getSessionInfo still answers", () =>
+      run(Effect.gen(function*() {
+        const { stored } = yield* setup
+        const store = yield* SessionStore
+        const marker = { type: "continued-in", continuedInSessionId: PARALLEL, sessionId: PLAIN }
+        yield* store.append({ projectKey: KEY, sessionId: PLAIN }, [marker])
+        expect((yield* stored.listSessions({ projectKey: KEY })).map((s) => s.sessionId)).not.toContain(PLAIN)
+        expect((yield* stored.getSessionInfo(PLAIN, { projectKey: KEY })).sessionId).toBe(PLAIN)
+      })))
+
+    it.scoped("a stored entry that is not a transcript entry is skipped with a warning; the rest stands", () =>
+      run(Effect.gen(function*() {
+        const { local, stored } = yield* setup
+        const store = yield* SessionStore
+        yield* store.append({ projectKey: KEY, sessionId: PLAIN }, [{ type: "user", uuid: "bad", isSidechain: "yes" }])
+        const logs: Array<string> = []
+        const messages = yield* stored.getSessionMessages(PLAIN, { projectKey: KEY }).pipe(
+          Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push(String(message)))))
+        )
+        expect(messages).toEqual(yield* Sessions.getSessionMessages(PLAIN, local))
+        expect(logs.filter((l) => l.includes("corrupt stored transcript entry")).length).toBe(1)
       })))
 
     it.scoped("deleteSession removes the session and its sub-agents; typed failures as the local functions'", () =>
