@@ -11,6 +11,9 @@
  * is a line appended to the transcript, the archive mark is `<project>/<sessionId>/archived.json`,
  * and a renamed, tagged or forked session resumes with the `resume` option.
  *
+ * `fromStore(store)` has the same functions over a `SessionStore`, for conversations kept off the
+ * local disk.
+ *
  * Every function is an `Effect` that needs `FileSystem` and `Path` from `@effect/platform`
  * (`NodeContext.layer` on Node). Transcripts are read as a `Stream` of lines, so a large one is
  * never held as one string; a line that is not a valid entry is skipped with a warning in the log,
@@ -339,7 +342,11 @@ export type StoreOptions<O extends SessionLocation> =
  * @category models
  */
 export interface StoredSessions {
-  /** `listSessions` of one project's stored sessions (`lastModified`: the store's clock). */
+  /**
+   * `listSessions` of one project's stored sessions (`lastModified`: the store's clock). Each
+   * session listed is loaded (with `limit`, only as many as the page needs); the store's own
+   * `listSummaries` answers in one call with what it folds on append.
+   */
   readonly listSessions: (
     options?: StoreOptions<ListSessionsOptions>
   ) => Effect.Effect<ReadonlyArray<SessionInfo>, OptionsError | SessionStoreError>
