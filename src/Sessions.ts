@@ -324,7 +324,9 @@ export type StoreOptions<O extends SessionLocation> =
 /**
  * The `Sessions` functions over a `SessionStore`, as `fromStore` returns them: the same names,
  * answers and errors as the local functions for the same entries, with `SessionStoreError` where
- * the local ones have `PlatformError`, and nothing needed from the context. The archive functions
+ * the local ones have `PlatformError`, and nothing needed from the context. (A mirrored session
+ * lacks the lines the CLI writes locally only: its last `last-prompt`, written at exit, so an
+ * untitled session's `summary` can name the turn before's prompt.) The archive functions
  * are not here: the archive mark is a file beside a transcript, not an entry of it.
  *
  * @example
