@@ -11,6 +11,9 @@
  * is a line appended to the transcript, the archive mark is `<project>/<sessionId>/archived.json`,
  * and a renamed, tagged or forked session resumes with the `resume` option.
  *
+ * `fromStore(store)` has the same functions over a `SessionStore`, for conversations kept off the
+ * local disk.
+ *
  * Every function is an `Effect` that needs `FileSystem` and `Path` from `@effect/platform`
  * (`NodeContext.layer` on Node). Transcripts are read as a `Stream` of lines, so a large one is
  * never held as one string; a line that is not a valid entry is skipped with a warning in the log,
@@ -21,11 +24,15 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import type { PlatformError } from "@effect/platform/Error"
-import { Chunk, Clock, Effect, Option, ParseResult, Predicate, Schema, Stream } from "effect"
+import { Chunk, Clock, Effect, Option, Schema, Stream } from "effect"
 import * as ConfigDir from "./internal/transcripts/configDir.js"
 import { LineSplitter } from "./internal/protocol/lineSplitter.js"
+import * as Args from "./internal/transcripts/args.js"
+import * as Read from "./internal/transcripts/read.js"
+import * as Stored from "./internal/transcripts/stored.js"
 import * as T from "./internal/transcripts/transcript.js"
-import { OptionsError, SessionNotFoundError } from "./SdkError.js"
+import { type OptionsError, SessionNotFoundError } from "./SdkError.js"
+import type { SessionStoreError, SessionStoreShape } from "./services/SessionStore.js"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -271,6 +278,135 @@ export interface ForkSessionResult {
   readonly sessionId: string
 }
 
+/**
+ * Where the store-backed functions (`fromStore`) look: the project a session is stored under.
+ *
+ * @example
+ * ```ts
+ * import { Sessions } from "effect-claude-agent"
+ *
+ * const byDir: Sessions.StoreLocation = { dir: "/srv/app" }
+ * const byKey: Sessions.StoreLocation = { projectKey: "-srv-app" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export interface StoreLocation {
+  /**
+   * The project's working directory: its sessions are stored under the CLI's folder name for it
+   * (as a session with the `sessionStore` option mirrors them). Default: this process's working
+   * directory.
+   */
+  readonly dir?: string | undefined
+  /** The store's project key itself (wins over `dir`). */
+  readonly projectKey?: string | undefined
+}
+
+/**
+ * The options of a local function, for its store-backed twin: `dir` and `configDir` give way to
+ * `StoreLocation`, and `includeWorktrees` (a local layout matter) goes.
+ *
+ * @example
+ * ```ts
+ * import { Sessions } from "effect-claude-agent"
+ *
+ * const page: Sessions.StoreOptions<Sessions.ListSessionsOptions> = { projectKey: "-srv-app", limit: 20 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export type StoreOptions<O extends SessionLocation> =
+  & Omit<O, keyof SessionLocation | "includeWorktrees">
+  & StoreLocation
+
+/**
+ * The `Sessions` functions over a `SessionStore`, as `fromStore` returns them: the same names,
+ * answers and errors as the local functions for the same entries, with `SessionStoreError` where
+ * the local ones have `PlatformError`, and nothing needed from the context. (A mirrored session
+ * lacks the lines the CLI writes locally only: its last `last-prompt`, written at exit, so an
+ * untitled session's `summary` can name the turn before's prompt.) The archive functions
+ * are not here: the archive mark is a file beside a transcript, not an entry of it.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { SessionStore, Sessions } from "effect-claude-agent"
+ *
+ * const titles = Effect.gen(function*() {
+ *   const sessions: Sessions.StoredSessions = Sessions.fromStore(yield* SessionStore.SessionStore)
+ *   return (yield* sessions.listSessions({ dir: "/srv/app" })).map((s) => s.summary)
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StoredSessions {
+  /**
+   * `listSessions` of one project's stored sessions (`lastModified`: the store's clock). Each
+   * session listed is loaded (with `limit`, only as many as the page needs); the store's own
+   * `listSummaries` answers in one call with what it folds on append.
+   */
+  readonly listSessions: (
+    options?: StoreOptions<ListSessionsOptions>
+  ) => Effect.Effect<ReadonlyArray<SessionInfo>, OptionsError | SessionStoreError>
+  /** `getSessionInfo` of a stored session. */
+  readonly getSessionInfo: (
+    sessionId: string,
+    options?: StoreLocation
+  ) => Effect.Effect<SessionInfo, SessionNotFoundError | OptionsError | SessionStoreError>
+  /** `findSessionInfo` of a stored session. */
+  readonly findSessionInfo: (
+    sessionId: string,
+    options?: StoreLocation
+  ) => Effect.Effect<Option.Option<SessionInfo>, OptionsError | SessionStoreError>
+  /** `transcript`: a stored session's entries, in append order. */
+  readonly transcript: (
+    sessionId: string,
+    options?: StoreLocation
+  ) => Stream.Stream<TranscriptEntry, SessionNotFoundError | OptionsError | SessionStoreError>
+  /** `getSessionMessages` of a stored session. */
+  readonly getSessionMessages: (
+    sessionId: string,
+    options?: StoreOptions<GetSessionMessagesOptions>
+  ) => Effect.Effect<ReadonlyArray<SessionMessage>, SessionNotFoundError | OptionsError | SessionStoreError>
+  /** `listSubagents`: the sub-agents stored under a session (subpaths `subagents/…/agent-<id>`). */
+  readonly listSubagents: (
+    sessionId: string,
+    options?: StoreLocation
+  ) => Effect.Effect<ReadonlyArray<string>, SessionNotFoundError | OptionsError | SessionStoreError>
+  /** `getSubagentMessages`, `parent_tool_use_id` from the sub-agent's stored `agent_metadata`. */
+  readonly getSubagentMessages: (
+    sessionId: string,
+    agentId: string,
+    options?: StoreOptions<GetSubagentMessagesOptions>
+  ) => Effect.Effect<ReadonlyArray<SessionMessage>, SessionNotFoundError | OptionsError | SessionStoreError>
+  /** `renameSession`: appends the same `custom-title` entry to the stored transcript. */
+  readonly renameSession: (
+    sessionId: string,
+    title: string,
+    options?: StoreLocation
+  ) => Effect.Effect<void, SessionNotFoundError | OptionsError | SessionStoreError>
+  /** `tagSession`: appends the same `tag` entry to the stored transcript. */
+  readonly tagSession: (
+    sessionId: string,
+    tag: string | null,
+    options?: StoreLocation
+  ) => Effect.Effect<void, SessionNotFoundError | OptionsError | SessionStoreError>
+  /** `deleteSession`: the session and its sub-agents' transcripts (the store's `delete`). */
+  readonly deleteSession: (
+    sessionId: string,
+    options?: StoreLocation
+  ) => Effect.Effect<void, SessionNotFoundError | OptionsError | SessionStoreError>
+  /** `forkSession`: the fork is appended to the store under the same project. */
+  readonly forkSession: (
+    sessionId: string,
+    options?: StoreOptions<ForkSessionOptions>
+  ) => Effect.Effect<ForkSessionResult, SessionNotFoundError | OptionsError | SessionStoreError>
+}
+
 // ---------------------------------------------------------------------------------------------
 // Layout
 // ---------------------------------------------------------------------------------------------
@@ -420,70 +556,6 @@ const locations = (ctx: Ctx, sessionId: string, dir: string | undefined): Stream
   )
 }
 
-// The arguments as plain JavaScript may pass them: a wrong type is an `OptionsError` naming the
-// field, not a defect from deep inside a file read.
-const LocationArgs = Schema.Struct({ dir: Schema.optional(Schema.String), configDir: Schema.optional(Schema.String) })
-const PageArgs = Schema.Struct({
-  ...LocationArgs.fields,
-  limit: Schema.optional(Schema.Int),
-  offset: Schema.optional(Schema.Int)
-})
-const ListArgs = Schema.Struct({
-  ...PageArgs.fields,
-  includeWorktrees: Schema.optional(Schema.Boolean),
-  includeProgrammatic: Schema.optional(Schema.Boolean)
-})
-const MessagesArgs = Schema.Struct({ ...PageArgs.fields, includeSystemMessages: Schema.optional(Schema.Boolean) })
-const ForkArgs = Schema.Struct({
-  ...LocationArgs.fields,
-  upToMessageId: Schema.optional(Schema.String),
-  title: Schema.optional(Schema.String)
-})
-
-const checkArgs = <A, I>(schema: Schema.Schema<A, I, never>) => {
-  const decode = Schema.decodeUnknownEither(schema)
-  return (options: unknown): Effect.Effect<void, OptionsError> => {
-    const decoded = decode(options)
-    if (decoded._tag === "Right") return Effect.void
-    const first = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
-    const field = first === undefined || first.path.length === 0 ? "options" : first.path.map(String).join(".")
-    return Effect.fail(new OptionsError({ field, detail: first?.message ?? "invalid" }))
-  }
-}
-const checkLocation = checkArgs(LocationArgs)
-const checkList = checkArgs(ListArgs)
-const checkMessages = checkArgs(MessagesArgs)
-const checkPage = checkArgs(PageArgs)
-const checkFork = checkArgs(ForkArgs)
-
-const checkId = (sessionId: string, options: unknown = {}, check = checkLocation) =>
-  typeof sessionId === "string" && T.isUuid(sessionId)
-    ? check(options)
-    : Effect.fail(new OptionsError({ field: "sessionId", detail: `must be a UUID, got ${JSON.stringify(sessionId)}` }))
-
-const utf8 = new TextEncoder()
-
-/** A title as its `custom-title` line carries it (trimmed); refused when it is not a string or would not fit where listings look. */
-const checkTitle = (field: string, title: unknown, sessionId: string): Effect.Effect<string, OptionsError> => {
-  if (typeof title !== "string") {
-    return Effect.fail(new OptionsError({ field, detail: `must be a string, got ${typeof title}` }))
-  }
-  const customTitle = title.trim()
-  // Listings find a title in the transcript's last 64 KiB (as the official SDK's do):
-  // a longer line would be written and never shown.
-  const line = JSON.stringify({ type: "custom-title", customTitle, sessionId })
-  const bytes = utf8.encode(line).length + 2
-  return bytes > T.LITE_BYTES
-    ? Effect.fail(
-      new OptionsError({
-        field,
-        detail: `is ${bytes} bytes as a transcript line; listings read only the last ${T.LITE_BYTES} bytes ` +
-          "of a transcript, so it would never be shown"
-      })
-    )
-    : Effect.succeed(customTitle)
-}
-
 const locate = (ctx: Ctx, sessionId: string, dir: string | undefined) =>
   locations(ctx, sessionId, dir).pipe(
     Stream.runHead,
@@ -542,6 +614,10 @@ const decodedEntries = (ctx: Ctx, file: string): Stream.Stream<T.Entry, Platform
       })
     )
   })
+
+// A `Read` keep-function as a `Stream.filterMap` step.
+const nodeOf = <A>(keep: (e: T.Entry) => A | undefined) => (e: T.Entry): Option.Option<A> =>
+  Option.fromNullable(keep(e))
 
 const readAtMost = (handle: FileSystem.File, bytes: number) =>
   Effect.gen(function*() {
@@ -729,7 +805,7 @@ export const listSessions = (
   options: ListSessionsOptions = {}
 ): Effect.Effect<ReadonlyArray<SessionInfo>, OptionsError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
-    yield* checkList(options)
+    yield* Args.local.list(options)
     const ctx = yield* context(options.configDir)
     const folders = yield* listingFolders(ctx, options)
     const candidates = (yield* Effect.forEach(folders, ([d, p]) => candidatesIn(ctx, d, p), { concurrency: 4 })).flat()
@@ -803,7 +879,7 @@ export const getSessionInfo = (
   FileSystem.FileSystem | Path.Path
 > =>
   Effect.gen(function*() {
-    yield* checkId(sessionId, options)
+    yield* Args.checkId(sessionId, options, Args.local.location)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     const lite = yield* readLite(ctx, located.file)
@@ -880,40 +956,11 @@ export const transcript = (
   FileSystem.FileSystem | Path.Path
 > =>
   Stream.unwrap(Effect.gen(function*() {
-    yield* checkId(sessionId, options)
+    yield* Args.checkId(sessionId, options, Args.local.location)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     return decodedEntries(ctx, located.file)
   }))
-
-const messageType = (type: string): SessionMessage["type"] | undefined =>
-  type === "user" || type === "assistant" || type === "system" ? type : undefined
-
-const toMessage = (
-  e: T.Entry & { readonly uuid: string },
-  parentToolUseId: string | null,
-  parentAgentId: string | null,
-  completedCommand: boolean
-): Array<SessionMessage> => {
-  const type = messageType(e.type)
-  if (type === undefined) return []
-  const origin = Predicate.isRecord(e.origin) && typeof e.origin.kind === "string" ? e.origin : undefined
-  const meta = e.isMeta === true || e.isCompactSummary === true || e.isVisibleInTranscriptOnly === true
-  return [{
-    type,
-    uuid: e.uuid,
-    session_id: e.sessionId ?? "",
-    message: e.message,
-    parent_tool_use_id: parentToolUseId,
-    parent_agent_id: parentAgentId,
-    ...(e.interruptedByShutdown === true ? { interruptedByShutdown: true } : {}),
-    ...(e.isCompactSummary === true ? { isCompactSummary: true } : {}),
-    ...(meta ? { is_meta: true } : {}),
-    ...(completedCommand ? { isCompletedLocalCommand: true } : {}),
-    ...(e.timestamp !== undefined ? { timestamp: e.timestamp } : {}),
-    ...(origin !== undefined ? { origin } : {})
-  }]
-}
 
 /**
  * A session's conversation, oldest first (the official `getSessionMessages`): the chain of
@@ -945,21 +992,14 @@ export const getSessionMessages = (
   FileSystem.FileSystem | Path.Path
 > =>
   Effect.gen(function*() {
-    yield* checkId(sessionId, options, checkMessages)
+    yield* Args.checkId(sessionId, options, Args.local.messages)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     const nodes = yield* decodedEntries(ctx, located.file).pipe(
-      Stream.filter(T.isChainEntry),
-      Stream.map(T.slim),
+      Stream.filterMap(nodeOf(Read.mainNode)),
       Stream.runCollect
     )
-    const conversation = T.chain(Chunk.toReadonlyArray(nodes))
-    const commands = T.completedLocalCommands(conversation)
-    const includeSystem = options.includeSystemMessages ?? false
-    const messages = conversation.flatMap((e, i) =>
-      T.isVisible(e, includeSystem) ? toMessage(e, null, null, commands.has(i)) : []
-    )
-    return T.page(messages, options.offset, options.limit)
+    return Read.sessionMessages(Chunk.toReadonlyArray(nodes), options)
   })
 
 const subagentsDir = (ctx: Ctx, located: Located, sessionId: string) =>
@@ -1001,19 +1041,13 @@ export const listSubagents = (
   options: SessionLocation = {}
 ): Effect.Effect<ReadonlyArray<string>, SessionNotFoundError | OptionsError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
-    yield* checkId(sessionId, options)
+    yield* Args.checkId(sessionId, options, Args.local.location)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     return (yield* agentFiles(ctx, subagentsDir(ctx, located, sessionId))).map((a) => a.agentId)
   })
 
-const AGENT_REF = /^[A-Za-z0-9_.:-]{1,128}$/
-const AgentMeta = Schema.parseJson(Schema.Struct({
-  toolUseId: Schema.optional(Schema.Unknown),
-  parentAgentId: Schema.optional(Schema.Unknown)
-}))
-
-const ref = (u: unknown): string | null => typeof u === "string" && AGENT_REF.test(u) ? u : null
+const AgentMetaJson = Schema.parseJson(Read.AgentMeta)
 
 /**
  * A sub-agent's conversation, oldest first (the official `getSubagentMessages`): its user and
@@ -1045,7 +1079,7 @@ export const getSubagentMessages = (
   FileSystem.FileSystem | Path.Path
 > =>
   Effect.gen(function*() {
-    yield* checkId(sessionId, options, checkPage)
+    yield* Args.checkId(sessionId, options, Args.local.page)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     const agent = (yield* agentFiles(ctx, subagentsDir(ctx, located, sessionId))).find((a) => a.agentId === agentId)
@@ -1058,22 +1092,13 @@ export const getSubagentMessages = (
     }
     const meta = Option.flatMap(
       yield* readText(ctx, agent.file.replace(/\.jsonl$/, ".meta.json")),
-      (text) => Schema.decodeUnknownOption(AgentMeta)(text)
+      (text) => Schema.decodeUnknownOption(AgentMetaJson)(text)
     )
-    const toolUseId = Option.isSome(meta) ? ref(meta.value.toolUseId) : null
-    const parentAgentId = Option.isSome(meta) ? ref(meta.value.parentAgentId) : null
     const nodes = yield* decodedEntries(ctx, agent.file).pipe(
-      Stream.filter(T.isChainEntry),
-      Stream.filter((e) => e.type === "user" || e.type === "assistant" || e.type === "attachment"),
-      Stream.map(T.slim),
+      Stream.filterMap(nodeOf(Read.subagentNode)),
       Stream.runCollect
     )
-    const conversation = T.subagentChain(Chunk.toReadonlyArray(nodes))
-    const commands = T.completedLocalCommands(conversation)
-    const messages = conversation.flatMap((e, i) =>
-      e.type === "user" || e.type === "assistant" ? toMessage(e, toolUseId, parentAgentId, commands.has(i)) : []
-    )
-    return T.page(messages, options.offset, options.limit)
+    return Read.subagentMessages(Chunk.toReadonlyArray(nodes), Option.getOrUndefined(meta), options)
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -1120,14 +1145,11 @@ export const renameSession = (
   options: SessionLocation = {}
 ): Effect.Effect<void, SessionNotFoundError | OptionsError | PlatformError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
-    yield* checkId(sessionId, options)
-    const customTitle = yield* checkTitle("title", title, sessionId)
-    if (customTitle.length === 0) {
-      return yield* new OptionsError({ field: "title", detail: "must be non-empty" })
-    }
+    yield* Args.checkId(sessionId, options, Args.local.location)
+    const entry = yield* Args.renameEntry(sessionId, title)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
-    yield* appendEntry(ctx, located.file, { type: "custom-title", customTitle, sessionId })
+    yield* appendEntry(ctx, located.file, entry)
   })
 
 /**
@@ -1152,22 +1174,16 @@ export const tagSession = (
   options: SessionLocation = {}
 ): Effect.Effect<void, SessionNotFoundError | OptionsError | PlatformError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
-    yield* checkId(sessionId, options)
-    if (tag !== null && typeof tag !== "string") {
-      return yield* new OptionsError({ field: "tag", detail: `must be a string or null, got ${typeof tag}` })
-    }
-    const cleaned = tag === null ? "" : tag.replace(/[\p{Cc}\p{Cf}\u2028\u2029]+/gu, " ").trim()
-    if (tag !== null && cleaned.length === 0) {
-      return yield* new OptionsError({ field: "tag", detail: "must be non-empty (use null to clear it)" })
-    }
+    yield* Args.checkId(sessionId, options, Args.local.location)
+    const entry = yield* Args.tagEntry(sessionId, tag)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
-    yield* appendEntry(ctx, located.file, { type: "tag", tag: cleaned, sessionId })
+    yield* appendEntry(ctx, located.file, entry)
   })
 
 const setArchived = (sessionId: string, archived: boolean, options: SessionLocation) =>
   Effect.gen(function*() {
-    yield* checkId(sessionId, options)
+    yield* Args.checkId(sessionId, options, Args.local.location)
     const ctx = yield* context(options.configDir)
     const all = Chunk.toReadonlyArray(yield* Stream.runCollect(locations(ctx, sessionId, options.dir)))
     if (all.length === 0) {
@@ -1252,7 +1268,7 @@ export const deleteSession = (
   options: SessionLocation = {}
 ): Effect.Effect<void, SessionNotFoundError | OptionsError | PlatformError, FileSystem.FileSystem | Path.Path> =>
   Effect.gen(function*() {
-    yield* checkId(sessionId, options)
+    yield* Args.checkId(sessionId, options, Args.local.location)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     yield* ctx.fs.remove(located.file)
@@ -1293,39 +1309,17 @@ export const forkSession = (
   FileSystem.FileSystem | Path.Path
 > =>
   Effect.gen(function*() {
-    yield* checkId(sessionId, options, checkFork)
+    yield* Args.checkId(sessionId, options, Args.local.fork)
     const ctx = yield* context(options.configDir)
     const located = yield* locate(ctx, sessionId, options.dir)
     const entries = Chunk.toReadonlyArray(yield* Stream.runCollect(decodedEntries(ctx, located.file)))
-    const source = T.forkSource(sessionId, entries)
-    const main = source.transcript.filter((e) => e.isSidechain !== true)
-    let slice: ReadonlyArray<T.Entry & { readonly uuid: string }> = main
-    if (options.upToMessageId !== undefined) {
-      const cut = T.sliceTo(main, options.upToMessageId)
-      if (cut === undefined) {
-        return yield* new OptionsError({
-          field: "upToMessageId",
-          detail: `message ${options.upToMessageId} is not in session ${sessionId}`
-        })
-      }
-      slice = cut
-    }
-    if (!slice.some((e) => e.type !== "progress")) {
-      return yield* new SessionNotFoundError({ sessionId, reason: "it has no messages to fork" })
-    }
-    let title = options.title === undefined ? "" : yield* checkTitle("title", options.title, sessionId)
-    if (title.length === 0) {
-      const sourceTitle = T.customTitleOf(entries) || (yield* readSideTitle(ctx, located, sessionId)) ||
-        T.aiTitleOf(entries) || T.firstPrompt(entries)
-      title = `${sourceTitle || "Forked session"} (fork)`
-    }
     const forkId = crypto.randomUUID()
-    const lines = T.forkEntries({
-      source,
-      entries: slice,
-      sourceSessionId: sessionId,
-      forkSessionId: forkId,
-      title,
+    const lines = yield* Read.forkLines(entries, {
+      sessionId,
+      upToMessageId: options.upToMessageId,
+      title: options.title,
+      sideTitle: yield* readSideTitle(ctx, located, sessionId),
+      forkId,
       now: yield* nowIso,
       newUuid: () => crypto.randomUUID()
     })
@@ -1336,3 +1330,33 @@ export const forkSession = (
     })
     return { sessionId: forkId }
   })
+
+// ---------------------------------------------------------------------------------------------
+// Store
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The `Sessions` functions over a `SessionStore`, for conversations kept off the local disk (a
+ * session run with the `sessionStore` option, or one copied with
+ * `SessionStores.importLocalSession`). A store holds the transcript's entries as the CLI writes
+ * them, so each function gives the answer its local namesake gives for the same session; sessions
+ * are found under a project key (`StoreLocation`) rather than in a config directory.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { SessionStore, Sessions } from "effect-claude-agent"
+ *
+ * const program = Effect.gen(function*() {
+ *   const sessions = Sessions.fromStore(yield* SessionStore.SessionStore)
+ *   const [newest] = yield* sessions.listSessions({ dir: "/srv/app", limit: 1 })
+ *   if (newest === undefined) return []
+ *   yield* sessions.renameSession(newest.sessionId, "Quarterly report", { dir: "/srv/app" })
+ *   return yield* sessions.getSessionMessages(newest.sessionId, { dir: "/srv/app" })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category store
+ */
+export const fromStore = (store: SessionStoreShape): StoredSessions => Stored.make(store)

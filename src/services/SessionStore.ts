@@ -13,13 +13,21 @@
  * session, and an append made with an older generation fails with `StaleWriter` and changes
  * nothing, so a process that lost the session (an old runner, a zombie) cannot add to it.
  *
- * Implementations: `SessionStores.layerMemory`, `SessionStores.layerFiles(dir)` and
- * `SessionStores.layerSql(client)` (SQLite or PostgreSQL through `@effect/sql`).
+ * Implementations, as static constructors of the tag (`SessionStores.*` names the same ones):
+ * `SessionStore.layerMemory`, `SessionStore.layerFiles(dir)` and `SessionStore.layerSql(client)`
+ * (SQLite or PostgreSQL through `@effect/sql`), and their `make…` effects.
  *
  * @since 0.1.0
  */
-import { Context, type Effect, type Option, Schema } from "effect"
-import { TypeId } from "../SdkError.js"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Context, type Effect, Layer, type Option } from "effect"
+import * as FileStore from "../internal/session/fileStore.js"
+import * as MemoryStore from "../internal/session/memoryStore.js"
+import * as SqlStore from "../internal/session/sqlStore.js"
+import * as Errors from "../internal/session/storeError.js"
 
 /**
  * The key of one transcript: the session's main transcript (no `subpath`), or one of its
@@ -204,7 +212,7 @@ export type SessionStoreErrorReason = typeof SessionStoreErrorReason.Type
  * @since 0.1.0
  * @category errors
  */
-export const SessionStoreErrorReason = Schema.Literal("StaleWriter", "InvalidKey", "Corrupt", "Unavailable")
+export const SessionStoreErrorReason: typeof Errors.SessionStoreErrorReason = Errors.SessionStoreErrorReason
 
 /**
  * A session store operation failed (see `SessionStoreErrorReason`).
@@ -224,23 +232,13 @@ export const SessionStoreErrorReason = Schema.Literal("StaleWriter", "InvalidKey
  * @since 0.1.0
  * @category errors
  */
-export class SessionStoreError extends Schema.TaggedError<SessionStoreError>(
-  "effect-claude-agent/SessionStoreError"
-)("SessionStoreError", {
-  reason: SessionStoreErrorReason,
-  operation: Schema.String,
-  sessionId: Schema.optional(Schema.String),
-  detail: Schema.String,
-  cause: Schema.optional(Schema.Defect)
-}) {
-  /** @since 0.1.0 */
-  readonly [TypeId]: TypeId = TypeId
-  /** @since 0.1.0 */
-  override get message(): string {
-    const session = this.sessionId === undefined ? "" : ` (session ${this.sessionId})`
-    return `SessionStore.${this.operation} failed${session}: ${this.reason}: ${this.detail}`
-  }
-}
+export const SessionStoreError: typeof Errors.SessionStoreError = Errors.SessionStoreError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type SessionStoreError = Errors.SessionStoreError
 
 /**
  * What a session store does.
@@ -293,15 +291,34 @@ export interface SessionStoreShape {
 }
 
 /**
- * The session store service.
+ * Options of `SessionStore.makeSql` and `SessionStore.layerSql`.
+ *
+ * @example
+ * ```ts
+ * import type { SessionStore } from "effect-claude-agent"
+ *
+ * const options: SessionStore.SqlOptions = { tablePrefix: "agents" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export interface SqlOptions {
+  /** Table names' prefix: `<prefix>_sessions`, `<prefix>_entries`. Default `claude`. */
+  readonly tablePrefix?: string | undefined
+}
+
+/**
+ * The session store service, with its implementations as static constructors: in memory, in
+ * files, in SQL.
  *
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { SessionStore, SessionStores } from "effect-claude-agent"
+ * import { SessionStore } from "effect-claude-agent"
  *
  * const sessions = Effect.flatMap(SessionStore.SessionStore, (store) => store.listSessions("-srv-app")).pipe(
- *   Effect.provide(SessionStores.layerMemory)
+ *   Effect.provide(SessionStore.SessionStore.layerMemory)
  * )
  * ```
  *
@@ -311,4 +328,138 @@ export interface SessionStoreShape {
 export class SessionStore extends Context.Tag("effect-claude-agent/SessionStore")<
   SessionStore,
   SessionStoreShape
->() {}
+>() {
+  /**
+   * A store in this process's memory: for tests and for sessions that only need to survive their
+   * CLI process, not this one.
+   *
+   * @example
+   * ```ts
+   * import { Effect } from "effect"
+   * import { SessionStore } from "effect-claude-agent"
+   *
+   * const program = Effect.gen(function* () {
+   *   const store = yield* SessionStore.SessionStore.makeMemory
+   *   yield* store.append({ projectKey: "p", sessionId: "s" }, [{ type: "user", uuid: "u1" }])
+   * })
+   * ```
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  static readonly makeMemory: Effect.Effect<SessionStoreShape> = MemoryStore.make
+
+  /**
+   * `makeMemory` as a layer: one store per layer build.
+   *
+   * @example
+   * ```ts
+   * import { Effect } from "effect"
+   * import { SessionStore } from "effect-claude-agent"
+   *
+   * const listed = Effect.flatMap(SessionStore.SessionStore, (s) => s.listSessions("p")).pipe(
+   *   Effect.provide(SessionStore.SessionStore.layerMemory)
+   * )
+   * ```
+   *
+   * @since 0.1.0
+   * @category layers
+   */
+  static readonly layerMemory: Layer.Layer<SessionStore> = Layer.effect(this, MemoryStore.make)
+
+  /**
+   * A store in a directory: per project a folder, per session an append-only log of its appends
+   * (one line per `appendAll`, so a batch is written with one `write` and a line cut short by a
+   * crash is ignored), a summary file and a generation file. Writes from this process are
+   * serialised; several processes sharing the directory are fenced by the generation file, read
+   * before each append (a check, not a lock: use the SQL store where writers race across machines).
+   *
+   * @example
+   * ```ts
+   * import { NodeContext } from "@effect/platform-node"
+   * import { Effect } from "effect"
+   * import { SessionStore } from "effect-claude-agent"
+   *
+   * const store = SessionStore.SessionStore.makeFiles("/var/lib/agents/sessions").pipe(
+   *   Effect.provide(NodeContext.layer)
+   * )
+   * ```
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  static readonly makeFiles = (
+    dir: string
+  ): Effect.Effect<SessionStoreShape, never, FileSystem.FileSystem | Path.Path> => FileStore.make(dir)
+
+  /**
+   * `makeFiles` as a layer.
+   *
+   * @example
+   * ```ts
+   * import { NodeContext } from "@effect/platform-node"
+   * import { Layer } from "effect"
+   * import { SessionStore } from "effect-claude-agent"
+   *
+   * const StoreLive = SessionStore.SessionStore.layerFiles("./sessions").pipe(Layer.provide(NodeContext.layer))
+   * ```
+   *
+   * @since 0.1.0
+   * @category layers
+   */
+  static readonly layerFiles = (
+    dir: string
+  ): Layer.Layer<SessionStore, never, FileSystem.FileSystem | Path.Path> =>
+    Layer.effect(SessionStore, FileStore.make(dir))
+
+  /**
+   * A store in a SQL database, over an `@effect/sql` client: SQLite (`@effect/sql-sqlite-node`) or
+   * PostgreSQL (`@effect/sql-pg`). Two tables, created if missing: `<prefix>_sessions` (generation,
+   * mtime, summary per session) and `<prefix>_entries` (keyed by session, subpath and sequence). An
+   * `appendAll` is one transaction; on PostgreSQL it locks the session's row, so appends racing
+   * from several machines are serialised and a fenced-out writer is refused.
+   *
+   * @example
+   * ```ts
+   * import * as SqlClient from "@effect/sql/SqlClient"
+   * import { SqliteClient } from "@effect/sql-sqlite-node"
+   * import { Effect } from "effect"
+   * import { SessionStore } from "effect-claude-agent"
+   *
+   * const store = Effect.flatMap(SqlClient.SqlClient, (sql) => SessionStore.SessionStore.makeSql(sql)).pipe(
+   *   Effect.provide(SqliteClient.layer({ filename: "sessions.db" }))
+   * )
+   * ```
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  static readonly makeSql = (
+    sql: SqlClient.SqlClient,
+    options: SqlOptions = {}
+  ): Effect.Effect<SessionStoreShape, SqlError> => SqlStore.make(sql, options)
+
+  /**
+   * `makeSql` as a layer, for a client the caller has (the client is passed in rather than taken
+   * from the context, so that the core entry does not load `@effect/sql`).
+   *
+   * @example
+   * ```ts
+   * import * as SqlClient from "@effect/sql/SqlClient"
+   * import { SqliteClient } from "@effect/sql-sqlite-node"
+   * import { Effect, Layer } from "effect"
+   * import { SessionStore } from "effect-claude-agent"
+   *
+   * const StoreLive = Layer.unwrapEffect(
+   *   Effect.map(SqlClient.SqlClient, (sql) => SessionStore.SessionStore.layerSql(sql))
+   * ).pipe(Layer.provide(SqliteClient.layer({ filename: "sessions.db" })))
+   * ```
+   *
+   * @since 0.1.0
+   * @category layers
+   */
+  static readonly layerSql = (
+    sql: SqlClient.SqlClient,
+    options: SqlOptions = {}
+  ): Layer.Layer<SessionStore, SqlError> => Layer.effect(SessionStore, SqlStore.make(sql, options))
+}

@@ -13,6 +13,7 @@ import * as SessionStores from "../../src/layers/SessionStores.js"
 import * as Message from "../../src/schema/Message.js"
 import type { Options } from "../../src/schema/Options.js"
 import { SessionStore, type SessionStoreShape } from "../../src/services/SessionStore.js"
+import * as Sessions from "../../src/Sessions.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 
 const AgentLive = ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer))
@@ -112,6 +113,32 @@ describe("e2e: a conversation in a SessionStore on the real claude CLI", () => {
         expect(agentStored.filter((e) => e.type === "agent_metadata").length).toBeGreaterThanOrEqual(1)
         const [summary] = yield* store.listSummaries(projectKey)
         expect(summary).toMatchObject({ sessionId: first.sessionId, firstPrompt: "first question" })
+
+        // Sessions.fromStore reads the mirrored session as Sessions reads the CLI's local files.
+        const sessions = Sessions.fromStore(store)
+        const where = { configDir: options.env.CLAUDE_CONFIG_DIR }
+        const agentId = subpath?.slice("subagents/agent-".length) ?? ""
+        const [fromStore, fromFiles] = yield* Effect.all([
+          Effect.all([
+            sessions.getSessionMessages(first.sessionId, { projectKey }),
+            sessions.getSubagentMessages(first.sessionId, agentId, { projectKey }),
+            sessions.getSessionInfo(first.sessionId, { projectKey })
+          ]),
+          Effect.all([
+            Sessions.getSessionMessages(first.sessionId, where),
+            Sessions.getSubagentMessages(first.sessionId, agentId, where),
+            Sessions.getSessionInfo(first.sessionId, where)
+          ]).pipe(Effect.provide(NodeContext.layer))
+        ])
+        expect(fromStore[0].length).toBeGreaterThanOrEqual(4)
+        expect(fromStore.slice(0, 2)).toEqual(fromFiles.slice(0, 2))
+        // Not the size: the local file also has lines the CLI does not mirror (api-request records).
+        // Nor, for a session whose CLI has exited, the summary: its last `last-prompt` line is
+        // written at exit, locally only, so the store's listing shows the turn before's prompt.
+        const { fileSize: _s, lastModified: _m, summary: storedSummary, ...storedInfo } = fromStore[2]
+        const { fileSize: _fs, lastModified: _fm, summary: localSummary, ...localInfo } = fromFiles[2]
+        expect(storedInfo).toEqual(localInfo)
+        expect([storedSummary, localSummary]).toEqual(["first question", "second question"])
 
         // The local copy is gone: only the store has the conversation.
         fs.rmSync(projects, { recursive: true, force: true })

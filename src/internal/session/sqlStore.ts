@@ -9,14 +9,9 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Effect, Option, ParseResult, Schema } from "effect"
-import {
-  type Entry,
-  type SessionRef,
-  SessionStoreError,
-  type SessionStoreShape,
-  type SessionSummary
-} from "../../services/SessionStore.js"
+import type { Entry, SessionRef, SessionStoreShape, SessionSummary } from "../../services/SessionStore.js"
 import { parseJsonBoundary } from "../protocol/json.js"
+import { SessionStoreError } from "./storeError.js"
 import * as Store from "./store.js"
 
 /**

@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import type { Entry, SessionKey, SessionRef, SessionSummary, Write } from "../../services/SessionStore.js"
-import { SessionStoreError } from "../../services/SessionStore.js"
+import { SessionStoreError } from "./storeError.js"
 
 /**
  * The subpath a main transcript is stored under where a column or a file name needs one.
