@@ -137,7 +137,6 @@ export const deny = <R = never>(
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
  * import { Approvals, ClaudeAgent, SessionStore } from "effect-claude-agent"
  *
  * const safer = (id: string, sessionStore: SessionStore.SessionStoreShape) =>

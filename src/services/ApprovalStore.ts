@@ -223,11 +223,12 @@ export class ApprovalNotFound extends Schema.TaggedError<ApprovalNotFound>(
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
- * import { Approvals } from "effect-claude-agent"
+ * import { Effect, Stream } from "effect"
+ * import { Approvals, SessionStore } from "effect-claude-agent"
  *
- * const approveOnce = (id: string) =>
- *   Approvals.approve(id).pipe(
+ * const approveOnce = (id: string, sessionStore: SessionStore.SessionStoreShape) =>
+ *   Approvals.approve(id, { sessionStore }).pipe(
+ *     Stream.runDrain,
  *     Effect.catchTag("ApprovalAlreadyDecided", (e) => Effect.logInfo(`already ${e.approval.state}`))
  *   )
  * ```
@@ -255,7 +256,7 @@ export class ApprovalAlreadyDecided extends Schema.TaggedError<ApprovalAlreadyDe
  * ```ts
  * import type { ApprovalStore } from "effect-claude-agent"
  *
- * const by: ApprovalStore.DecideOptions = { decidedBy: "ada@example.com" }
+ * const by: ApprovalStore.DecideOptions = { decidedBy: "ada" }
  * ```
  *
  * @since 0.1.0
