@@ -28,6 +28,7 @@ import {
   ApprovalNotFound,
   ApprovalStore,
   type ApprovalStoreError,
+  type ApprovalStoreShape,
   type DecideOptions,
   type Decision,
   type PendingFilter
@@ -75,11 +76,16 @@ const decideAndContinue = <R>(
   decideOptions: DecideOptions | undefined
 ): Stream.Stream<Message.Message, ApprovalError | SdkError, ApprovalStore | ClaudeAgent.ClaudeAgent | R> =>
   Stream.unwrap(
-    Effect.map(
-      Effect.flatMap(ApprovalStore, (store) => store.decide(id, decision, decideOptions)),
-      (approval) => Resume.continued(approval, options)
-    )
+    Effect.flatMap(ApprovalStore, (store) =>
+      Effect.map(
+        store.decide(id, decision, decideOptions),
+        (approval) => Resume.continued(approval, recording(options, store))
+      ))
   )
+
+// The continuation records a call it stops at in turn, in the same store unless told otherwise.
+const recording = <R>(options: Options.Options<R>, store: ApprovalStoreShape): Options.Options<R> =>
+  options.approvalStore === undefined ? { ...options, approvalStore: store } : options
 
 /**
  * Approves a pending call and continues its session: the tool runs with the input the model gave,
@@ -182,16 +188,17 @@ export const resume = <R = never>(
   ApprovalStore | ClaudeAgent.ClaudeAgent | R
 > =>
   Stream.unwrap(
-    Effect.map(
-      Effect.flatMap(
-        get(id),
-        Option.match({
-          onNone: () => Effect.fail(new ApprovalNotFound({ id })),
-          onSome: Effect.succeed
-        })
-      ),
-      (approval) => Resume.continued(approval, options)
-    )
+    Effect.flatMap(ApprovalStore, (store) =>
+      Effect.map(
+        Effect.flatMap(
+          store.get(id),
+          Option.match({
+            onNone: () => Effect.fail(new ApprovalNotFound({ id })),
+            onSome: Effect.succeed
+          })
+        ),
+        (approval) => Resume.continued(approval, recording(options, store))
+      ))
   )
 
 /**

@@ -45,19 +45,22 @@ export const answerFor = (decision: Decision): Permission.PermissionResult => {
   }
 }
 
-// The caller's hooks, minus any opinion on the deferred call itself: the decision is taken, and
-// a hook that defers every call would stop it again.
+// The caller's hooks, minus any opinion on the deferred call itself (`PreToolUse`,
+// `PermissionRequest`): the decision is taken, and a hook that defers every call would stop it again.
 const sparing = <R>(hooks: Hook.Hooks<R>, toolUseId: string): Hook.Hooks<R> => {
-  const matchers = hooks.PreToolUse
-  if (matchers === undefined) return hooks
-  return {
-    ...hooks,
-    PreToolUse: matchers.map((m) => ({
+  const spare = (matchers: ReadonlyArray<Hook.HookMatcher<R>> | undefined) =>
+    matchers?.map((m) => ({
       ...m,
       hooks: m.hooks.map((callback): Hook.HookCallback<unknown, R> => (input, id) =>
         id === toolUseId ? Effect.succeed({}) : callback(input, id)
       )
     }))
+  const preToolUse = spare(hooks.PreToolUse)
+  const permissionRequest = spare(hooks.PermissionRequest)
+  return {
+    ...hooks,
+    ...(preToolUse === undefined ? {} : { PreToolUse: preToolUse }),
+    ...(permissionRequest === undefined ? {} : { PermissionRequest: permissionRequest })
   }
 }
 

@@ -48,7 +48,9 @@ const context = (toolUseID: string): Permission.CanUseToolContext => ({
 
 // A resumed CLI as 2.1.330 is: at start-up it asks for the deferred call (twice), then finishes
 // the interrupted turn. `starts` counts the CLIs started; `answers` what they were told.
-const resumedCli = (starts: Ref.Ref<number>, answers: Ref.Ref<ReadonlyArray<unknown>>) =>
+const NEXT_CALL = { id: "toolu_w2", name: "Write", input: { file_path: "/srv/next.txt", content: "more" } }
+
+const resumedCli = (starts: Ref.Ref<number>, answers: Ref.Ref<ReadonlyArray<unknown>>, defersAgain = false) =>
   FakeCli.layerClaudeAgent({
     onControlRequest: (request, cli) =>
       request.subtype !== "initialize" ? Effect.succeedNone : Ref.update(starts, (n) => n + 1).pipe(
@@ -69,23 +71,28 @@ const resumedCli = (starts: Ref.Ref<number>, answers: Ref.Ref<ReadonlyArray<unkn
               session_id: SESSION
             })
             yield* cli.emit({ ...cli.frames.assistantText("written"), session_id: SESSION })
-            yield* cli.emit({ ...cli.frames.result("written"), session_id: SESSION })
+            yield* cli.emit({
+              ...cli.frames.result("written"),
+              session_id: SESSION,
+              ...(defersAgain ? { terminal_reason: "tool_deferred", deferred_tool_use: NEXT_CALL } : {})
+            })
           }))
         ),
         Effect.as(Option.none())
       )
   })
 
-const setUp = Effect.gen(function*() {
-  const projectKey = yield* projectKeyOf(os.tmpdir())
-  const sessionStore = yield* SessionStores.makeMemory
-  yield* sessionStore.append({ projectKey, sessionId: SESSION }, [{ type: "user", uuid: "u1" }])
-  const approvals = yield* ApprovalStores.makeMemory
-  yield* approvals.create(approvalIn(projectKey))
-  const starts = yield* Ref.make(0)
-  const answers = yield* Ref.make<ReadonlyArray<unknown>>([])
-  return { projectKey, sessionStore, approvals, starts, answers, cli: resumedCli(starts, answers) }
-})
+const setUp = (defersAgain = false) =>
+  Effect.gen(function*() {
+    const projectKey = yield* projectKeyOf(os.tmpdir())
+    const sessionStore = yield* SessionStores.makeMemory
+    yield* sessionStore.append({ projectKey, sessionId: SESSION }, [{ type: "user", uuid: "u1" }])
+    const approvals = yield* ApprovalStores.makeMemory
+    yield* approvals.create(approvalIn(projectKey))
+    const starts = yield* Ref.make(0)
+    const answers = yield* Ref.make<ReadonlyArray<unknown>>([])
+    return { projectKey, sessionStore, approvals, starts, answers, cli: resumedCli(starts, answers, defersAgain) }
+  })
 
 describe("continuing a decided approval", () => {
   it("answers each decision as the CLI expects it", () => {
@@ -110,7 +117,10 @@ describe("continuing a decided approval", () => {
         permissionMode: "acceptEdits",
         allowedTools: ["Write", "Write(/srv/**)", "Read"],
         continue: true,
-        hooks: { PreToolUse: [{ hooks: [() => Effect.as(Ref.update(hookCalls, (n) => n + 1), {})] }] }
+        hooks: {
+          PreToolUse: [{ hooks: [() => Effect.as(Ref.update(hookCalls, (n) => n + 1), {})] }],
+          PermissionRequest: [{ hooks: [() => Effect.as(Ref.update(hookCalls, (n) => n + 1), {})] }]
+        }
       }, asked)
       expect(options).toMatchObject({
         resume: SESSION,
@@ -135,11 +145,14 @@ describe("continuing a decided approval", () => {
       expect(yield* Ref.get(hookCalls)).toBe(0)
       yield* hook!(input, "toolu_other")
       expect(yield* Ref.get(hookCalls)).toBe(1)
+      const permissionHook = options.hooks?.PermissionRequest?.[0]?.hooks[0]
+      yield* permissionHook!(input, CALL_ID)
+      expect(yield* Ref.get(hookCalls)).toBe(1)
     }))
 
   it.effect("approve: decided once, the CLI's start-up requests get the decision, the turn is streamed to its result", () =>
     Effect.gen(function*() {
-      const { answers, approvals, cli, sessionStore, starts } = yield* setUp
+      const { answers, approvals, cli, sessionStore, starts } = yield* setUp()
       const messages = Chunk.toArray(
         yield* Approvals.edit("approval-1", { ...INPUT, content: "edited" }, { sessionStore }, { decidedBy: "ada" })
           .pipe(Stream.runCollect, Effect.provideService(ApprovalStore, approvals), Effect.provide(cli))
@@ -163,9 +176,24 @@ describe("continuing a decided approval", () => {
       expect(yield* Ref.get(starts)).toBe(1)
     }))
 
+  it.effect("a continuation that stops at another call records it in the same store", () =>
+    Effect.gen(function*() {
+      const { approvals, cli, projectKey, sessionStore } = yield* setUp(true)
+      const messages = Chunk.toArray(
+        yield* Approvals.approve("approval-1", { sessionStore }).pipe(
+          Stream.runCollect,
+          Effect.provideService(ApprovalStore, approvals),
+          Effect.provide(cli)
+        )
+      )
+      const next = messages.flatMap((m) => Option.toArray(Approvals.awaitingApproval(m)))
+      expect(next.map((a) => [a.toolUseId, a.sessionId])).toEqual([[NEXT_CALL.id, SESSION]])
+      expect((yield* approvals.listPending({ projectKey })).map((a) => a.id)).toEqual([next[0]?.id])
+    }))
+
   it.effect("resume: refused for a pending approval and without a session store; continues an expired one as a denial", () =>
     Effect.gen(function*() {
-      const { answers, approvals, cli, sessionStore, starts } = yield* setUp
+      const { answers, approvals, cli, sessionStore, starts } = yield* setUp()
       const resume = (options: Options.Options) =>
         Approvals.resume("approval-1", options).pipe(
           Stream.runCollect,
