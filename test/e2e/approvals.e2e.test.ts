@@ -2,8 +2,11 @@
 // defers a Write, its process exits, and a new session decides it from the shared stores.
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Layer, Option, Stream } from "effect"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Chunk, Context, Effect, Layer, Option, type Scope, Stream } from "effect"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import * as Approvals from "../../src/Approvals.js"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
@@ -12,7 +15,8 @@ import * as ApprovalStores from "../../src/layers/ApprovalStores.js"
 import * as SessionStores from "../../src/layers/SessionStores.js"
 import * as Message from "../../src/schema/Message.js"
 import type * as Options from "../../src/schema/Options.js"
-import { ApprovalStore } from "../../src/services/ApprovalStore.js"
+import { ApprovalStore, type ApprovalStoreShape } from "../../src/services/ApprovalStore.js"
+import type * as SessionStore from "../../src/services/SessionStore.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 
 const AgentLive = ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer))
@@ -43,12 +47,29 @@ const readOut = (cwd: string): string | undefined => {
 
 // The set-up every test shares: the model, its options with both stores, and the deferring run,
 // whose session (and CLI process) is over when this returns.
-const deferred = (approvalTimeout?: Options.Options["approvalTimeout"]) =>
+// Both stores in this process's memory, or both in one SQLite file (as separate processes would share them).
+const inMemory = Effect.all({ sessionStore: SessionStores.makeMemory, approvalStore: ApprovalStores.makeMemory })
+const inSqlite = Effect.gen(function*() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "approvals-sqlite-"))
+  yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+  const sql = yield* Layer.build(SqliteClient.layer({ filename: path.join(dir, "stores.db") })).pipe(
+    Effect.map(Context.get(SqlClient.SqlClient))
+  )
+  return { sessionStore: yield* SessionStores.makeSql(sql), approvalStore: yield* ApprovalStores.makeSql(sql) }
+})
+
+const deferred = (
+  approvalTimeout?: Options.Options["approvalTimeout"],
+  stores: Effect.Effect<
+    { sessionStore: SessionStore.SessionStoreShape; approvalStore: ApprovalStoreShape },
+    unknown,
+    Scope.Scope
+  > = inMemory
+) =>
   Effect.gen(function*() {
     const model = yield* writesAFile
     const base = yield* model.options()
-    const sessionStore = yield* SessionStores.makeMemory
-    const approvalStore = yield* ApprovalStores.makeMemory
+    const { approvalStore, sessionStore } = yield* Effect.orDie(stores)
     const options: Options.Options = { ...base, hooks: deferWrites, sessionStore }
     const messages = Chunk.toArray(
       yield* ClaudeAgent.query("write the file", {
@@ -134,9 +155,9 @@ describe("e2e: approvals that survive a restart (Hook.defer + approvalStore) on 
       expect(JSON.stringify(seen[0]?.content)).toContain("refused by a reviewer")
     }).pipe(Effect.provide(AgentLive)))
 
-  it.scopedLive("edit: the file has the edited content", () =>
+  it.scopedLive("edit, with both stores in SQLite: the file has the edited content", () =>
     Effect.gen(function*() {
-      const run = yield* deferred()
+      const run = yield* deferred(undefined, inSqlite)
       const approval = run.approvals[0]!
       yield* Approvals.edit(approval.id, { ...approval.input, content: "reviewed\n" }, run.options).pipe(
         Stream.runDrain,
