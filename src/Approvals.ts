@@ -24,6 +24,7 @@ import type * as Options from "./schema/Options.js"
 import type { SdkError } from "./SdkError.js"
 import {
   type Approval,
+  type ApprovalAlreadyApplied,
   type ApprovalAlreadyDecided,
   ApprovalNotFound,
   ApprovalStore,
@@ -48,7 +49,7 @@ import {
  * @since 0.1.0
  * @category errors
  */
-export type ApprovalError = ApprovalStoreError | ApprovalNotFound | ApprovalAlreadyDecided
+export type ApprovalError = ApprovalStoreError | ApprovalNotFound | ApprovalAlreadyDecided | ApprovalAlreadyApplied
 
 /**
  * The approval a `system/awaiting_approval` message names, if `message` is one.
@@ -184,7 +185,7 @@ export const resume = <R = never>(
   options: Options.Options<R>
 ): Stream.Stream<
   Message.Message,
-  ApprovalStoreError | ApprovalNotFound | SdkError,
+  ApprovalStoreError | ApprovalNotFound | ApprovalAlreadyApplied | SdkError,
   ApprovalStore | ClaudeAgent.ClaudeAgent | R
 > =>
   Stream.unwrap(

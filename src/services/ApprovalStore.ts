@@ -250,6 +250,37 @@ export class ApprovalAlreadyDecided extends Schema.TaggedError<ApprovalAlreadyDe
 }
 
 /**
+ * The approval's call was already answered in its session's stored transcript: its continuation
+ * ran, so resuming the session would find no interrupted turn to finish. Nothing was started.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { Approvals, SessionStore } from "effect-claude-agent"
+ *
+ * const continueOnce = (id: string, sessionStore: SessionStore.SessionStoreShape) =>
+ *   Approvals.resume(id, { sessionStore }).pipe(
+ *     Stream.runDrain,
+ *     Effect.catchTag("ApprovalAlreadyApplied", (e) => Effect.logInfo(`${e.approval.toolName} already ran or was refused`))
+ *   )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ApprovalAlreadyApplied extends Schema.TaggedError<ApprovalAlreadyApplied>(
+  "effect-claude-agent/ApprovalAlreadyApplied"
+)("ApprovalAlreadyApplied", { approval: Approval }) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Approval ${this.approval.id}: the ${this.approval.toolName} call ${this.approval.toolUseId} was already ` +
+      `answered in session ${this.approval.sessionId}`
+  }
+}
+
+/**
  * Who decided, for the record.
  *
  * @example

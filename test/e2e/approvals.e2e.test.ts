@@ -133,6 +133,14 @@ describe("e2e: approvals that survive a restart (Hook.defer + approvalStore) on 
         )
       )
       expect(again._tag).toBe("ApprovalAlreadyDecided")
+      // Continuing it again is refused too: the stored transcript has the call's result.
+      const rerun = yield* Effect.flip(
+        Approvals.resume(approval.id, run.options).pipe(
+          Stream.runDrain,
+          Effect.provideService(ApprovalStore, run.approvalStore)
+        )
+      )
+      expect(rerun._tag).toBe("ApprovalAlreadyApplied")
       expect((yield* run.model.mainRequests).length).toBe(requests.length)
       expect(readOut(run.cwd)).toBe("original\n")
     }).pipe(Effect.provide(AgentLive)))

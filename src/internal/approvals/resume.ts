@@ -7,14 +7,15 @@
  *
  * @internal
  */
-import { Effect, Ref, Stream } from "effect"
+import { Effect, Option, Predicate, Ref, Stream } from "effect"
 import * as ClaudeAgent from "../../ClaudeAgent.js"
 import type * as Hook from "../../Hook.js"
 import * as Permission from "../../Permission.js"
 import * as Message from "../../schema/Message.js"
 import type * as Options from "../../schema/Options.js"
 import { OptionsError, type SdkError } from "../../SdkError.js"
-import type { Approval, Decision } from "../../services/ApprovalStore.js"
+import { type Approval, ApprovalAlreadyApplied, type Decision } from "../../services/ApprovalStore.js"
+import type { Entry } from "../../services/SessionStore.js"
 import { projectKeyOf } from "../session/storedSession.js"
 
 /**
@@ -115,6 +116,19 @@ export const sessionOptions = <R>(
 }
 
 /**
+ * Whether a transcript already holds the answer to the call (a `tool_result` for its id).
+ *
+ * @internal
+ */
+export const answered = (entries: ReadonlyArray<Entry>, toolUseId: string): boolean =>
+  entries.some((entry) => {
+    const content = entry.type === "user" && Predicate.isRecord(entry.message) ? entry.message.content : undefined
+    return Array.isArray(content) && content.some((block: unknown) =>
+      Predicate.isRecord(block) && block.type === "tool_result" && block.tool_use_id === toolUseId
+    )
+  })
+
+/**
  * The continuation of a decided approval's turn: its messages up to its `result`.
  *
  * @internal
@@ -122,7 +136,7 @@ export const sessionOptions = <R>(
 export const continued = <R>(
   approval: Approval,
   options: Options.Options<R>
-): Stream.Stream<Message.Message, SdkError, ClaudeAgent.ClaudeAgent | R> =>
+): Stream.Stream<Message.Message, SdkError | ApprovalAlreadyApplied, ClaudeAgent.ClaudeAgent | R> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const decision = approval.decision
@@ -141,6 +155,14 @@ export const continued = <R>(
           field: "cwd",
           detail: `${cwd} is not the project the approval's session ran in (${approval.projectKey})`
         })
+      }
+      // Continued before: the CLI would find no interrupted turn, and the stream would wait for ever.
+      const stored = yield* options.sessionStore.load({
+        projectKey: approval.projectKey,
+        sessionId: approval.sessionId
+      })
+      if (Option.isSome(stored) && answered(stored.value, approval.toolUseId)) {
+        return yield* new ApprovalAlreadyApplied({ approval })
       }
       const asked = yield* Ref.make(0)
       const session = yield* ClaudeAgent.session(sessionOptions(approval, decision, options, asked))

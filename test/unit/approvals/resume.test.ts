@@ -193,7 +193,7 @@ describe("continuing a decided approval", () => {
 
   it.effect("resume: refused for a pending approval and without a session store; continues an expired one as a denial", () =>
     Effect.gen(function*() {
-      const { answers, approvals, cli, sessionStore, starts } = yield* setUp()
+      const { answers, approvals, cli, projectKey, sessionStore, starts } = yield* setUp()
       const resume = (options: Options.Options) =>
         Approvals.resume("approval-1", options).pipe(
           Stream.runCollect,
@@ -213,5 +213,16 @@ describe("continuing a decided approval", () => {
       const [answer] = yield* Ref.get(answers)
       expect(answer).toMatchObject({ behavior: "deny" })
       expect(JSON.stringify(answer)).toContain("expired")
+      expect(yield* Ref.get(starts)).toBe(1)
+
+      // Once the stored transcript holds the call's answer, there is no turn left to finish.
+      yield* sessionStore.append({ projectKey, sessionId: SESSION }, [{
+        type: "user",
+        uuid: "u2",
+        message: { role: "user", content: [{ type: "tool_result", tool_use_id: CALL_ID, content: "refused" }] }
+      }])
+      const again = yield* Effect.flip(resume({ sessionStore }))
+      expect(again._tag).toBe("ApprovalAlreadyApplied")
+      expect(yield* Ref.get(starts)).toBe(1)
     }))
 })
