@@ -221,7 +221,8 @@ export const allow = (reason?: string, updatedInput?: { readonly [key: string]: 
  * names the call. Resuming the session later runs that call first, as soon as the CLI starts and
  * before any prompt, through the permission flow (`canUseTool`; hooks are registered too late to be
  * asked reliably), so the decision can be taken then; docs/protocol-defer.md has what Claude Code
- * 2.1.330 does.
+ * 2.1.330 does. With the `approvalStore` option the call is recorded as a pending approval that
+ * `Approvals.approve` / `deny` / `edit` decide later, from any process.
  *
  * @example
  * ```ts

@@ -112,6 +112,29 @@ export * as SessionStore from "./services/SessionStore.js"
 export * as SessionStores from "./layers/SessionStores.js"
 
 /**
+ * The `ApprovalStore` service: deferred tool calls waiting for a person, decided once, for the
+ * `approvalStore` option.
+ *
+ * @since 0.1.0
+ */
+export * as ApprovalStore from "./services/ApprovalStore.js"
+
+/**
+ * `ApprovalStore` implementations: `layerMemory`, `layerSql(client)`.
+ *
+ * @since 0.1.0
+ */
+export * as ApprovalStores from "./layers/ApprovalStores.js"
+
+/**
+ * Human approval that survives a restart: `approve`, `deny` or `edit` a deferred tool call from
+ * any process, which resumes its session and finishes the turn.
+ *
+ * @since 0.1.0
+ */
+export * as Approvals from "./Approvals.js"
+
+/**
  * The `HookRegistry` service: answers `hook_callback` requests.
  *
  * @since 0.1.0

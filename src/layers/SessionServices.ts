@@ -11,11 +11,14 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { Context, Effect, ExecutionStrategy, Layer, Scope } from "effect"
+import { Context, Duration, Effect, ExecutionStrategy, Layer, Scope } from "effect"
+import * as NodePath from "node:path"
+import * as Defer from "../internal/approvals/defer.js"
 import * as Defaults from "../internal/defaults.js"
 import * as Discovery from "../internal/cli/discovery.js"
 import type * as Launch from "../internal/cli/launch.js"
 import * as Mirror from "../internal/session/mirror.js"
+import * as StoredSession from "../internal/session/storedSession.js"
 import * as Turns from "../internal/session/turns.js"
 import type * as McpServer from "../McpServer.js"
 import type * as Options from "../schema/Options.js"
@@ -326,6 +329,12 @@ export const build = <R>(
       given !== undefined
         ? buildOn(given, below)
         : Effect.map(Effect.provide(Scope.extend(fallback, scope), below), (service) => Context.make(tag, service))
+    const deferSettings = options.approvalStore === undefined ? undefined : {
+      store: options.approvalStore,
+      timeout: Duration.decode(options.approvalTimeout ?? Defer.DEFAULT_TIMEOUT),
+      projectKey: yield* StoredSession.projectKeyOf(options.cwd ?? NodePath.resolve(".")),
+      cwd: NodePath.resolve(options.cwd ?? ".")
+    }
     // The running turn, shared by the channel (its inbound spans) and the session (its turns).
     const base = Context.make(SessionLaunch, { launch, options }).pipe(
       Context.add(Turns.CurrentTurn, Turns.makeCurrentTurn()),
@@ -336,7 +345,9 @@ export const build = <R>(
           flush: options.sessionStoreFlush ?? "batched",
           failure: options.sessionStoreFailure ?? "message",
           configDir: launch.env.CLAUDE_CONFIG_DIR
-        })
+        }),
+      // With an approval store, the reader records the calls the session's turns stop at.
+      (context) => deferSettings === undefined ? context : Context.add(context, Defer.DeferSettings, deferSettings)
     )
     const transport = direct.get(layers.transport)
     const withTransport = Context.merge(

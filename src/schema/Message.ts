@@ -19,6 +19,7 @@
 import { Either, Predicate, Schema } from "effect"
 import * as Guard from "../internal/schema/guard.js"
 import { RawObject } from "../internal/schema/schemas.js"
+import { Approval } from "../services/ApprovalStore.js"
 import { MessageParseError } from "../SdkError.js"
 import * as ContentBlock from "./ContentBlock.js"
 import * as Control from "./Control.js"
@@ -1193,6 +1194,35 @@ export const SystemMirrorError = Schema.Struct({
 export interface SystemMirrorError extends Schema.Schema.Type<typeof SystemMirrorError> {}
 
 /**
+ * `system/awaiting_approval`: the turn stopped at a deferred tool call and the session (with the
+ * `approvalStore` option) recorded it as a pending approval; delivered just before the turn's
+ * `result` (`terminal_reason: "tool_deferred"`). Continue it with `Approvals.approve(approval.id)`,
+ * `deny` or `edit`, from any process. `error` is set when the store refused the record (the call
+ * is then not pending anywhere).
+ *
+ * @example
+ * ```ts
+ * import { Message } from "effect-claude-agent"
+ * const line = (m: Message.SystemAwaitingApproval) => `${m.approval.toolName} waits as ${m.approval.id}`
+ * ```
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const SystemAwaitingApproval = Schema.Struct({
+  ...eventFields,
+  subtype: Schema.Literal("awaiting_approval"),
+  approval: Approval,
+  error: OptionalString
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface SystemAwaitingApproval extends Schema.Schema.Type<typeof SystemAwaitingApproval> {}
+
+/**
  * `system/control_request_progress`: progress of a control request the host sent that calls the
  * model (`status`: `started`, then `api_retry` with the retry counters, like `api_retry`).
  *
@@ -1405,6 +1435,7 @@ export const SystemEvent = Schema.Union(
   SystemMemoryRecall,
   SystemPluginInstall,
   SystemMirrorError,
+  SystemAwaitingApproval,
   SystemControlRequestProgress,
   SystemModelRefusalFallback,
   SystemModelRefusalNoFallback,

@@ -16,6 +16,7 @@ import { objectJsonSchema } from "../internal/schema/jsonSchema.js"
 import { OptionsError } from "../SdkError.js"
 import type * as McpServer from "../McpServer.js"
 import type * as Permission from "../Permission.js"
+import type { ApprovalStoreShape } from "../services/ApprovalStore.js"
 import type { SessionStoreShape } from "../services/SessionStore.js"
 import * as Control from "./Control.js"
 import * as Hook from "../Hook.js"
@@ -302,6 +303,15 @@ const StoreShape = Schema.declare(
   { identifier: "SessionStore", description: "a SessionStore (the service's shape)" }
 )
 
+// An `ApprovalStore` service's shape: its operations are checked for being functions.
+const ApprovalStoreShapeSchema = Schema.declare(
+  (u: unknown): u is ApprovalStoreShape =>
+    Predicate.isRecord(u) &&
+    ["create", "get", "listPending", "decide"].every((name) => typeof u[name] === "function") &&
+    Effect.isEffect(u.expireDue),
+  { identifier: "ApprovalStore", description: "an ApprovalStore (the service's shape)" }
+)
+
 // Any Schema without requirements: its JSON Schema goes to the CLI, its `Type` is what
 // `Structured.decode` returns. Whether it has an object JSON Schema is checked by `validate`.
 const OutputSchema = Schema.declare(
@@ -523,6 +533,15 @@ export const Options = Schema.Struct({
   resumeMissing: Schema.optional(Schema.Literal("fail", "new")),
   /** How long loading a session from the store may take (default 60 seconds). */
   sessionStoreLoadTimeout: Schema.optional(FiniteDuration),
+  /**
+   * Records a turn that ends at a deferred tool call (`Hook.defer()`: `terminal_reason`
+   * `tool_deferred`) as a pending approval in this store, and delivers a `system/awaiting_approval`
+   * message before the turn's `result`; `Approvals.approve` / `deny` / `edit` continue it later,
+   * from any process. Needs `sessionStore`.
+   */
+  approvalStore: Schema.optional(ApprovalStoreShapeSchema),
+  /** How long a recorded approval waits before it expires (default 24 hours). */
+  approvalTimeout: Schema.optional(FiniteDuration),
   // process and environment
   cwd: Schema.optional(NonEmptyString),
   env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.UndefinedOr(Schema.String) })),
@@ -600,7 +619,16 @@ const parseOptions: SchemaAST.ParseOptions = { onExcessProperty: "error", errors
 const decode = Schema.decodeUnknown(Options, parseOptions)
 
 const storeError = <R>(options: Options<R>): OptionsError | undefined => {
+  if (options.approvalTimeout !== undefined && options.approvalStore === undefined) {
+    return new OptionsError({ field: "approvalTimeout", detail: "needs `approvalStore`" })
+  }
   if (options.sessionStore === undefined) {
+    if (options.approvalStore !== undefined) {
+      return new OptionsError({
+        field: "approvalStore",
+        detail: "needs `sessionStore`: the deferred turn is resumed from it, by another process"
+      })
+    }
     const needsStore: ReadonlyArray<
       "sessionStoreFlush" | "sessionStoreFailure" | "resumeMissing" | "sessionStoreLoadTimeout"
     > = [

@@ -181,6 +181,23 @@ export const messageSamples: ReadonlyArray<readonly [string, { readonly [key: st
     key: { projectKey: "p", sessionId: "s-1", subpath: "agent-1" },
     ...base
   }],
+  ["system/awaiting_approval", {
+    type: "system",
+    subtype: "awaiting_approval",
+    approval: {
+      id: "a-1",
+      projectKey: "-srv-app",
+      sessionId: "s-1",
+      cwd: "/srv/app",
+      toolUseId: "toolu_1",
+      toolName: "Write",
+      input: { file_path: "/srv/app/out.txt", content: "hi" },
+      createdAt: 1764115200000,
+      expiresAt: 1764201600000,
+      state: "pending"
+    },
+    ...base
+  }],
   ["system/informational", {
     type: "system",
     subtype: "informational",

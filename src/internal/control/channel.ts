@@ -11,6 +11,7 @@ import type { ControlChannelConfig, ControlChannelShape, StreamError } from "../
 import { Transport } from "../../services/Transport.js"
 import * as Defaults from "../defaults.js"
 import { PendingTable } from "../protocol/pending.js"
+import * as Defer from "../approvals/defer.js"
 import * as Mirror from "../session/mirror.js"
 import { CurrentTurn } from "../session/turns.js"
 import * as Inbound from "./inbound.js"
@@ -53,7 +54,12 @@ export const make = (config: ControlChannelConfig) =>
     const mirror = Option.isSome(mirrorSettings)
       ? Mirror.make(mirrorSettings.value, (messages) => queue.offer(messages, 0))
       : undefined
-    yield* Reader.start({ transport, table, outbound, inbound, queue, state, terminal, mirror })
+    // A session with an approval store: the reader records the calls its turns stop at.
+    const deferSettings = yield* Effect.serviceOption(Defer.DeferSettings)
+    const deferred = Option.isSome(deferSettings)
+      ? Defer.make(deferSettings.value, (messages) => queue.offer(messages, 0))
+      : undefined
+    yield* Reader.start({ transport, table, outbound, inbound, queue, state, terminal, mirror, deferred })
 
     // Requests still waiting when the session's scope closes must not hang their callers, and
     // neither must a consumer still reading messages (the reader is interrupted with the scope, so

@@ -37,6 +37,8 @@ export interface Parts {
   readonly terminal: Deferred.Deferred<void, StreamError>
   /** The session store's mirror, when the session has a store. */
   readonly mirror?: Mirror | undefined
+  /** Records a turn that stopped at a deferred call, when the session has an approval store. */
+  readonly deferred?: ((result: RawObject) => Effect.Effect<void> | undefined) | undefined
 }
 
 // What a pending request fails with when the connection ends: the process's death or the
@@ -114,6 +116,14 @@ export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.
         out = []
         bytes = 0
         effects.push(mirror.flush)
+      }
+      // After the mirror: the approval names a turn that is in the store.
+      const recorded = parts.deferred !== undefined && frame.type === "result" ? parts.deferred(frame) : undefined
+      if (recorded !== undefined) {
+        if (out.length > 0) effects.push(parts.queue.offer(out, bytes))
+        out = []
+        bytes = 0
+        effects.push(recorded)
       }
       book.observe(frame)
     }
