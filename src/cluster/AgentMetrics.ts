@@ -76,8 +76,9 @@ export const turnsQueued: Metric.Metric.Gauge<number> = Metric.gauge("claude_age
 })
 
 /**
- * Completed turns whose transcript could not be mirrored to the `TranscriptStore` (after the
- * retries): the turn fails, and the conversation resumes from the transcript stored before it.
+ * Completed turns that could not be recorded in the `SessionStore` (after the retries, or refused:
+ * another runner owns the conversation now): the turn fails, and the conversation resumes from
+ * the turns stored before it.
  *
  * @example
  * ```ts
@@ -91,13 +92,13 @@ export const turnsQueued: Metric.Metric.Gauge<number> = Metric.gauge("claude_age
  * @category metrics
  */
 export const mirrorFailures: Metric.Metric.Counter<number> = Metric.counter("claude_agent_cluster_mirror_failures", {
-  description: "Transcripts that could not be mirrored to the TranscriptStore after a turn",
+  description: "Completed turns that could not be recorded in the SessionStore",
   incremental: true
 })
 
 /**
  * What the retention of `AgentAdmin` removed, tagged with `kind`: `turns` (finished turns, with
- * their messages and replies) and `transcripts` (transcripts of idle conversations).
+ * their messages and replies) and `transcripts` (the stored sessions of idle conversations).
  *
  * @example
  * ```ts
