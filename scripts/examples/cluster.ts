@@ -106,7 +106,14 @@ export const runCluster = (options: Options.Options, write: (text: string) => vo
       const later = yield* turn(write, conversationId, prompt)
       const store = yield* SessionStore.SessionStore
       const stored = yield* store.load(yield* AgentEntity.sessionRefFor(conversationId, { cwd: options.cwd }))
-      return { later, storedEntries: Option.match(stored, { onNone: () => 0, onSome: (entries) => entries.length }) }
+      return {
+        later,
+        storedEntries: Option.match(stored, {
+          onNone: () =>
+            0,
+          onSome: (entries) => entries.length
+        })
+      }
     }).pipe(Effect.provide(clusterOn(filename, options)))
     write(`[${conversationId}] transcript in the database: ${storedEntries} entries\n`)
     return { ...first, later, storedEntries } satisfies ClusterRun
