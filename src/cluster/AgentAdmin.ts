@@ -531,7 +531,8 @@ const make = (options: Options) =>
         )
         const removed = yield* queries.remove(conversationId)
         const session = sessionOf(conversationId)
-        const transcript = Option.isSome(yield* store.load(session))
+        // The entity's turn records are subpaths of the session: a session with none is read whole.
+        const transcript = (yield* store.listSubkeys(session)).length > 0 || Option.isSome(yield* store.load(session))
         yield* store.delete(session)
         yield* Effect.logInfo("AgentAdmin: conversation deleted").pipe(
           Effect.annotateLogs({ conversationId, turns: removed.turns })

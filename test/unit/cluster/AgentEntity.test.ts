@@ -3,7 +3,7 @@
 // it was started with) and mirrors each line to the session store as the real CLI does
 // (`transcript_mirror`), so that sessions started, recorded and resumed from the store can be
 // checked without a model or a process.
-import { Entity, ShardingConfig, TestRunner } from "@effect/cluster"
+import { TestRunner } from "@effect/cluster"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import {
