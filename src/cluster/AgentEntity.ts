@@ -740,7 +740,14 @@ const openSession = <R>(
       ...(state.permissionOverride === undefined ? {} : { permissionMode: state.permissionOverride }),
       canUseTool
     }
-    const open = (options: Options.Options<R>) => instance.agent.session(options).pipe(Scope.extend(scope))
+    // Each attempt in a scope of its own, closed if it fails: a pool holds a session's slot until
+    // the scope it was opened in closes, also when the session failed to open.
+    const open = (options: Options.Options<R>) =>
+      Effect.flatMap(Scope.fork(scope, ExecutionStrategy.sequential), (attempt) =>
+        instance.agent.session(options).pipe(
+          Scope.extend(attempt),
+          Effect.onError(() => Scope.close(attempt, Exit.void))
+        ))
     const session = yield* open({ ...sessionOptions, resume: sessionId }).pipe(
       Effect.map((resumed) => ({ resumed, session: resumed })),
       Effect.catchTag("SessionNotFoundError", () =>

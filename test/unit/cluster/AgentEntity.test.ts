@@ -26,6 +26,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import {
+  AgentPool,
   ClaudeAgent,
   Message,
   SdkError,
@@ -442,6 +443,28 @@ describe("AgentEntity", { timeout: 15_000 }, () => {
       )
       expect(texts(messages)).toEqual(["echo: again (after 0 turns)"])
       expect(fake.launched.map((l) => l.resume)).toEqual([undefined, undefined])
+    }))
+
+  it.scopedLive("new conversations on a pool of one CLI start: the resume attempt the store refuses holds no slot", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const store = yield* SessionStores.makeMemory
+      const pool = yield* AgentPool.make(fake.agent, { maxConcurrent: 1, idleTimeToLive: 0 })
+      const Entity = AgentEntity.layer({
+        options: { cwd: dirs.cwd, env: { CLAUDE_CONFIG_DIR: dirs.configDir } },
+        maxIdleTime: "1 second"
+      }).pipe(
+        Layer.provide(Layer.succeed(ClaudeAgent.ClaudeAgent, pool)),
+        Layer.provide(Layer.succeed(SessionStore.SessionStore, store)),
+        Layer.provide(NodeContext.layer)
+      )
+      const answers = yield* Effect.forEach(["pool-a", "pool-b"], (id) =>
+        AgentEntity.send(id, `hello ${id}`).pipe(
+          Stream.runCollect,
+          Effect.map(texts),
+          Effect.timeout("10 seconds")
+        )).pipe(Effect.provide(Entity.pipe(Layer.provideMerge(TestRunner.layer))))
+      expect(answers).toEqual([["echo: hello pool-a (after 0 turns)"], ["echo: hello pool-b (after 0 turns)"]])
     }))
 
   it.scopedLive("Status, SetModel and Interrupt run while a Send streams", () =>
