@@ -748,22 +748,21 @@ const openSession = <R>(
           Scope.extend(attempt),
           Effect.onError(() => Scope.close(attempt, Exit.void))
         ))
-    const session = yield* open({ ...sessionOptions, resume: sessionId }).pipe(
-      Effect.map((resumed) => ({ resumed, session: resumed })),
+    const { resumed, session } = yield* open({ ...sessionOptions, resume: sessionId }).pipe(
+      Effect.map((session) => ({ resumed: true, session })),
       Effect.catchTag("SessionNotFoundError", () =>
         removeLeftover(instance).pipe(
           Effect.zipRight(open({ ...sessionOptions, sessionId })),
-          Effect.map((started) => ({ resumed: undefined, session: started }))
+          Effect.map((session) => ({ resumed: false, session }))
         )),
       Effect.onError(() => Scope.close(scope, Exit.void))
     )
-    if (Option.isSome(guard) && Option.isSome(session.session.pid)) {
-      yield* guard.value.watch(session.session.pid.value).pipe(Scope.extend(guardScope))
+    if (Option.isSome(guard) && Option.isSome(session.pid)) {
+      yield* guard.value.watch(session.pid.value).pipe(Scope.extend(guardScope))
     }
-    const resumed = session.resumed !== undefined
     yield* Effect.logDebug(resumed ? "AgentEntity: session resumed from the store" : "AgentEntity: session started")
       .pipe(Effect.annotateLogs({ conversationId, sessionId }))
-    const opened: Live = { session: session.session, scope, turns }
+    const opened: Live = { session, scope, turns }
     state.live = opened
     return opened
   }).pipe(Effect.provide(instance.services))
