@@ -11,8 +11,9 @@ import { Metric, MetricBoundaries } from "effect"
 /**
  * Turns taken over by a runner from another one, tagged with `reason`: `runner_stopped` (the
  * turn was cut short on its previous runner and runs again from its prompt) or `reply_replayed`
- * (the turn had completed there, and its unread messages are replayed from the store without
- * running it again), and with `runner` (host:port of the runner that took it over).
+ * (the `SessionStore` has recorded the turn: it had completed there, or its id was sent again
+ * later, and its unread messages are replayed from the store without running it again), and with
+ * `runner` (host:port of the runner that took it over).
  *
  * @example
  * ```ts
