@@ -2,19 +2,19 @@
 //
 //   npx tsx scripts/cluster/admin.ts list [limit]          conversations, most recent first
 //   npx tsx scripts/cluster/admin.ts inspect <id>          owner runner, state, turns, last error
-//   npx tsx scripts/cluster/admin.ts delete <id>           stop its CLI, delete its turns and transcript
+//   npx tsx scripts/cluster/admin.ts delete <id>           stop its CLI, delete its turns and stored session
 //   npx tsx scripts/cluster/admin.ts runners               runners, health, turns not over on each
 //   npx tsx scripts/cluster/admin.ts prune <turns> [transcripts]
 //                                                          apply a retention policy once, e.g.
 //                                                          `prune "7 days" "90 days"`
 //
 // Environment as for scripts/cluster/client.ts: DATABASE_URL, AGENT_CLUSTER_SECRET (required),
-// CLUSTER_PREFIX (default "cluster"), CLUSTER_TIMINGS. `inspect` and `delete` ask the
+// CLUSTER_PREFIX (default "cluster"), CLUSTER_TIMINGS, AGENT_CWD (the runners' one). `inspect` and `delete` ask the
 // conversation's runner (5 s at most): state `unknown` / `stopped: null` when it does not answer.
 // Prints JSON (one object per line for `list` and `runners`).
 import { NodeRuntime } from "@effect/platform-node"
 import { Config, Console, Duration, Effect, Layer, Option } from "effect"
-import { AgentAdmin, TranscriptStore } from "../../src/cluster/index.js"
+import { AgentAdmin, AgentCluster } from "../../src/cluster/index.js"
 import { clientLayer, pgLayer, testTimings } from "./layers.js"
 
 const usage = "usage: admin.ts list [limit] | inspect <id> | delete <id> | runners | prune <turns> [transcripts]"
@@ -64,9 +64,10 @@ const program = Effect.gen(function*() {
   const url = yield* Config.string("DATABASE_URL")
   const prefix = yield* Config.string("CLUSTER_PREFIX").pipe(Config.withDefault("cluster"))
   const timings = yield* Config.literal("test", "default")("CLUSTER_TIMINGS").pipe(Config.withDefault("default"))
+  const cwd = yield* Config.string("AGENT_CWD").pipe(Config.withDefault(process.cwd()))
   const [command, ...args] = process.argv.slice(2)
-  const Admin = AgentAdmin.layer({ prefix }).pipe(
-    Layer.provide(Layer.orDie(TranscriptStore.layerSql({ table: `${prefix}_transcripts` }))),
+  const Admin = AgentAdmin.layer({ prefix, cwd }).pipe(
+    Layer.provide(Layer.orDie(AgentCluster.layerSessionStore({ tablePrefix: prefix }))),
     Layer.provideMerge(clientLayer({ prefix, shardingConfig: timings === "test" ? testTimings : {} })),
     Layer.provideMerge(pgLayer(url))
   )

@@ -15,7 +15,8 @@ import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { AgentCluster, AgentEntity, TranscriptStore } from "../../src/cluster/index.js"
+import { AgentCluster, AgentEntity } from "../../src/cluster/index.js"
+import * as SessionStores from "../../src/layers/SessionStores.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
 import { pgLayer } from "./layers.js"
 
@@ -36,7 +37,7 @@ const program = Effect.gen(function*() {
   const agent = FakeCli.layerClaudeAgent({ onUserMessage: FakeCli.echoTurn })
   const runner = AgentEntity.layer({ options: { cwd: dir, env: { CLAUDE_CONFIG_DIR: path.join(dir, "config") } } })
     .pipe(
-      Layer.provide([agent, TranscriptStore.layerMemory, NodeContext.layer]),
+      Layer.provide([agent, SessionStores.layerMemory, NodeContext.layer]),
       Layer.provideMerge(AgentCluster.layerSocketRunner({
         host: "127.0.0.1",
         port,

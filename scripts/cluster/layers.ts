@@ -6,7 +6,7 @@ import { ClusterSchema, Entity, type ShardingConfig } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Option, Redacted, Schema, Stream } from "effect"
-import { AgentCluster, TranscriptStore } from "../../src/cluster/index.js"
+import { AgentCluster } from "../../src/cluster/index.js"
 
 /**
  * Timings for tests: a runner that stops heartbeating drops out of the ring after
@@ -88,12 +88,3 @@ export const ProbeLive = Probe.toLayer(
   }),
   { concurrency: "unbounded" }
 )
-
-/**
- * The namespace of a cluster's transcripts (`TranscriptStoreShape.namespace`), as its runners see
- * it: the session id of a conversation is `AgentEntity.sessionIdFor(id, namespace)`. Needs a `SqlClient`.
- */
-export const transcriptNamespace = (prefix: string) =>
-  Effect.map(TranscriptStore.TranscriptStore, (store) => store.namespace).pipe(
-    Effect.provide(TranscriptStore.layerSql({ table: `${prefix}_transcripts` }))
-  )

@@ -21,7 +21,8 @@
 //   ENTITY_POLL_MS        the message poll interval (entityMessagePollInterval), over the timings
 //   AGENT_RETENTION_TURNS        delete finished turns' messages and replies this long after
 //                                they ended, e.g. "7 days" (default: keep them)
-//   AGENT_RETENTION_TRANSCRIPTS  delete transcripts not written for this long, e.g. "90 days"
+//   AGENT_RETENTION_TRANSCRIPTS  delete the stored sessions of conversations not written for this
+//                                long, e.g. "90 days"
 //                                (default: keep them)
 //   AGENT_RETENTION_INTERVAL     how often the retention runs (default "1 hour")
 // The CLI inherits the rest of the environment (HOME, CLAUDE_CONFIG_DIR, ANTHROPIC_BASE_URL, …).
@@ -32,7 +33,7 @@
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Config, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import * as AgentPool from "../../src/AgentPool.js"
-import { AgentAdmin, AgentEntity, OrphanGuard, TranscriptStore } from "../../src/cluster/index.js"
+import { AgentAdmin, AgentCluster, AgentEntity, OrphanGuard } from "../../src/cluster/index.js"
 import { pgLayer, ProbeLive, runnerLayer, testTimings } from "./layers.js"
 
 const program = Effect.gen(function*() {
@@ -52,10 +53,11 @@ const program = Effect.gen(function*() {
   const keepTranscripts = yield* Config.option(Config.duration("AGENT_RETENTION_TRANSCRIPTS"))
   const interval = yield* Config.duration("AGENT_RETENTION_INTERVAL").pipe(Config.withDefault("1 hour"))
 
-  const store = Layer.orDie(TranscriptStore.layerSql({ table: `${prefix}_transcripts` }))
+  // The conversations' sessions: tables `<prefix>_sessions` and `<prefix>_entries`.
+  const store = Layer.orDie(AgentCluster.layerSessionStore({ tablePrefix: prefix }))
   const Agents = AgentEntity.layer({ options: { cwd } }).pipe(
     Layer.provide(AgentPool.layer({ maxConcurrent })),
-    // The transcripts travel with the conversations through the cluster's own database.
+    // The conversations travel with their sessions through the cluster's own database.
     Layer.provide(store),
     Layer.provide(OrphanGuard.layerWatchdog),
     Layer.provide(NodeContext.layer)
@@ -67,7 +69,7 @@ const program = Effect.gen(function*() {
       finishedTurns: Option.getOrUndefined(keepTurns),
       idleTranscripts: Option.getOrUndefined(keepTranscripts),
       interval
-    }).pipe(Layer.provide(AgentAdmin.layer({ prefix })), Layer.provide(store))
+    }).pipe(Layer.provide(AgentAdmin.layer({ prefix, cwd })), Layer.provide(store))
 
   const RunnerLive = Layer.mergeAll(Agents, ProbeLive, Retention).pipe(
     Layer.provideMerge(runnerLayer({ host, port, prefix, shardingConfig })),

@@ -5,7 +5,7 @@
 //   npm run example:cluster -- --live       the real Anthropic API (needs ANTHROPIC_API_KEY)
 //
 // Two conversations run at once, two turns each; each conversation is an entity whose CLI session
-// is resumed from its transcript. Then the "process" stops (the cluster layer is closed: every CLI
+// is resumed from the session store in the same file. Then the "process" stops (the cluster layer is closed: every CLI
 // ends) and starts again on the same database file, and one conversation goes on: a new CLI,
 // resumed, remembers the earlier turns. The test suite runs `runOffline` so it cannot rot.
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
@@ -14,9 +14,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
-import { AgentPool, Message } from "../../src/index.js"
+import { AgentPool, Message, SessionStore } from "../../src/index.js"
 import type { Options } from "../../src/index.js"
-import { AgentCluster, AgentEntity, TranscriptStore } from "../../src/cluster/index.js"
+import { AgentCluster, AgentEntity } from "../../src/cluster/index.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 
 /** The turns: [conversation, prompt], the first two of each conversation in parallel. */
@@ -68,7 +68,7 @@ export interface ClusterRun {
   readonly answers: ReadonlyArray<readonly [string, string]>
   readonly statuses: ReadonlyArray<AgentEntity.Status>
   readonly later: string
-  readonly storedBytes: number
+  readonly storedEntries: number
 }
 
 export const runCluster = (options: Options.Options, write: (text: string) => void) =>
@@ -102,21 +102,21 @@ export const runCluster = (options: Options.Options, write: (text: string) => vo
 
     // Second process, same database: the conversation goes on in a new CLI, resumed.
     const [conversationId, prompt] = LATER_TURN
-    const { later, storedBytes } = yield* Effect.gen(function*() {
+    const { later, storedEntries } = yield* Effect.gen(function*() {
       const later = yield* turn(write, conversationId, prompt)
-      const store = yield* TranscriptStore.TranscriptStore
-      const stored = yield* store.load(AgentEntity.sessionIdFor(conversationId, store.namespace))
+      const store = yield* SessionStore.SessionStore
+      const stored = yield* store.load(yield* AgentEntity.sessionRefFor(conversationId, { cwd: options.cwd }))
       return {
         later,
-        storedBytes: Option.match(stored, {
+        storedEntries: Option.match(stored, {
           onNone: () =>
             0,
-          onSome: (t) => t.length
+          onSome: (entries) => entries.length
         })
       }
     }).pipe(Effect.provide(clusterOn(filename, options)))
-    write(`[${conversationId}] transcript in the database: ${storedBytes} bytes\n`)
-    return { ...first, later, storedBytes } satisfies ClusterRun
+    write(`[${conversationId}] transcript in the database: ${storedEntries} entries\n`)
+    return { ...first, later, storedEntries } satisfies ClusterRun
   })
 
 /** The offline run: a ScriptedModel and its isolated HOME / working directory. */

@@ -6,22 +6,24 @@
  *
  * Conversations and turns are read from `@effect/cluster`'s message tables: a conversation is
  * listed while the database keeps at least one of its turns. The live state (a turn running, a
- * permission waiting) is asked of the conversation's runner (`AgentEntity.Status`).
+ * permission waiting) is asked of the conversation's runner (`AgentEntity.Status`). A
+ * conversation's transcript and stored replies are its session in the `SessionStore`, which
+ * `remove` and the retention delete through the store.
  *
  * @since 0.1.0
  */
 import { type RunnerAddress, Sharding, ShardingConfig } from "@effect/cluster"
 import type { SqlClient } from "@effect/sql"
 import { Context, Duration, Effect, HashRing, Layer, Metric, Option, Predicate, Schedule, Schema } from "effect"
+import * as StoredSession from "../internal/session/storedSession.js"
+import { SessionStore, type SessionStoreShape } from "../services/SessionStore.js"
 import * as AgentEntity from "./AgentEntity.js"
 import * as AgentMetrics from "./AgentMetrics.js"
 import * as AdminSql from "./internal/adminSql.js"
-import { lastTurnKey, namespaceOf } from "./internal/keys.js"
-import { TranscriptStore, type TranscriptStoreShape } from "./TranscriptStore.js"
 
 /**
- * An admin operation that failed: the database (`reason: "SqlError"`), the transcript store
- * (`"TranscriptStoreError"`).
+ * An admin operation that failed: the database (`reason: "SqlError"`), the session store
+ * (`"SessionStoreError"`).
  *
  * @example
  * ```ts
@@ -157,7 +159,7 @@ export interface Conversation extends Schema.Schema.Type<typeof Conversation> {}
  * ```ts
  * import { AgentAdmin } from "effect-claude-agent/cluster"
  *
- * const summary = (r: AgentAdmin.Removed) => `${r.turns} turns, transcript ${r.transcript ? "removed" : "kept"}`
+ * const summary = (r: AgentAdmin.Removed) => `${r.turns} turns, transcript ${r.transcript ? "removed" : "none"}`
  * ```
  *
  * @since 0.1.0
@@ -170,7 +172,7 @@ export interface Removed {
   readonly turns: number
   readonly messages: number
   readonly replies: number
-  /** Whether the store had a transcript (or a started marker) for it. */
+  /** Whether the `SessionStore` had the conversation's session (its transcript, its replies). */
   readonly transcript: boolean
 }
 
@@ -214,12 +216,13 @@ export interface RunnerInfo {
 export interface RetentionPolicy {
   /**
    * Finished turns (completed, failed, interrupted) are deleted with their messages and replies
-   * this long after they ended. A turn id sent again after that runs again as a new turn.
+   * this long after they ended. A turn id sent again after that is answered with the reply the
+   * conversation's session keeps for it, and runs again as a new turn once the session is gone.
    */
   readonly finishedTurns?: Duration.DurationInput | undefined
   /**
-   * Transcripts not written for this long are deleted from the `TranscriptStore` (it needs
-   * `removeIdle`, as `layerSql` and `layerMemory` have): the conversation's next turn starts it
+   * Conversations whose session was not written for this long (`SessionSummary.mtime`) are deleted
+   * from the `SessionStore`, transcript and stored replies: the conversation's next turn starts it
    * afresh, with no memory of the earlier ones.
    */
   readonly idleTranscripts?: Duration.DurationInput | undefined
@@ -317,6 +320,11 @@ export interface Options {
   readonly prefix?: string | undefined
   /** The entity layer's `namespace` option, if it was given one. */
   readonly namespace?: string | undefined
+  /**
+   * The conversations' working directory (the entity's `options.cwd`): the store keys their
+   * sessions by the CLI's project folder for it. Default: this process's.
+   */
+  readonly cwd?: string | undefined
   /** How long `inspect` and `remove` wait for the conversation's runner. Default 5 seconds. */
   readonly statusTimeout?: Duration.DurationInput | undefined
 }
@@ -403,7 +411,8 @@ const runnersOf = (queries: AdminSql.Queries, shardsPerGroup: number): AgentAdmi
 
 // One application of a retention policy.
 const retentionOf =
-  (queries: AdminSql.Queries, store: TranscriptStoreShape): AgentAdminShape["applyRetention"] => (policy) =>
+  (queries: AdminSql.Queries, store: SessionStoreShape, projectKey: string): AgentAdminShape["applyRetention"] =>
+  (policy) =>
     Effect.gen(function*() {
       const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
       const before = (keep: Duration.DurationInput) => now - Duration.toMillis(Duration.decode(keep))
@@ -413,8 +422,11 @@ const retentionOf =
         const orphans = yield* queries.removeOrphanReplies(before(policy.finishedTurns))
         result = { ...result, ...removed, replies: removed.replies + orphans }
       }
-      if (policy.idleTranscripts !== undefined && store.removeIdle !== undefined) {
-        result = { ...result, transcripts: yield* store.removeIdle(before(policy.idleTranscripts)) }
+      if (policy.idleTranscripts !== undefined) {
+        const cutoff = before(policy.idleTranscripts)
+        const idle = (yield* store.listSessions(projectKey)).filter((s) => s.mtime < cutoff)
+        yield* Effect.forEach(idle, (s) => store.delete({ projectKey, sessionId: s.sessionId }), { discard: true })
+        result = { ...result, transcripts: idle.length }
       }
       yield* Metric.incrementBy(AgentMetrics.retentionRemoved.pipe(Metric.tagged("kind", "turns")), result.turns)
       yield* Metric.incrementBy(
@@ -426,16 +438,16 @@ const retentionOf =
 
 /**
  * The admin, on any node of the cluster. Needs the cluster's `SqlClient`, `Sharding` (a runner's
- * or a client-only node's layer) and the runners' `TranscriptStore`.
+ * or a client-only node's layer) and the runners' `SessionStore` (`AgentCluster.layerSessionStore`).
  *
  * @example
  * ```ts
  * import { PgClient } from "@effect/sql-pg"
  * import { Config, Effect, Layer } from "effect"
- * import { AgentAdmin, AgentCluster, TranscriptStore } from "effect-claude-agent/cluster"
+ * import { AgentAdmin, AgentCluster } from "effect-claude-agent/cluster"
  *
- * const Admin = AgentAdmin.layer({ prefix: "cluster" }).pipe(
- *   Layer.provide(TranscriptStore.layerSql({ table: "cluster_transcripts" })),
+ * const Admin = AgentAdmin.layer({ prefix: "cluster", cwd: "/srv/work" }).pipe(
+ *   Layer.provide(AgentCluster.layerSessionStore()),
  *   Layer.provideMerge(AgentCluster.layerSocketClient({ prefix: "cluster" })),
  *   Layer.provideMerge(PgClient.layerConfig({ url: Config.redacted("DATABASE_URL") }))
  * )
@@ -447,7 +459,7 @@ const retentionOf =
  */
 export const layer = (
   options: Options = {}
-): Layer.Layer<AgentAdmin, never, SqlClient.SqlClient | Sharding.Sharding | TranscriptStore> =>
+): Layer.Layer<AgentAdmin, never, SqlClient.SqlClient | Sharding.Sharding | SessionStore> =>
   Layer.effect(AgentAdmin, make(options))
 
 const make = (options: Options) =>
@@ -458,7 +470,12 @@ const make = (options: Options) =>
     })
     // Needed by the entity's client; also makes sure this node is part of the cluster.
     yield* Sharding.Sharding
-    const store = yield* TranscriptStore
+    const store = yield* SessionStore
+    const projectKey = yield* StoredSession.projectKeyOf(options.cwd ?? ".")
+    const sessionOf = (conversationId: string) => ({
+      projectKey,
+      sessionId: AgentEntity.sessionIdFor(conversationId, options.namespace)
+    })
     const config = yield* Effect.serviceOption(ShardingConfig.ShardingConfig)
     const shardsPerGroup = Option.match(config, {
       onNone: () => ShardingConfig.defaults.shardsPerGroup,
@@ -466,7 +483,6 @@ const make = (options: Options) =>
     })
     const client = yield* AgentEntity.AgentEntity.client
     const timeout = Duration.decode(options.statusTimeout ?? "5 seconds")
-    const namespace = namespaceOf(store, options.namespace)
     const owners = Effect.map(queries.healthyRunners, (runners) => ownersOf(runners, shardsPerGroup))
     const live = <A>(effect: Effect.Effect<A, unknown>) => effect.pipe(Effect.timeout(timeout), Effect.option)
 
@@ -514,10 +530,10 @@ const make = (options: Options) =>
           Effect.ignore
         )
         const removed = yield* queries.remove(conversationId)
-        const sessionId = AgentEntity.sessionIdFor(conversationId, namespace)
-        const transcript = Option.isSome(yield* store.load(sessionId))
-        yield* store.remove(sessionId)
-        yield* store.remove(lastTurnKey({ sessionId }))
+        const session = sessionOf(conversationId)
+        // The entity's turn records are subpaths of the session: a session with none is read whole.
+        const transcript = (yield* store.listSubkeys(session)).length > 0 || Option.isSome(yield* store.load(session))
+        yield* store.delete(session)
         yield* Effect.logInfo("AgentAdmin: conversation deleted").pipe(
           Effect.annotateLogs({ conversationId, turns: removed.turns })
         )
@@ -533,7 +549,7 @@ const make = (options: Options) =>
       )
 
     const runners = runnersOf(queries, shardsPerGroup)
-    const applyRetention = retentionOf(queries, store)
+    const applyRetention = retentionOf(queries, store, projectKey)
 
     return AgentAdmin.of({ list, inspect, remove, runners, applyRetention })
   })
@@ -549,7 +565,7 @@ const make = (options: Options) =>
  * import { Layer } from "effect"
  * import { AgentAdmin } from "effect-claude-agent/cluster"
  *
- * // Over a runner's layer (which provides the SqlClient, Sharding and TranscriptStore).
+ * // Over a runner's layer (which provides the SqlClient, Sharding and SessionStore).
  * const Retention = AgentAdmin.layerRetention({ finishedTurns: "7 days", idleTranscripts: "90 days" }).pipe(
  *   Layer.provide(AgentAdmin.layer({ prefix: "cluster" }))
  * )

@@ -2,7 +2,7 @@
  * `AgentCluster`: ready-made cluster layouts for `AgentEntity`.
  *
  * `layerSqlite` is the embedded default: one runner (`SingleRunner`) whose messages, shard locks
- * and transcripts live in one SQLite file, so conversations and the turns in flight survive a
+ * and conversations (a `SessionStore`) live in one SQLite file, so conversations and the turns in flight survive a
  * restart of the process, with no server to run. For several machines, `layerSocketRunner` and
  * `layerSocketClient` are the socket layout on a shared SQL database (PostgreSQL), with the two
  * fixes this package makes to the Effect 3 cluster line (`layerSqlMessageStorage`,
@@ -27,18 +27,19 @@ import type { CommandExecutor, FileSystem, Path } from "@effect/platform"
 import * as SocketServer from "@effect/platform/SocketServer"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import { RpcClientError, RpcSerialization } from "@effect/rpc"
-import type { SqlClient } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Config, Effect, Layer, type Metric, Option, Redacted, Schema } from "effect"
 import type { ConfigError } from "effect/ConfigError"
 import type * as ClaudeAgent from "../ClaudeAgent.js"
+import * as SessionStores from "../layers/SessionStores.js"
+import type { SessionStore } from "../services/SessionStore.js"
 import * as AgentEntity from "./AgentEntity.js"
 import * as FixedStorage from "./internal/messageStorage.js"
 import * as PeerAuth from "./internal/peerAuth.js"
 import * as ShardLocks from "./internal/shardLocks.js"
 import * as Wakeup from "./internal/wakeup.js"
 import * as OrphanGuard from "./OrphanGuard.js"
-import * as TranscriptStore from "./TranscriptStore.js"
 
 /**
  * Options of `layerSqlite`: the entity's (`AgentEntity.LayerOptions`), plus where the database is
@@ -59,15 +60,18 @@ import * as TranscriptStore from "./TranscriptStore.js"
  * @category options
  */
 export interface SqliteOptions<R = never> extends AgentEntity.LayerOptions<R> {
-  /** The SQLite database file (created if missing): messages, shard locks, transcripts. */
+  /** The SQLite database file (created if missing): messages, shard locks, conversations. */
   readonly filename: string
   /**
    * The runner's settings (`@effect/cluster`'s `ShardingConfig`), over those of the environment.
    * `shardLockExpiration` bounds how soon a restarted process takes over the turns in flight.
    */
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
-  /** The transcripts' table. Default `claude_transcripts`. */
-  readonly transcriptTable?: string | undefined
+  /**
+   * The prefix of the session store's tables (`<prefix>_sessions`, `<prefix>_entries`, see
+   * `SessionStores.makeSql`). Default `claude`.
+   */
+  readonly sessionTablePrefix?: string | undefined
   /** Start `OrphanGuard.layerWatchdog`, so no CLI outlives a killed process. Default `true`. */
   readonly orphanGuard?: boolean | undefined
 }
@@ -103,6 +107,31 @@ export const layerSqlMessageStorage = (
 ): Layer.Layer<MessageStorage.MessageStorage, never, SqlClient.SqlClient | ShardingConfig.ShardingConfig> =>
   Layer.scoped(MessageStorage.MessageStorage, FixedStorage.make(options)).pipe(Layer.provide(Snowflake.layerGenerator))
 
+/**
+ * The `SessionStore` the conversations of `AgentEntity` live in, on the cluster's own database (the
+ * `SqlClient` in context): `SessionStores.layerSql` with its tables `<tablePrefix>_sessions` and
+ * `<tablePrefix>_entries` (default prefix `claude`), created if missing. Give it to every runner and
+ * to `AgentAdmin`, with the same prefix.
+ *
+ * @example
+ * ```ts
+ * import { PgClient } from "@effect/sql-pg"
+ * import { Config, Layer } from "effect"
+ * import { AgentCluster } from "effect-claude-agent/cluster"
+ *
+ * const Store = AgentCluster.layerSessionStore({ tablePrefix: "agents" }).pipe(
+ *   Layer.provide(PgClient.layerConfig({ url: Config.redacted("DATABASE_URL") }))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSessionStore = (
+  options: SessionStores.SqlOptions = {}
+): Layer.Layer<SessionStore, SqlError, SqlClient.SqlClient> =>
+  Layer.unwrapEffect(Effect.map(SqlClient.SqlClient, (sql) => SessionStores.layerSql(sql, options)))
+
 // `SingleRunner.layer` with the fixed message storage.
 const singleRunner = (shardingConfig: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined) =>
   Sharding.layer.pipe(
@@ -124,9 +153,10 @@ const loadSqlite = Effect.tryPromise(() => import("@effect/sql-sqlite-node")).pi
 )
 
 /**
- * One machine, durable: `SingleRunner` on a SQLite file (with `layerSqlMessageStorage`), the transcripts in the same file
- * (`TranscriptStore.layerSql`), the entity registered, and the orphan guard. Provides `Sharding`
- * (for `AgentEntity.send`) and its `SqlClient` (for `AgentAdmin`); needs `ClaudeAgent` (`AgentPool.layer` to bound the CLIs), and a
+ * One machine, durable: `SingleRunner` on a SQLite file (with `layerSqlMessageStorage`), the
+ * conversations in the same file (`SessionStores.layerSql`), the entity registered, and the orphan
+ * guard. Provides `Sharding` (for `AgentEntity.send`), its `SqlClient` and the `SessionStore` (for
+ * `AgentAdmin`); needs `ClaudeAgent` (`AgentPool.layer` to bound the CLIs), and a
  * `CommandExecutor`, `FileSystem` and `Path` (`NodeContext.layer`). Requires the optional peer
  * `@effect/sql-sqlite-node`.
  *
@@ -163,13 +193,13 @@ export const layerSqlite = <R = never>(
   | Sharding.Sharding
   | Runners.Runners
   | MessageStorage.MessageStorage
-  | TranscriptStore.TranscriptStore
+  | SessionStore
   | SqlClient.SqlClient,
   ConfigError | SqlError,
   ClaudeAgent.ClaudeAgent | CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path | R
 > =>
   Layer.unwrapEffect(Effect.map(loadSqlite, ({ SqliteClient }) => {
-    const store = TranscriptStore.layerSql({ table: options.transcriptTable })
+    const store = layerSessionStore({ tablePrefix: options.sessionTablePrefix })
     const guard = options.orphanGuard === false ? Layer.empty : OrphanGuard.layerWatchdog
     return AgentEntity.layer(options).pipe(
       Layer.provide(guard),
@@ -413,10 +443,10 @@ const socketStorage = (prefix: string | undefined) =>
  * import { PgClient } from "@effect/sql-pg"
  * import { Config, Layer } from "effect"
  * import { AgentPool } from "effect-claude-agent"
- * import { AgentCluster, AgentEntity, OrphanGuard, TranscriptStore } from "effect-claude-agent/cluster"
+ * import { AgentCluster, AgentEntity, OrphanGuard } from "effect-claude-agent/cluster"
  *
  * const Runner = AgentEntity.layer({ options: { cwd: "/srv/work" } }).pipe(
- *   Layer.provide([AgentPool.layer({ maxConcurrent: 8 }), TranscriptStore.layerSql(), OrphanGuard.layerWatchdog]),
+ *   Layer.provide([AgentPool.layer({ maxConcurrent: 8 }), AgentCluster.layerSessionStore(), OrphanGuard.layerWatchdog]),
  *   Layer.provideMerge(AgentCluster.layerSocketRunner({ host: "10.0.0.5", port: 34431 })),
  *   Layer.provideMerge(PgClient.layerConfig({ url: Config.redacted("DATABASE_URL") })),
  *   Layer.provide(NodeContext.layer)

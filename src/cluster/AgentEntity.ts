@@ -6,8 +6,12 @@
  * `AgentPool.layer` for limits and warm processes) inside the instance's scope: passivation
  * (`maxIdleTime`), a shard moving away and runner shutdown stop the CLI. The CLI session id is
  * derived from the conversation id (`sessionIdFor`), so every runner resumes the same conversation:
- * the first turn starts it with `sessionId`, every later instance `resume`s it, restoring the
- * transcript from the `TranscriptStore` when the runner has no copy.
+ * the conversation lives in the `SessionStore` in context. The CLI mirrors each turn's transcript
+ * entries into it (`sessionStore`), recorded together with the turn's reply when the turn is over;
+ * an instance whose conversation the store has `resume`s it from the store (loaded into a
+ * temporary config directory), on whichever runner it runs, and starts it with `sessionId`
+ * otherwise. Each instance acquires the session's generation when it opens its CLI: a runner that
+ * lost the conversation (frozen, partitioned) cannot append to it once the new owner has opened it.
  *
  * `Send` is persisted (`ClusterSchema.Persisted`) and keyed by its turn id: when a runner dies
  * mid-turn, the turn is re-run from its prompt by the conversation's next owner, and a client
@@ -52,13 +56,14 @@ import * as Control from "../schema/Control.js"
 import * as Message from "../schema/Message.js"
 import type * as Options from "../schema/Options.js"
 import * as SdkError from "../SdkError.js"
-import { SessionStoreError } from "../services/SessionStore.js"
+import * as StoredSession from "../internal/session/storedSession.js"
+import * as ConfigDir from "../internal/transcripts/configDir.js"
+import { type SessionRef, SessionStore, SessionStoreError, type SessionStoreShape } from "../services/SessionStore.js"
 import * as AgentMetrics from "./AgentMetrics.js"
-import { lastTurnKey, namespaceOf } from "./internal/keys.js"
-import { transcriptPath } from "./internal/transcriptFile.js"
+import { namespaceOf } from "./internal/keys.js"
+import * as TurnStore from "./internal/turnStore.js"
 import { v4, v5 } from "./internal/uuid.js"
 import { OrphanGuard, type OrphanGuardShape } from "./OrphanGuard.js"
-import { TranscriptStore, TranscriptStoreError, type TranscriptStoreShape } from "./TranscriptStore.js"
 
 // ---------------------------------------------------------------------------------------------
 // Wire schemas
@@ -155,9 +160,10 @@ export class TurnExpiredError extends Schema.TaggedError<TurnExpiredError>(
 
 /**
  * What a conversation's RPCs fail with, across the wire: the same tagged errors as a local session
- * (every `SdkError` member, `ResultError`, `ClaimRefused`, …), the transcript store's and the file
+ * (every `SdkError` member, `ResultError`, `ClaimRefused`, …), the session store's and the file
  * system's, and `AgentError` for a defect. A client matches them with `Effect.catchTag` as it would
- * locally: `ProcessError` (the CLI crashed), `PoolClosedError`, `TimeoutException`, `ControlError`, …
+ * locally: `ProcessError` (the CLI crashed), `PoolClosedError`, `TimeoutException`, `ControlError`,
+ * `SessionStoreError` (the conversation's store refused or failed), …
  *
  * @example
  * ```ts
@@ -193,7 +199,6 @@ export const AgentFailure = Schema.Union(
   SdkError.SessionNotFoundError,
   SdkError.ClaimRefused,
   SessionStoreError,
-  TranscriptStoreError,
   PlatformError,
   TurnExpiredError,
   AgentError
@@ -472,23 +477,55 @@ export const AgentEntity = Entity.make("AgentSession", [
 ])
 
 /**
- * The CLI session id of a conversation: a name-based (version 5) UUID of the conversation id in
- * the namespace of the conversation's store (`TranscriptStoreShape.namespace`), the same on every
- * runner of a cluster. Two stores (two databases, a fresh one, two applications on one machine)
- * give a conversation id different session ids, so they never read each other's transcripts.
+ * The CLI session id of a conversation: a name-based (version 5) UUID of the conversation id, the
+ * same on every runner of a cluster, in the namespace named by the entity layer's `namespace`
+ * option (give the same one here), or the cluster's own without one. Applications that share a
+ * `SessionStore` give themselves different namespaces, so their conversation ids never meet.
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
- * import { AgentEntity, TranscriptStore } from "effect-claude-agent/cluster"
+ * import { AgentEntity } from "effect-claude-agent/cluster"
  *
- * const sessionId = Effect.map(TranscriptStore.TranscriptStore, (store) => AgentEntity.sessionIdFor("user-42", store.namespace))
+ * const sessionId = AgentEntity.sessionIdFor("user-42")
+ * const inBilling = AgentEntity.sessionIdFor("user-42", "billing")
  * ```
  *
  * @since 0.1.0
  * @category utils
  */
-export const sessionIdFor = (conversationId: string, namespace: string): string => v5(namespace, conversationId)
+export const sessionIdFor = (conversationId: string, namespace?: string | undefined): string =>
+  v5(namespaceOf(namespace), conversationId)
+
+/**
+ * Where a conversation lives in the `SessionStore`: the CLI's project folder name for the
+ * conversations' working directory (the entity's `options.cwd`, default this process's) and
+ * `sessionIdFor(conversationId, namespace)`.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Option } from "effect"
+ * import { SessionStore } from "effect-claude-agent"
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const storedEntries = (conversationId: string) =>
+ *   Effect.gen(function*() {
+ *     const store = yield* SessionStore.SessionStore
+ *     const ref = yield* AgentEntity.sessionRefFor(conversationId, { cwd: "/srv/work" })
+ *     return Option.match(yield* store.load(ref), { onNone: () => 0, onSome: (entries) => entries.length })
+ *   })
+ * ```
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const sessionRefFor = (
+  conversationId: string,
+  options: { readonly cwd?: string | undefined; readonly namespace?: string | undefined } = {}
+): Effect.Effect<SessionRef> =>
+  Effect.map(
+    StoredSession.projectKeyOf(options.cwd ?? "."),
+    (projectKey) => ({ projectKey, sessionId: sessionIdFor(conversationId, options.namespace) })
+  )
 
 // ---------------------------------------------------------------------------------------------
 // Behaviour
@@ -524,7 +561,8 @@ export type AskClient = boolean | ((toolName: string, input: { readonly [key: st
 export interface LayerOptions<R = never> {
   /**
    * The session options, or a function of the conversation id giving them. `sessionId`, `resume`,
-   * `continue` and `forkSession` are the entity's to set and are ignored. Callbacks (hooks,
+   * `continue`, `forkSession`, `resumeSessionAt`, `resumeDropsTurn`, `sessionStore` and
+   * `resumeMissing` are the entity's to set and are ignored. Callbacks (hooks,
    * `canUseTool`, in-process tools) run on the runner that owns the conversation, with the
    * services `R` given to the layer.
    */
@@ -538,9 +576,8 @@ export interface LayerOptions<R = never> {
   /** Requests that may wait per conversation. Default: the cluster's (4096). */
   readonly mailboxCapacity?: number | undefined
   /**
-   * Names this application's conversations within its store, for applications that share a store
-   * (or, with `TranscriptStore.layerLocal`, a machine): session ids are derived from it and the
-   * store's namespace. Default: the store's namespace alone.
+   * Names this application's conversations within its `SessionStore`, for applications that share
+   * a store: session ids are derived from it (`sessionIdFor`). Default: the cluster's namespace.
    */
   readonly namespace?: string | undefined
   /**
@@ -556,7 +593,8 @@ export interface LayerOptions<R = never> {
 interface Live {
   readonly session: AgentSession.AgentSession
   readonly scope: Scope.CloseableScope
-  readonly file: string
+  /** Keeps the turn's mirrored entries until `commit` records them with the turn's reply. */
+  readonly turns: TurnStore.TurnWriter
 }
 
 interface Pending {
@@ -568,10 +606,12 @@ interface Pending {
 interface Instance<R> {
   readonly conversationId: string
   readonly sessionId: string
+  /** The conversation's session in the store: the CLI's project key for `cwd`, and `sessionId`. */
+  readonly ref: SessionRef
   /** The runner's address (host:port), as the metrics tag it. */
   readonly runner: string
   readonly agent: ClaudeAgent.ClaudeAgentShape
-  readonly store: TranscriptStoreShape
+  readonly store: SessionStoreShape
   readonly guard: Option.Option<OrphanGuardShape>
   readonly fs: FileSystem.FileSystem
   readonly path: Path.Path
@@ -606,11 +646,9 @@ interface Conversation {
   permissionMode: string | null
   permissionOverride: Control.PermissionMode | undefined
   readonly pending: Map<string, Pending>
+  /** The ids of the turns the store has recorded, read at the instance's first turn. */
+  committed: Set<string> | undefined
 }
-
-// Mirroring is retried briefly: a database blip should not fail a turn that the model completed.
-const mirrorRetry = Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(4)))
-const transcriptSettle = Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(50)))
 
 // A tool use the client decides: it waits in `pending` for `AnswerPermission`, or is denied once
 // `permissionTimeout` has passed.
@@ -663,88 +701,68 @@ const permissionsFor = <R>(
       : Effect.succeed(Permission.deny(`${toolName} is not allowed`))
 }
 
-// Decides between a new session and `resume`, putting the stored transcript in place first.
-// The store is the authority: a local file that differs from it holds a turn that never
-// completed (the runner died in it), and that turn is about to be re-run.
-const prepareTranscript = <R>(instance: Instance<R>, file: string) =>
+const nonEmpty = (s: string | undefined): string | undefined => (s !== undefined && s.length > 0 ? s : undefined)
+
+// The CLI refuses `--session-id` for a session it has a transcript of under its own config
+// directory: one left there by a conversation the store no longer has (deleted, or its first turn
+// never recorded) is removed before the conversation starts again.
+const removeLeftover = <R>(instance: Instance<R>) =>
   Effect.gen(function*() {
-    const { conversationId, fs, sessionId, store } = instance
-    const stored = yield* store.load(sessionId)
-    const local = yield* fs.readFileString(file).pipe(Effect.option)
-    if (Option.isSome(stored)) {
-      if (stored.value.length === 0) {
-        if (Option.isSome(local)) yield* fs.remove(file)
-        return false
-      }
-      if (!(Option.isSome(local) && local.value === stored.value)) {
-        yield* fs.makeDirectory(instance.path.dirname(file), { recursive: true })
-        yield* fs.writeFileString(file, stored.value)
-        yield* Effect.logDebug("AgentEntity: transcript restored from the store").pipe(
-          Effect.annotateLogs({ conversationId, sessionId, file })
-        )
-      }
-      return true
+    const env = instance.base.env ?? {}
+    const configDir = yield* ConfigDir.resolve({ configDir: nonEmpty(env.CLAUDE_CONFIG_DIR), home: nonEmpty(env.HOME) })
+    const file = instance.path.join(configDir, "projects", instance.ref.projectKey, `${instance.sessionId}.jsonl`)
+    if (yield* instance.fs.exists(file)) {
+      yield* instance.fs.remove(file)
+      yield* Effect.logDebug("AgentEntity: a local transcript the store does not have was removed").pipe(
+        Effect.annotateLogs({ conversationId: instance.conversationId, file })
+      )
     }
-    // A store that keeps transcripts knows every conversation it has: a local file it does not
-    // know belongs to a conversation deleted from it, or to another store's.
-    if (!store.durable && Option.isSome(local) && local.value.length > 0) return true
-    if (Option.isSome(local)) yield* fs.remove(file)
-    // Started: until a turn completes, a later instance starts the conversation afresh.
-    yield* store.save(sessionId, "")
-    return false
   })
 
-// The CLI writes an assistant message to the transcript before it reports the turn's
-// `result`; reading again briefly covers a write still in flight. No file, nothing to mirror:
-// `persistSession: false`, or a CLI that is not the real one.
-const mirror = <R>(instance: Instance<R>, current: Live, lastAssistant: string | undefined) =>
-  instance.fs.readFileString(current.file).pipe(
-    Effect.option,
-    Effect.flatMap((read) =>
-      lastAssistant !== undefined && Option.isSome(read) && !read.value.includes(lastAssistant)
-        ? Effect.fail(read)
-        : Effect.succeed(read)
-    ),
-    Effect.retry(transcriptSettle),
-    Effect.catchAll((read) => Effect.succeed(read)),
-    Effect.flatMap(Option.match({
-      onNone: () => Effect.void,
-      onSome: (transcript) => instance.store.save(instance.sessionId, transcript).pipe(Effect.retry(mirrorRetry))
-    }))
-  )
-
-// Opens the conversation's CLI session in a scope of the instance's: a new conversation, or the
-// stored one resumed.
+// Opens the conversation's CLI session in a scope of the instance's: the stored conversation
+// resumed from the store, or a new one when the store does not have it.
 const openSession = <R>(
   instance: Instance<R>,
   state: Conversation,
   canUseTool: Permission.CanUseTool<unknown, R> | undefined
 ) =>
   Effect.gen(function*() {
-    const { base, conversationId, guard, sessionId } = instance
-    const file = yield* transcriptPath(sessionId, base)
-    const resume = yield* prepareTranscript(instance, file)
+    const { base, conversationId, guard, ref, sessionId, store } = instance
+    // From here on, the appends of an earlier owner of the conversation are refused.
+    const turns = TurnStore.make(store, ref, yield* store.acquire(ref))
     const scope = yield* Scope.fork(instance.sessions, ExecutionStrategy.sequential)
     // Forked first, so it closes last: the guard forgets the process after it has exited.
     const guardScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
     const sessionOptions: Options.Options<R> = {
       ...base,
-      ...(resume ? { resume: sessionId } : { sessionId }),
+      sessionStore: turns.store,
       ...(state.modelOverride === undefined ? {} : { model: state.modelOverride ?? undefined }),
       ...(state.permissionOverride === undefined ? {} : { permissionMode: state.permissionOverride }),
       canUseTool
     }
-    const session = yield* instance.agent.session(sessionOptions).pipe(
-      Scope.extend(scope),
+    // Each attempt in a scope of its own, closed if it fails: a pool holds a session's slot until
+    // the scope it was opened in closes, also when the session failed to open.
+    const open = (options: Options.Options<R>) =>
+      Effect.flatMap(Scope.fork(scope, ExecutionStrategy.sequential), (attempt) =>
+        instance.agent.session(options).pipe(
+          Scope.extend(attempt),
+          Effect.onError(() => Scope.close(attempt, Exit.void))
+        ))
+    const { resumed, session } = yield* open({ ...sessionOptions, resume: sessionId }).pipe(
+      Effect.map((session) => ({ resumed: true, session })),
+      Effect.catchTag("SessionNotFoundError", () =>
+        removeLeftover(instance).pipe(
+          Effect.zipRight(open({ ...sessionOptions, sessionId })),
+          Effect.map((session) => ({ resumed: false, session }))
+        )),
       Effect.onError(() => Scope.close(scope, Exit.void))
     )
     if (Option.isSome(guard) && Option.isSome(session.pid)) {
       yield* guard.value.watch(session.pid.value).pipe(Scope.extend(guardScope))
     }
-    yield* Effect.logDebug(resume ? "AgentEntity: session resumed" : "AgentEntity: session started").pipe(
-      Effect.annotateLogs({ conversationId, sessionId })
-    )
-    const opened: Live = { session, scope, file }
+    yield* Effect.logDebug(resumed ? "AgentEntity: session resumed from the store" : "AgentEntity: session started")
+      .pipe(Effect.annotateLogs({ conversationId, sessionId }))
+    const opened: Live = { session, scope, turns }
     state.live = opened
     return opened
   }).pipe(Effect.provide(instance.services))
@@ -764,31 +782,41 @@ const observe = (state: Conversation, message: Message.Message) => {
   }
 }
 
-// The last completed turn of a conversation, kept in the store beside its transcript: a turn that
-// completed on a runner that stopped before its client had read the whole reply is run again by
-// the next owner, which must not send the prompt a second time (the transcript has the turn).
-const LastTurn = Schema.parseJson(Schema.Struct({ turnId: Schema.String, messages: Schema.Array(MessageWire) }))
+const Reply = Schema.Array(MessageWire)
+const encodeReply = Schema.encodeSync(Reply)
+const decodeReply = Schema.decodeUnknownOption(Reply)
+// A store that is briefly unavailable should not fail the turn that reads it.
+const storeRetry = Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(4)))
 
-const saveLastTurn = <R>(instance: Instance<R>, turnId: string, messages: ReadonlyArray<Message.Message>) =>
-  Schema.encode(LastTurn)({ turnId, messages }).pipe(
-    Effect.orDie,
-    Effect.flatMap((json) => instance.store.save(lastTurnKey(instance), json).pipe(Effect.retry(mirrorRetry)))
-  )
+// The turn's mirrored entries, its id and its reply, recorded together: a turn that completed on a
+// runner that stopped before its client had read the whole reply is answered from the store by the
+// next owner, which must not send the prompt a second time (the transcript has the turn).
+const commitTurn = (current: Live, turnId: string, messages: ReadonlyArray<Message.Message>) =>
+  current.turns.commit(turnId, encodeReply(messages))
 
-// The messages of `turnId` that its client has not read, if it is the conversation's last completed turn.
-const unreadOfCompleted = <R>(instance: Instance<R>, request: Entity.Request<typeof Send>) =>
-  instance.store.load(lastTurnKey(instance)).pipe(
-    Effect.map(Option.flatMap((json) => Either.getRight(Schema.decodeEither(LastTurn)(json)))),
-    Effect.map(Option.filter((last) => last.turnId === request.payload.turnId)),
-    Effect.map(Option.map(({ messages }) => {
+// The reply of `turnId`, if the store recorded the turn (completed here, or on a runner that
+// stopped before its client had read it): the messages its client has not acknowledged.
+const storedReply = <R>(instance: Instance<R>, state: Conversation, request: Entity.Request<typeof Send>) =>
+  Effect.gen(function*() {
+    const { ref, store } = instance
+    const turnId = request.payload.turnId
+    if (state.committed === undefined) {
+      const loaded = yield* TurnStore.committed(store, ref)
+      // A turn of this instance may have completed meanwhile: kept.
+      for (const id of state.committed ?? []) loaded.add(id)
+      state.committed = loaded
+    }
+    if (!state.committed.has(turnId)) return Option.none()
+    const stored = Option.flatMap(yield* TurnStore.reply(store, ref, turnId), decodeReply)
+    return Option.map(stored, (messages) => {
       const sent = Option.map(request.lastSentChunkValue, (m) => JSON.stringify(Schema.encodeSync(MessageWire)(m)))
       const at = Option.match(sent, {
         onNone: () => -1,
         onSome: (json) => messages.findIndex((m) => JSON.stringify(Schema.encodeSync(MessageWire)(m)) === json)
       })
       return messages.slice(at + 1)
-    }))
-  )
+    })
+  }).pipe(Effect.retry({ schedule: storeRetry, while: (e) => e.reason === "Unavailable" }))
 
 // A turn that has not started by its deadline is not started: its client has likely gone, and
 // the prompt would reach the model minutes or hours after it was sent. A re-run of a turn whose
@@ -801,22 +829,20 @@ const refuseExpired = (request: Entity.Request<typeof Send>) =>
   })
 
 // A turn's messages: the prompt sent on the conversation's session (opened if need be), its
-// messages up to the `result`, the transcript mirrored to the store before the `result` is
-// passed on.
+// messages up to the `result`, the turn recorded in the store before the `result` is passed on.
 const turnMessages = <R>(
   instance: Instance<R>,
   state: Conversation,
-  ensureOpen: Effect.Effect<Live, SdkError.SdkError | TranscriptStoreError | PlatformError>,
+  ensureOpen: Effect.Effect<Live, SdkError.SdkError | SessionStoreError | PlatformError>,
   request: Entity.Request<typeof Send>
 ): Stream.Stream<Message.Message, AgentFailure> =>
   Stream.suspend(() => {
     let current: Live | undefined
     let completed = false
-    let lastAssistant: string | undefined
     const messages: Array<Message.Message> = []
     const start: Effect.Effect<
-      Stream.Stream<Message.Message, AgentSession.MessageError | TranscriptStoreError | PlatformError>,
-      SdkError.SdkError | TranscriptStoreError | PlatformError | TurnExpiredError
+      Stream.Stream<Message.Message, AgentSession.MessageError | SessionStoreError>,
+      SdkError.SdkError | SessionStoreError | PlatformError | TurnExpiredError
     > = Effect.gen(function*() {
       yield* refuseExpired(request)
       current = yield* ensureOpen
@@ -829,17 +855,16 @@ const turnMessages = <R>(
           Effect.sync(() => {
             observe(state, message)
             messages.push(message)
-            if (Message.isAssistant(message) && message.uuid !== undefined) lastAssistant = message.uuid
           })
         ),
-        Stream.mapEffect((message): Effect.Effect<Message.Message, TranscriptStoreError | PlatformError> =>
+        Stream.mapEffect((message): Effect.Effect<Message.Message, SessionStoreError> =>
           Message.isResult(message)
-            ? mirror(instance, session, lastAssistant).pipe(
-              Effect.zipRight(saveLastTurn(instance, request.payload.turnId, messages)),
+            ? commitTurn(session, request.payload.turnId, messages).pipe(
               Effect.tapError(() => Metric.increment(AgentMetrics.mirrorFailures)),
               Effect.zipRight(Effect.sync(() => {
                 completed = true
                 state.turns++
+                state.committed?.add(request.payload.turnId)
               })),
               Effect.as(message)
             )
@@ -929,7 +954,7 @@ const inTurn = <R>(instance: Instance<R>, turnLock: Effect.Semaphore) => <A, E, 
 const runTurn = <R>(
   instance: Instance<R>,
   state: Conversation,
-  ensureOpen: Effect.Effect<Live, SdkError.SdkError | TranscriptStoreError | PlatformError>,
+  ensureOpen: Effect.Effect<Live, SdkError.SdkError | SessionStoreError | PlatformError>,
   turnLock: Effect.Semaphore,
   request: Entity.Request<typeof Send>
 ): Stream.Stream<Message.Message, AgentFailure> =>
@@ -947,11 +972,15 @@ const runTurn = <R>(
       if (Option.isSome(request.lastSentChunk)) {
         const gap = (yield* Clock.currentTimeMillis) - Snowflake.timestamp(request.lastSentChunk.value.id)
         yield* Metric.update(AgentMetrics.takeoverTime, Math.max(0, gap))
-        const unread = yield* unreadOfCompleted(instance, request)
-        if (Option.isSome(unread)) {
-          yield* Metric.increment(takeoverCounter(instance, "reply_replayed"))
-          return Stream.fromIterable(unread.value)
-        }
+      }
+      // A turn the store has recorded is never run again (its prompt would reach the model twice):
+      // its runner stopped before its client had read the reply, or the client sent it again.
+      const stored = yield* storedReply(instance, state, request)
+      if (Option.isSome(stored)) {
+        yield* Metric.increment(takeoverCounter(instance, "reply_replayed"))
+        return Stream.fromIterable(stored.value)
+      }
+      if (Option.isSome(request.lastSentChunk)) {
         yield* Metric.increment(takeoverCounter(instance, "runner_stopped"))
         yield* Effect.logInfo("AgentEntity: re-running a turn whose runner stopped").pipe(
           Effect.annotateLogs({ conversationId, turnId })
@@ -1045,17 +1074,31 @@ const makeInstance = <R>(options: LayerOptions<R>) =>
     const address = yield* Entity.CurrentAddress
     const conversationId = address.entityId
     const given = typeof options.options === "function" ? options.options(conversationId) : options.options ?? {}
-    const { continue: _continue, forkSession: _fork, resume: _resume, sessionId: _sessionId, ...base } = given
-    const store = yield* TranscriptStore
+    const {
+      continue: _continue,
+      forkSession: _fork,
+      resume: _resume,
+      resumeDropsTurn: _drops,
+      resumeMissing: _missing,
+      resumeSessionAt: _at,
+      sessionId: _sessionId,
+      sessionStore: _store,
+      ...base
+    } = given
+    const path = yield* Path.Path
+    const sessionId = sessionIdFor(conversationId, options.namespace)
+    // The CLI files the session under its project folder for the working directory: the store's key.
+    const projectKey = yield* StoredSession.projectKeyOf(base.cwd ?? path.resolve("."))
     const instance: Instance<R> = {
       conversationId,
-      sessionId: sessionIdFor(conversationId, namespaceOf(store, options.namespace)),
+      sessionId,
+      ref: { projectKey, sessionId },
       runner: yield* Effect.map(Entity.CurrentRunnerAddress, (address) => `${address.host}:${address.port}`),
       agent: yield* ClaudeAgent.ClaudeAgent,
-      store,
+      store: yield* SessionStore,
       guard: yield* Effect.serviceOption(OrphanGuard),
       fs: yield* FileSystem.FileSystem,
-      path: yield* Path.Path,
+      path,
       services: yield* Effect.context<R | FileSystem.FileSystem | Path.Path>(),
       sessions: yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential),
       replyTimeout: Duration.decode(options.replyTimeout ?? "30 seconds"),
@@ -1071,19 +1114,22 @@ const makeInstance = <R>(options: LayerOptions<R>) =>
 /**
  * The entity's behaviour: registers `AgentEntity` with the `Sharding` in context. Needs
  * `ClaudeAgent` (`AgentPool.layer` for limits and warm spares, `ClaudeAgent.layer`, or the fake
- * CLI in tests), a `TranscriptStore`, `FileSystem` and `Path`, and optionally an `OrphanGuard`.
+ * CLI in tests), the `SessionStore` the conversations live in (`SessionStores.layerSql` on the
+ * cluster's database; `AgentCluster.layerSqlite` provides one), `FileSystem` and `Path`, and
+ * optionally an `OrphanGuard`. The conversations' working directory (`cwd`) must be the same path
+ * on every runner: the store keys a session by the CLI's project folder for it.
  *
  * @example
  * ```ts
  * import { NodeContext } from "@effect/platform-node"
  * import { Layer } from "effect"
- * import { AgentPool } from "effect-claude-agent"
- * import { AgentEntity, TranscriptStore } from "effect-claude-agent/cluster"
+ * import { AgentPool, SessionStores } from "effect-claude-agent"
+ * import { AgentEntity } from "effect-claude-agent/cluster"
  *
- * // On each runner: at most 4 CLIs, transcripts mirrored to the cluster's database.
+ * // On each runner: at most 4 CLIs, conversations in a store the runners share.
  * const Agents = AgentEntity.layer({ options: { model: "claude-sonnet-4-5" }, maxIdleTime: "5 minutes" }).pipe(
  *   Layer.provide(AgentPool.layer({ maxConcurrent: 4 })),
- *   Layer.provide(TranscriptStore.layerSql()),
+ *   Layer.provide(SessionStores.layerFiles("/mnt/shared/sessions")),
  *   Layer.provide(NodeContext.layer)
  * )
  * ```
@@ -1104,7 +1150,8 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
         modelOverride: undefined,
         permissionMode: instance.base.permissionMode ?? null,
         permissionOverride: undefined,
-        pending: new Map()
+        pending: new Map(),
+        committed: undefined
       }
       const canUseTool = permissionsFor(state, options, instance.base.canUseTool)
       const openLock = yield* Effect.makeSemaphore(1)

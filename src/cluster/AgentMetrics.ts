@@ -11,8 +11,9 @@ import { Metric, MetricBoundaries } from "effect"
 /**
  * Turns taken over by a runner from another one, tagged with `reason`: `runner_stopped` (the
  * turn was cut short on its previous runner and runs again from its prompt) or `reply_replayed`
- * (the turn had completed there, and its unread messages are replayed from the store without
- * running it again), and with `runner` (host:port of the runner that took it over).
+ * (the `SessionStore` has recorded the turn: it had completed there, or its id was sent again
+ * later, and its unread messages are replayed from the store without running it again), and with
+ * `runner` (host:port of the runner that took it over).
  *
  * @example
  * ```ts
@@ -76,8 +77,9 @@ export const turnsQueued: Metric.Metric.Gauge<number> = Metric.gauge("claude_age
 })
 
 /**
- * Completed turns whose transcript could not be mirrored to the `TranscriptStore` (after the
- * retries): the turn fails, and the conversation resumes from the transcript stored before it.
+ * Completed turns that could not be recorded in the `SessionStore` (after the retries, or refused:
+ * another runner owns the conversation now): the turn fails, and the conversation resumes from
+ * the turns stored before it.
  *
  * @example
  * ```ts
@@ -91,13 +93,13 @@ export const turnsQueued: Metric.Metric.Gauge<number> = Metric.gauge("claude_age
  * @category metrics
  */
 export const mirrorFailures: Metric.Metric.Counter<number> = Metric.counter("claude_agent_cluster_mirror_failures", {
-  description: "Transcripts that could not be mirrored to the TranscriptStore after a turn",
+  description: "Completed turns that could not be recorded in the SessionStore",
   incremental: true
 })
 
 /**
  * What the retention of `AgentAdmin` removed, tagged with `kind`: `turns` (finished turns, with
- * their messages and replies) and `transcripts` (transcripts of idle conversations).
+ * their messages and replies) and `transcripts` (the stored sessions of idle conversations).
  *
  * @example
  * ```ts

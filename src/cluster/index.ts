@@ -15,13 +15,6 @@
 export * as AgentEntity from "./AgentEntity.js"
 
 /**
- * Where transcripts live across runners: `layerSql`, `layerMemory`, `layerLocal`.
- *
- * @since 0.1.0
- */
-export * as TranscriptStore from "./TranscriptStore.js"
-
-/**
  * Kills the CLIs of a runner that died without running its finalizers.
  *
  * @since 0.1.0
@@ -29,7 +22,8 @@ export * as TranscriptStore from "./TranscriptStore.js"
 export * as OrphanGuard from "./OrphanGuard.js"
 
 /**
- * Ready-made layouts: `layerSqlite`, one durable runner on a SQLite file.
+ * Ready-made layouts: `layerSqlite`, one durable runner on a SQLite file; the socket layers for several
+ * machines; `layerSessionStore`, the conversations' store on the cluster's database.
  *
  * @since 0.1.0
  */

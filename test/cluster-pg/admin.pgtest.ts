@@ -3,8 +3,8 @@
 // 1. One turn on each of four conversations, two on each runner.
 // 2. `list` names every conversation's owner as the runners place it (the `Probe` says where),
 //    `inspect` gives its turns and its runner's live state; scripts/cluster/admin.ts prints the same.
-// 3. `remove` stops the conversation's CLI on its runner and deletes its rows and its transcript.
-// 4. Retention deletes finished turns (with their replies) and idle transcripts.
+// 3. `remove` stops the conversation's CLI on its runner and deletes its rows and its stored session.
+// 4. Retention deletes finished turns (with their replies) and idle conversations' stored sessions.
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option, Stream } from "effect"
@@ -12,7 +12,8 @@ import * as cp from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { clientLayer, pgLayer, Probe, testTimings } from "../../scripts/cluster/layers.js"
-import { AgentAdmin, AgentEntity, TranscriptStore } from "../../src/cluster/index.js"
+import { AgentAdmin, AgentCluster, AgentEntity } from "../../src/cluster/index.js"
+import { SessionStore } from "../../src/services/SessionStore.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import * as SpanRecorder from "../../src/testing/SpanRecorder.js"
 import { claudePids } from "../support/processes.js"
@@ -46,8 +47,8 @@ describe("AgentAdmin on PostgreSQL", () => {
       const b = yield* startRunner({ env: { ...forB.env, ...common } })
 
       const client = yield* Layer.build(
-        AgentAdmin.layer({ prefix }).pipe(
-          Layer.provideMerge(TranscriptStore.layerSql({ table: `${prefix}_transcripts` })),
+        AgentAdmin.layer({ prefix, cwd: forA.cwd }).pipe(
+          Layer.provideMerge(AgentCluster.layerSessionStore({ tablePrefix: prefix })),
           Layer.provideMerge(clientLayer({ prefix, shardingConfig: testTimings })),
           Layer.provideMerge(pgLayer(url))
         )
@@ -71,7 +72,8 @@ describe("AgentAdmin on PostgreSQL", () => {
 
       yield* Effect.gen(function*() {
         const admin = yield* AgentAdmin.AgentAdmin
-        const store = yield* TranscriptStore.TranscriptStore
+        const store = yield* SessionStore
+        const sessionOf = (id: string) => AgentEntity.sessionRefFor(id, { cwd: forA.cwd })
 
         // 1. A turn on each, each in a span of this client's.
         const recorder = yield* SpanRecorder.make
@@ -107,7 +109,13 @@ describe("AgentAdmin on PostgreSQL", () => {
         const printed: unknown = JSON.parse(yield* adminScript(env, ["inspect", onA[0] ?? ""]))
         expect(printed).toMatchObject({ conversationId: onA[0], runner: a.address, turns: [{ status: "completed" }] })
 
-        // 3. Deleted: its CLI on B ends, its rows and transcript are gone, the others are kept.
+        // Each conversation's turn is in the store, transcript and turn record.
+        for (const id of conversations) {
+          const stored = Option.getOrElse(yield* store.load(yield* sessionOf(id)), () => [])
+          expect(JSON.stringify(stored)).toContain(prompt(1, id))
+        }
+
+        // 3. Deleted: its CLI on B ends, its rows and stored session are gone, the others are kept.
         const doomed = onB[0] ?? ""
         const cliBefore = claudePids(forB.env.HOME).length
         expect(cliBefore).toBe(2)
@@ -118,7 +126,8 @@ describe("AgentAdmin on PostgreSQL", () => {
           { within: "10 seconds", describe: () => "the deleted conversation's CLI still runs" }
         )
         expect(yield* admin.inspect(doomed)).toEqual(Option.none())
-        expect(yield* store.load(AgentEntity.sessionIdFor(doomed, store.namespace))).toEqual(Option.none())
+        expect(yield* store.load(yield* sessionOf(doomed))).toEqual(Option.none())
+        expect(yield* store.listSubkeys(yield* sessionOf(doomed))).toEqual([])
         expect((yield* admin.list()).length).toBe(3)
 
         // 4. Retention: nothing is old enough for a day; everything finished is for zero.
@@ -131,10 +140,10 @@ describe("AgentAdmin on PostgreSQL", () => {
         const pruned = yield* admin.applyRetention({ finishedTurns: Duration.zero, idleTranscripts: Duration.zero })
         expect(pruned.turns).toBe(3)
         expect(pruned.replies).toBeGreaterThanOrEqual(3)
-        // Three conversations' transcripts and last turns.
-        expect(pruned.transcripts).toBe(6)
+        // Three conversations' stored sessions.
+        expect(pruned.transcripts).toBe(3)
         expect(yield* admin.list()).toEqual([])
-        expect(yield* store.load(AgentEntity.sessionIdFor(onA[0] ?? "", store.namespace))).toEqual(Option.none())
+        expect(yield* store.load(yield* sessionOf(onA[0] ?? ""))).toEqual(Option.none())
       }).pipe(Effect.provide(client))
     }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -5,17 +5,18 @@
 // 1. Eight conversations' first turns: both runners serve some.
 // 2. Eight second turns, streaming slowly; `kill -9` runner A while every one is in flight. Its
 //    conversations move to runner B, which re-runs their second turns with `resume`. The runners
-//    have separate CLAUDE_CONFIG_DIRs, so B can only resume A's conversations from the transcript
-//    A mirrored into Postgres (TranscriptStore): the re-run's request must carry the first turn.
+//    have separate CLAUDE_CONFIG_DIRs, so B can only resume A's conversations from the session
+//    store in Postgres, where A's CLIs mirrored them: the re-run's request must carry the first turn.
 // 3. A third turn on each conversation sees the first two.
 // No CLI outlives its runner: A's orphans are killed by its watchdog, B's by its shutdown.
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Stream } from "effect"
+import { Chunk, Effect, Fiber, Option, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { pgLayer, transcriptNamespace } from "../../scripts/cluster/layers.js"
-import { AgentEntity } from "../../src/cluster/index.js"
+import { pgLayer } from "../../scripts/cluster/layers.js"
+import { AgentCluster, AgentEntity } from "../../src/cluster/index.js"
+import { SessionStore } from "../../src/services/SessionStore.js"
 import * as Message from "../../src/schema/Message.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import { claudePids } from "../support/processes.js"
@@ -84,11 +85,16 @@ describe("cluster on PostgreSQL: conversations on the real CLI across two runner
           Effect.provide(client)
         )
 
-      // 1. First turns, on both runners; each runner keeps the transcripts of its own conversations.
+      // 1. First turns, on both runners; each runner's CLIs start their own conversations (local
+      //    transcripts under its config dir), mirrored to the store.
       const first = yield* Effect.forEach(conversations, (id) => turn(1, id), { concurrency: "unbounded" })
       expect(first.map(resultText)).toEqual(conversations.map((id) => [answer(1, id)]))
-      const namespace = yield* transcriptNamespace(prefix).pipe(Effect.provide(pgLayer(url)))
-      const sessionOf = (id: string) => AgentEntity.sessionIdFor(id, namespace)
+      const sessionOf = (id: string) => AgentEntity.sessionIdFor(id)
+      const stored = (id: string) =>
+        Effect.gen(function*() {
+          const store = yield* SessionStore
+          return Option.getOrElse(yield* store.load(yield* AgentEntity.sessionRefFor(id, { cwd: forA.cwd })), () => [])
+        }).pipe(Effect.provide(AgentCluster.layerSessionStore({ tablePrefix: prefix })), Effect.provide(pgLayer(url)))
       expect(transcripts(configA).sort()).toEqual(onA.map(sessionOf).sort())
       expect(transcripts(configB).sort()).toEqual(onB.map(sessionOf).sort())
 
@@ -126,7 +132,7 @@ describe("cluster on PostgreSQL: conversations on the real CLI across two runner
       yield* Effect.log(`second turns done ${failover} ms after the kill; ${onA.length} of 8 conversations moved`)
       expect(secondResults.map(resultText).map((r) => r.slice(-1))).toEqual(conversations.map((id) => [slowAnswer(id)]))
 
-      // The moved turns were re-run on B, resumed from the transcript A had stored: B never had it.
+      // The moved turns were re-run on B, resumed from the store: B never had them locally.
       const afterKill = (yield* model.mainRequests).slice(requestsBeforeKill)
       for (const id of onA) {
         const rerun = afterKill.filter((r) => ScriptedModel.lastUserText(r).includes(prompt(2, id)))
@@ -136,7 +142,8 @@ describe("cluster on PostgreSQL: conversations on the real CLI across two runner
           expect(sent(r)).toContain(answer(1, id))
         }
       }
-      expect(transcripts(configB).sort()).toEqual(conversations.map(sessionOf).sort())
+      // B resumed them in temporary config directories (gone with their CLIs), not under its own.
+      expect(transcripts(configB).sort()).toEqual(onB.map(sessionOf).sort())
       expect(transcripts(configA).sort()).toEqual(onA.map(sessionOf).sort())
 
       // 3. Third turns, all on B now: each sees its first two turns, once each (the killed attempt
@@ -153,6 +160,14 @@ describe("cluster on PostgreSQL: conversations on the real CLI across two runner
         }
       }
       expect(new Set(yield* placement)).toEqual(new Set([b.address]))
+      // The store has each turn once: the killed attempts of the moved second turns were never recorded.
+      for (const id of conversations) {
+        const entries = yield* stored(id)
+        const saying = (type: string, piece: string) =>
+          entries.filter((e) => e.type === type && JSON.stringify(e.message ?? null).includes(piece)).length
+        expect([1, 2, 3].map((n) => saying("user", prompt(n, id)))).toEqual([1, 1, 1])
+        expect([answer(1, id), slowAnswer(id), answer(3, id)].map((a) => saying("assistant", a))).toEqual([1, 1, 1])
+      }
 
       // A clean stop of B closes its conversations' CLIs.
       const cliPidsOfB = claudePids(homeB)

@@ -6,8 +6,10 @@
 // closes those conversations and runs nothing a second time.
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Stream } from "effect"
-import { AgentEntity } from "../../src/cluster/index.js"
+import { Chunk, Effect, Option, Stream } from "effect"
+import { pgLayer } from "../../scripts/cluster/layers.js"
+import { AgentCluster, AgentEntity } from "../../src/cluster/index.js"
+import { SessionStore } from "../../src/services/SessionStore.js"
 import * as Message from "../../src/schema/Message.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import { claudePids } from "../support/processes.js"
@@ -96,7 +98,8 @@ describe("cluster on PostgreSQL: a frozen runner", () => {
       )
 
       // 4. Third turns, wherever the shards settle: every prompt reached the model exactly once,
-      //    and each third turn sees the conversation's two earlier turns once each.
+      //    each third turn sees the conversation's two earlier turns once each, and the session
+      //    store holds each turn once.
       const third = yield* Effect.forEach(conversations, (id) => turn(3, id), { concurrency: "unbounded" })
       expect(third).toEqual(conversations.map((id) => [answer(3, id)]))
       const requests = yield* model.mainRequests
@@ -112,5 +115,17 @@ describe("cluster on PostgreSQL: a frozen runner", () => {
           expect(thirdRequest.split(piece).length - 1).toBe(1)
         }
       }
+      const stored = yield* Effect.forEach(conversations, (id) =>
+        Effect.gen(function*() {
+          const store = yield* SessionStore
+          const entries = Option.getOrElse(
+            yield* store.load(yield* AgentEntity.sessionRefFor(id, { cwd: forA.cwd })),
+            () => []
+          )
+          const saying = (type: string, piece: string) =>
+            entries.filter((e) => e.type === type && JSON.stringify(e.message ?? null).includes(piece)).length
+          return [1, 2, 3].flatMap((n) => [saying("user", prompt(n, id)), saying("assistant", answer(n, id))])
+        })).pipe(Effect.provide(AgentCluster.layerSessionStore({ tablePrefix: prefix })), Effect.provide(pgLayer(url)))
+      expect(stored).toEqual(conversations.map(() => [1, 1, 1, 1, 1, 1]))
     }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Fiber, Layer, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { clientLayer, pgLayer, Probe, testTimings, transcriptNamespace } from "../../scripts/cluster/layers.js"
+import { clientLayer, pgLayer, Probe, testTimings } from "../../scripts/cluster/layers.js"
 import { AgentEntity } from "../../src/cluster/index.js"
 import * as Message from "../../src/schema/Message.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
@@ -73,8 +73,7 @@ describe("cluster on PostgreSQL: a runner joins while turns are in flight", () =
       )
       const moved = conversations.filter((_, i) => where[i] === b.address)
       // B ran the moved conversations' turns: it holds their transcripts.
-      const namespace = yield* transcriptNamespace(prefix).pipe(Effect.provide(pgLayer(url)))
-      for (const id of moved) expect(hasTranscript(configB, AgentEntity.sessionIdFor(id, namespace))).toBe(true)
+      for (const id of moved) expect(hasTranscript(configB, AgentEntity.sessionIdFor(id))).toBe(true)
 
       yield* b.stop
       yield* a.stop

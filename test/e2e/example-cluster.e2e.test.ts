@@ -25,9 +25,9 @@ describe("e2e: the cluster example (npm run example:cluster)", () => {
         2,
         false
       ]])
-      // After the restart: a new CLI, resumed from the transcript, with the three earlier turns' content.
+      // After the restart: a new CLI, resumed from the session store, with the three earlier turns' content.
       expect(run.later).toBe("Your name is Alice.")
-      expect(run.storedBytes).toBeGreaterThan(0)
+      expect(run.storedEntries).toBeGreaterThan(0)
       expect(printed).toContain("[alice] Your name is Alice.")
       expect(claudePids(run.home)).toEqual([])
     }))

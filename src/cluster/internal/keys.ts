@@ -1,23 +1,15 @@
 /**
- * The keys a conversation's data is stored under in the `TranscriptStore`, shared by the entity
- * (which writes them) and `AgentAdmin` (which deletes them).
+ * How a conversation id names its CLI session, shared by the entity (which opens the session) and
+ * `AgentAdmin` (which deletes it).
  *
  * @internal
  */
-import type { TranscriptStoreShape } from "../TranscriptStore.js"
-import { v5 } from "./uuid.js"
+import { defaultNamespace, v5 } from "./uuid.js"
 
 /**
- * The namespace session ids are derived in: the store's, or the application's name within it.
+ * The namespace session ids are derived in: the cluster's, or the application's name within it.
  *
  * @internal
  */
-export const namespaceOf = (store: TranscriptStoreShape, name: string | undefined): string =>
-  name === undefined ? store.namespace : v5(store.namespace, name)
-
-/**
- * The key of a conversation's last completed turn, stored beside its transcript.
- *
- * @internal
- */
-export const lastTurnKey = (instance: { readonly sessionId: string }): string => v5(instance.sessionId, "last-turn")
+export const namespaceOf = (name: string | undefined): string =>
+  name === undefined ? defaultNamespace : v5(defaultNamespace, name)

@@ -22,5 +22,5 @@ export const v4: Effect.Effect<string> = Effect.gen(function*() {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
 })
 
-/** The namespace of session ids when no store names one (`TranscriptStore.layerLocal`). */
+/** The namespace of session ids, and of applications' namespaces within it (`LayerOptions.namespace`). */
 export const defaultNamespace = "6f2c3b1e-1d0a-4a8e-9a55-2f9a3c1d7e40"

@@ -1,11 +1,12 @@
 // `AgentAdmin` on `AgentCluster.layerSqlite` over the fake CLI: conversations listed and inspected
-// from the message tables and the runner's live status, deleted (CLI stopped, rows and transcript
-// gone), finished turns pruned by the retention policy; the retention loop and the memory store's
-// `removeIdle` under the TestClock; the runner's turn span a child of the client's send span.
+// from the message tables and the runner's live status, deleted (CLI stopped, rows and stored
+// session gone), finished turns and idle sessions pruned by the retention policy; the retention
+// loop under the TestClock; the runner's turn span a child of the client's send span.
 import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import {
+  Clock,
   Deferred,
   Duration,
   Effect,
@@ -23,7 +24,8 @@ import {
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { AgentAdmin, AgentCluster, AgentEntity, AgentMetrics, TranscriptStore } from "effect-claude-agent/cluster"
+import { SessionStore } from "effect-claude-agent"
+import { AgentAdmin, AgentCluster, AgentEntity, AgentMetrics } from "effect-claude-agent/cluster"
 import { FakeCli, SpanRecorder } from "effect-claude-agent/testing"
 
 const setup = Effect.gen(function*() {
@@ -50,8 +52,8 @@ const setup = Effect.gen(function*() {
     options: { cwd: dir, env: { CLAUDE_CONFIG_DIR: path.join(dir, "config") } },
     shardingConfig: { entityMessagePollInterval: 200, entityTerminationTimeout: 500, shardLockExpiration: 2000 }
   }).pipe(Layer.provide(agent), Layer.provideMerge(NodeContext.layer))
-  const layer = AgentAdmin.layer({ statusTimeout: "3 seconds" }).pipe(Layer.provideMerge(cluster))
-  return { layer, started, release }
+  const layer = AgentAdmin.layer({ statusTimeout: "3 seconds", cwd: dir }).pipe(Layer.provideMerge(cluster))
+  return { dir, layer, started, release }
 })
 
 const turn = (conversationId: string, prompt: string, turnId: string) =>
@@ -112,29 +114,32 @@ describe("AgentAdmin", () => {
       }).pipe(Effect.provide(layer))
     }))
 
-  it.scopedLive("remove stops the CLI and deletes the turns and the transcript; the next turn starts afresh", () =>
+  it.scopedLive("remove stops the CLI and deletes the turns and the stored session; the next turn starts afresh", () =>
     Effect.gen(function*() {
-      const { layer } = yield* setup
+      const { dir, layer } = yield* setup
       yield* Effect.gen(function*() {
         const admin = yield* AgentAdmin.AgentAdmin
-        const store = yield* TranscriptStore.TranscriptStore
+        const store = yield* SessionStore.SessionStore
         yield* turn("c1", "one", "t1")
         yield* turn("c1", "two", "t2")
         yield* turn("c2", "other", "t3")
-        const sessionId = AgentEntity.sessionIdFor("c1", store.namespace)
-        expect(Option.isSome(yield* store.load(sessionId))).toBe(true)
+        const session = yield* AgentEntity.sessionRefFor("c1", { cwd: dir })
+        const turns = { ...session, subpath: "cluster/turns" }
+        expect(Option.map(yield* store.load(turns), (entries) => entries.map((e) => e.uuid))).toEqual(
+          Option.some(["t1", "t2"])
+        )
 
         const removed = yield* admin.remove("c1")
         expect(removed).toMatchObject({ conversationId: "c1", stopped: true, turns: 2, transcript: true })
         expect(removed.replies).toBeGreaterThan(0)
         expect(yield* admin.inspect("c1")).toEqual(Option.none())
         expect((yield* admin.list()).map((c) => c.conversationId)).toEqual(["c2"])
-        expect(yield* store.load(sessionId)).toEqual(Option.none())
+        expect(yield* store.load(turns)).toEqual(Option.none())
         expect(yield* Effect.flatMap(AgentEntity.AgentEntity.client, (client) => client("c1").Status())).toMatchObject({
           running: false
         })
 
-        // The same turn id runs again: the database no longer knows it.
+        // The same turn id runs again: neither the database nor the store knows it.
         yield* turn("c1", "again", "t1")
         const again = Option.getOrThrow(yield* admin.inspect("c1"))
         expect(again.turns.map((t) => [t.turnId, t.status])).toEqual([["t1", "completed"]])
@@ -239,18 +244,33 @@ describe("AgentAdmin", () => {
       expect(yield* Ref.get(rounds)).toBe(3)
     }))
 
-  it.effect("layerMemory's removeIdle forgets transcripts not saved since the cutoff", () =>
+  it.scopedLive("retention deletes the stored sessions of conversations idle since the cutoff", () =>
     Effect.gen(function*() {
-      const store = yield* TranscriptStore.TranscriptStore
-      yield* store.save("old", "a")
-      yield* TestClock.adjust("10 days")
-      yield* store.save("recent", "b")
-      const removed = yield* Effect.flatMap(Effect.clockWith((c) => c.currentTimeMillis), (now) =>
-        store.removeIdle === undefined ? Effect.succeed(-1) : store.removeIdle(now - Duration.toMillis("5 days")))
-      expect(removed).toBe(1)
-      expect(yield* store.load("old")).toEqual(Option.none())
-      expect(yield* store.load("recent")).toEqual(Option.some("b"))
-    }).pipe(Effect.provide(TranscriptStore.layerMemory)))
+      const { dir, layer } = yield* setup
+      yield* Effect.gen(function*() {
+        const admin = yield* AgentAdmin.AgentAdmin
+        const store = yield* SessionStore.SessionStore
+        const idle = yield* AgentEntity.sessionRefFor("idle", { cwd: dir })
+        const then = (yield* Clock.currentTimeMillis) - Duration.toMillis("2 days")
+        const live = Clock.make()
+        const past: Clock.Clock = {
+          [Clock.ClockTypeId]: Clock.ClockTypeId,
+          unsafeCurrentTimeMillis: () => then,
+          currentTimeMillis: Effect.succeed(then),
+          unsafeCurrentTimeNanos: () => BigInt(then) * 1_000_000n,
+          currentTimeNanos: Effect.succeed(BigInt(then) * 1_000_000n),
+          sleep: (duration) => live.sleep(duration)
+        }
+        // Written two days ago, and never since.
+        yield* store.append(idle, [{ type: "user", uuid: "u1" }]).pipe(Effect.withClock(past))
+        const recent = yield* AgentEntity.sessionRefFor("recent", { cwd: dir })
+        yield* store.append(recent, [{ type: "user", uuid: "u2" }])
+        const removed = yield* admin.applyRetention({ idleTranscripts: "1 day" })
+        expect(removed).toMatchObject({ turns: 0, transcripts: 1 })
+        expect(yield* store.load(idle)).toEqual(Option.none())
+        expect(Option.isSome(yield* store.load(recent))).toBe(true)
+      }).pipe(Effect.provide(layer))
+    }))
 
   // The envelope carries the client's span (its trace and span ids, stored with the message): the
   // runner's request span has it as its parent, and the turn's own spans descend from that.

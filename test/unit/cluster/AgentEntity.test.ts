@@ -1,13 +1,14 @@
 // Unit tests of the cluster entity over the in-memory fake CLI: each "process" is a FakeCli that
-// keeps a transcript file where the real CLI would (one line per turn), so that sessions started,
-// resumed, mirrored and restored can be checked without a model or a process.
-import { Entity, ShardingConfig, TestRunner } from "@effect/cluster"
+// keeps a transcript file where the real CLI would (one line per turn, under the config directory
+// it was started with) and mirrors each line to the session store as the real CLI does
+// (`transcript_mirror`), so that sessions started, recorded and resumed from the store can be
+// checked without a model or a process.
+import { TestRunner } from "@effect/cluster"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import {
   Chunk,
   Clock,
-  Context,
   Deferred,
   Effect,
   Either,
@@ -24,8 +25,17 @@ import {
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ClaudeAgent, Message, SdkError, SessionServices, Transport } from "effect-claude-agent"
-import { AgentEntity, AgentMetrics, TranscriptStore } from "effect-claude-agent/cluster"
+import {
+  AgentPool,
+  ClaudeAgent,
+  Message,
+  SdkError,
+  SessionServices,
+  SessionStore,
+  SessionStores,
+  Transport
+} from "effect-claude-agent"
+import { AgentEntity, AgentMetrics } from "effect-claude-agent/cluster"
 import { FakeCli } from "effect-claude-agent/testing"
 
 interface Launched {
@@ -33,21 +43,27 @@ interface Launched {
   readonly resume: string | undefined
   readonly model: string | undefined
   readonly permissionMode: string | undefined
+  /** The config directory the CLI was given: a temporary one when resumed from the store. */
+  readonly configDir: string | undefined
 }
 
 const tempDir = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "agent-entity-")))
 
+const projectKey = (cwd: string) => cwd.replace(/[^a-zA-Z0-9]/g, "-")
+
 const transcriptFile = (configDir: string, cwd: string, sessionId: string) =>
-  path.join(configDir, "projects", cwd.replace(/[^a-zA-Z0-9]/g, "-"), `${sessionId}.jsonl`)
+  path.join(configDir, "projects", projectKey(cwd), `${sessionId}.jsonl`)
 
 const lines = (file: string): Array<string> =>
   fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0) : []
 
-// A fake ClaudeAgent: records each launch, and each turn appends `{"prompt":…}` to the session's
-// transcript and answers `echo: <prompt> (after <n> turns)`, n being the turns it found in the file.
-// Prompts starting with "slow" wait for an interrupt; "tool" asks permission for Bash first;
-// "crash" makes the CLI exit with code 1. The model "refused-model" is refused by set_model; a
-// CLI started with "dying-model" dies (a defect) before it starts.
+// A fake ClaudeAgent: records each launch, and each turn appends `{"type":"user","prompt":…}` to
+// the session's transcript, mirrors it, and answers `echo: <prompt> (after <n> turns)`, n being
+// the turns it found in the file. As the real CLI, it refuses `sessionId` for a session it has a
+// transcript of, and `resume` of one it has none of. Prompts starting with "slow" wait for an
+// interrupt; "tool" asks permission for Bash first; "crash" makes the CLI exit with code 1 (after
+// mirroring the turn's line: the store must not keep it). The model "refused-model" is refused by
+// set_model; a CLI started with "dying-model" dies (a defect) before it starts.
 const fakeAgent = (dirs: { readonly configDir: string; readonly cwd: string }) =>
   Effect.gen(function*() {
     const launched: Array<Launched> = []
@@ -57,19 +73,24 @@ const fakeAgent = (dirs: { readonly configDir: string; readonly cwd: string }) =
     const agent = ClaudeAgent.make({
       transport: Layer.scoped(
         Transport.Transport,
-        Effect.flatMap(SessionServices.SessionLaunch, ({ options }) =>
+        Effect.flatMap(SessionServices.SessionLaunch, ({ launch, options }) =>
           Effect.gen(function*() {
+            const configDir = launch.env.CLAUDE_CONFIG_DIR ?? dirs.configDir
             launched.push({
               sessionId: options.sessionId,
               resume: options.resume,
               model: options.model,
-              permissionMode: options.permissionMode
+              permissionMode: options.permissionMode,
+              configDir
             })
             if (options.model === "dying-model") return yield* Effect.die("the fake CLI cannot start")
             const id = options.sessionId ?? options.resume ?? "none"
-            const file = transcriptFile(dirs.configDir, dirs.cwd, id)
+            const file = transcriptFile(configDir, dirs.cwd, id)
             if (options.resume !== undefined && !fs.existsSync(file)) {
               return yield* Effect.die(`resume of ${id}: no transcript at ${file}`)
+            }
+            if (options.sessionId !== undefined && fs.existsSync(file)) {
+              return yield* Effect.die(`Session ID ${id} is already in use.`)
             }
             const interrupted = yield* Deferred.make<void>()
             const { transport } = yield* FakeCli.make({
@@ -88,7 +109,17 @@ const fakeAgent = (dirs: { readonly configDir: string; readonly cwd: string }) =
                   const history = lines(file).length
                   yield* Queue.offer(started, prompt)
                   yield* cli.emit(FakeCli.frames.systemInit({ model: options.model ?? "claude-fake-1" }))
+                  const reply = `echo: ${prompt} (after ${history} turns)`
+                  const assistant = FakeCli.frames.assistantText(reply)
+                  // As the CLI does: the turn is written and mirrored before its result is reported.
+                  const write = (entry: { readonly type: string; readonly prompt: string; readonly uuid: string }) =>
+                    Effect.gen(function*() {
+                      fs.mkdirSync(path.dirname(file), { recursive: true })
+                      fs.appendFileSync(file, `${JSON.stringify(entry)}\n`)
+                      yield* cli.emit({ type: "transcript_mirror", filePath: file, entries: [entry] })
+                    })
                   if (prompt.startsWith("crash")) {
+                    yield* write({ type: "user", prompt, uuid: String(assistant.uuid) })
                     yield* cli.stderr("fatal: the fake CLI crashed")
                     return yield* cli.exit({ exitCode: 1 })
                   }
@@ -109,11 +140,7 @@ const fakeAgent = (dirs: { readonly configDir: string; readonly cwd: string }) =
                     })
                     yield* Queue.offer(permissionAnswers, answer)
                   }
-                  const reply = `echo: ${prompt} (after ${history} turns)`
-                  const assistant = FakeCli.frames.assistantText(reply)
-                  // As the CLI does: the turn is in the transcript before its result is reported.
-                  fs.mkdirSync(path.dirname(file), { recursive: true })
-                  fs.appendFileSync(file, `${JSON.stringify({ prompt, uuid: assistant.uuid })}\n`)
+                  yield* write({ type: "user", prompt, uuid: String(assistant.uuid) })
                   yield* cli.emit(assistant)
                   yield* cli.emit(FakeCli.frames.result(reply))
                 })
@@ -139,34 +166,49 @@ const setup = Effect.gen(function*() {
   return { dirs, fake }
 })
 
-// The entity behind a test client (no Sharding): a scope per "instance", closed to passivate it.
+// The entity on a runner of its own (TestRunner: one process, its messages in memory), whose
+// scope is closed to stop it.
 const instance = (
   fake: Fake,
   dirs: { readonly configDir: string; readonly cwd: string },
-  store: Layer.Layer<TranscriptStore.TranscriptStore>,
+  store: SessionStore.SessionStoreShape,
   options: Omit<AgentEntity.LayerOptions, "options"> = {}
 ) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
-    const makeClient = yield* Entity.makeTestClient(
-      AgentEntity.AgentEntity,
+    const context = yield* Layer.buildWithScope(
       AgentEntity.layer({
         ...options,
         options: { cwd: dirs.cwd, env: { CLAUDE_CONFIG_DIR: dirs.configDir } }
       }).pipe(
         Layer.provide(Layer.succeed(ClaudeAgent.ClaudeAgent, fake.agent)),
-        Layer.provide(store),
-        Layer.provide(NodeContext.layer)
-      )
-    ).pipe(Scope.extend(scope), Effect.provide(ShardingConfig.layer()))
-    return { makeClient, close: Scope.close(scope, Exit.void) }
+        Layer.provide(Layer.succeed(SessionStore.SessionStore, store)),
+        Layer.provide(NodeContext.layer),
+        Layer.provideMerge(TestRunner.layer)
+      ),
+      scope
+    )
+    const client = yield* Effect.provide(AgentEntity.AgentEntity.client, context)
+    return { makeClient: (id: string) => Effect.succeed(client(id)), close: Scope.close(scope, Exit.void) }
   })
 
-describe("AgentEntity", () => {
+// The uuids (or, for the entity's own records, the turn ids) a store keeps for a conversation.
+const storedIds = (
+  store: SessionStore.SessionStoreShape,
+  dirs: { readonly cwd: string },
+  id: string,
+  subpath?: string
+) =>
+  Effect.map(
+    store.load({ projectKey: projectKey(dirs.cwd), sessionId: AgentEntity.sessionIdFor(id), subpath }),
+    Option.match({ onNone: () => [], onSome: (entries) => entries.map((e) => e.prompt ?? e.uuid) })
+  )
+
+describe("AgentEntity", { timeout: 15_000 }, () => {
   it.scopedLive("Send streams the turn's messages, as Messages", () =>
     Effect.gen(function*() {
       const { dirs, fake } = yield* setup
-      const { makeClient } = yield* instance(fake, dirs, TranscriptStore.layerMemory)
+      const { makeClient } = yield* instance(fake, dirs, yield* SessionStores.makeMemory)
       const conversation = yield* makeClient("user-1")
       const messages = yield* Stream.runCollect(conversation.Send({ turnId: "t1", prompt: "hi" }))
       expect(Chunk.toArray(messages).map((m) => m.type)).toEqual(["system", "assistant", "result"])
@@ -175,22 +217,30 @@ describe("AgentEntity", () => {
       expect(status).toMatchObject({ conversationId: "user-1", running: true, busy: false, turns: 1, turnId: null })
     }))
 
-  it.scopedLive("the first turn starts the session under the conversation's id, a later instance resumes it", () =>
+  it.scopedLive("the first turn starts the session under the conversation's id, a later instance resumes it from the store", () =>
     Effect.gen(function*() {
       const { dirs, fake } = yield* setup
-      const namespace = (yield* Effect.provide(TranscriptStore.TranscriptStore, TranscriptStore.layerLocal)).namespace
-      const sessionId = AgentEntity.sessionIdFor("user-2", namespace)
+      const store = yield* SessionStores.makeMemory
+      const sessionId = AgentEntity.sessionIdFor("user-2")
       expect(sessionId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
-      expect(AgentEntity.sessionIdFor("user-2", namespace)).toBe(sessionId)
-      expect(AgentEntity.sessionIdFor("user-3", namespace)).not.toBe(sessionId)
+      expect(AgentEntity.sessionIdFor("user-2")).toBe(sessionId)
+      expect(AgentEntity.sessionIdFor("user-3")).not.toBe(sessionId)
+      expect(AgentEntity.sessionIdFor("user-2", "billing")).not.toBe(sessionId)
+      expect(yield* AgentEntity.sessionRefFor("user-2", { cwd: dirs.cwd })).toEqual({
+        projectKey: projectKey(dirs.cwd),
+        sessionId
+      })
 
-      const first = yield* instance(fake, dirs, TranscriptStore.layerLocal)
+      const first = yield* instance(fake, dirs, store)
       const one = yield* first.makeClient("user-2")
       yield* Stream.runDrain(one.Send({ turnId: "t1", prompt: "first" }))
       yield* Stream.runDrain(one.Send({ turnId: "t2", prompt: "second" }))
       yield* first.close // passivation: the CLI stops
+      // Each turn recorded with its id, its transcript line mirrored by the CLI.
+      expect(yield* storedIds(store, dirs, "user-2")).toEqual(["first", "second"])
+      expect(yield* storedIds(store, dirs, "user-2", "cluster/turns")).toEqual(["t1", "t2"])
 
-      const second = yield* instance(fake, dirs, TranscriptStore.layerLocal)
+      const second = yield* instance(fake, dirs, store)
       const two = yield* second.makeClient("user-2")
       const messages = yield* Stream.runCollect(two.Send({ turnId: "t3", prompt: "third" }))
       expect(texts(messages)).toEqual(["echo: third (after 2 turns)"])
@@ -198,95 +248,153 @@ describe("AgentEntity", () => {
         { sessionId, resume: undefined },
         { sessionId: undefined, resume: sessionId }
       ])
+      // The resumed CLI ran in a config directory the store was loaded into, not the runner's own.
+      expect(fake.launched[0]?.configDir).toBe(dirs.configDir)
+      expect(fake.launched[1]?.configDir).not.toBe(dirs.configDir)
+      expect(yield* storedIds(store, dirs, "user-2")).toEqual(["first", "second", "third"])
     }))
 
-  it.scopedLive("a transcript the store refuses fails the turn and counts as a mirror failure", () =>
+  it.scopedLive("a turn the store refuses fails and counts as a mirror failure; the next turn does not see it", () =>
     Effect.gen(function*() {
       const { dirs, fake } = yield* setup
-      const memory = yield* Effect.provide(TranscriptStore.TranscriptStore, TranscriptStore.layerMemory)
-      // Saves the "started" marker, refuses every transcript.
-      const refusing = Layer.succeed(TranscriptStore.TranscriptStore, {
+      const memory = yield* SessionStores.makeMemory
+      let refuse = true
+      const refusing: SessionStore.SessionStoreShape = {
         ...memory,
-        save: (sessionId, transcript) =>
-          transcript === ""
-            ? memory.save(sessionId, transcript)
-            : Effect.fail(
-              new TranscriptStore.TranscriptStoreError({ operation: "save", sessionId, detail: "disk full" })
+        appendAll: (session, writes, options) =>
+          refuse
+            ? Effect.fail(
+              new SessionStore.SessionStoreError({ reason: "Corrupt", operation: "append", detail: "disk full" })
             )
-      })
+            : memory.appendAll(session, writes, options)
+      }
       const Entity = AgentEntity.layer({ options: { cwd: dirs.cwd, env: { CLAUDE_CONFIG_DIR: dirs.configDir } } }).pipe(
         Layer.provide(Layer.succeed(ClaudeAgent.ClaudeAgent, fake.agent)),
-        Layer.provide(refusing),
+        Layer.provide(Layer.succeed(SessionStore.SessionStore, refusing)),
         Layer.provide(NodeContext.layer)
       )
       const failures = Effect.map(Metric.value(AgentMetrics.mirrorFailures), (state) => state.count)
       const before = yield* failures
-      const sent = yield* AgentEntity.send("user-mirror", "hi", { turnId: "t1" }).pipe(
-        Stream.runCollect,
-        Effect.flip,
-        Effect.provide(Entity.pipe(Layer.provideMerge(TestRunner.layer)))
-      )
-      expect(sent).toMatchObject({ _tag: "TranscriptStoreError" })
+      const { sent, next } = yield* Effect.gen(function*() {
+        const sent = yield* AgentEntity.send("user-mirror", "hi", { turnId: "t1" }).pipe(Stream.runCollect, Effect.flip)
+        refuse = false
+        const next = yield* AgentEntity.send("user-mirror", "again", { turnId: "t2" }).pipe(Stream.runCollect)
+        return { sent, next }
+      }).pipe(Effect.provide(Entity.pipe(Layer.provideMerge(TestRunner.layer))))
+      expect(sent).toMatchObject({ _tag: "SessionStoreError", reason: "Corrupt" })
       expect(yield* failures).toBe(before + 1)
+      // The failed turn's CLI was dropped; the conversation starts anew without it.
+      expect(texts(next)).toEqual(["echo: again (after 0 turns)"])
+      expect(yield* storedIds(memory, dirs, "user-mirror")).toEqual(["again"])
     }))
 
-  it.scopedLive("mirrors the transcript after each turn and restores it where the runner has none", () =>
+  it.scopedLive("a commit retried after an append the store recorded stores the turn once", () =>
     Effect.gen(function*() {
       const { dirs, fake } = yield* setup
-      const storeLayer = yield* Layer.build(TranscriptStore.layerMemory)
-      const store = Layer.succeedContext(storeLayer)
-      const sessionId = AgentEntity.sessionIdFor(
-        "user-4",
-        Context.get(storeLayer, TranscriptStore.TranscriptStore).namespace
-      )
-      const file = transcriptFile(dirs.configDir, dirs.cwd, sessionId)
-      const stored = Effect.flatMap(TranscriptStore.TranscriptStore, (s) => s.load(sessionId)).pipe(
-        Effect.provide(storeLayer)
-      )
+      const memory = yield* SessionStores.makeMemory
+      let lost = 0
+      // The first append of each turn is recorded, but its answer is lost (a connection dropped after the commit).
+      const flaky: SessionStore.SessionStoreShape = {
+        ...memory,
+        appendAll: (session, writes, options) =>
+          Effect.zipRight(
+            memory.appendAll(session, writes, options),
+            Effect.suspend(() =>
+              lost++ % 2 === 0
+                ? Effect.fail(
+                  new SessionStore.SessionStoreError({ reason: "Unavailable", operation: "append", detail: "reset" })
+                )
+                : Effect.void
+            )
+          )
+      }
+      const { makeClient } = yield* instance(fake, dirs, flaky)
+      const conversation = yield* makeClient("user-retry")
+      yield* Stream.runDrain(conversation.Send({ turnId: "t1", prompt: "first" }))
+      yield* Stream.runDrain(conversation.Send({ turnId: "t2", prompt: "second" }))
+      expect(lost).toBe(4)
+      expect(yield* storedIds(memory, dirs, "user-retry")).toEqual(["first", "second"])
+      expect(yield* storedIds(memory, dirs, "user-retry", "cluster/turns")).toEqual(["t1", "t2"])
+      expect(yield* storedIds(memory, dirs, "user-retry", "cluster/replies")).toEqual(["t1", "t2"])
+    }))
 
+  it.scopedLive("a turn the store recorded is never run again: sent again, its reply is replayed", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const store = yield* SessionStores.makeMemory
       const first = yield* instance(fake, dirs, store)
-      const one = yield* first.makeClient("user-4")
-      yield* Stream.runDrain(one.Send({ turnId: "t1", prompt: "first" }))
-      expect(yield* stored).toEqual(Option.some(fs.readFileSync(file, "utf8")))
-      expect(lines(file).map((l) => JSON.parse(l).prompt)).toEqual(["first"])
+      const one = yield* first.makeClient("user-replay")
+      const original = yield* Stream.runCollect(one.Send({ turnId: "t1", prompt: "first" }))
       yield* first.close
+      expect(Chunk.toArray(yield* Queue.takeAll(fake.started))).toEqual(["first"])
 
-      // Another machine: no local transcript. The store's copy is put in place before `resume`.
-      fs.rmSync(file)
+      // The next owner gets the turn again (its runner stopped before the client had read the reply).
       const second = yield* instance(fake, dirs, store)
-      const two = yield* second.makeClient("user-4")
-      const messages = yield* Stream.runCollect(two.Send({ turnId: "t2", prompt: "second" }))
-      expect(texts(messages)).toEqual(["echo: second (after 1 turns)"])
-      expect(yield* stored).toEqual(Option.some(lines(file).map((l) => `${l}\n`).join("")))
-      yield* second.close
+      const two = yield* second.makeClient("user-replay")
+      const replayed = yield* Stream.runCollect(two.Send({ turnId: "t1", prompt: "first" }))
+      expect(Chunk.toArray(replayed).map((m) => m.type)).toEqual(["system", "assistant", "result"])
+      expect(texts(replayed)).toEqual(texts(original))
+      // No CLI was started for it, the prompt reached no model, and the transcript has the turn once.
+      expect(fake.launched).toHaveLength(1)
+      expect(Chunk.toArray(yield* Queue.takeAll(fake.started))).toEqual([])
+      expect(yield* storedIds(store, dirs, "user-replay")).toEqual(["first"])
+      const next = yield* Stream.runCollect(two.Send({ turnId: "t2", prompt: "second" }))
+      expect(texts(next)).toEqual(["echo: second (after 1 turns)"])
+    }))
 
-      // A runner died mid-turn: its local file holds a turn the store never saw; the store wins.
-      fs.appendFileSync(file, `${JSON.stringify({ prompt: "half a turn" })}\n`)
-      const third = yield* instance(fake, dirs, store)
-      const three = yield* third.makeClient("user-4")
-      const again = yield* Stream.runCollect(three.Send({ turnId: "t3", prompt: "third" }))
-      expect(texts(again)).toEqual(["echo: third (after 2 turns)"])
-      expect(lines(file).map((l) => JSON.parse(l).prompt)).toEqual(["first", "second", "third"])
+  it.scopedLive("an instance that lost the conversation cannot append once the new owner has opened it", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const store = yield* SessionStores.makeMemory
+      // The old owner, still running (a runner frozen, then thawed), and the new one.
+      const old = yield* instance(fake, dirs, store)
+      const stale = yield* old.makeClient("user-fenced")
+      yield* Stream.runDrain(stale.Send({ turnId: "t1", prompt: "first" }))
+      const current = yield* instance(fake, dirs, store)
+      const owner = yield* current.makeClient("user-fenced")
+      expect(texts(yield* Stream.runCollect(owner.Send({ turnId: "t2", prompt: "second" })))).toEqual([
+        "echo: second (after 1 turns)"
+      ])
+      const refused = yield* stale.Send({ turnId: "t3", prompt: "late" }).pipe(Stream.runCollect, Effect.flip)
+      expect(refused).toMatchObject({ _tag: "SessionStoreError", reason: "StaleWriter" })
+      expect(yield* storedIds(store, dirs, "user-fenced")).toEqual(["first", "second"])
+      expect(yield* storedIds(store, dirs, "user-fenced", "cluster/turns")).toEqual(["t1", "t2"])
+      // The old owner dropped its CLI: it does not go on writing.
+      expect((yield* stale.Status()).running).toBe(false)
+    }))
+
+  it.scopedLive("a turn cut short (the CLI crashed) is not in the store; the next turn resumes without it", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const store = yield* SessionStores.makeMemory
+      const { makeClient } = yield* instance(fake, dirs, store)
+      const conversation = yield* makeClient("user-4")
+      yield* Stream.runDrain(conversation.Send({ turnId: "t1", prompt: "first" }))
+      const crashed = yield* conversation.Send({ turnId: "t2", prompt: "crash now" }).pipe(Stream.runDrain, Effect.flip)
+      expect(crashed).toMatchObject({ _tag: "ProcessError" })
+      // The crashed CLI had mirrored its line of the turn: the store did not keep it.
+      expect(yield* storedIds(store, dirs, "user-4")).toEqual(["first"])
+      const messages = yield* Stream.runCollect(conversation.Send({ turnId: "t3", prompt: "third" }))
+      expect(texts(messages)).toEqual(["echo: third (after 1 turns)"])
+      expect(yield* storedIds(store, dirs, "user-4")).toEqual(["first", "third"])
+      expect(fake.launched.map((l) => l.resume === undefined ? "started" : "resumed")).toEqual(["started", "resumed"])
     }))
 
   it.scopedLive("a conversation whose first turn never completed starts afresh", () =>
     Effect.gen(function*() {
       const { dirs, fake } = yield* setup
-      const storeLayer = yield* Layer.build(TranscriptStore.layerMemory)
-      const store = Layer.succeedContext(storeLayer)
-      const sessionId = AgentEntity.sessionIdFor(
-        "user-5",
-        Context.get(storeLayer, TranscriptStore.TranscriptStore).namespace
-      )
+      const store = yield* SessionStores.makeMemory
+      const sessionId = AgentEntity.sessionIdFor("user-5")
       const file = transcriptFile(dirs.configDir, dirs.cwd, sessionId)
 
       const first = yield* instance(fake, dirs, store)
       const one = yield* first.makeClient("user-5")
       const running = yield* Effect.fork(Stream.runDrain(one.Send({ turnId: "t1", prompt: "slow start" })))
       expect(yield* Queue.take(fake.started)).toBe("slow start")
-      // What the CLI wrote of the turn before its runner went away.
+      // What the CLI wrote of the turn before its runner went away: the CLI would refuse the
+      // session id while it is there.
       fs.mkdirSync(path.dirname(file), { recursive: true })
-      fs.writeFileSync(file, `${JSON.stringify({ prompt: "slow start" })}\n`)
+      fs.writeFileSync(file, `${JSON.stringify({ type: "user", prompt: "slow start" })}\n`)
       yield* Fiber.interrupt(running)
       yield* first.close
 
@@ -300,9 +408,9 @@ describe("AgentEntity", () => {
   it.scopedLive("two stores on one machine never share a conversation", () =>
     Effect.gen(function*() {
       const { dirs, fake } = yield* setup
-      const storeA = Layer.succeedContext(yield* Layer.build(TranscriptStore.layerMemory))
-      const storeB = Layer.succeedContext(yield* Layer.build(TranscriptStore.layerMemory))
-      const turn = (store: Layer.Layer<TranscriptStore.TranscriptStore>, turnId: string, prompt: string) =>
+      const storeA = yield* SessionStores.makeMemory
+      const storeB = yield* SessionStores.makeMemory
+      const turn = (store: SessionStore.SessionStoreShape, turnId: string, prompt: string) =>
         Effect.gen(function*() {
           const running = yield* instance(fake, dirs, store)
           const conversation = yield* running.makeClient("user-shared")
@@ -314,22 +422,22 @@ describe("AgentEntity", () => {
       // Same conversation id, same CLI config dir, another store: a conversation of its own.
       expect(yield* turn(storeB, "b1", "who am I")).toEqual(["echo: who am I (after 0 turns)"])
       expect(yield* turn(storeA, "a2", "who am I")).toEqual(["echo: who am I (after 1 turns)"])
-      expect(new Set(fake.launched.map((l) => l.sessionId ?? l.resume)).size).toBe(2)
+      expect(yield* storedIds(storeA, dirs, "user-shared")).toEqual(["I am Carol", "who am I"])
+      expect(yield* storedIds(storeB, dirs, "user-shared")).toEqual(["who am I"])
     }))
 
   it.scopedLive("a local transcript the store does not know is not resumed", () =>
     Effect.gen(function*() {
       const { dirs, fake } = yield* setup
-      const storeLayer = yield* Layer.build(TranscriptStore.layerMemory)
-      const store = Context.get(storeLayer, TranscriptStore.TranscriptStore)
-      const sessionId = AgentEntity.sessionIdFor("user-gone", store.namespace)
-      const first = yield* instance(fake, dirs, Layer.succeedContext(storeLayer))
+      const store = yield* SessionStores.makeMemory
+      const sessionId = AgentEntity.sessionIdFor("user-gone")
+      const first = yield* instance(fake, dirs, store)
       yield* Stream.runDrain((yield* first.makeClient("user-gone")).Send({ turnId: "t1", prompt: "first" }))
       yield* first.close
       // The conversation is deleted from the store; this machine still has its CLI transcript.
-      yield* store.remove(sessionId)
+      yield* store.delete({ projectKey: projectKey(dirs.cwd), sessionId })
       expect(lines(transcriptFile(dirs.configDir, dirs.cwd, sessionId))).toHaveLength(1)
-      const second = yield* instance(fake, dirs, Layer.succeedContext(storeLayer))
+      const second = yield* instance(fake, dirs, store)
       const messages = yield* Stream.runCollect(
         (yield* second.makeClient("user-gone")).Send({ turnId: "t2", prompt: "again" })
       )
@@ -337,10 +445,32 @@ describe("AgentEntity", () => {
       expect(fake.launched.map((l) => l.resume)).toEqual([undefined, undefined])
     }))
 
+  it.scopedLive("new conversations on a pool of one CLI start: the resume attempt the store refuses holds no slot", () =>
+    Effect.gen(function*() {
+      const { dirs, fake } = yield* setup
+      const store = yield* SessionStores.makeMemory
+      const pool = yield* AgentPool.make(fake.agent, { maxConcurrent: 1, idleTimeToLive: 0 })
+      const Entity = AgentEntity.layer({
+        options: { cwd: dirs.cwd, env: { CLAUDE_CONFIG_DIR: dirs.configDir } },
+        maxIdleTime: "1 second"
+      }).pipe(
+        Layer.provide(Layer.succeed(ClaudeAgent.ClaudeAgent, pool)),
+        Layer.provide(Layer.succeed(SessionStore.SessionStore, store)),
+        Layer.provide(NodeContext.layer)
+      )
+      const answers = yield* Effect.forEach(["pool-a", "pool-b"], (id) =>
+        AgentEntity.send(id, `hello ${id}`).pipe(
+          Stream.runCollect,
+          Effect.map(texts),
+          Effect.timeout("10 seconds")
+        )).pipe(Effect.provide(Entity.pipe(Layer.provideMerge(TestRunner.layer))))
+      expect(answers).toEqual([["echo: hello pool-a (after 0 turns)"], ["echo: hello pool-b (after 0 turns)"]])
+    }))
+
   it.scopedLive("Status, SetModel and Interrupt run while a Send streams", () =>
     Effect.gen(function*() {
       const { dirs, fake } = yield* setup
-      const { makeClient } = yield* instance(fake, dirs, TranscriptStore.layerMemory)
+      const { makeClient } = yield* instance(fake, dirs, yield* SessionStores.makeMemory)
       const conversation = yield* makeClient("user-6")
       const firstMessage = yield* Deferred.make<void>()
       const turn = yield* conversation.Send({ turnId: "t1", prompt: "slow work" }).pipe(
@@ -376,7 +506,7 @@ describe("AgentEntity", () => {
   it.scopedLive("a later CLI of the instance starts with the model and mode that were set", () =>
     Effect.gen(function*() {
       const { dirs, fake } = yield* setup
-      const { makeClient } = yield* instance(fake, dirs, TranscriptStore.layerMemory)
+      const { makeClient } = yield* instance(fake, dirs, yield* SessionStores.makeMemory)
       const conversation = yield* makeClient("user-7")
       // Before any turn: no CLI is started, the settings wait for it.
       yield* conversation.SetModel({ model: "claude-haiku-4-5" })
@@ -387,14 +517,15 @@ describe("AgentEntity", () => {
         sessionId: (yield* conversation.Status()).sessionId,
         resume: undefined,
         model: "claude-haiku-4-5",
-        permissionMode: "plan"
+        permissionMode: "plan",
+        configDir: dirs.configDir
       }])
     }))
 
   it.scopedLive("a tool use waits for the client's answer, visible in Status", () =>
     Effect.gen(function*() {
       const { dirs, fake } = yield* setup
-      const { makeClient } = yield* instance(fake, dirs, TranscriptStore.layerMemory, { askClient: true })
+      const { makeClient } = yield* instance(fake, dirs, yield* SessionStores.makeMemory, { askClient: true })
       const conversation = yield* makeClient("user-8")
       const turn = yield* Effect.fork(Stream.runCollect(conversation.Send({ turnId: "t1", prompt: "tool please" })))
       const pending = yield* conversation.Status().pipe(
@@ -422,7 +553,7 @@ describe("AgentEntity", () => {
       const { dirs, fake } = yield* setup
       const Entity = AgentEntity.layer({ options: { cwd: dirs.cwd, env: { CLAUDE_CONFIG_DIR: dirs.configDir } } }).pipe(
         Layer.provide(Layer.succeed(ClaudeAgent.ClaudeAgent, fake.agent)),
-        Layer.provide(TranscriptStore.layerMemory),
+        Layer.provide(SessionStores.layerMemory),
         Layer.provide(NodeContext.layer)
       )
       const messages = yield* AgentEntity.send("user-9", "over the wire", { turnId: "t1" }).pipe(
@@ -440,7 +571,7 @@ describe("AgentEntity", () => {
       const { dirs, fake } = yield* setup
       const Entity = AgentEntity.layer({ options: { cwd: dirs.cwd, env: { CLAUDE_CONFIG_DIR: dirs.configDir } } }).pipe(
         Layer.provide(Layer.succeed(ClaudeAgent.ClaudeAgent, fake.agent)),
-        Layer.provide(TranscriptStore.layerMemory),
+        Layer.provide(SessionStores.layerMemory),
         Layer.provide(NodeContext.layer)
       )
       const { crashed, died, refused } = yield* Effect.gen(function*() {
@@ -484,7 +615,7 @@ describe("AgentEntity", () => {
       new SdkError.PoolClosedError({ stage: "stopped" }),
       new SdkError.SessionNotFoundError({ sessionId: "s" }),
       new SdkError.ResultError({ subtype: "error_max_turns", detail: "max turns", raw: { type: "result" } }),
-      new TranscriptStore.TranscriptStoreError({ operation: "load", sessionId: "s", detail: "down" }),
+      new SessionStore.SessionStoreError({ reason: "StaleWriter", operation: "append", sessionId: "s", detail: "gen" }),
       new AgentEntity.AgentError({ reason: "Defect", message: "bug" })
     ]
     for (const failure of failures) {
@@ -517,7 +648,7 @@ describe("AgentEntity", () => {
         maxIdleTime: "1 second"
       }).pipe(
         Layer.provide(Layer.succeed(ClaudeAgent.ClaudeAgent, agent)),
-        Layer.provideMerge(TranscriptStore.layerMemory),
+        Layer.provideMerge(SessionStores.layerMemory),
         Layer.provide(NodeContext.layer)
       )
       yield* Effect.gen(function*() {
@@ -529,7 +660,7 @@ describe("AgentEntity", () => {
         // and its scope stops the CLI.
         expect(yield* Deferred.await(closed).pipe(Effect.timeout("20 seconds"))).toBe("after 1")
         expect(yield* turn("t2", "second")).toEqual(["echo: second (after 1 turns)"])
-        const sessionId = AgentEntity.sessionIdFor("user-idle", (yield* TranscriptStore.TranscriptStore).namespace)
+        const sessionId = AgentEntity.sessionIdFor("user-idle")
         expect(fake.launched.map(({ resume, sessionId }) => ({ resume, sessionId }))).toEqual([
           { sessionId, resume: undefined },
           { sessionId: undefined, resume: sessionId }
@@ -561,7 +692,7 @@ describe("AgentEntity: turn deadlines", () => {
       const time = movableClock()
       const Entity = AgentEntity.layer({ options: { cwd: dirs.cwd, env: { CLAUDE_CONFIG_DIR: dirs.configDir } } }).pipe(
         Layer.provide(Layer.succeed(ClaudeAgent.ClaudeAgent, fake.agent)),
-        Layer.provideMerge(TranscriptStore.layerMemory),
+        Layer.provideMerge(SessionStores.layerMemory),
         Layer.provide(NodeContext.layer)
       )
       yield* Effect.gen(function*() {

@@ -15,8 +15,8 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Message } from "effect-claude-agent"
-import { AgentCluster, AgentEntity, TranscriptStore } from "effect-claude-agent/cluster"
+import { Message, SessionStores } from "effect-claude-agent"
+import { AgentCluster, AgentEntity } from "effect-claude-agent/cluster"
 import { FakeCli } from "effect-claude-agent/testing"
 import * as Handshake from "../../../src/cluster/internal/handshake.js"
 import * as PeerAuth from "../../../src/cluster/internal/peerAuth.js"
@@ -90,7 +90,7 @@ const runnerSetup = Effect.gen(function*() {
   const runner = yield* Layer.build(
     AgentEntity.layer({ askClient: true, options: { cwd: dir, env: { CLAUDE_CONFIG_DIR: path.join(dir, "config") } } })
       .pipe(
-        Layer.provide([agent, TranscriptStore.layerMemory, NodeContext.layer]),
+        Layer.provide([agent, SessionStores.layerMemory, NodeContext.layer]),
         Layer.provideMerge(AgentCluster.layerSocketRunner({ host: "127.0.0.1", port, shardingConfig: timings })),
         Layer.provide(Layer.succeedContext(sql)),
         Layer.provide(withSecret(secret))
