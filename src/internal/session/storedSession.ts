@@ -92,7 +92,9 @@ export const materialize = (
   Effect.gen(function*() {
     const main = yield* store.load(ref)
     if (Option.isNone(main)) return Option.none()
-    const subkeys = yield* store.listSubkeys(ref)
+    // Only the sub-agents' transcripts go back to the CLI (the only subpaths 2.1.330 mirrors):
+    // other subpaths are the host's (the cluster keeps its turn ids and replies there).
+    const subkeys = (yield* store.listSubkeys(ref)).filter((subpath) => subpath.startsWith("subagents/"))
     const subagents = yield* Effect.forEach(subkeys, (subpath) =>
       Effect.map(
         store.load({ ...ref, subpath }),
