@@ -3,6 +3,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
   Chunk,
+  Either,
   Context,
   Deferred,
   Effect,
@@ -27,6 +28,7 @@ import * as Control from "../../src/schema/Control.js"
 import * as Message from "../../src/schema/Message.js"
 import * as Telemetry from "../../src/Telemetry.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
+import { CLIConnectionError } from "../../src/SdkError.js"
 import * as SpanRecorder from "../../src/testing/SpanRecorder.js"
 import { awaitSleep, eventually } from "../support/waits.js"
 
@@ -350,6 +352,33 @@ describe("AgentPool (fake CLI)", () => {
       expect(counts.spawned).toBeGreaterThan(20)
       expect(counts.peak).toBeLessThanOrEqual(2)
     }))
+
+  it.scoped("a session that fails to open frees its slot at once, not when the caller's scope closes", () =>
+    Effect.gen(function*() {
+      // The first CLI cannot be started; the next ones are healthy.
+      let spawned = 0
+      const agent = ClaudeAgent.make({
+        transport: Layer.scoped(
+          Transport,
+          Effect.suspend(() => {
+            spawned++
+            return spawned === 1
+              ? Effect.fail(new CLIConnectionError({ reason: "SpawnFailed", description: "no such file" }))
+              : Effect.map(FakeCli.make(), ({ transport }) => transport)
+          })
+        )
+      })
+      const pool = yield* AgentPool.make(agent, { maxConcurrent: 1, pendingTimeout: "5 seconds" })
+      // Both attempts in one scope, as a caller that tries again after a failure does: the second
+      // would wait for the first one's slot until the scope closed, then time out.
+      const first = yield* Effect.either(pool.session())
+      expect(Either.isLeft(first)).toBe(true)
+      const second = yield* pool.session()
+      yield* second.send("again")
+      const result = yield* second.receiveResponse.pipe(Stream.runCollect, Effect.map(Chunk.findLast(Message.isResult)))
+      expect(Option.isSome(result)).toBe(true)
+      expect(spawned).toBe(2)
+    }).pipe(Effect.timeout("20 seconds")))
 
   it.effect("pool settings are validated: a typed error naming the field and what it allows", () =>
     Effect.gen(function*() {

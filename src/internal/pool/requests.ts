@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import { Deferred, Effect, Exit, FiberId, Option, Scope } from "effect"
+import { Deferred, Effect, ExecutionStrategy, Exit, FiberId, Option, Scope } from "effect"
 import type * as AgentSession from "../../AgentSession.js"
 import type { PoolEvent } from "../../AgentPool.js"
 import type * as ClaudeAgent from "../../ClaudeAgent.js"
@@ -136,7 +136,7 @@ export const make = (config: RequestsConfig): Requests => {
       Effect.tap((session) => Effect.sync(() => void (entry.session = session)))
     )
 
-  const session: ClaudeAgent.ClaudeAgentShape["session"] = (options) =>
+  const open = <R>(options: Options.Options<R> | undefined) =>
     Effect.gen(function*() {
       const claimed = yield* take(options)
       if (Option.isSome(claimed)) {
@@ -155,7 +155,21 @@ export const make = (config: RequestsConfig): Requests => {
       )
       yield* watchCrash(opened)
       return guardSession(shutdown, opened)
-    }).pipe(Effect.withSpan("AgentPool.session"))
+    })
+
+  // The slot and the process belong to a scope of their own inside the caller's: a session that
+  // fails to open frees its slot at once, not when the caller's scope closes (a caller that tries
+  // again in the same scope, as the cluster's resume-or-start does, would hold two).
+  const session: ClaudeAgent.ClaudeAgentShape["session"] = (options) =>
+    Effect.flatMap(
+      Effect.scope,
+      (outer) =>
+        Effect.flatMap(Scope.fork(outer, ExecutionStrategy.sequential), (inner) =>
+          open(options).pipe(
+            Scope.extend(inner),
+            Effect.onError((cause) => Scope.close(inner, Exit.failCause(cause)))
+          ))
+    ).pipe(Effect.withSpan("AgentPool.session"))
 
   return {
     session,
