@@ -248,11 +248,17 @@ const turnModels = (state: State, result: Raw): ModelFigures | undefined => {
   return out
 }
 
+interface Hint {
+  readonly tokens: number
+  /** From a figure the CLI reported (the result's, a subagent's), not from the content's size. */
+  readonly reported: boolean
+}
+
 // Output tokens each response is thought to have when no `message_delta` said: the main
 // agent's share of the result's `usage.output_tokens`, a subagent's last response from its
 // reported context size, anything else from its size (four characters a token).
-const outputHints = (responses: ReadonlyArray<Response>, state: State, result: Raw): Array<number> => {
-  const hints = responses.map((r) => r.outputTokens ?? Math.ceil(r.size / 4))
+const outputHints = (responses: ReadonlyArray<Response>, state: State, result: Raw): Array<Hint> => {
+  const hints = responses.map((r): Hint => ({ tokens: Math.ceil(r.size / 4), reported: false }))
   const mainOutput = isObject(result.usage) ? optionalNum(result.usage.output_tokens) : undefined
   if (mainOutput !== undefined) {
     const unknown: Array<number> = []
@@ -263,41 +269,57 @@ const outputHints = (responses: ReadonlyArray<Response>, state: State, result: R
       else known += r.outputTokens
     })
     const shares = F.apportion(Math.max(0, mainOutput - known), unknown.map((i) => responses[i]?.size ?? 0))
-    unknown.forEach((i, k) => (hints[i] = shares[k] ?? 0))
+    unknown.forEach((i, k) => (hints[i] = { tokens: shares[k] ?? 0, reported: true }))
   }
   for (const [agent, total] of state.reported) {
     let last = -1
     responses.forEach((r, i) => (r.agent === agent ? (last = i) : undefined))
     const r = responses[last]
     if (r === undefined || r.outputTokens !== undefined) continue
-    hints[last] = Math.max(0, total - r.inputTokens - r.cacheReadInputTokens - r.cacheCreationInputTokens)
+    const tokens = total - r.inputTokens - r.cacheReadInputTokens - r.cacheCreationInputTokens
+    hints[last] = { tokens: Math.max(0, tokens), reported: true }
   }
   return hints
 }
 
-// The output tokens of each response: exact where known, the hints otherwise, scaled down to
-// what the model's total leaves for them.
+// Gives each of `claimants` its wanted tokens out of `pool`, or shares `pool` in proportion when
+// they want more; returns what is left.
+const grant = (
+  out: Array<number>,
+  claimants: ReadonlyArray<number>,
+  wanted: (i: number) => number,
+  pool: number
+): number => {
+  const asks = claimants.map(wanted)
+  const total = asks.reduce((a, b) => a + b, 0)
+  const shares = total <= pool ? asks : F.apportion(pool, asks)
+  claimants.forEach((i, k) => (out[i] = shares[k] ?? 0))
+  return pool - Math.min(total, pool)
+}
+
+// The output tokens of each response: exact where known; then the reported hints, then the
+// estimated ones, out of what the model's total leaves for them.
 const outputs = (
   responses: ReadonlyArray<Response>,
   modelOf: ReadonlyArray<string>,
   models: ModelFigures | undefined,
-  hints: ReadonlyArray<number>
+  hints: ReadonlyArray<Hint>
 ): Array<number> => {
-  const out = hints.slice()
+  const out = responses.map((r, i) => r.outputTokens ?? hints[i]?.tokens ?? 0)
   if (models === undefined) return out
   for (const [model, figures] of Object.entries(models)) {
-    const unknown: Array<number> = []
+    const reported: Array<number> = []
+    const estimated: Array<number> = []
     let known = 0
     responses.forEach((r, i) => {
       if (modelOf[i] !== model) return
-      if (r.outputTokens === undefined) unknown.push(i)
-      else known += r.outputTokens
+      if (r.outputTokens !== undefined) known += r.outputTokens
+      else if (hints[i]?.reported === true) reported.push(i)
+      else estimated.push(i)
     })
-    const pool = Math.max(0, figures.outputTokens - known)
-    const wanted = unknown.map((i) => hints[i] ?? 0)
-    if (wanted.reduce((a, b) => a + b, 0) <= pool) continue
-    const shares = F.apportion(pool, wanted)
-    unknown.forEach((i, k) => (out[i] = shares[k] ?? 0))
+    const wanted = (i: number) => hints[i]?.tokens ?? 0
+    const left = grant(out, reported, wanted, Math.max(0, figures.outputTokens - known))
+    grant(out, estimated, wanted, left)
   }
   return out
 }
