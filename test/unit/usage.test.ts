@@ -94,6 +94,22 @@ describe("Usage on the recordings of the real CLI", () => {
     expect(partial?.tools.map((t) => t.outputTokens)).toEqual([33, 32])
   })
 
+  it("gives a subagent of several responses what the model's total leaves when every request shows", () => {
+    const [turn, empty, reaction] = Usage.fromMessages(recording("two-subagents.tool-call"))
+    // 131 output tokens in all: the main agent's 74 (the result's), the Explore subagent's 15
+    // (its notification's 2129 − 2114), and so the other's 42, over its two responses.
+    expect(turn?.subagents.map((s) => [s.agentType, s.inputTokens, s.outputTokens])).toEqual([
+      ["general-purpose", 2117 + 2627, 42],
+      ["Explore", 2114, 15]
+    ])
+    expect(turn?.unattributed.outputTokens).toBe(0)
+    // The Read call carries the whole of the response that asked for it: 2117 input tokens.
+    expect(turn?.tools.find((t) => t.name === "Read")).toMatchObject({ agentToolUseId: "toolu_a", inputTokens: 2117 })
+    // A result with nothing since the last one, then the main agent's turn on the notifications.
+    expect(empty).toMatchObject({ costUsd: 0, inputTokens: 0, subagents: [] })
+    expect(reaction?.main).toMatchObject({ inputTokens: 3866, outputTokens: 9 })
+  })
+
   it("puts the CLI's side requests under unattributed, per model, across a model change", () => {
     const [first, second] = Usage.fromMessages(recording("f-control-requests"))
     expect(first?.models).toEqual({

@@ -298,7 +298,9 @@ const grant = (
 }
 
 // The output tokens of each response: exact where known; then the reported hints, then the
-// estimated ones, out of what the model's total leaves for them.
+// estimated ones, out of what the model's total leaves for them. When every request of the
+// model shows in the messages (no input or cache tokens unaccounted for), output left over is
+// theirs too: it goes to the estimated responses, or the reported ones if none is.
 const outputs = (
   responses: ReadonlyArray<Response>,
   modelOf: ReadonlyArray<string>,
@@ -311,15 +313,21 @@ const outputs = (
     const reported: Array<number> = []
     const estimated: Array<number> = []
     let known = 0
+    let shown = F.zero
     responses.forEach((r, i) => {
       if (modelOf[i] !== model) return
+      shown = F.add(shown, { ...F.zero, ...r, outputTokens: 0, costUsd: 0 })
       if (r.outputTokens !== undefined) known += r.outputTokens
       else if (hints[i]?.reported === true) reported.push(i)
       else estimated.push(i)
     })
     const wanted = (i: number) => hints[i]?.tokens ?? 0
-    const left = grant(out, reported, wanted, Math.max(0, figures.outputTokens - known))
-    grant(out, estimated, wanted, left)
+    const left = grant(out, estimated, wanted, grant(out, reported, wanted, Math.max(0, figures.outputTokens - known)))
+    const hidden = F.remainder({ ...figures, outputTokens: 0, costUsd: 0 }, shown)
+    const takers = estimated.length > 0 ? estimated : reported
+    if (left === 0 || !F.isZero(hidden) || takers.length === 0) continue
+    const extra = F.apportion(left, takers.map((i) => out[i] ?? 0))
+    takers.forEach((i, k) => (out[i] = (out[i] ?? 0) + (extra[k] ?? 0)))
   }
   return out
 }
