@@ -370,7 +370,7 @@ describe("spend metrics", () => {
     Effect.gen(function*() {
       const [turn] = Usage.fromMessages(recording("two-subagents"))
       if (turn === undefined) return expect.fail("no turn")
-      yield* Spend.recorder()(turn)
+      yield* Spend.record(turn)
       const value = (metric: Metric.Metric.Counter<number>, ...tags: ReadonlyArray<readonly [string, string]>) =>
         Metric.value(tags.reduce((m, [k, v]) => m.pipe(Metric.tagged(k, v)), metric)).pipe(Effect.map((s) => s.count))
       const model = ["model", "claude-opus-5-5"] as const
