@@ -235,11 +235,13 @@ const modelFigures = (record: unknown): ModelFigures | undefined => {
 
 // The turn's own figures per model: the CLI's `model_usage_since_last_result`, or the change of
 // the cumulative `modelUsage` since the last result.
+// `undefined` when the result names no model (an API error's result, a fake's): its
+// `total_cost_usd` is then split over the responses seen.
 const turnModels = (state: State, result: Raw): ModelFigures | undefined => {
   const since = modelFigures(result.model_usage_since_last_result)
-  if (since !== undefined) return since
+  if (since !== undefined && Object.keys(since).length > 0) return since
   const cumulative = modelFigures(result.modelUsage)
-  if (cumulative === undefined) return undefined
+  if (cumulative === undefined || Object.keys(cumulative).length === 0) return undefined
   const before = state.cumulative?.models ?? {}
   const out: Record<string, F.Figures> = {}
   for (const [model, figures] of Object.entries(cumulative)) {
