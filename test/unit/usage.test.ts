@@ -491,3 +491,28 @@ describe("ScriptedModel.withUsage", () => {
       expect(partly.usage.input_tokens).toBeGreaterThan(0)
     }))
 })
+
+describe("Telemetry.costUsd", () => {
+  it.effect("counts each turn's own cost: the result's total_cost_usd is the session's so far", () =>
+    Effect.gen(function*() {
+      const before = (yield* Metric.value(Telemetry.costUsd)).count
+      const session = yield* ClaudeAgent.session()
+      for (const prompt of ["one", "two"]) {
+        yield* session.send(prompt)
+        yield* session.receiveResponse.pipe(Stream.runDrain)
+      }
+      yield* session.usage
+      expect((yield* Metric.value(Telemetry.costUsd)).count - before).toBeCloseTo(0.03, 12)
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(FakeCli.layerClaudeAgent({
+        onUserMessage: (_message, cli) =>
+          Effect.gen(function*() {
+            const turns = (yield* cli.sent).filter((f) => f.type === "user").length
+            yield* cli.emit(cli.frames.assistantText("ok"))
+            // What the real CLI reports: $0.01 for the first turn, $0.02 for the second.
+            yield* cli.emit({ ...cli.frames.result("ok"), total_cost_usd: turns === 1 ? 0.01 : 0.03 })
+          })
+      }))
+    ))
+})
