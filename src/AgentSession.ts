@@ -14,6 +14,7 @@ import type * as ContentBlock from "./schema/ContentBlock.js"
 import type * as Control from "./schema/Control.js"
 import type * as Message from "./schema/Message.js"
 import type * as Options from "./schema/Options.js"
+import type * as Usage from "./Usage.js"
 import * as Defaults from "./internal/defaults.js"
 import * as Close from "./internal/session/close.js"
 import * as Handlers from "./internal/session/handlers.js"
@@ -385,6 +386,12 @@ export interface AgentSession {
   readonly sessionId: Effect.Effect<string, StreamError | CLIEndedError>
   /** Closes the CLI's input; the CLI finishes the running turn and exits. */
   readonly endInput: Effect.Effect<void>
+  /**
+   * The session's spend so far: every `result` the CLI wrote (read or not), attributed to the main
+   * agent, each subagent and each tool call, per model (see `Usage`; each result's own turn is
+   * `Usage.ofResult`).
+   */
+  readonly usage: Effect.Effect<Usage.Usage>
   /** The CLI's process id, when there is a process. */
   readonly pid: Option.Option<number>
   /**
@@ -532,6 +539,7 @@ export const make = <R = never>(
       initializationResult,
       sessionId: config.sessionId !== undefined ? Effect.succeed(config.sessionId) : control.awaitSessionId,
       endInput: transport.endInput,
+      usage: turns.usage,
       pid: transport.pid,
       stderr: transport.stderr,
       control

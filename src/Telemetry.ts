@@ -119,8 +119,8 @@ export const inputTokens = Metric.counter("claude_agent_input_tokens", { descrip
 export const outputTokens = Metric.counter("claude_agent_output_tokens", { description: "Output tokens" })
 
 /**
- * Cost of finished turns in US dollars (`total_cost_usd` of each `result`, which the CLI reports
- * per turn).
+ * Cost of finished turns in US dollars: each turn's own (the `total_cost_usd` of a `result` is
+ * the session's so far, so a turn's is its change, as its `Usage` has it).
  *
  * @example
  * ```ts
@@ -211,3 +211,48 @@ export const poolWait = Metric.histogram(
   MetricBoundaries.exponential({ start: 1, factor: 2, count: 20 }),
   "Time requests waited for a pool process, in milliseconds"
 )
+
+/**
+ * Cost of finished turns in US dollars by who spent it, tagged `agent` (`main`, a subagent's
+ * type such as `general-purpose`, or `unattributed` for the CLI's side requests) and `model`:
+ * each turn's `Usage` (see the `Usage` module), so the tags add up to the turn's cost.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Telemetry } from "effect-claude-agent"
+ *
+ * const byExplorers = Telemetry.agentCostUsd.pipe(Metric.tagged("agent", "Explore"), Metric.tagged("model", "claude-sonnet-4-5"))
+ * const spent = Effect.map(Metric.value(byExplorers), (state) => state.count)
+ * ```
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const agentCostUsd = Metric.counter("claude_agent_agent_cost_usd", {
+  description: "Cost in US dollars by agent and model"
+})
+
+/**
+ * Tokens of finished turns by who spent them, tagged `agent` and `model` as `agentCostUsd` is,
+ * and `kind` (`input`, `output`, `cache_read`, `cache_creation`).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Telemetry } from "effect-claude-agent"
+ *
+ * const mainOutput = Telemetry.agentTokens.pipe(
+ *   Metric.tagged("agent", "main"),
+ *   Metric.tagged("model", "claude-sonnet-4-5"),
+ *   Metric.tagged("kind", "output")
+ * )
+ * const tokens = Effect.map(Metric.value(mainOutput), (state) => state.count)
+ * ```
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const agentTokens = Metric.counter("claude_agent_agent_tokens", {
+  description: "Tokens by agent, model and kind"
+})

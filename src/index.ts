@@ -26,6 +26,14 @@ export * as AgentPool from "./AgentPool.js"
 export * as Telemetry from "./Telemetry.js"
 
 /**
+ * Who spent it: tokens and cost per agent, subagent, tool call and model, for a turn
+ * (`Usage.ofResult`) or a session (`session.usage`).
+ *
+ * @since 0.1.0
+ */
+export * as Usage from "./Usage.js"
+
+/**
  * The spans of a run as a tree, for development: `SpanTree.print` writes session → turn → tool
  * call / hook / permission with durations, tokens and cost when the run ends.
  *

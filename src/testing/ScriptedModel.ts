@@ -72,6 +72,8 @@ export type Reply =
     readonly _tag: "Message"
     readonly blocks: ReadonlyArray<Block>
     readonly ending: Ending
+    /** The usage the response reports, instead of the estimates (see `withUsage`). */
+    readonly usage?: Usage | undefined
   }
   | { readonly _tag: "HttpError"; readonly status: number; readonly type: string; readonly message: string }
 
@@ -174,6 +176,45 @@ export const sequence = (...replies: ReadonlyArray<Reply>): Reply => {
   }
   return message(blocks, ending)
 }
+
+/**
+ * The usage figures a scripted response reports, each one replacing its estimate: input
+ * (four characters of the request a token by default), output (of the content), and the cache
+ * figures (0 by default). As the API does, `message_start` carries the input and cache figures
+ * with an output of 1, and `message_delta` the final output.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const usage: ScriptedModel.Usage = { inputTokens: 1000, outputTokens: 50, cacheReadInputTokens: 4000 }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Usage {
+  readonly inputTokens?: number | undefined
+  readonly outputTokens?: number | undefined
+  readonly cacheReadInputTokens?: number | undefined
+  readonly cacheCreationInputTokens?: number | undefined
+}
+
+/**
+ * A message reply that reports the given usage figures (the others stay estimated): apply it
+ * last, after `sequence` or `thinking`, which make a new message. An HTTP
+ * error is returned as it is.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "effect-claude-agent/testing"
+ * const reply = ScriptedModel.withUsage(ScriptedModel.text("done"), { inputTokens: 2000, outputTokens: 12 })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const withUsage = (reply: Reply, usage: Usage): Reply =>
+  reply._tag === "Message" ? { ...reply, usage: { ...reply.usage, ...usage } } : reply
 
 /**
  * An HTTP error answer with the API's JSON error body `{type:"error",error:{type,message}}`.
@@ -471,7 +512,8 @@ const answer = (
     content: reply.blocks.map((block, i): Sse.Content =>
       block._tag === "ToolUse" ? { ...block, id: block.id ?? `toolu_scripted_${n}_${i}` } : block
     ),
-    inputTokens: Sse.estimateTokens(recorded.messages)
+    inputTokens: Sse.estimateTokens(recorded.messages),
+    usage: reply.usage
   }
   const ending = reply.ending
   if (!recorded.stream) {

@@ -87,6 +87,8 @@ const methodsOf = (s: AgentSession.AgentSession, use: Use) => {
     initializationResult: refuse(() => s.initializationResult),
     sessionId: refuse(() => s.sessionId),
     endInput: Effect.suspend(() => (use.ended ? Effect.void : s.endInput)),
+    // The process's spend, the uses before this one included.
+    usage: s.usage,
     control: controlOf(s.control, use)
   }
 }

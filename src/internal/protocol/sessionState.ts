@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import { Tally } from "../usage/tally.js"
 import { isObject, type RawObject } from "./router.js"
 
 /**
@@ -67,6 +68,8 @@ export class SessionState {
   run: RunState = initialRun
   /** The latest `result` frame. */
   lastResult: RawObject | undefined = undefined
+  /** The spend of the session's turns, settled at each `result` before it is queued. */
+  readonly usage = new Tally()
 
   private newSessionId: string | undefined = undefined
   // The id last reported: a chunk that goes from it to another id and back reports nothing.
@@ -78,6 +81,7 @@ export class SessionState {
   /** Takes one message frame into account. */
   observe(frame: RawObject): void {
     const type = frame.type
+    this.usage.observe(frame)
     if (type === "result") {
       this.lastResult = frame
       ;(this.results ??= []).push(frame)

@@ -1,10 +1,27 @@
 // Turns, for telemetry: a span and the turn metrics from each prompt to its `result`. The reader
 // reports results whether or not anyone consumes the messages, so a turn is measured even when
 // its messages are never read.
-import { Clock, Context, Effect, Exit, FiberRef, Metric, Option, Predicate, type Scope, type Tracer } from "effect"
+import {
+  Clock,
+  Context,
+  Effect,
+  Exit,
+  FiberRef,
+  Metric,
+  Option,
+  Predicate,
+  type Scope,
+  Stream,
+  SubscriptionRef,
+  type Tracer
+} from "effect"
 import type { ControlChannelShape } from "../../services/ControlChannel.js"
-import * as Drain from "../control/drain.js"
 import * as Telemetry from "../../Telemetry.js"
+import type { Usage } from "../../Usage.js"
+import * as Drain from "../control/drain.js"
+import * as Spend from "../usage/metrics.js"
+import { settledFor } from "../usage/tally.js"
+import * as Fold from "../usage/fold.js"
 
 interface Started {
   readonly at: bigint
@@ -50,7 +67,7 @@ const failed = Telemetry.turns.pipe(Metric.tagged("outcome", "error"))
 export const track = (
   control: ControlChannelShape,
   running: Context.Tag.Service<CurrentTurn> = makeCurrentTurn()
-): Effect.Effect<{ readonly started: Effect.Effect<void> }, never, Scope.Scope> =>
+): Effect.Effect<{ readonly started: Effect.Effect<void>; readonly usage: Effect.Effect<Usage> }, never, Scope.Scope> =>
   Effect.gen(function*() {
     // Called inside `AgentSession.make`'s own span: turns belong to that span's parent, the session.
     const current = yield* Effect.currentSpan.pipe(Effect.option)
@@ -61,15 +78,23 @@ export const track = (
       running.span = open[0]?.span
     }
 
+    // The session's spend as of the results seen here, and how many that is.
+    const spent = yield* SubscriptionRef.make({ seen: 0, usage: Fold.empty })
+
     const finish = (result: { readonly [key: string]: unknown }) =>
       Effect.gen(function*() {
+        const settled = settledFor(result)
+        if (settled !== undefined) yield* Spend.record(settled.turn)
+        yield* SubscriptionRef.update(spent, (s) => ({ seen: s.seen + 1, usage: settled?.session ?? s.usage }))
         const now = yield* Clock.currentTimeNanos
         const isError = result.is_error === true
         const cost = numberAt(result, "total_cost_usd")
         const input = numberAt(result, "usage", "input_tokens")
         const output = numberAt(result, "usage", "output_tokens")
         yield* Metric.increment(isError ? failed : succeeded)
-        if (cost !== undefined) yield* Metric.incrementBy(Telemetry.costUsd, cost)
+        // The CLI's `total_cost_usd` is the session's so far: the turn's own cost is its `Usage`'s.
+        const turnCost = settled?.turn.costUsd ?? cost
+        if (turnCost !== undefined) yield* Metric.incrementBy(Telemetry.costUsd, turnCost)
         if (input !== undefined) yield* Metric.incrementBy(Telemetry.inputTokens, input)
         if (output !== undefined) yield* Metric.incrementBy(Telemetry.outputTokens, output)
         const turn = open.shift()
@@ -93,6 +118,8 @@ export const track = (
       })
 
     const results = yield* control.results
+    // Results the channel had counted before this subscription are not this tracker's to wait for.
+    const before = (yield* control.runState).results
     // A pull loop rather than `Stream.runForEach`: its sink channel is set up once per session and
     // costs more than the loop (see ../control/drain.ts).
     yield* Drain.forEachChunk(results, (chunk) => Effect.forEach(chunk, finish, { discard: true })).pipe(
@@ -127,5 +154,18 @@ export const track = (
       open.push({ at, span })
       opened()
     })
-    return { started }
+    // Up to date with every result the reader has seen: the tracker takes them asynchronously.
+    const usage = Effect.gen(function*() {
+      const target = (yield* control.runState).results - before
+      const now = yield* SubscriptionRef.get(spent)
+      if (now.seen >= target) return now.usage
+      const caughtUp = spent.changes.pipe(
+        Stream.filter((s) => s.seen >= target),
+        Stream.runHead,
+        Effect.map(Option.getOrElse(() => now))
+      )
+      const ended = Effect.zipRight(Effect.ignore(control.closed), SubscriptionRef.get(spent))
+      return (yield* Effect.raceFirst(caughtUp, ended)).usage
+    })
+    return { started, usage }
   })

@@ -40,6 +40,20 @@ export interface Message {
   readonly model: string
   readonly content: ReadonlyArray<Content>
   readonly inputTokens: number
+  /** Figures reported instead of the estimates: output in `message_delta`, the rest in `message_start`. */
+  readonly usage?: UsageFigures | undefined
+}
+
+/**
+ * The usage figures a scripted response reports.
+ *
+ * @internal
+ */
+export interface UsageFigures {
+  readonly inputTokens?: number | undefined
+  readonly outputTokens?: number | undefined
+  readonly cacheReadInputTokens?: number | undefined
+  readonly cacheCreationInputTokens?: number | undefined
 }
 
 type JsonObject = { readonly [key: string]: unknown }
@@ -133,13 +147,14 @@ const stopReason = (message: Message): string =>
   message.content.some((b) => b._tag === "ToolUse") ? "tool_use" : "end_turn"
 
 const usage = (message: Message, output: number): JsonObject => ({
-  input_tokens: message.inputTokens,
+  input_tokens: message.usage?.inputTokens ?? message.inputTokens,
   output_tokens: output,
-  cache_creation_input_tokens: 0,
-  cache_read_input_tokens: 0
+  cache_creation_input_tokens: message.usage?.cacheCreationInputTokens ?? 0,
+  cache_read_input_tokens: message.usage?.cacheReadInputTokens ?? 0
 })
 
-const outputTokens = (message: Message): number => estimateTokens(message.content.map((b) => streamed(b).final))
+const outputTokens = (message: Message): number =>
+  message.usage?.outputTokens ?? estimateTokens(message.content.map((b) => streamed(b).final))
 
 /**
  * The non-streaming answer: the whole message as one JSON object.

@@ -1,0 +1,68 @@
+/**
+ * The spend metrics of a settled turn: cost and tokens per agent and model.
+ *
+ * @internal
+ */
+import { Effect, Metric } from "effect"
+import * as Telemetry from "../../Telemetry.js"
+import type { AgentUsage, Spend, Usage } from "../../Usage.js"
+
+const agentLabel = (agent: AgentUsage): string =>
+  agent.agent === "subagent" ? agent.agentType ?? "subagent" : agent.agent
+
+const KINDS = [
+  ["input", "inputTokens"],
+  ["output", "outputTokens"],
+  ["cache_read", "cacheReadInputTokens"],
+  ["cache_creation", "cacheCreationInputTokens"]
+] as const
+
+interface Counters {
+  readonly cost: Metric.Metric.Counter<number>
+  readonly tokens: ReadonlyArray<Metric.Metric.Counter<number>>
+}
+
+// The tagged counters of one (agent, model), made once per process: the labels are few (agent
+// types × models).
+const made = new Map<string, Counters>()
+
+const countersFor = (agent: string, model: string): Counters => {
+  const key = `${agent}\u0000${model}`
+  let found = made.get(key)
+  if (found === undefined) {
+    const cost = Telemetry.agentCostUsd.pipe(Metric.tagged("agent", agent), Metric.tagged("model", model))
+    const tokens = KINDS.map(([kind]) =>
+      Telemetry.agentTokens.pipe(
+        Metric.tagged("agent", agent),
+        Metric.tagged("model", model),
+        Metric.tagged("kind", kind)
+      )
+    )
+    found = { cost, tokens }
+    made.set(key, found)
+  }
+  return found
+}
+
+const recordOne = (agent: string, model: string, spend: Spend, out: Array<Effect.Effect<void>>): void => {
+  const counters = countersFor(agent, model)
+  if (spend.costUsd !== 0) out.push(Metric.incrementBy(counters.cost, spend.costUsd))
+  KINDS.forEach(([, field], i) => {
+    const counter = counters.tokens[i]
+    if (spend[field] !== 0 && counter !== undefined) out.push(Metric.incrementBy(counter, spend[field]))
+  })
+}
+
+/**
+ * Records a turn's spend on `Telemetry.agentCostUsd` and `Telemetry.agentTokens`.
+ *
+ * @internal
+ */
+export const record = (usage: Usage): Effect.Effect<void> => {
+  const effects: Array<Effect.Effect<void>> = []
+  for (const agent of [usage.main, ...usage.subagents, usage.unattributed]) {
+    const label = agentLabel(agent)
+    for (const [model, spend] of Object.entries(agent.models)) recordOne(label, model, spend, effects)
+  }
+  return effects.length === 0 ? Effect.void : Effect.all(effects, { discard: true })
+}
