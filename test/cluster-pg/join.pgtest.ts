@@ -15,9 +15,10 @@ import { claudePids } from "../support/processes.js"
 import { databaseUrl, eventually, startRunner } from "./harness.js"
 
 const conversations = Array.from({ length: 8 }, (_, i) => `conversation-${i}`)
-// About 10 s of streaming: longer than a runner takes to start and join, and than
-// entityTerminationTimeout (2 s), which the old owner waits for a turn before it interrupts it.
-const slow = "slow answer ".padEnd(400, "~")
+// About 20 s of streaming: longer than a runner takes to start and join on a loaded machine (over
+// 10 s was seen), and than entityTerminationTimeout (2 s), which the old owner waits for a turn
+// before it interrupts it. A turn that ends before the newcomer joins is not re-run there.
+const slow = "slow answer ".padEnd(800, "~")
 
 const hasTranscript = (configDir: string, sessionId: string): boolean => {
   const projects = path.join(configDir, "projects")
