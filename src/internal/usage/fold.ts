@@ -44,18 +44,22 @@ export interface Response {
 }
 
 /**
- * What the fold keeps: the running turn's responses, and what lasts across turns.
+ * What the fold keeps: the running turn's responses, and what lasts across turns. A state belongs
+ * to one fold, which updates it in place: a turn can hold tens of thousands of messages, and
+ * copying its responses at each one would make the turn quadratic.
  *
  * @internal
  */
 export interface State {
-  readonly responses: ReadonlyArray<Response>
+  readonly responses: Array<Response>
+  /** Where each response is in `responses`, by agent and message id (`responseKey`). */
+  readonly index: Map<string, number>
   /** The message each agent is streaming now (agent key, `""` for the main agent → message id). */
-  readonly streaming: ReadonlyMap<string, string>
+  readonly streaming: Map<string, string>
   /** Each subagent's last reported `total_tokens`. */
-  readonly reported: ReadonlyMap<string, number>
+  readonly reported: Map<string, number>
   /** Subagent tool use id → agent type. */
-  readonly agentTypes: ReadonlyMap<string, string>
+  readonly agentTypes: Map<string, string>
   /** The last result's cumulative `modelUsage` and `total_cost_usd`. */
   readonly cumulative: { readonly models: ModelFigures; readonly costUsd: number } | undefined
 }
@@ -63,14 +67,22 @@ export interface State {
 /** @internal */
 export type ModelFigures = { readonly [model: string]: F.Figures }
 
-/** @internal */
-export const initial: State = {
+/**
+ * A new fold's state.
+ *
+ * @internal
+ */
+export const make = (): State => ({
   responses: [],
+  index: new Map(),
   streaming: new Map(),
   reported: new Map(),
   agentTypes: new Map(),
   cumulative: undefined
-}
+})
+
+/** @internal */
+export const responseKey = (agent: string | undefined, id: string): string => `${agent ?? ""}\u0000${id}`
 
 const SUBAGENT_TOOLS: ReadonlySet<string> = new Set(["Agent", "Task"])
 
@@ -87,13 +99,6 @@ const contentSize = (block: Raw): number => {
   }
 }
 
-const withEntry = <V>(map: ReadonlyMap<string, V>, key: string, value: V): ReadonlyMap<string, V> => {
-  if (map.get(key) === value) return map
-  const next = new Map(map)
-  next.set(key, value)
-  return next
-}
-
 const observeAssistant = (state: State, frame: Raw): State => {
   const message = frame.message
   if (!isObject(message)) return state
@@ -102,7 +107,7 @@ const observeAssistant = (state: State, frame: Raw): State => {
   const usage = isObject(message.usage) ? message.usage : {}
   let size = 0
   const tools: Array<{ readonly id: string; readonly name: string }> = []
-  let agentTypes = state.agentTypes
+  const agentTypes = state.agentTypes
   if (Array.isArray(message.content)) {
     for (const block of message.content) {
       if (!isObject(block)) continue
@@ -113,23 +118,20 @@ const observeAssistant = (state: State, frame: Raw): State => {
       tools.push({ id: toolId, name })
       const type = isObject(block.input) ? str(block.input.subagent_type) : undefined
       if (SUBAGENT_TOOLS.has(name) && type !== undefined && !agentTypes.has(toolId)) {
-        agentTypes = withEntry(agentTypes, toolId, type)
+        agentTypes.set(toolId, type)
       }
     }
   }
   const responses = state.responses
-  // The blocks of one response come together: the one to merge into is at the end.
-  for (let i = responses.length - 1; i >= 0 && id !== undefined; i--) {
-    const seen = responses[i]
-    if (seen === undefined || seen.id !== id || seen.agent !== agent) continue
-    const merged: Response = {
+  const at = id === undefined ? undefined : state.index.get(responseKey(agent, id))
+  const seen = at === undefined ? undefined : responses[at]
+  if (at !== undefined && seen !== undefined) {
+    responses[at] = {
       ...seen,
       size: seen.size + size,
       tools: tools.length > 0 ? [...seen.tools, ...tools] : seen.tools
     }
-    const next = responses.slice()
-    next[i] = merged
-    return { ...state, responses: next, agentTypes }
+    return state
   }
   const response: Response = {
     id,
@@ -142,7 +144,9 @@ const observeAssistant = (state: State, frame: Raw): State => {
     size,
     tools
   }
-  return { ...state, responses: [...responses, response], agentTypes }
+  if (id !== undefined) state.index.set(responseKey(agent, id), responses.length)
+  responses.push(response)
+  return state
 }
 
 const observeStreamEvent = (state: State, frame: Raw): State => {
@@ -152,20 +156,16 @@ const observeStreamEvent = (state: State, frame: Raw): State => {
   const key = str(frame.parent_tool_use_id) ?? ""
   if (event.type === "message_start") {
     const id = isObject(event.message) ? str(event.message.id) : undefined
-    return id === undefined ? state : { ...state, streaming: withEntry(state.streaming, key, id) }
+    if (id !== undefined) state.streaming.set(key, id)
+    return state
   }
   if (!isObject(event.usage)) return state
   const output = optionalNum(event.usage.output_tokens)
   const id = state.streaming.get(key)
   if (output === undefined || id === undefined) return state
-  const responses = state.responses
-  for (let i = responses.length - 1; i >= 0; i--) {
-    const seen = responses[i]
-    if (seen === undefined || seen.id !== id) continue
-    const next = responses.slice()
-    next[i] = { ...seen, outputTokens: output }
-    return { ...state, responses: next }
-  }
+  const at = state.index.get(responseKey(str(frame.parent_tool_use_id), id))
+  const seen = at === undefined ? undefined : state.responses[at]
+  if (at !== undefined && seen !== undefined) state.responses[at] = { ...seen, outputTokens: output }
   return state
 }
 
@@ -175,12 +175,14 @@ const observeSystem = (state: State, frame: Raw): State => {
   switch (frame.subtype) {
     case "task_started": {
       const type = str(frame.subagent_type)
-      return type === undefined ? state : { ...state, agentTypes: withEntry(state.agentTypes, toolUseId, type) }
+      if (type !== undefined) state.agentTypes.set(toolUseId, type)
+      return state
     }
     case "task_progress":
     case "task_notification": {
       const total = isObject(frame.usage) ? optionalNum(frame.usage.total_tokens) : undefined
-      return total === undefined ? state : { ...state, reported: withEntry(state.reported, toolUseId, total) }
+      if (total !== undefined) state.reported.set(toolUseId, total)
+      return state
     }
     default:
       return state
@@ -188,8 +190,8 @@ const observeSystem = (state: State, frame: Raw): State => {
 }
 
 /**
- * Takes one message frame (raw, as the CLI wrote it) into account. Frames that tell nothing
- * about spend return `state` itself. A `result` is `settle`'s.
+ * Takes one message frame (raw, as the CLI wrote it) into account, updating `state` in place
+ * (returned for convenience). A `result` is `settle`'s.
  *
  * @internal
  */

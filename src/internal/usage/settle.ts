@@ -249,6 +249,7 @@ export const settle = (state: State, result: Raw): { readonly usage: Usage; read
   const cumulative = modelFigures(result.modelUsage)
   const next: State = {
     responses: [],
+    index: new Map(),
     streaming: new Map(),
     reported: new Map(),
     agentTypes: state.agentTypes,

@@ -34,7 +34,7 @@ export const settledFor = (result: object): Settled | undefined => settled.get(r
  * @internal
  */
 export class Tally {
-  private state: Fold.State = Fold.initial
+  private state: Fold.State = Fold.make()
   /** The session's spend up to the last result. */
   total: Usage = Fold.empty
 
