@@ -178,13 +178,16 @@ export const make = (
       }
     ).pipe(
       Effect.mapError((error) =>
-        new RelayError({ reason: "Listen", description: `the relay cannot listen: ${messageOf(error.cause)}`, cause: error })
+        new RelayError({
+          reason: "Listen",
+          description: `the relay cannot listen: ${messageOf(error.cause)}`,
+          cause: error
+        })
       )
     )
   })
 
-const optionalFile = (name: string) =>
-  Config.option(Config.string(name)).pipe(Config.map(Option.getOrUndefined))
+const optionalFile = (name: string) => Config.option(Config.string(name)).pipe(Config.map(Option.getOrUndefined))
 
 /**
  * The configuration from the environment (what the `effect-claude-agent-relay` bin reads):

@@ -26,7 +26,9 @@ const rawHost = (url: string, options: { readonly env: Record<string, string>; r
     yield* socket.runRaw((data) => {
       if (typeof data !== "string") return
       const frame = Frames.parseControl(data)
-      if (frame._tag === "Right" && frame.right.type === "started") Deferred.unsafeDone(started, Exit.succeed(frame.right.pid))
+      if (frame._tag === "Right" && frame.right.type === "started") {
+        Deferred.unsafeDone(started, Exit.succeed(frame.right.pid))
+      }
     }, {
       onOpen: Effect.orDie(write(Frames.encodeControl({
         type: "hello",
@@ -93,7 +95,9 @@ describe("e2e: relay faults (effect-claude-agent-relay in its own process)", () 
       const host = yield* rawHost(relay.url, options)
       expect(isAlive(host.pid)).toBe(true)
       // Three intervals without a word from the host: the relay closes with its timeout code.
-      const closed = yield* host.closed.pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => "still open" }))
+      const closed = yield* host.closed.pipe(
+        Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => "still open" })
+      )
       expect(closed).toMatchObject({ reason: "Close", code: Frames.CloseCode.timeout })
       expect(yield* goneWithin(host.pid)).toBe(true)
     }).pipe(Effect.provide(NodeContext.layer)))

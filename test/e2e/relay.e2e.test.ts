@@ -49,7 +49,9 @@ describe("e2e: the CLI behind a relay (effect-claude-agent-relay in its own proc
           allowedTools: ["mcp__lab__probe"],
           hooks: {
             PreToolUse: [{
-              hooks: [Hook.on("PreToolUse", (input) => Effect.sync(() => hooked.push(input.tool_name)).pipe(Effect.as({})))]
+              hooks: [
+                Hook.on("PreToolUse", (input) => Effect.sync(() => hooked.push(input.tool_name)).pipe(Effect.as({})))
+              ]
             }]
           }
         })

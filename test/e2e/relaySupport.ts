@@ -2,7 +2,7 @@
 // 127.0.0.1 with a free port, configured by environment as users run it, always stopped with its
 // scope. And the host's side: `Transport.layerWebSocket` in front of the agent.
 import { NodeSocket } from "@effect/platform-node"
-import { Deferred, Duration, Effect, Exit, Layer, Redacted, Schedule } from "effect"
+import { Deferred, type Duration, Effect, Exit, Layer, Redacted, Schedule } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"

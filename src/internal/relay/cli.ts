@@ -58,7 +58,13 @@ export interface Spawn {
 const open = (options: Spawn, closed: Deferred.Deferred<Ended>) =>
   Effect.async<{ readonly child: ChildProcess; readonly pid: number }, CLINotFoundError | CLIConnectionError>(
     (resume) => {
-      const config = { command: options.command, args: options.args, env: options.env, cwd: options.cwd, maxBufferSize: 0 }
+      const config = {
+        command: options.command,
+        args: options.args,
+        env: options.env,
+        cwd: options.cwd,
+        maxBufferSize: 0
+      }
       let child: ChildProcess
       try {
         child = spawn(options.command, options.args, {

@@ -28,10 +28,17 @@ export interface Session {
 }
 
 const lostError = (url: string, why: string, cause?: unknown) =>
-  new CLIConnectionError({ reason: "ReadFailed", description: `The connection to the relay at ${url} was lost: ${why}`, cause })
+  new CLIConnectionError({
+    reason: "ReadFailed",
+    description: `The connection to the relay at ${url} was lost: ${why}`,
+    cause
+  })
 
 const refusedError = (url: string, code: string, message: string) =>
-  new CLIConnectionError({ reason: "SpawnFailed", description: `The relay at ${url} refused the session: ${code}: ${message}` })
+  new CLIConnectionError({
+    reason: "SpawnFailed",
+    description: `The relay at ${url} refused the session: ${code}: ${message}`
+  })
 
 // How the socket's end reads, when no frame said why.
 const endReason = (cause: unknown): string =>
@@ -60,40 +67,41 @@ const finish = (inbox: Inbox, error: CLIConnectionError) => {
   inbox.stderr.unsafeDone(Exit.void)
 }
 
-const onMessage = (url: string, inbox: Inbox, send: (chunk: string) => Effect.Effect<void, CLIConnectionError>) =>
-(data: string | Uint8Array): Effect.Effect<void, CLIConnectionError> | void => {
-  inbox.lastSeen = Date.now()
-  if (typeof data !== "string") {
-    const decoded = Frames.decodeData(data)
-    if (decoded?.stream === Frames.StreamId.stdout) inbox.stdout.unsafeOffer(decoded.bytes)
-    else if (decoded?.stream === Frames.StreamId.stderr) inbox.stderr.unsafeOffer(decoded.bytes)
-    return
-  }
-  const parsed = Frames.parseControl(data)
-  if (Either.isLeft(parsed)) return
-  const frame = parsed.right
-  switch (frame.type) {
-    case "started":
-      return Deferred.unsafeDone(inbox.started, Exit.succeed(frame.pid))
-    case "exit":
-      // Everything the CLI wrote came before this frame.
-      inbox.stdout.unsafeDone(Exit.void)
-      inbox.stderr.unsafeDone(Exit.void)
-      return Deferred.unsafeDone(
-        inbox.exit,
-        Exit.succeed({ exitCode: frame.code ?? undefined, signal: frame.signal ?? undefined })
-      )
-    case "error": {
-      const error = refusedError(url, frame.code, frame.message)
-      inbox.refusal = error
-      return Deferred.unsafeDone(inbox.started, Exit.fail(error))
-    }
-    case "ping":
-      return send(Frames.encodeControl({ type: "pong" }))
-    default:
+const onMessage =
+  (url: string, inbox: Inbox, send: (chunk: string) => Effect.Effect<void, CLIConnectionError>) =>
+  (data: string | Uint8Array): Effect.Effect<void, CLIConnectionError> | void => {
+    inbox.lastSeen = Date.now()
+    if (typeof data !== "string") {
+      const decoded = Frames.decodeData(data)
+      if (decoded?.stream === Frames.StreamId.stdout) inbox.stdout.unsafeOffer(decoded.bytes)
+      else if (decoded?.stream === Frames.StreamId.stderr) inbox.stderr.unsafeOffer(decoded.bytes)
       return
+    }
+    const parsed = Frames.parseControl(data)
+    if (Either.isLeft(parsed)) return
+    const frame = parsed.right
+    switch (frame.type) {
+      case "started":
+        return Deferred.unsafeDone(inbox.started, Exit.succeed(frame.pid))
+      case "exit":
+        // Everything the CLI wrote came before this frame.
+        inbox.stdout.unsafeDone(Exit.void)
+        inbox.stderr.unsafeDone(Exit.void)
+        return Deferred.unsafeDone(
+          inbox.exit,
+          Exit.succeed({ exitCode: frame.code ?? undefined, signal: frame.signal ?? undefined })
+        )
+      case "error": {
+        const error = refusedError(url, frame.code, frame.message)
+        inbox.refusal = error
+        return Deferred.unsafeDone(inbox.started, Exit.fail(error))
+      }
+      case "ping":
+        return send(Frames.encodeControl({ type: "pong" }))
+      default:
+        return
+    }
   }
-}
 
 // Pings every interval; ends the connection when the relay said nothing for the timeout.
 const heartbeat = (

@@ -120,7 +120,8 @@ interface State {
 }
 
 // Every message from the host, as it arrives.
-const onMessage = (out: Outbound, state: State, hello: Deferred.Deferred<Frames.Hello, Policy.Refusal>) =>
+const onMessage =
+  (out: Outbound, state: State, hello: Deferred.Deferred<Frames.Hello, Policy.Refusal>) =>
   (data: string | Uint8Array): void => {
     state.lastSeen = Date.now()
     const fail = (message: string) => out.refuse({ code: "bad_request", message }, Frames.CloseCode.badRequest)
@@ -200,10 +201,12 @@ export const handle = (settings: Settings) => (socket: Socket.Socket) =>
         duration: settings.helloTimeout,
         onTimeout: (): Policy.Refusal => ({ code: "timeout", message: "no hello in time" })
       }),
-      Effect.flatMap((frame) => Either.match(Policy.check(settings.policy, frame), {
-        onLeft: Effect.fail,
-        onRight: Effect.succeed
-      })),
+      Effect.flatMap((frame) =>
+        Either.match(Policy.check(settings.policy, frame), {
+          onLeft: Effect.fail,
+          onRight: Effect.succeed
+        })
+      ),
       Effect.either
     )
     if (Either.isLeft(checked)) {

@@ -123,9 +123,7 @@ export const check = (policy: Policy, hello: Hello): Either.Either<Accepted, Ref
       message: `the working directory ${wanted ?? "(none)"} is not within the relay's allowed roots`
     })
   }
-  const refused = Object.keys(hello.env).filter((key) =>
-    !sdkEnvKeys.includes(key) && !policy.allowedEnv.includes(key)
-  )
+  const refused = Object.keys(hello.env).filter((key) => !sdkEnvKeys.includes(key) && !policy.allowedEnv.includes(key))
   if (refused.length > 0) {
     return Either.left({ code: "forbidden", message: `environment keys not allowed: ${refused.join(", ")}` })
   }

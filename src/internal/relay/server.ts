@@ -46,7 +46,9 @@ const secureServer = (listen: Listen, tls: NonNullable<Listen["tls"]>) =>
     return socketServer
   })
 
-const open = (listen: Listen): Effect.Effect<SocketServer.SocketServer["Type"], SocketServer.SocketServerError, Scope.Scope> =>
+const open = (
+  listen: Listen
+): Effect.Effect<SocketServer.SocketServer["Type"], SocketServer.SocketServerError, Scope.Scope> =>
   listen.tls === undefined
     ? NodeSocketServer.makeWebSocket({ host: listen.host, port: listen.port, maxPayload: listen.maxMessageBytes })
     : secureServer(listen, listen.tls)
