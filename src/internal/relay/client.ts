@@ -7,8 +7,8 @@
  * @internal
  */
 import * as Socket from "@effect/platform/Socket"
-import { Cause, Deferred, Duration, Effect, Either, Exit, Mailbox, Redacted, type Scope } from "effect"
-import { SessionLaunch } from "../../layers/SessionServices.js"
+import { Cause, Context, Deferred, Duration, Effect, Either, Exit, Mailbox, Redacted, type Scope } from "effect"
+import type { SessionLaunch } from "../../layers/SessionServices.js"
 import { CLIConnectionError } from "../../SdkError.js"
 import type { ByteStreams, ExitStatus, WebSocketConfig } from "../../services/Transport.js"
 import * as Defaults from "../defaults.js"
@@ -207,13 +207,23 @@ export const open = (
   })
 
 /**
+ * `SessionLaunch` by its key: importing the class would close a module cycle (SessionServices →
+ * Transport → here → SessionServices) that CommonJS cannot load. Context finds services by key.
+ *
+ * @internal
+ */
+export const Launch = Context.GenericTag<SessionLaunch, SessionLaunch["Type"]>(
+  "effect-claude-agent/SessionServices/SessionLaunch"
+)
+
+/**
  * The session's hello from its launch: its arguments and working directory, and of its
  * environment only what the options set and the SDK's own keys (the relay's environment is the
  * base; the host's is not sent).
  *
  * @internal
  */
-export const sessionOf = Effect.map(SessionLaunch, ({ launch, options }): Session => {
+export const sessionOf = Effect.map(Launch, ({ launch, options }): Session => {
   const env: Record<string, string> = {}
   for (const key of [...Object.keys(options.env ?? {}), ...sdkEnvKeys]) {
     const value = launch.env[key]
@@ -227,7 +237,7 @@ export const sessionOf = Effect.map(SessionLaunch, ({ launch, options }): Sessio
  *
  * @internal
  */
-export const readerOptions = Effect.map(SessionLaunch, ({ options }) => ({
+export const readerOptions = Effect.map(Launch, ({ options }) => ({
   maxBufferSize: options.maxBufferSize,
   closeGracePeriod: options.closeGracePeriod,
   onStderr: options.stderr
