@@ -78,6 +78,41 @@ describe("e2e: relay faults (effect-claude-agent-relay in its own process)", () 
       expect(yield* goneWithin(outcome.pid)).toBe(true)
     }).pipe(Effect.provide(NodeContext.layer)))
 
+  it.scopedLive("a relay that stops answering (SIGSTOP) fails the host's turn within the heartbeat timeout", () =>
+    Effect.gen(function*() {
+      const relay = yield* startRelay()
+      const model = yield* ScriptedModel.make([
+        { reply: ScriptedModel.slowText("la ".repeat(400), { chunkSize: 3, delayMs: 25 }), times: Infinity }
+      ])
+      const options = yield* model.options()
+      const outcome = yield* Effect.scoped(Effect.gen(function*() {
+        const agent = relayAgent(relay.url, { heartbeatInterval: "200 millis", heartbeatTimeout: "1 second" })
+        const session = yield* agent.session({ ...options, includePartialMessages: true })
+        yield* session.send("Write a long poem.")
+        const streaming = yield* Deferred.make<void>()
+        const turn = yield* session.receiveResponse.pipe(
+          Stream.tap((m) => (m.type === "stream_event" ? Deferred.succeed(streaming, undefined) : Effect.void)),
+          Stream.runDrain,
+          Effect.exit,
+          Effect.fork
+        )
+        yield* Deferred.await(streaming)
+        relay.child.kill("SIGSTOP")
+        const exit = yield* turn.await.pipe(
+          Effect.flatten,
+          Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => "the host did not notice" })
+        )
+        return { pid: Option.getOrThrow(session.pid), exit }
+      })).pipe(Effect.ensuring(Effect.sync(() => relay.child.kill("SIGCONT"))))
+      expect(failureOf(outcome.exit)).toMatchObject({
+        _tag: "CLIConnectionError",
+        reason: "ReadFailed",
+        description: expect.stringContaining("no message for 1000 ms")
+      })
+      // Woken up, the relay finds the connection gone and stops the CLI.
+      expect(yield* goneWithin(outcome.pid)).toBe(true)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
   it.scopedLive("a host that goes away: the relay stops its CLI", () =>
     Effect.gen(function*() {
       const relay = yield* startRelay()
