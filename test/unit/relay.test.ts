@@ -7,6 +7,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Client from "../../src/internal/relay/client.js"
 import * as Frames from "../../src/internal/relay/frames.js"
+import * as Outbound from "../../src/internal/relay/outbound.js"
 import * as Policy from "../../src/internal/relay/policy.js"
 import { SessionLaunch } from "../../src/layers/SessionServices.js"
 
@@ -105,5 +106,53 @@ describe("relay policy", () => {
 describe("relay client", () => {
   it("reads the session's launch by SessionLaunch's key", () => {
     expect(Client.Launch.key).toBe(SessionLaunch.key)
+  })
+})
+
+describe("relay flow control", () => {
+  const setup = () => {
+    const events: Array<string> = []
+    const pending: Array<() => void> = []
+    const sent: Array<Uint8Array | string> = []
+    const ws: Outbound.RawSocket = {
+      send: (data, done) => {
+        sent.push(data)
+        if (done !== undefined) pending.push(() => done())
+      },
+      close: () => {}
+    }
+    const out = new Outbound.Outbound(ws, 64 * 1024)
+    out.watch({ pause: () => events.push("pause"), resume: () => events.push("resume") })
+    const writeAll = () => pending.splice(0).forEach((done) => done())
+    return { events, out, sent, writeAll }
+  }
+  const chunk = new Uint8Array(64 * 1024 - 1)
+
+  it("stdout pauses when the host's credit is spent and resumes when it grants more; stderr costs none", () => {
+    const { events, out, writeAll } = setup()
+    for (let sent = 0; sent < Frames.initialCredit - chunk.length; sent += chunk.length) {
+      out.data(Frames.StreamId.stdout, chunk)
+      writeAll()
+    }
+    for (let i = 0; i < 100; i++) {
+      out.data(Frames.StreamId.stderr, chunk)
+      writeAll()
+    }
+    expect(events).toEqual([])
+    out.data(Frames.StreamId.stdout, chunk)
+    writeAll()
+    expect(events).toEqual(["pause"])
+    out.credit(chunk.length)
+    expect(events).toEqual(["pause", "resume"])
+  })
+
+  it("stdout pauses while more than the high-water mark is unwritten, and resumes below the low one", () => {
+    const { events, out, sent, writeAll } = setup()
+    const messages = Math.ceil(Outbound.HIGH_WATER_BYTES / chunk.length) + 1
+    for (let i = 0; i < messages; i++) out.data(Frames.StreamId.stdout, chunk)
+    expect(events).toEqual(["pause"])
+    expect(sent).toHaveLength(messages)
+    writeAll()
+    expect(events).toEqual(["pause", "resume"])
   })
 })

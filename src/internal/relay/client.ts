@@ -7,7 +7,20 @@
  * @internal
  */
 import * as Socket from "@effect/platform/Socket"
-import { Cause, Context, Deferred, Duration, Effect, Either, Exit, Mailbox, Redacted, type Scope } from "effect"
+import {
+  Cause,
+  type Chunk,
+  Context,
+  Deferred,
+  Duration,
+  Effect,
+  Either,
+  Exit,
+  Mailbox,
+  Redacted,
+  type Scope,
+  Stream
+} from "effect"
 import type { SessionLaunch } from "../../layers/SessionServices.js"
 import { CLIConnectionError } from "../../SdkError.js"
 import type { ByteStreams, ExitStatus, WebSocketConfig } from "../../services/Transport.js"
@@ -189,6 +202,16 @@ export const open = (
     const timeout = Duration.decode(config.heartbeatTimeout ?? Duration.times(interval, 3))
     yield* Effect.forkScoped(heartbeat(url, inbox, send, interval, timeout))
     const maxMessageBytes = config.maxMessageBytes ?? Defaults.maxBufferSize
+    // Credit for what the reader took, granted in quarters of the window: the relay sends at most
+    // `initialCredit` bytes that the reader has not taken.
+    let taken = 0
+    const grant = (chunk: Chunk.Chunk<Uint8Array>) => {
+      for (const bytes of chunk) taken += bytes.length
+      if (taken < Frames.initialCredit / 4) return Effect.succeed(chunk)
+      const bytes = taken
+      taken = 0
+      return Effect.as(Effect.ignore(send(Frames.encodeControl({ type: "credit", bytes }))), chunk)
+    }
     const streams: ByteStreams = {
       stdin: {
         write: (bytes) =>
@@ -197,7 +220,7 @@ export const open = (
           }),
         end: send(Frames.encodeControl({ type: "eof" }))
       },
-      stdout: Mailbox.toStream(inbox.stdout),
+      stdout: Mailbox.toStream(inbox.stdout).pipe(Stream.mapChunksEffect(grant)),
       stderr: Mailbox.toStream(inbox.stderr),
       exit: Deferred.await(inbox.exit),
       close: Effect.ignore(send(Frames.encodeControl({ type: "kill" }))),

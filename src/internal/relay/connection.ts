@@ -6,10 +6,11 @@
  * @internal
  */
 import * as Socket from "@effect/platform/Socket"
-import { Deferred, Duration, Effect, Either, Fiber, Option, Predicate } from "effect"
+import { Deferred, Duration, Effect, Either, Fiber, Option } from "effect"
 import { messageOf } from "../process/errors.js"
 import * as Cli from "./cli.js"
 import * as Frames from "./frames.js"
+import { isRawSocket, Outbound, type RawSocket } from "./outbound.js"
 import * as Policy from "./policy.js"
 
 /**
@@ -29,73 +30,6 @@ export interface Settings {
   readonly heartbeatTimeout: Duration.Duration
   readonly helloTimeout: Duration.Duration
   readonly closeGracePeriod: Duration.Duration
-}
-
-/**
- * The part of `ws`'s WebSocket the relay uses directly: sends with a completion callback (for
- * flow control) from the CLI's pipe events, without a fiber per chunk.
- *
- * @internal
- */
-export interface RawSocket {
-  readonly send: (data: Uint8Array | string, done?: (error?: Error) => void) => void
-  readonly close: (code?: number, reason?: string) => void
-}
-
-/**
- * Whether the connection's socket is one the relay can drive directly.
- *
- * @internal
- */
-export const isRawSocket = (u: unknown): u is RawSocket =>
-  Predicate.hasProperty(u, "send") && typeof u.send === "function" &&
-  Predicate.hasProperty(u, "close") && typeof u.close === "function"
-
-// Bytes sent to the host and not yet written to the network above which the CLI's stdout is
-// paused, and below which it resumes: a host that reads slowly slows the CLI down.
-const HIGH_WATER_BYTES = 1024 * 1024
-const LOW_WATER_BYTES = 256 * 1024
-
-class Outbound {
-  private unsent = 0
-  private paused = false
-  constructor(
-    private readonly ws: RawSocket,
-    private readonly maxMessageBytes: number,
-    private stdout: NodeJS.ReadableStream | undefined = undefined
-  ) {}
-
-  watch(stdout: NodeJS.ReadableStream) {
-    this.stdout = stdout
-  }
-
-  control(frame: Frames.Control) {
-    this.ws.send(Frames.encodeControl(frame))
-  }
-
-  data(stream: number, bytes: Uint8Array) {
-    for (const message of Frames.encodeDataSplit(stream, bytes, this.maxMessageBytes)) {
-      this.unsent += message.length
-      this.ws.send(message, () => this.written(message.length))
-    }
-    if (this.unsent > HIGH_WATER_BYTES && !this.paused && this.stdout !== undefined) {
-      this.paused = true
-      this.stdout.pause()
-    }
-  }
-
-  private written(bytes: number) {
-    this.unsent -= bytes
-    if (this.paused && this.unsent < LOW_WATER_BYTES) {
-      this.paused = false
-      this.stdout?.resume()
-    }
-  }
-
-  refuse(refusal: Policy.Refusal, closeCode: number) {
-    this.control({ type: "error", code: refusal.code, message: refusal.message })
-    this.ws.close(closeCode, refusal.code)
-  }
 }
 
 const closeCodeOf = (code: Frames.ErrorCode): number => {
@@ -146,6 +80,8 @@ const onMessage =
         return state.cli?.terminate()
       case "ping":
         return out.control({ type: "pong" })
+      case "credit":
+        return out.credit(frame.bytes)
       case "pong":
         return
       default:

@@ -23,6 +23,14 @@ export const version = 1
 export const StreamId = { stdin: 0, stdout: 1, stderr: 2 } as const
 
 /**
+ * Bytes of stdout the relay may send before the host grants more with `credit` frames (as it
+ * reads them): what a host that stops reading holds at most.
+ *
+ * @internal
+ */
+export const initialCredit = 4 * 1024 * 1024
+
+/**
  * Close codes the relay uses (4000–4999 is the application range).
  *
  * @internal
@@ -71,6 +79,7 @@ const Exit = Schema.Struct({
   signal: Schema.NullOr(Schema.String)
 })
 const ErrorFrame = Schema.Struct({ type: Schema.Literal("error"), code: ErrorCode, message: Schema.String })
+const Credit = Schema.Struct({ type: Schema.Literal("credit"), bytes: Schema.Int.pipe(Schema.positive()) })
 const Simple = Schema.Struct({ type: Schema.Literal("eof", "kill", "ping", "pong") })
 
 /**
@@ -78,7 +87,7 @@ const Simple = Schema.Struct({ type: Schema.Literal("eof", "kill", "ping", "pong
  *
  * @internal
  */
-export const Control = Schema.Union(Hello, Started, Exit, ErrorFrame, Simple)
+export const Control = Schema.Union(Hello, Started, Exit, ErrorFrame, Credit, Simple)
 
 /**
  * @internal
