@@ -229,7 +229,8 @@ export const config: Effect.Effect<RelayConfig, RelayError, FileSystem.FileSyste
     ),
     cert: optionalFile("CLAUDE_RELAY_TLS_CERT"),
     key: optionalFile("CLAUDE_RELAY_TLS_KEY")
-  }).pipe(Effect.mapError((error) => configError(`the relay's configuration: ${error.message}`)))
+    // The error's string form names the variable (a redacted one's message is only `<redacted>`).
+  }).pipe(Effect.mapError((error) => configError(`the relay's configuration: ${String(error)}`)))
   const fs = yield* FileSystem.FileSystem
   const readPem = (file: string) =>
     fs.readFileString(file).pipe(Effect.mapError((error) => configError(`cannot read ${file}: ${error.message}`)))

@@ -27,7 +27,6 @@ import type { ByteStreams, ExitStatus, WebSocketConfig } from "../../services/Tr
 import * as Defaults from "../defaults.js"
 import { messageOf } from "../process/errors.js"
 import * as Frames from "./frames.js"
-import { sdkEnvKeys } from "./policy.js"
 
 /**
  * What the host asks the relay to start.
@@ -248,7 +247,7 @@ export const Launch = Context.GenericTag<SessionLaunch, SessionLaunch["Type"]>(
  */
 export const sessionOf = Effect.map(Launch, ({ launch, options }): Session => {
   const env: Record<string, string> = {}
-  for (const key of [...Object.keys(options.env ?? {}), ...sdkEnvKeys]) {
+  for (const key of [...Object.keys(options.env ?? {}), ...Frames.sdkEnvKeys]) {
     const value = launch.env[key]
     if (value !== undefined) env[key] = value
   }

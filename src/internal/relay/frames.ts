@@ -16,6 +16,19 @@ import { parseJsonBoundary } from "../protocol/json.js"
 export const version = 1
 
 /**
+ * Environment keys the SDK itself sets for every session: always allowed.
+ *
+ * @internal
+ */
+export const sdkEnvKeys: ReadonlyArray<string> = [
+  "CLAUDE_CODE_ENTRYPOINT",
+  "CLAUDE_AGENT_SDK_CLIENT_APP",
+  "CLAUDE_CODE_SDK_READS_SESSION_STATE",
+  "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING",
+  "CLAUDE_CODE_QUESTION_PREVIEW_FORMAT"
+]
+
+/**
  * The stream a data frame belongs to (its first byte).
  *
  * @internal

@@ -9,20 +9,7 @@ import { realpathSync } from "node:fs"
 import * as path from "node:path"
 import { timingSafeEqual } from "node:crypto"
 import { Either } from "effect"
-import type { ErrorCode, Hello } from "./frames.js"
-
-/**
- * Environment keys the SDK itself sets for every session: always allowed.
- *
- * @internal
- */
-export const sdkEnvKeys: ReadonlyArray<string> = [
-  "CLAUDE_CODE_ENTRYPOINT",
-  "CLAUDE_AGENT_SDK_CLIENT_APP",
-  "CLAUDE_CODE_SDK_READS_SESSION_STATE",
-  "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING",
-  "CLAUDE_CODE_QUESTION_PREVIEW_FORMAT"
-]
+import { type ErrorCode, type Hello, sdkEnvKeys } from "./frames.js"
 
 /**
  * The checks' inputs.
