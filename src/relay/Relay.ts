@@ -209,6 +209,7 @@ const optionalFile = (name: string) => Config.option(Config.string(name)).pipe(C
  * @category config
  */
 export const config: Effect.Effect<RelayConfig, RelayError, FileSystem.FileSystem> = Effect.gen(function*() {
+  // The error's string form names the variable (a redacted one's message is only `<redacted>`).
   const read = yield* Config.all({
     token: Config.redacted("CLAUDE_RELAY_TOKEN"),
     allowedRoots: Config.array(Config.string(), "CLAUDE_RELAY_ROOTS"),
@@ -229,7 +230,6 @@ export const config: Effect.Effect<RelayConfig, RelayError, FileSystem.FileSyste
     ),
     cert: optionalFile("CLAUDE_RELAY_TLS_CERT"),
     key: optionalFile("CLAUDE_RELAY_TLS_KEY")
-    // The error's string form names the variable (a redacted one's message is only `<redacted>`).
   }).pipe(Effect.mapError((error) => configError(`the relay's configuration: ${String(error)}`)))
   const fs = yield* FileSystem.FileSystem
   const readPem = (file: string) =>
