@@ -128,8 +128,9 @@ const heartbeat = (
     while (inbox.ended === undefined) {
       yield* Effect.sleep(interval)
       if (Date.now() - inbox.lastSeen >= millis) {
-        finish(inbox, lostError(url, `no message for ${millis} ms`))
-        return yield* Effect.ignore(send(new Socket.CloseEvent(Frames.CloseCode.timeout, "timeout")))
+        // Closed first: once finished, nothing more is sent.
+        yield* Effect.ignore(send(new Socket.CloseEvent(Frames.CloseCode.timeout, "timeout")))
+        return finish(inbox, lostError(url, `no message for ${millis} ms`))
       }
       yield* Effect.ignore(send(Frames.encodeControl({ type: "ping" })))
     }

@@ -132,7 +132,13 @@ export const handle = (settings: Settings) => (socket: Socket.Socket) =>
     const hello = yield* Deferred.make<Frames.Hello, Policy.Refusal>()
     const reading = yield* Effect.forkScoped(Effect.ignore(socket.runRaw(onMessage(out, state, hello))))
 
+    // A host that leaves before its hello ends the wait at once.
+    const left = Effect.zipRight(
+      Fiber.join(reading),
+      Effect.fail<Policy.Refusal>({ code: "bad_request", message: "closed before the hello" })
+    )
     const checked = yield* Deferred.await(hello).pipe(
+      Effect.raceFirst(left),
       Effect.timeoutFail({
         duration: settings.helloTimeout,
         onTimeout: (): Policy.Refusal => ({ code: "timeout", message: "no hello in time" })
