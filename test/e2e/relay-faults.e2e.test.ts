@@ -47,11 +47,12 @@ const rawHost = (url: string, options: { readonly env: Record<string, string>; r
   }).pipe(Effect.provide(NodeSocket.layerWebSocketConstructor))
 
 describe("e2e: relay faults (effect-claude-agent-relay in its own process)", () => {
-  it.scopedLive("the relay killed mid-turn: a typed error on the host, and no CLI left", () =>
+  // The host's view of a relay that dies while the CLI is answering: the turn fails, typed.
+  const killedMidTurn = (signal: NodeJS.Signals, reply: string) =>
     Effect.gen(function*() {
       const relay = yield* startRelay()
       const model = yield* ScriptedModel.make([
-        { reply: ScriptedModel.slowText("la ".repeat(400), { chunkSize: 3, delayMs: 25 }), times: Infinity }
+        { reply: ScriptedModel.slowText(reply, { chunkSize: 3, delayMs: 25 }), times: Infinity }
       ])
       const options = yield* model.options()
       const outcome = yield* Effect.scoped(Effect.gen(function*() {
@@ -67,15 +68,29 @@ describe("e2e: relay faults (effect-claude-agent-relay in its own process)", () 
           Effect.fork
         )
         yield* Deferred.await(streaming)
-        relay.child.kill("SIGKILL")
+        relay.child.kill(signal)
         return { pid, exit: yield* turn.await.pipe(Effect.flatten) }
       }))
       expect(failureOf(outcome.exit)).toMatchObject({
         _tag: "CLIConnectionError",
+        reason: "ReadFailed",
         description: expect.stringContaining("relay")
       })
-      // The CLI's stdin and stdout went with the relay: it ends.
-      expect(yield* goneWithin(outcome.pid)).toBe(true)
+      return outcome.pid
+    })
+
+  it.scopedLive("the relay stopped mid-turn (SIGTERM): a typed error on the host; the relay stops its CLI", () =>
+    Effect.gen(function*() {
+      const pid = yield* killedMidTurn("SIGTERM", "la ".repeat(400))
+      // The relay's stop sequence: stdin closed, 5 s, SIGTERM to the group.
+      expect(yield* goneWithin(pid, "20 seconds")).toBe(true)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("the relay killed mid-turn (SIGKILL): a typed error on the host; the CLI, its pipes gone, exits", () =>
+    Effect.gen(function*() {
+      const pid = yield* killedMidTurn("SIGKILL", "la ".repeat(150))
+      // Nothing is left to signal it: the CLI sees its stdin end and exits once its turn is over.
+      expect(yield* goneWithin(pid, "45 seconds")).toBe(true)
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scopedLive("a relay that stops answering (SIGSTOP) fails the host's turn within the heartbeat timeout", () =>
