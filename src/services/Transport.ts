@@ -77,7 +77,8 @@ export interface TransportShape {
   /** Closes stdin after every frame already sent is written (the CLI's end of input). */
   readonly endInput: Effect.Effect<void>
   /**
-   * Asks the process to stop now (SIGTERM), for when nothing it would still do is wanted: a
+   * Asks the process to stop now (SIGTERM; over byte streams, their `close`, or the end of
+   * input without one), for when nothing it would still do is wanted: a
    * session closed before the CLI answered `initialize`. Closing the scope still runs the whole
    * stop sequence after it.
    */
@@ -117,9 +118,9 @@ export interface SubprocessConfig {
 }
 
 /**
- * A function that writes bytes to the CLI's stdin, for `ByteStreams.stdin` when the channel has
- * no `Sink`: `write` is called by one fiber at a time, each time with whole lines; `end` (when
- * given) sends the end of input after the last write.
+ * A function that writes bytes to the CLI's stdin, for `ByteStreams.stdin`: `write` is called by
+ * one fiber at a time, each time with whole lines; `end` (when given) sends the end of input
+ * after the last write. Cheaper per frame than a `Sink` (no stream machinery around each write).
  *
  * @example
  * ```ts
@@ -196,7 +197,10 @@ export interface ByteStreams {
   readonly closeGracePeriod?: Duration.DurationInput | undefined
   /** Called with every stderr line. */
   readonly onStderr?: ((line: string) => void) | undefined
-  /** The process id on the remote side, when there is one to report. */
+  /**
+   * The CLI's process id, reported as the session's `pid`. Give it only for a process on this
+   * host (a cluster runner's resource guard watches it); a remote process has none here.
+   */
   readonly pid?: number | undefined
 }
 

@@ -269,6 +269,37 @@ describe("Transport.fromByteStreams", () => {
       expect(events[0]).toBe("close")
     }))
 
+  it.scoped("a failing stdout stream fails the frames with ReadFailed after the frames before it", () =>
+    Effect.gen(function*() {
+      const transport = yield* Transport.fromByteStreams({
+        stdin: Sink.drain,
+        stdout: Stream.concat(Stream.make(encoder.encode(line({ a: 1 }))), Stream.fail(new Error("channel closed"))),
+        exit: Effect.never,
+        closeGracePeriod: 0
+      })
+      const seen: Array<unknown> = []
+      const exit = yield* transport.frames.pipe(
+        Stream.runForEach((frame) => Effect.sync(() => seen.push(frame.value))),
+        Effect.exit
+      )
+      expect(seen).toEqual([{ a: 1 }])
+      expect(failure(exit)).toMatchObject({ _tag: "CLIConnectionError", reason: "ReadFailed" })
+      expect(failure(exit)?.message).toContain("channel closed")
+    }))
+
+  it.scoped("without a close, terminate ends the input and waits for the exit", () =>
+    Effect.gen(function*() {
+      const exited = yield* Deferred.make<number>()
+      const transport = yield* Transport.fromByteStreams({
+        stdin: { write: () => Effect.void, end: Deferred.succeed(exited, 0) },
+        stdout: Stream.never,
+        exit: Deferred.await(exited)
+      })
+      yield* transport.terminate
+      expect(yield* transport.exitStatus).toEqual({ exitCode: 0, signal: undefined })
+      expect(yield* Effect.flip(transport.send({ a: 1 }))).toMatchObject({ reason: "InputClosed" })
+    }))
+
   it.scoped("writes after a failed sink fail with WriteFailed", () =>
     Effect.gen(function*() {
       const transport = yield* Transport.fromByteStreams({

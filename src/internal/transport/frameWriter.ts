@@ -6,8 +6,9 @@
  *
  * @internal
  */
-import { Cause, Chunk, Effect, Option, Sink, Stream } from "effect"
+import { Cause, Chunk, Effect, Option, type Sink, Stream } from "effect"
 import type { CLIConnectionError } from "../../SdkError.js"
+import * as Drain from "../control/drain.js"
 import { inputClosed, writeFailed } from "../process/errors.js"
 import { encodeFrame } from "../protocol/json.js"
 
@@ -33,12 +34,17 @@ export type Target =
 
 const encoder = new TextEncoder()
 
-// A writer function as a sink: one write per chunk, then the end of input.
-const sinkOf = (target: Target): Sink.Sink<unknown, Uint8Array, unknown, unknown> => {
-  if (!("write" in target)) return target
+// What writes the chunks `take` gives until the input ends. A write function is driven by a plain
+// pull loop: a stream and a sink around each write cost more than the write itself (about 12
+// against 20 CPU µs per frame written on its own, over a Node `Writable`).
+const drive = (
+  take: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<never>>,
+  target: Target
+): Effect.Effect<void, unknown> => {
+  if (!("write" in target)) return Stream.run(Stream.repeatEffectChunkOption(take), target)
   const { end, write } = target
-  const writes = Sink.forEachChunk((chunk: Chunk.Chunk<Uint8Array>) => Effect.forEach(chunk, write, { discard: true }))
-  return end === undefined ? writes : Sink.zipRight(writes, Sink.fromEffect(end))
+  const writes = Drain.forEachPulled(take, (chunk) => Effect.forEach(chunk, write, { discard: true }))
+  return end === undefined ? writes : Effect.zipRight(writes, end)
 }
 
 /**
@@ -101,8 +107,7 @@ export class FrameWriter {
 
   /** The writer: runs until the input ends and is written, or the sink fails. */
   run(target: Target): Effect.Effect<void> {
-    return Stream.repeatEffectChunkOption(this.take).pipe(
-      Stream.run(sinkOf(target)),
+    return drive(this.take, target).pipe(
       Effect.matchCause({
         onFailure: (cause) => this.stop(writeFailed(Cause.squash(cause))),
         onSuccess: () => {
