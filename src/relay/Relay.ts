@@ -194,7 +194,7 @@ const optionalFile = (name: string) => Config.option(Config.string(name)).pipe(C
  * `CLAUDE_RELAY_TOKEN` (required), `CLAUDE_RELAY_ROOTS` (required, comma-separated),
  * `CLAUDE_RELAY_HOST`, `CLAUDE_RELAY_PORT`, `CLAUDE_RELAY_EXECUTABLE`, `CLAUDE_RELAY_ALLOW_ENV`
  * (comma-separated), `CLAUDE_RELAY_MAX_MESSAGE_BYTES`, `CLAUDE_RELAY_HEARTBEAT` and
- * `CLAUDE_RELAY_HEARTBEAT_TIMEOUT` (durations, e.g. `10 seconds`), `CLAUDE_RELAY_TLS_CERT` and
+ * `CLAUDE_RELAY_HEARTBEAT_TIMEOUT` and `CLAUDE_RELAY_HELLO_TIMEOUT` (durations, e.g. `10 seconds`), `CLAUDE_RELAY_TLS_CERT` and
  * `CLAUDE_RELAY_TLS_KEY` (paths to PEM files).
  *
  * @example
@@ -228,6 +228,7 @@ export const config: Effect.Effect<RelayConfig, RelayError, FileSystem.FileSyste
     heartbeatTimeout: Config.option(Config.duration("CLAUDE_RELAY_HEARTBEAT_TIMEOUT")).pipe(
       Config.map(Option.getOrUndefined)
     ),
+    helloTimeout: Config.withDefault(Config.duration("CLAUDE_RELAY_HELLO_TIMEOUT"), Duration.seconds(10)),
     cert: optionalFile("CLAUDE_RELAY_TLS_CERT"),
     key: optionalFile("CLAUDE_RELAY_TLS_KEY")
   }).pipe(Effect.mapError((error) => configError(`the relay's configuration: ${String(error)}`)))

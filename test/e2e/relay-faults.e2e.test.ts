@@ -4,7 +4,7 @@
 import { NodeContext, NodeSocket } from "@effect/platform-node"
 import * as Socket from "@effect/platform/Socket"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Option, Stream } from "effect"
+import { Cause, Deferred, Effect, Either, Exit, Option, Stream } from "effect"
 import * as Launch from "../../src/internal/cli/launch.js"
 import * as Frames from "../../src/internal/relay/frames.js"
 import * as Message from "../../src/schema/Message.js"
@@ -151,6 +151,23 @@ describe("e2e: relay faults (effect-claude-agent-relay in its own process)", () 
       expect(closed).toMatchObject({ reason: "Close", code: Frames.CloseCode.timeout })
       expect(yield* goneWithin(host.pid)).toBe(true)
     }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("a connection that sends no hello is closed after the hello timeout; nothing is started", () =>
+    Effect.gen(function*() {
+      const relay = yield* startRelay({ CLAUDE_RELAY_HELLO_TIMEOUT: "300 millis" })
+      const socket = yield* Socket.makeWebSocket(relay.url, { closeCodeIsError: () => true })
+      const received: Array<string> = []
+      const closed = yield* socket.runRaw((data) => {
+        if (typeof data === "string") received.push(data)
+      }).pipe(
+        Effect.flip,
+        Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => "still open" })
+      )
+      expect(closed).toMatchObject({ reason: "Close", code: Frames.CloseCode.timeout })
+      expect(received.map((text) => Frames.parseControl(text))).toEqual([
+        Either.right({ type: "error", code: "timeout", message: "no hello in time" })
+      ])
+    }).pipe(Effect.provide([NodeContext.layer, NodeSocket.layerWebSocketConstructor])))
 
   it.scopedLive("a 2 MB line fails the session with CLIJSONDecodeError, as it does locally", () =>
     Effect.gen(function*() {
