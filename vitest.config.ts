@@ -13,6 +13,10 @@ export default defineConfig({
       {
         find: /^effect-claude-agent\/cluster$/,
         replacement: fileURLToPath(new URL("./src/cluster/index.ts", import.meta.url))
+      },
+      {
+        find: /^effect-claude-agent\/relay$/,
+        replacement: fileURLToPath(new URL("./src/relay/index.ts", import.meta.url))
       }
     ]
   },

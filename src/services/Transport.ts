@@ -8,10 +8,13 @@
  *
  * @since 0.1.0
  */
-import type { Duration, Option, Scope, Sink, Stream } from "effect"
+import type * as Socket from "@effect/platform/Socket"
+import type { Duration, Option, Redacted, Scope, Sink, Stream } from "effect"
 import { Context, Effect, Layer } from "effect"
+import type { SessionLaunch } from "../layers/SessionServices.js"
 import type { CLIConnectionError, CLIJSONDecodeError, CLINotFoundError } from "../SdkError.js"
 import * as internal from "../internal/process/subprocess.js"
+import * as relayClient from "../internal/relay/client.js"
 import * as byteStreams from "../internal/transport/byteStreams.js"
 
 /**
@@ -202,6 +205,39 @@ export interface ByteStreams {
 }
 
 /**
+ * Where and how `Transport.layerWebSocket` reaches a relay (`effect-claude-agent/relay`).
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import type { Transport } from "effect-claude-agent"
+ *
+ * const config: Transport.WebSocketConfig = {
+ *   url: "wss://sandbox.example.com:8765",
+ *   token: Redacted.make("a long random secret"),
+ *   heartbeatInterval: "10 seconds"
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WebSocketConfig {
+  /** `ws://` or `wss://` (use `wss` anywhere but loopback). */
+  readonly url: string
+  /** The relay's token, sent first on every connection. */
+  readonly token: Redacted.Redacted<string>
+  /** How long connecting may take. Default 10 seconds. */
+  readonly openTimeout?: Duration.DurationInput | undefined
+  /** How often the host pings the relay. Default 10 seconds. */
+  readonly heartbeatInterval?: Duration.DurationInput | undefined
+  /** A relay silent this long is taken for gone (a `CLIConnectionError`). Default 3 × `heartbeatInterval`. */
+  readonly heartbeatTimeout?: Duration.DurationInput | undefined
+  /** The relay's message size limit: stdin is sent in messages no larger. Default 1 MiB. */
+  readonly maxMessageBytes?: number | undefined
+}
+
+/**
  * The `Transport` service.
  *
  * @example
@@ -332,4 +368,43 @@ export class Transport extends Context.Tag("effect-claude-agent/Transport")<Tran
     open: Effect.Effect<ByteStreams, E, R>
   ): Layer.Layer<Transport, E, Exclude<R, Scope.Scope>> =>
     Layer.scoped(Transport, Effect.flatMap(open, byteStreams.make))
+
+  /**
+   * The CLI behind a relay (`effect-claude-agent/relay`, running next to it in a sandbox or a
+   * container), over a WebSocket: `fromByteStreams` on the relay's streams, so the framing, the
+   * line limit, stderr and the exit are those of a local CLI. The session's arguments, working
+   * directory and environment (what its options set, not the host's own) go to the relay, which
+   * checks them against what it allows; a refusal, a wrong token or a relay that cannot be
+   * reached fails the session with `CLIConnectionError` (`SpawnFailed`), and a connection lost
+   * later fails its reads with `CLIConnectionError` (`ReadFailed`). Needs a
+   * `Socket.WebSocketConstructor` (`NodeSocket.layerWebSocketConstructor` on Node).
+   *
+   * @example
+   * ```ts
+   * import { NodeSocket } from "@effect/platform-node"
+   * import { Layer, Redacted } from "effect"
+   * import { ClaudeAgent, Transport } from "effect-claude-agent"
+   *
+   * const transport = Transport.Transport.layerWebSocket({
+   *   url: "wss://sandbox.example.com:8765",
+   *   token: Redacted.make("a long random secret")
+   * }).pipe(Layer.provide(NodeSocket.layerWebSocketConstructor))
+   * const agent = ClaudeAgent.make({ transport })
+   * ```
+   *
+   * @since 0.1.0
+   * @category layers
+   */
+  static readonly layerWebSocket = (
+    config: WebSocketConfig
+  ): Layer.Layer<Transport, CLIConnectionError, SessionLaunch | Socket.WebSocketConstructor> =>
+    Layer.scoped(
+      Transport,
+      Effect.gen(function*() {
+        const session = yield* relayClient.sessionOf
+        const reader = yield* relayClient.readerOptions
+        const streams = yield* relayClient.open(config, session)
+        return yield* byteStreams.make({ ...streams, ...reader })
+      })
+    )
 }

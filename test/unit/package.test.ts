@@ -28,8 +28,8 @@ const entries = Object.entries(pkg.exports).flatMap(([subpath, entry]) =>
 )
 
 describe("package.json", () => {
-  it("exports the three entries", () => {
-    expect(entries.map((e) => e.subpath)).toEqual([".", "./testing", "./cluster"])
+  it("exports the four entries", () => {
+    expect(entries.map((e) => e.subpath)).toEqual([".", "./testing", "./cluster", "./relay"])
   })
 
   it.each(entries)(
