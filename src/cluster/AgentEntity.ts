@@ -192,6 +192,7 @@ export const AgentFailure = Schema.Union(
   SdkError.StructuredOutputError,
   SdkError.SessionNotFoundError,
   SdkError.ClaimRefused,
+  SdkError.BudgetExceededError,
   SessionStoreError,
   TranscriptStoreError,
   PlatformError,

@@ -13,6 +13,7 @@ import * as Drain from "./drain.js"
 import { pullOf } from "../process/stdout.js"
 import type { PendingTable } from "../protocol/pending.js"
 import { isControl, isObject, type RawObject, route } from "../protocol/router.js"
+import type { Watch } from "../budget/guard.js"
 import type { Mirror } from "../session/mirror.js"
 import type { Inbound } from "./inbound.js"
 import type { MessageQueue } from "./messageQueue.js"
@@ -37,6 +38,8 @@ export interface Parts {
   readonly terminal: Deferred.Deferred<void, StreamError>
   /** The session store's mirror, when the session has a store. */
   readonly mirror?: Mirror | undefined
+  /** The budget's watch, when a `Budget` caps the session. */
+  readonly budget?: Watch | undefined
 }
 
 // What a pending request fails with when the connection ends: the process's death or the
@@ -90,6 +93,7 @@ export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.
   let bytes = 0
   const effects: Array<Effect.Effect<void>> = []
   const mirror = parts.mirror
+  const budget = parts.budget
   for (const { bytes: size, value: frame } of chunk) {
     if (isObject(frame)) {
       if (isControl(frame.type)) {
@@ -116,6 +120,20 @@ export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.
         effects.push(mirror.flush)
       }
       book.observe(frame)
+      const charge = budget?.frame(frame, book.usage)
+      if (charge !== undefined) {
+        // A turn stopped at this frame ends after it: what came before is queued first. A
+        // result's charge needs no order: it is in before the result is queued.
+        out.push(frame)
+        bytes += size
+        if (frame.type !== "result") {
+          effects.push(parts.queue.offer(out, bytes))
+          out = []
+          bytes = 0
+        }
+        effects.push(charge)
+        continue
+      }
     }
     out.push(frame)
     bytes += size
