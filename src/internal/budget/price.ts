@@ -51,9 +51,11 @@ export const isZero = (a: Amount): boolean => a.usd === 0 && a.tokens === 0
 export const tokensOf = (f: F.Figures): number =>
   f.inputTokens + f.outputTokens + f.cacheReadInputTokens + f.cacheCreationInputTokens
 
-// Dollars per input token by model family, most specific first (list prices of the API).
+// Dollars per input token by model family, most specific first: the API's list prices, as the
+// CLI 2.1.330 prices its models (output 5×, cache reads 0.1×, cache writes 1.25× of these).
 const LIST_PRICES: ReadonlyArray<readonly [RegExp, number]> = [
-  [/opus-4-[5-9]|opus-4\.[5-9]|opus-[5-9]/, 5e-6],
+  [/opus-5/, 4e-6],
+  [/opus-4-[5-9]|opus-4\.[5-9]/, 5e-6],
   [/opus/, 15e-6],
   [/sonnet/, 3e-6],
   [/haiku-4|haiku-[5-9]/, 1e-6],
