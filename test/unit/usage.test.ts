@@ -2,11 +2,17 @@
 // subagent and each tool call, and the parts adding up to what the result reports, on the
 // recordings of the real CLI and over random turns.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, FastCheck as fc, Metric, Option } from "effect"
+import { Effect, FastCheck as fc, Fiber, Metric, Option, PubSub, Ref, Stream } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
+import * as ClaudeAgent from "../../src/ClaudeAgent.js"
+import * as Turns from "../../src/internal/session/turns.js"
 import * as Spend from "../../src/internal/usage/metrics.js"
+import { Tally } from "../../src/internal/usage/tally.js"
+import * as Message from "../../src/schema/Message.js"
+import type { ControlChannelShape } from "../../src/services/ControlChannel.js"
 import * as Telemetry from "../../src/Telemetry.js"
+import * as FakeCli from "../../src/testing/FakeCli.js"
 import * as Usage from "../../src/Usage.js"
 
 type Frame = { readonly [key: string]: unknown }
@@ -370,7 +376,7 @@ describe("spend metrics", () => {
     Effect.gen(function*() {
       const [turn] = Usage.fromMessages(recording("two-subagents"))
       if (turn === undefined) return expect.fail("no turn")
-      yield* Spend.recorder()(turn)
+      yield* Spend.record(turn)
       const value = (metric: Metric.Metric.Counter<number>, ...tags: ReadonlyArray<readonly [string, string]>) =>
         Metric.value(tags.reduce((m, [k, v]) => m.pipe(Metric.tagged(k, v)), metric)).pipe(Effect.map((s) => s.count))
       const model = ["model", "claude-opus-5-5"] as const
@@ -380,5 +386,66 @@ describe("spend metrics", () => {
       )
       expect(yield* value(Telemetry.agentTokens, ["agent", "main"], model, ["kind", "output"])).toBe(74)
       expect(yield* value(Telemetry.agentTokens, ["agent", "general-purpose"], model, ["kind", "input"])).toBe(2117)
+    }))
+})
+
+describe("a session's usage (fake CLI)", () => {
+  it.effect("each result carries its turn, and session.usage has every result already read", () =>
+    Effect.gen(function*() {
+      const session = yield* ClaudeAgent.session()
+      const turn = (prompt: string) =>
+        Effect.gen(function*() {
+          yield* session.send(prompt)
+          const result = yield* session.receiveResponse.pipe(Stream.filter(Message.isResult), Stream.runLast)
+          return Option.getOrThrow(result)
+        })
+      const first = yield* turn("one")
+      // Read right after the result reached the consumer.
+      expect(yield* session.usage).toMatchObject({ turns: 1, inputTokens: 10, costUsd: 0.001 })
+      expect(Usage.ofResult(first).pipe(Option.map((u) => u.main.inputTokens))).toEqual(Option.some(10))
+      const second = yield* turn("two")
+      const total = yield* session.usage
+      expect(total.turns).toBe(2)
+      expect(total.main.inputTokens).toBe(20)
+      expect(Usage.sessionUpTo(second).pipe(Option.map((u) => u.turns))).toEqual(Option.some(2))
+      // A result that no session read has none.
+      expect(Option.isNone(Usage.ofResult({ ...second }))).toBe(true)
+    }).pipe(Effect.scoped, Effect.provide(FakeCli.layerClaudeAgent())))
+})
+
+describe("session.usage and the results the tracker has not taken yet", () => {
+  it.scoped("waits until the tracker has taken every result the reader counted", () =>
+    Effect.gen(function*() {
+      const hub = yield* PubSub.unbounded<Frame>()
+      const counted = yield* Ref.make(0)
+      const unused = Effect.dieMessage("not used by the tracker")
+      const control: ControlChannelShape = {
+        results: Effect.map(PubSub.subscribe(hub), (queue) => Stream.fromQueue(queue)),
+        runState: Effect.map(Ref.get(counted), (results) => ({ state: undefined, afterResult: true, results })),
+        closed: Effect.never,
+        request: () => unused,
+        start: () => unused,
+        handle: () => Effect.void,
+        messages: Stream.empty,
+        inFlight: Effect.succeed(0),
+        awaitNoneInFlight: Effect.void,
+        lastSessionId: Effect.succeed(undefined),
+        awaitSessionId: unused,
+        awaitRunState: () => unused
+      }
+      const turns = yield* Turns.track(control)
+      // The reader has counted a result (settled by its tally) that the tracker has not taken.
+      const tally = new Tally()
+      const [result] = recording("a-plain-text.partial").filter((f) => {
+        tally.observe(f)
+        return f.type === "result"
+      })
+      yield* Ref.set(counted, 1)
+      const waiting = yield* Effect.fork(turns.usage)
+      yield* Effect.yieldNow()
+      expect(Option.isNone(yield* Fiber.poll(waiting))).toBe(true)
+      if (result !== undefined) yield* PubSub.publish(hub, result)
+      const usage = yield* Fiber.join(waiting)
+      expect(usage).toMatchObject({ turns: 1, inputTokens: 2541, outputTokens: 30 })
     }))
 })

@@ -80,12 +80,11 @@ export const track = (
 
     // The session's spend as of the results seen here, and how many that is.
     const spent = yield* SubscriptionRef.make({ seen: 0, usage: Fold.empty })
-    const record = Spend.recorder()
 
     const finish = (result: { readonly [key: string]: unknown }) =>
       Effect.gen(function*() {
         const settled = settledFor(result)
-        if (settled !== undefined) yield* record(settled.turn)
+        if (settled !== undefined) yield* Spend.record(settled.turn)
         yield* SubscriptionRef.update(spent, (s) => ({ seen: s.seen + 1, usage: settled?.session ?? s.usage }))
         const now = yield* Clock.currentTimeNanos
         const isError = result.is_error === true

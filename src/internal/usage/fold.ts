@@ -154,13 +154,14 @@ const observeAssistant = (state: State, frame: Raw): State => {
 
 const observeStreamEvent = (state: State, frame: Raw): State => {
   const event = frame.event
-  if (!isObject(event)) return state
+  // Deltas of content, the most frequent frames, tell nothing about spend.
+  if (!isObject(event) || (event.type !== "message_start" && event.type !== "message_delta")) return state
   const key = str(frame.parent_tool_use_id) ?? ""
   if (event.type === "message_start") {
     const id = isObject(event.message) ? str(event.message.id) : undefined
     return id === undefined ? state : { ...state, streaming: withEntry(state.streaming, key, id) }
   }
-  if (event.type !== "message_delta" || !isObject(event.usage)) return state
+  if (!isObject(event.usage)) return state
   const output = optionalNum(event.usage.output_tokens)
   const id = state.streaming.get(key)
   if (output === undefined || id === undefined) return state
@@ -234,11 +235,13 @@ const modelFigures = (record: unknown): ModelFigures | undefined => {
 
 // The turn's own figures per model: the CLI's `model_usage_since_last_result`, or the change of
 // the cumulative `modelUsage` since the last result.
+// `undefined` when the result names no model (an API error's result, a fake's): its
+// `total_cost_usd` is then split over the responses seen.
 const turnModels = (state: State, result: Raw): ModelFigures | undefined => {
   const since = modelFigures(result.model_usage_since_last_result)
-  if (since !== undefined) return since
+  if (since !== undefined && Object.keys(since).length > 0) return since
   const cumulative = modelFigures(result.modelUsage)
-  if (cumulative === undefined) return undefined
+  if (cumulative === undefined || Object.keys(cumulative).length === 0) return undefined
   const before = state.cumulative?.models ?? {}
   const out: Record<string, F.Figures> = {}
   for (const [model, figures] of Object.entries(cumulative)) {
@@ -488,13 +491,20 @@ const mergeBy = <A>(
   key: (a: A) => string | undefined,
   merge: (a: A, b: A) => A
 ): Array<A> => {
+  if (bs.length === 0) return as.slice()
   const out = as.slice()
+  const at = new Map<string | undefined, number>()
+  out.forEach((a, i) => at.set(key(a), i))
   for (const b of bs) {
     const k = key(b)
-    const i = out.findIndex((a) => key(a) === k)
-    const a = out[i]
-    if (a === undefined) out.push(b)
-    else out[i] = merge(a, b)
+    const i = at.get(k)
+    const a = i === undefined ? undefined : out[i]
+    if (i === undefined || a === undefined) {
+      at.set(k, out.length)
+      out.push(b)
+    } else {
+      out[i] = merge(a, b)
+    }
   }
   return out
 }

@@ -5,7 +5,7 @@
  */
 import { Effect, Metric } from "effect"
 import * as Telemetry from "../../Telemetry.js"
-import type { AgentUsage, Usage } from "../../Usage.js"
+import type { AgentUsage, Spend, Usage } from "../../Usage.js"
 
 const agentLabel = (agent: AgentUsage): string =>
   agent.agent === "subagent" ? agent.agentType ?? "subagent" : agent.agent
@@ -17,43 +17,52 @@ const KINDS = [
   ["cache_creation", "cacheCreationInputTokens"]
 ] as const
 
+interface Counters {
+  readonly cost: Metric.Metric.Counter<number>
+  readonly tokens: ReadonlyArray<Metric.Metric.Counter<number>>
+}
+
+// The tagged counters of one (agent, model), made once per process: the labels are few (agent
+// types × models).
+const made = new Map<string, Counters>()
+
+const countersFor = (agent: string, model: string): Counters => {
+  const key = `${agent}\u0000${model}`
+  let found = made.get(key)
+  if (found === undefined) {
+    const cost = Telemetry.agentCostUsd.pipe(Metric.tagged("agent", agent), Metric.tagged("model", model))
+    const tokens = KINDS.map(([kind]) =>
+      Telemetry.agentTokens.pipe(
+        Metric.tagged("agent", agent),
+        Metric.tagged("model", model),
+        Metric.tagged("kind", kind)
+      )
+    )
+    found = { cost, tokens }
+    made.set(key, found)
+  }
+  return found
+}
+
+const recordOne = (agent: string, model: string, spend: Spend, out: Array<Effect.Effect<void>>): void => {
+  const counters = countersFor(agent, model)
+  if (spend.costUsd !== 0) out.push(Metric.incrementBy(counters.cost, spend.costUsd))
+  KINDS.forEach(([, field], i) => {
+    const counter = counters.tokens[i]
+    if (spend[field] !== 0 && counter !== undefined) out.push(Metric.incrementBy(counter, spend[field]))
+  })
+}
+
 /**
- * Records turns' spend on `Telemetry.agentCostUsd` and `Telemetry.agentTokens`, with the tagged
- * counters made once per label set.
+ * Records a turn's spend on `Telemetry.agentCostUsd` and `Telemetry.agentTokens`.
  *
  * @internal
  */
-export const recorder = (): (usage: Usage) => Effect.Effect<void> => {
-  const counters = new Map<string, Metric.Metric.Counter<number>>()
-  const counter = (base: Metric.Metric.Counter<number>, tags: ReadonlyArray<readonly [string, string]>) => {
-    const key = `${base === Telemetry.agentCostUsd ? "cost" : "tokens"}\u0000${
-      tags.map((t) => t.join("=")).join("\u0000")
-    }`
-    let found = counters.get(key)
-    if (found === undefined) {
-      found = tags.reduce((m, [k, v]) => m.pipe(Metric.tagged(k, v)), base)
-      counters.set(key, found)
-    }
-    return found
+export const record = (usage: Usage): Effect.Effect<void> => {
+  const effects: Array<Effect.Effect<void>> = []
+  for (const agent of [usage.main, ...usage.subagents, usage.unattributed]) {
+    const label = agentLabel(agent)
+    for (const [model, spend] of Object.entries(agent.models)) recordOne(label, model, spend, effects)
   }
-  return (usage) =>
-    Effect.forEach(
-      [usage.main, ...usage.subagents, usage.unattributed].flatMap((agent) =>
-        Object.entries(agent.models).map(([model, spend]) => ({ agent: agentLabel(agent), model, spend }))
-      ),
-      ({ agent, model, spend }) =>
-        Effect.zipRight(
-          Metric.incrementBy(counter(Telemetry.agentCostUsd, [["agent", agent], ["model", model]]), spend.costUsd),
-          Effect.forEach(
-            KINDS,
-            ([kind, field]) =>
-              Metric.incrementBy(
-                counter(Telemetry.agentTokens, [["agent", agent], ["model", model], ["kind", kind]]),
-                spend[field]
-              ),
-            { discard: true }
-          )
-        ),
-      { discard: true }
-    )
+  return effects.length === 0 ? Effect.void : Effect.all(effects, { discard: true })
 }
