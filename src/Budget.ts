@@ -240,13 +240,32 @@ export class Budget extends Context.Tag("effect-claude-agent/Budget")<Budget, Bu
   /**
    * Spend kept in a `Ref`: for one process.
    *
+   * @example
+   * ```ts
+   * import { Effect } from "effect"
+   * import { Budget } from "effect-claude-agent"
+   *
+   * const left = Effect.gen(function*() {
+   *   const budget = yield* Budget.Budget.makeMemory({ caps: [{ scope: "tenant", usd: 1 }] })
+   *   yield* budget.charge({ tenant: "acme" }, { usd: 0.25, tokens: 0 })
+   *   return yield* budget.standings({ tenant: "acme" })
+   * })
+   * ```
+   *
    * @since 0.1.0
    */
   static readonly makeMemory = (config: Config): Effect.Effect<BudgetShape> =>
     Effect.map(Ledger.memory, (ledger) => fromLedger(config, ledger))
 
   /**
-   * Spend kept in a `Ref`: for one process.
+   * `makeMemory` as a layer.
+   *
+   * @example
+   * ```ts
+   * import { Budget } from "effect-claude-agent"
+   *
+   * const Budgets = Budget.Budget.layerMemory({ caps: [{ scope: "key", tokens: 1_000_000, window: "day" }] })
+   * ```
    *
    * @since 0.1.0
    */
@@ -256,7 +275,21 @@ export class Budget extends Context.Tag("effect-claude-agent/Budget")<Budget, Bu
    * Spend kept in the table `<tablePrefix>_budget` (default `claude_budget`, created if missing)
    * of a SQL database: SQLite (`@effect/sql-sqlite-node`) or PostgreSQL (`@effect/sql-pg`), for
    * many processes or runners. Each charge is one upsert per total that returns the new total.
-   * The client is passed in, so that the core entry does not load `@effect/sql`.
+   * The client is passed in, so that the core entry does not load `@effect/sql`. A database that
+   * cannot be reached while a session charges is a defect: a budget that cannot be read cannot be
+   * enforced.
+   *
+   * @example
+   * ```ts
+   * import * as SqlClient from "@effect/sql/SqlClient"
+   * import { SqliteClient } from "@effect/sql-sqlite-node"
+   * import { Effect } from "effect"
+   * import { Budget } from "effect-claude-agent"
+   *
+   * const budget = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+   *   Budget.Budget.makeSql(sql, { caps: [{ scope: "pool", usd: 50, window: "day" }] })
+   * ).pipe(Effect.provide(SqliteClient.layer({ filename: "budget.db" })))
+   * ```
    *
    * @since 0.1.0
    */
@@ -268,6 +301,18 @@ export class Budget extends Context.Tag("effect-claude-agent/Budget")<Budget, Bu
 
   /**
    * `makeSql` as a layer.
+   *
+   * @example
+   * ```ts
+   * import * as SqlClient from "@effect/sql/SqlClient"
+   * import { SqliteClient } from "@effect/sql-sqlite-node"
+   * import { Effect, Layer } from "effect"
+   * import { Budget } from "effect-claude-agent"
+   *
+   * const Budgets = Layer.unwrapEffect(
+   *   Effect.map(SqlClient.SqlClient, (sql) => Budget.Budget.layerSql(sql, { caps: [{ scope: "tenant", usd: 5 }] }))
+   * ).pipe(Layer.provide(SqliteClient.layer({ filename: "budget.db" })))
+   * ```
    *
    * @since 0.1.0
    */
@@ -283,7 +328,7 @@ export class Budget extends Context.Tag("effect-claude-agent/Budget")<Budget, Bu
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect"
+ * import { Stream } from "effect"
  * import { Budget, ClaudeAgent } from "effect-claude-agent"
  *
  * const forTenant = (tenant: string, prompt: string) =>
