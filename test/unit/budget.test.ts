@@ -177,6 +177,23 @@ describe("Budget (fake CLI)", () => {
       expect(yield* Effect.flip(session.send("1"))).toMatchObject({ _tag: "BudgetExceededError", stage: "start" })
     }).pipe(Effect.provide(budgetLayer({ caps: [{ scope: "tenant", usd: 0.01 }] }))))
 
+  it.scoped("after a stopped turn the next one starts clean: the interrupted turn's result is not delivered", () =>
+    Effect.gen(function*() {
+      const { agent } = loopingAgent()
+      const budget = yield* Budget.Budget
+      const session = yield* agent.session().pipe(Budget.withAccount({ tenant: "acme" }))
+      const stopped = yield* turn(session, "20")
+      expect(failureOf(stopped.exit)).toMatchObject({ stage: "running" })
+      yield* session.control.awaitRunState((run) => run.results === 1)
+      // More budget: the next turn runs, and its stream holds its own messages only.
+      yield* budget.charge({ tenant: "acme" }, { usd: -1, tokens: 0 })
+      const next = yield* turn(session, "2")
+      expect(next.exit._tag).toBe("Success")
+      expect(next.messages.filter((m) => m.type === "assistant")).toHaveLength(2)
+      const results = next.messages.filter(Message.isResult)
+      expect(results.map((r) => [r.subtype, r.num_turns])).toEqual([["success", 2]])
+    }).pipe(Effect.provide(budgetLayer({ caps: [{ scope: "tenant", usd: 0.01 }] }))))
+
   it.scoped("a token cap on a conversation key stops the turn that crosses it; query ends with the error", () =>
     Effect.gen(function*() {
       const { agent } = loopingAgent()
