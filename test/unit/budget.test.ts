@@ -284,6 +284,61 @@ describe("Budget (fake CLI)", () => {
     }).pipe(Effect.provide(budgetLayer({ caps: [{ scope: "tenant", usd: 0.02 }], reserve: { usd: 0.009 } }))))
 })
 
+// With partial messages: each response's output count comes in its stream's `message_delta`, after
+// its assistant message; a short text with many output tokens (thinking, say) is priced by that.
+const streaming = (message: FakeCli.JsonObject, cli: FakeCli.FakeCliHandle) =>
+  Effect.gen(function*() {
+    const before = (yield* cli.sent).filter(isInterrupt).length
+    yield* cli.emit(cli.frames.systemInit({ model: MODEL }))
+    const event = (e: FakeCli.JsonObject) =>
+      cli.emit({
+        type: "stream_event",
+        event: e,
+        parent_tool_use_id: null,
+        session_id: cli.sessionId,
+        uuid: crypto.randomUUID()
+      })
+    let n = 0
+    let interrupted = false
+    while (n < 20 && !interrupted) {
+      const frame = assistant(cli)
+      const id = typeof frame.message === "object" && frame.message !== null && "id" in frame.message
+        ? frame.message.id
+        : undefined
+      yield* event({
+        type: "message_start",
+        message: { id, model: MODEL, usage: { input_tokens: INPUT, output_tokens: 1 } }
+      })
+      yield* cli.emit(frame)
+      yield* event({ type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 2000 } })
+      n++
+      yield* Effect.either(cli.request(Control.HookCallback, { callback_id: "sync", input: {} }))
+      interrupted = (yield* cli.sent).filter(isInterrupt).length > before
+    }
+    yield* cli.emit(result(cli, n, interrupted))
+  })
+
+describe("Budget with partial messages (fake CLI)", () => {
+  it.scoped("a response's output count from message_delta is charged as it arrives", () =>
+    Effect.gen(function*() {
+      const agent = ClaudeAgent.make({
+        transport: Layer.scoped(
+          Transport,
+          Effect.map(FakeCli.make({ onUserMessage: streaming }), ({ transport }) => transport)
+        )
+      })
+      const session = yield* agent.session().pipe(Budget.withAccount({ tenant: "acme" }))
+      const { exit, messages } = yield* turn(session, "go")
+      // (1000 + 5 × 2000) × $3 a million = $0.033 a response: the second crosses $0.05 at its delta.
+      const error = failureOf(exit)
+      expect(error).toMatchObject({ _tag: "BudgetExceededError", stage: "running" })
+      expect(error).toHaveProperty("spent", expect.closeTo(2 * (INPUT + 5 * 2000) * PRICE, 9))
+      expect(messages.filter((m) => m.type === "assistant")).toHaveLength(2)
+      const last = messages[messages.length - 1]
+      expect(last?.type === "stream_event" && last.event.type === "message_delta").toBe(true)
+    }).pipe(Effect.provide(budgetLayer({ caps: [{ scope: "tenant", usd: 0.05 }] }))))
+})
+
 describe("Budget and AgentPool (fake CLI)", () => {
   it.scoped("a request queued under a tenant that spends its cap meanwhile fails without starting a process", () =>
     Effect.gen(function*() {
