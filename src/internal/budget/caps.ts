@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import type { Account, Cap, Standing } from "../../Budget.js"
+import type { Account, Cap, Scope, Standing } from "../../Budget.js"
 import type { Row } from "./ledger.js"
 import type { Amount } from "./price.js"
 
@@ -19,7 +19,7 @@ const DAY_MILLIS = 86_400_000
 export const windowOf = (cap: Cap, nowMillis: number): string =>
   cap.window === "day" ? `day:${Math.floor(nowMillis / DAY_MILLIS)}` : "total"
 
-const scopes = ["key", "pool", "tenant"] as const
+const scopes: ReadonlyArray<Scope> = ["key", "pool", "tenant"]
 
 /**
  * The rows a charge to `account` adds to, and for each of them the caps read from it.
