@@ -119,8 +119,8 @@ export const inputTokens = Metric.counter("claude_agent_input_tokens", { descrip
 export const outputTokens = Metric.counter("claude_agent_output_tokens", { description: "Output tokens" })
 
 /**
- * Cost of finished turns in US dollars (`total_cost_usd` of each `result`, which the CLI reports
- * per turn).
+ * Cost of finished turns in US dollars: each turn's own (the `total_cost_usd` of a `result` is
+ * the session's so far, so a turn's is its change, as its `Usage` has it).
  *
  * @example
  * ```ts

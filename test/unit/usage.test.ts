@@ -1,6 +1,7 @@
 // The usage fold: each API response counted once, spend attributed to the main agent, each
 // subagent and each tool call, and the parts adding up to what the result reports, on the
 // recordings of the real CLI and over random turns.
+import Anthropic from "@anthropic-ai/sdk"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck as fc, Fiber, Metric, Option, PubSub, Ref, Stream } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
@@ -13,6 +14,7 @@ import * as Message from "../../src/schema/Message.js"
 import type { ControlChannelShape } from "../../src/services/ControlChannel.js"
 import * as Telemetry from "../../src/Telemetry.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
+import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import * as Usage from "../../src/Usage.js"
 
 type Frame = { readonly [key: string]: unknown }
@@ -448,4 +450,69 @@ describe("session.usage and the results the tracker has not taken yet", () => {
       const usage = yield* Fiber.join(waiting)
       expect(usage).toMatchObject({ turns: 1, inputTokens: 2541, outputTokens: 30 })
     }))
+})
+
+describe("ScriptedModel.withUsage", () => {
+  const params = (content: string): Anthropic.MessageCreateParamsNonStreaming => ({
+    model: "claude-test",
+    max_tokens: 1024,
+    tools: [{ name: "Bash", description: "run", input_schema: { type: "object", properties: {} } }],
+    messages: [{ role: "user", content }]
+  })
+
+  it.scopedLive("reports the chosen figures: input and cache at message_start, output at message_delta", () =>
+    Effect.gen(function*() {
+      const figures = { inputTokens: 1234, outputTokens: 56, cacheReadInputTokens: 789, cacheCreationInputTokens: 10 }
+      const model = yield* ScriptedModel.make([
+        { reply: ScriptedModel.withUsage(ScriptedModel.text("hi"), figures), times: 2 },
+        { reply: ScriptedModel.withUsage(ScriptedModel.text("partly"), { outputTokens: 3 }) }
+      ])
+      const client = new Anthropic({ apiKey: "x", baseURL: model.url, maxRetries: 0 })
+      const events = yield* Effect.promise(async () => {
+        const seen: Array<unknown> = []
+        const stream = client.messages.stream(params("a"))
+        stream.on("streamEvent", (event) => {
+          // Copied: the client folds message_delta into the same object.
+          if (event.type === "message_start") seen.push({ ...event.message.usage })
+          if (event.type === "message_delta") seen.push(event.usage)
+        })
+        await stream.finalMessage()
+        return seen
+      })
+      expect(events).toMatchObject([
+        { input_tokens: 1234, output_tokens: 1, cache_read_input_tokens: 789, cache_creation_input_tokens: 10 },
+        { output_tokens: 56 }
+      ])
+      const whole = yield* Effect.promise(() => client.messages.create(params("b")))
+      expect(whole.usage).toMatchObject({ input_tokens: 1234, output_tokens: 56, cache_read_input_tokens: 789 })
+      // Figures not chosen keep their estimates: input from the request's size, no cache.
+      const partly = yield* Effect.promise(() => client.messages.create(params("c")))
+      expect(partly.usage).toMatchObject({ output_tokens: 3, cache_read_input_tokens: 0 })
+      expect(partly.usage.input_tokens).toBeGreaterThan(0)
+    }))
+})
+
+describe("Telemetry.costUsd", () => {
+  it.effect("counts each turn's own cost: the result's total_cost_usd is the session's so far", () =>
+    Effect.gen(function*() {
+      const before = (yield* Metric.value(Telemetry.costUsd)).count
+      const session = yield* ClaudeAgent.session()
+      for (const prompt of ["one", "two"]) {
+        yield* session.send(prompt)
+        yield* session.receiveResponse.pipe(Stream.runDrain)
+      }
+      yield* session.usage
+      expect((yield* Metric.value(Telemetry.costUsd)).count - before).toBeCloseTo(0.03, 12)
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(FakeCli.layerClaudeAgent({
+        onUserMessage: (_message, cli) =>
+          Effect.gen(function*() {
+            const turns = (yield* cli.sent).filter((f) => f.type === "user").length
+            yield* cli.emit(cli.frames.assistantText("ok"))
+            // What the real CLI reports: $0.01 for the first turn, $0.02 for the second.
+            yield* cli.emit({ ...cli.frames.result("ok"), total_cost_usd: turns === 1 ? 0.01 : 0.03 })
+          })
+      }))
+    ))
 })

@@ -92,7 +92,9 @@ export const track = (
         const input = numberAt(result, "usage", "input_tokens")
         const output = numberAt(result, "usage", "output_tokens")
         yield* Metric.increment(isError ? failed : succeeded)
-        if (cost !== undefined) yield* Metric.incrementBy(Telemetry.costUsd, cost)
+        // The CLI's `total_cost_usd` is the session's so far: the turn's own cost is its `Usage`'s.
+        const turnCost = settled?.turn.costUsd ?? cost
+        if (turnCost !== undefined) yield* Metric.incrementBy(Telemetry.costUsd, turnCost)
         if (input !== undefined) yield* Metric.incrementBy(Telemetry.inputTokens, input)
         if (output !== undefined) yield* Metric.incrementBy(Telemetry.outputTokens, output)
         const turn = open.shift()
