@@ -25,6 +25,7 @@ import type { FileSystem, Path } from "@effect/platform"
 import { Clock, Context, Duration, Effect, FiberRef, Layer, Option, PubSub, type Scope, Stream } from "effect"
 import type * as AgentSession from "./AgentSession.js"
 import * as ClaudeAgent from "./ClaudeAgent.js"
+import * as PoolBudget from "./internal/budget/pool.js"
 import * as Config from "./internal/pool/config.js"
 import * as KeyedLeases from "./internal/pool/keyedLeases.js"
 import * as Requests from "./internal/pool/requests.js"
@@ -50,6 +51,8 @@ import { type ClaimRefusalReason, OptionsError, type SdkError } from "./SdkError
  * @category models
  */
 export interface PoolConfig {
+  /** The pool's name: the id its `Budget` caps of scope `pool` are kept under. Default `"default"`. */
+  readonly name?: string | undefined
   /** At most this many CLI processes at once, spares included: a positive integer. Default `min(4, cores)`. */
   readonly maxConcurrent?: number | undefined
   /** At most this many requests waiting for a process; one more fails with `PoolFullError`. An integer ≥ 0. Default 1000. */
@@ -458,7 +461,7 @@ export const make = (
       shutdown,
       inPoolContext
     })
-    const requests = Requests.make({ agent, slots, spares, publish, shutdown })
+    const requests = Requests.make({ agent, slots, spares, publish, shutdown, name: settings.name })
     yield* Effect.addFinalizer(() =>
       closePool({ slots, spares, leases, requests, shutdown, shutdownTimeout: settings.shutdownTimeout }).pipe(
         Effect.zipRight(PubSub.shutdown(hub))
@@ -467,14 +470,17 @@ export const make = (
     yield* spares.refill
 
     const stoppedStream = Shutdown.stoppedStream(shutdown)
+    // Under a `Budget`, a key's use is checked before it waits, and its session charged to the key.
+    const lookup = <R>(key: string, options: Options.Options<R> | undefined) =>
+      PoolBudget.request(settings.name, key, options, () => leases.lookup(key, options))
     return {
       session: requests.session,
       query: (prompt, options) => Query.fromSessions(requests.session)(prompt, options).pipe(stoppedStream),
       withSession: (key, options, use) =>
-        Effect.scoped(Effect.flatMap(leases.lookup(key, options), use)).pipe(Shutdown.stoppedEffect(shutdown)),
+        Effect.scoped(Effect.flatMap(lookup(key, options), use)).pipe(Shutdown.stoppedEffect(shutdown)),
       chat: (key, prompt, options) =>
         Stream.unwrapScoped(Effect.gen(function*() {
-          const s = yield* leases.lookup(key, options)
+          const s = yield* lookup(key, options)
           yield* s.send(prompt)
           return s.receiveResponse.pipe(Query.requireResult)
         })).pipe(stoppedStream),

@@ -15,6 +15,7 @@ import type * as Control from "./schema/Control.js"
 import type * as Message from "./schema/Message.js"
 import type * as Options from "./schema/Options.js"
 import type * as Usage from "./Usage.js"
+import { BudgetGuard } from "./internal/budget/guard.js"
 import * as Defaults from "./internal/defaults.js"
 import * as Close from "./internal/session/close.js"
 import * as Handlers from "./internal/session/handlers.js"
@@ -24,6 +25,7 @@ import * as MessagePull from "./internal/session/messagePull.js"
 import * as Methods from "./internal/session/methods.js"
 import * as Turns from "./internal/session/turns.js"
 import type {
+  BudgetExceededError,
   CLIConnectionError,
   CLIEndedError,
   McpServersPendingError,
@@ -51,12 +53,20 @@ import { Transport } from "./services/Transport.js"
  * failure of `initialize` (no answer within the control deadline, or an error answer): a session
  * whose CLI never initialised cannot run a turn; for a session of an `AgentPool`, the pool's close
  * that stopped its turn (`PoolClosedError`); with `sessionStoreFailure: "fail"`, a failed append
- * to the session store (`SessionStoreError`, the turn's stream only: the session goes on).
+ * to the session store (`SessionStoreError`, the turn's stream only: the session goes on); a
+ * `Budget` cap the running turn crossed (`BudgetExceededError`: the turn was interrupted, the
+ * session goes on).
  *
  * @since 0.1.0
  * @category models
  */
-export type MessageError = StreamError | MessageParseError | RequestError | PoolClosedError | SessionStoreError
+export type MessageError =
+  | StreamError
+  | MessageParseError
+  | RequestError
+  | PoolClosedError
+  | SessionStoreError
+  | BudgetExceededError
 
 /**
  * What `send` accepts: a prompt string, content blocks, or a complete user message frame.
@@ -235,9 +245,13 @@ export interface AgentSession {
    * Writes one user message and returns its uuid (the prompt's own, when a full frame carries
    * one; generated otherwise): the id `rewindFiles` takes and `interrupt` reports. The first
    * message may be sent before `system/init`: the CLI emits that per turn. Messages sent while a
-   * turn runs are queued by the CLI (and may be merged into the running turn).
+   * turn runs are queued by the CLI (and may be merged into the running turn). Under a `Budget`
+   * whose caps for the session's account are spent, fails with `BudgetExceededError` and writes
+   * nothing.
    */
-  readonly send: (prompt: Prompt) => Effect.Effect<string, CLIConnectionError | SessionClosedError>
+  readonly send: (
+    prompt: Prompt
+  ) => Effect.Effect<string, CLIConnectionError | SessionClosedError | BudgetExceededError>
   /**
    * Every message from the CLI, decoded, until the CLI exits. A single stream shared with
    * `receiveResponse`: run one consumer at a time.
@@ -510,6 +524,7 @@ export const make = <R = never>(
     const init = yield* Initialize.start(control, transport, yield* payload)
     const initializationResult = init.result
     const turns = yield* Turns.track(control, Option.getOrUndefined(yield* Effect.serviceOption(Turns.CurrentTurn)))
+    const guard = yield* Effect.serviceOption(BudgetGuard)
     const pull = yield* MessagePull.make(control.messages, init, {
       includeCommandLifecycle: config.includeCommandLifecycle,
       includeSessionState: config.includeSessionState
@@ -520,7 +535,12 @@ export const make = <R = never>(
     yield* Effect.addFinalizer(() => Close.close(control, transport, init, grace))
 
     const session: AgentSession = {
-      send: Methods.send(transport, turns.started, config.verbatimPrompts === true),
+      send: Methods.send(
+        transport,
+        turns.started,
+        config.verbatimPrompts === true,
+        Option.isSome(guard) ? guard.value.admit : undefined
+      ),
       messages: pull.messages,
       receiveResponse: pull.receiveResponse,
       ...Methods.make(control),

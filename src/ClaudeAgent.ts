@@ -13,6 +13,9 @@ import type * as Path from "@effect/platform/Path"
 import { Context, Effect, Layer, Metric, Option, type Schema, type Scope, Stream } from "effect"
 import { dual } from "effect/Function"
 import * as AgentSession from "./AgentSession.js"
+import { Budget } from "./Budget.js"
+import * as Accounts from "./internal/budget/account.js"
+import * as BudgetGuard from "./internal/budget/guard.js"
 import * as Launch from "./internal/cli/launch.js"
 import * as Claim from "./internal/session/claim.js"
 import * as Query from "./internal/session/query.js"
@@ -133,6 +136,11 @@ export const make = (layers: SessionServices.Layers): ClaudeAgentShape => {
         ...prepared,
         env: { ...prepared.env, TRACEPARENT: `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}` }
       }
+      // Under a `Budget`, the session's channel and `send` share one guard for its account.
+      const budget = yield* Effect.serviceOption(Budget)
+      const guard = Option.isSome(budget)
+        ? BudgetGuard.make(budget.value, yield* Accounts.resolve(budget.value, options))
+        : undefined
       return yield* SessionServices.build(layers, launch, options).pipe(
         Effect.flatMap((services) =>
           AgentSession.make({
@@ -146,6 +154,7 @@ export const make = (layers: SessionServices.Layers): ClaudeAgentShape => {
             controlTimeout: options.controlTimeout
           }).pipe(Effect.provide(services))
         ),
+        (opening) => guard === undefined ? opening : Effect.provideService(opening, BudgetGuard.BudgetGuard, guard),
         Effect.withParentSpan(span)
       )
     })

@@ -523,6 +523,54 @@ export class PoolFullError extends Schema.TaggedError<PoolFullError>(
 }
 
 /**
+ * A `Budget` cap stopped a turn: it would have started over the cap (`stage: "start"`, nothing
+ * was sent), its spend crossed the cap while it ran (`"running"`: the turn was interrupted
+ * through the protocol and its message stream ends with this error), or a pool request's tenant
+ * was already over it (`"queued"`: no process was started). `spent` and `limit` are in the
+ * cap's `unit`: US dollars or tokens.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { SdkError } from "effect-claude-agent"
+ *
+ * declare const run: Effect.Effect<void, SdkError.BudgetExceededError>
+ * run.pipe(Effect.catchTag("BudgetExceededError", (e) => Effect.logWarning(`${e.scope} ${e.id}: ${e.spent} of ${e.limit}`)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class BudgetExceededError extends Schema.TaggedError<BudgetExceededError>(
+  "effect-claude-agent/BudgetExceededError"
+)("BudgetExceededError", {
+  /** What the cap is kept for: a conversation key, a pool, or a tenant. */
+  scope: Schema.Literal("key", "pool", "tenant"),
+  /** The key, pool name or tenant id. */
+  id: Schema.String,
+  /** Dollars or tokens. */
+  unit: Schema.Literal("usd", "tokens"),
+  /** The window the spend counts over: the whole time, or the current UTC day. */
+  window: Schema.Literal("total", "day"),
+  /** The spend in the window when the turn was stopped. */
+  spent: Schema.Number,
+  limit: Schema.Number,
+  /** Where the turn was stopped. */
+  stage: Schema.Literal("start", "running", "queued")
+}) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    const amount = (n: number) => this.unit === "usd" ? `$${n.toFixed(4)}` : `${Math.round(n)} tokens`
+    return `The ${this.window === "day" ? "daily " : ""}budget of ${this.scope} "${this.id}" is spent: ` +
+      `${amount(this.spent)} of ${amount(this.limit)} (${
+        this.stage === "running" ? "the running turn was interrupted" : "the turn was not started"
+      })`
+  }
+}
+
+/**
  * An `AgentPool` request waited longer than `pendingTimeout` for a process.
  *
  * @example
@@ -853,6 +901,7 @@ export type SdkError =
   | PoolClosedError
   | SessionNotFoundError
   | SessionStoreError
+  | BudgetExceededError
 
 /**
  * Whether a value is one of this library's errors.

@@ -34,6 +34,15 @@ export * as Telemetry from "./Telemetry.js"
 export * as Usage from "./Usage.js"
 
 /**
+ * Budgets that are enforced: caps in dollars and/or tokens per conversation key, pool and tenant,
+ * over the whole time or per day, kept in memory or in SQL; a turn over a cap does not start, and
+ * one that crosses it is interrupted.
+ *
+ * @since 0.1.0
+ */
+export * as Budget from "./Budget.js"
+
+/**
  * The spans of a run as a tree, for development: `SpanTree.print` writes session → turn → tool
  * call / hook / permission with durations, tokens and cost when the run ends.
  *

@@ -198,6 +198,7 @@ export const AgentFailure = Schema.Union(
   SdkError.StructuredOutputError,
   SdkError.SessionNotFoundError,
   SdkError.ClaimRefused,
+  SdkError.BudgetExceededError,
   SessionStoreError,
   PlatformError,
   TurnExpiredError,

@@ -5,13 +5,15 @@
  *
  * @internal
  */
-import { Deferred, Duration, Effect, FiberHandle, Option } from "effect"
+import { Deferred, Duration, Effect, FiberHandle, Option, Scope } from "effect"
 import { SessionClosedError } from "../../SdkError.js"
 import type { ControlChannelConfig, ControlChannelShape, StreamError } from "../../services/ControlChannel.js"
 import { Transport } from "../../services/Transport.js"
 import * as Defaults from "../defaults.js"
 import { PendingTable } from "../protocol/pending.js"
 import * as Defer from "../approvals/defer.js"
+import * as Control from "../../schema/Control.js"
+import * as BudgetGuard from "../budget/guard.js"
 import * as Mirror from "../session/mirror.js"
 import { CurrentTurn } from "../session/turns.js"
 import * as Inbound from "./inbound.js"
@@ -59,7 +61,18 @@ export const make = (config: ControlChannelConfig) =>
     const deferred = Option.isSome(deferSettings)
       ? Defer.make(deferSettings.value, (messages) => queue.offer(messages, 0))
       : undefined
-    yield* Reader.start({ transport, table, outbound, inbound, queue, state, terminal, mirror, deferred })
+    // A session a `Budget` caps: the reader hands each message to its watch, which may stop the turn.
+    const guard = yield* Effect.serviceOption(BudgetGuard.BudgetGuard)
+    const scope = yield* Effect.scope
+    const budget = Option.isSome(guard)
+      ? guard.value.watch({
+        fail: (error) => queue.offer([new BudgetGuard.BudgetFailure(error)], 0),
+        // Written before the reader takes the next frame; the reader reads the answer, so it
+        // must not wait for it.
+        interrupt: Effect.ignore(Scope.extend(outbound.start(Control.Interrupt, {}), scope))
+      })
+      : undefined
+    yield* Reader.start({ transport, table, outbound, inbound, queue, state, terminal, mirror, deferred, budget })
 
     // Requests still waiting when the session's scope closes must not hang their callers, and
     // neither must a consumer still reading messages (the reader is interrupted with the scope, so

@@ -13,6 +13,7 @@ import * as Drain from "./drain.js"
 import { pullOf } from "../process/stdout.js"
 import type { PendingTable } from "../protocol/pending.js"
 import { isControl, isObject, type RawObject, route } from "../protocol/router.js"
+import type { Watch } from "../budget/guard.js"
 import type { Mirror } from "../session/mirror.js"
 import type { Inbound } from "./inbound.js"
 import type { MessageQueue } from "./messageQueue.js"
@@ -39,6 +40,8 @@ export interface Parts {
   readonly mirror?: Mirror | undefined
   /** Records a turn that stopped at a deferred call, when the session has an approval store. */
   readonly deferred?: ((result: RawObject) => Effect.Effect<void> | undefined) | undefined
+  /** The budget's watch, when a `Budget` caps the session. */
+  readonly budget?: Watch | undefined
 }
 
 // What a pending request fails with when the connection ends: the process's death or the
@@ -92,6 +95,7 @@ export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.
   let bytes = 0
   const effects: Array<Effect.Effect<void>> = []
   const mirror = parts.mirror
+  const budget = parts.budget
   for (const { bytes: size, value: frame } of chunk) {
     if (isObject(frame)) {
       if (isControl(frame.type)) {
@@ -126,6 +130,20 @@ export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.
         effects.push(recorded)
       }
       book.observe(frame)
+      const charge = budget?.frame(frame, book.usage)
+      if (charge !== undefined) {
+        // A turn stopped at this frame ends after it: what came before is queued first. A
+        // result's charge needs no order: it is in before the result is queued.
+        out.push(frame)
+        bytes += size
+        if (frame.type !== "result") {
+          effects.push(parts.queue.offer(out, bytes))
+          out = []
+          bytes = 0
+        }
+        effects.push(charge)
+        continue
+      }
     }
     out.push(frame)
     bytes += size

@@ -17,6 +17,7 @@ import { positiveDurationProblem } from "../schema/duration.js"
  * @internal
  */
 export interface PoolSettings {
+  readonly name: string
   readonly maxConcurrent: number
   readonly maxPending: number
   readonly pendingTimeout: Duration.Duration | undefined
@@ -35,6 +36,7 @@ export interface PoolSettings {
 export const defaultShutdownTimeout: Duration.Duration = Duration.seconds(2)
 
 const fields = [
+  "name",
   "maxConcurrent",
   "maxPending",
   "pendingTimeout",
@@ -115,6 +117,10 @@ export const validate = (
     const given = <A>(value: unknown, orElse: A, check: (value: unknown) => Either.Either<A, OptionsError>) =>
       value === undefined ? Either.right(orElse) : check(value)
     return {
+      name: yield* given(config.name, "default", (v) =>
+        typeof v === "string" && v.length > 0
+          ? Either.right(v)
+          : Either.left(new OptionsError({ field: "name", detail: `expected a non-empty string; got ${show(v)}` }))),
       maxConcurrent: yield* given(config.maxConcurrent, defaultMaxConcurrent, (v) => integer("maxConcurrent", v, 1)),
       maxPending: yield* given(config.maxPending, 1000, (v) => integer("maxPending", v, 0)),
       pendingTimeout: yield* given(config.pendingTimeout, undefined, (v) => duration("pendingTimeout", v)),

@@ -10,6 +10,7 @@
 import { Deferred, Duration, Effect, Exit, FiberId, Option, Scope } from "effect"
 import type * as AgentSession from "../../AgentSession.js"
 import type { EvictionReason, PoolEvent } from "../../AgentPool.js"
+import { Budget } from "../../Budget.js"
 import type * as ClaudeAgent from "../../ClaudeAgent.js"
 import type * as Options from "../../schema/Options.js"
 import { PoolClosedError, type SdkError } from "../../SdkError.js"
@@ -232,7 +233,8 @@ const open = <R>(state: State, entry: Keyed, options: Options.Options<R> | undef
   Effect.gen(function*() {
     const { agent, inPoolContext, publish, slots, spares } = state.config
     const sessionId = entry.sessionId
-    if (sessionId === undefined) {
+    // A spare has no budget guard: a session under a `Budget` starts its own process.
+    if (sessionId === undefined && Option.isNone(yield* Effect.serviceOption(Budget))) {
       const claimed = spares.claim(options)
       if (Option.isSome(claimed)) {
         const { bind, scope } = claimed.value

@@ -11,7 +11,8 @@ import type * as AgentSession from "../../AgentSession.js"
 import type { PoolEvent } from "../../AgentPool.js"
 import type * as ClaudeAgent from "../../ClaudeAgent.js"
 import type * as Options from "../../schema/Options.js"
-import { PoolClosedError } from "../../SdkError.js"
+import { PoolClosedError, type SdkError } from "../../SdkError.js"
+import * as PoolBudget from "../budget/pool.js"
 import { guardSession, interruptTurn, type Shutdown } from "./shutdown.js"
 import type { Slots } from "./slots.js"
 import type * as Spares from "./spares.js"
@@ -27,6 +28,8 @@ export interface RequestsConfig {
   readonly spares: Spares.Spares
   readonly publish: (event: PoolEvent) => Effect.Effect<unknown>
   readonly shutdown: Shutdown
+  /** The pool's name, for `Budget` caps of scope `pool`. */
+  readonly name: string
 }
 
 /**
@@ -136,9 +139,10 @@ export const make = (config: RequestsConfig): Requests => {
       Effect.tap((session) => Effect.sync(() => void (entry.session = session)))
     )
 
-  const open = <R>(options: Options.Options<R> | undefined) =>
+  // Under a `Budget` (`recheck` defined) the request opens its own process: a spare has no guard.
+  const open = <R>(options: Options.Options<R> | undefined, recheck: Effect.Effect<void, SdkError> | undefined) =>
     Effect.gen(function*() {
-      const claimed = yield* take(options)
+      const claimed = recheck === undefined ? yield* take(options) : Option.none()
       if (Option.isSome(claimed)) {
         const opened = yield* bind(claimed.value.taken, claimed.value.entry, options)
         yield* watchCrash(opened)
@@ -146,6 +150,8 @@ export const make = (config: RequestsConfig): Requests => {
         return guardSession(shutdown, opened)
       }
       yield* slots.acquire
+      // The tenant may have spent its budget while the request waited.
+      if (recheck !== undefined) yield* recheck
       const entry = yield* register(yield* Scope.make(), Effect.void)
       yield* publish({ _tag: "Started" })
       const opened = yield* agent.session(options).pipe(
@@ -160,16 +166,21 @@ export const make = (config: RequestsConfig): Requests => {
   // The slot and the process belong to a scope of their own inside the caller's: a session that
   // fails to open frees its slot at once, not when the caller's scope closes (a caller that tries
   // again in the same scope, as the cluster's resume-or-start does, would hold two).
-  const session: ClaudeAgent.ClaudeAgentShape["session"] = (options) =>
+  const openScoped = <R>(options: Options.Options<R> | undefined, recheck: Effect.Effect<void, SdkError> | undefined) =>
     Effect.flatMap(
       Effect.scope,
       (outer) =>
         Effect.flatMap(Scope.fork(outer, ExecutionStrategy.sequential), (inner) =>
-          open(options).pipe(
+          open(options, recheck).pipe(
             Scope.extend(inner),
             Effect.onError((cause) => Scope.close(inner, Exit.failCause(cause)))
           ))
-    ).pipe(Effect.withSpan("AgentPool.session"))
+    )
+
+  const session: ClaudeAgent.ClaudeAgentShape["session"] = (options) =>
+    PoolBudget.request(config.name, undefined, options, (recheck) => openScoped(options, recheck)).pipe(
+      Effect.withSpan("AgentPool.session")
+    )
 
   return {
     session,

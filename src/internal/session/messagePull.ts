@@ -7,19 +7,21 @@
 import { Chunk, Effect, Option, Predicate, Schema, type Scope, Stream } from "effect"
 import * as Control from "../../schema/Control.js"
 import * as Message from "../../schema/Message.js"
-import type { MessageParseError } from "../../SdkError.js"
+import type { BudgetExceededError, MessageParseError } from "../../SdkError.js"
 import type { RequestError, StreamError } from "../../services/ControlChannel.js"
 import type { SessionStoreError } from "../../services/SessionStore.js"
 import type { InitState } from "./initialize.js"
+import { BudgetFailure } from "../budget/guard.js"
 import { MirrorFailure } from "./mirror.js"
 
 /**
  * What a pull fails with: the channel's stream, a frame that breaks its schema, `initialize`, or
- * an append to the session store (with `sessionStoreFailure: "fail"`).
+ * an append to the session store (with `sessionStoreFailure: "fail"`), or a `Budget` cap the running
+ * turn crossed.
  *
  * @internal
  */
-export type PullError = StreamError | MessageParseError | RequestError | SessionStoreError
+export type PullError = StreamError | MessageParseError | RequestError | SessionStoreError | BudgetExceededError
 
 /**
  * The two streams over one pull, and the commands of the latest `system/commands_changed`.
@@ -86,7 +88,7 @@ export const make = (
     let leftover: Array<unknown> = []
     // A frame that failed decoding, or a failed store append, fails the pull after the frames
     // before it were delivered.
-    let pendingError: MessageParseError | SessionStoreError | undefined
+    let pendingError: MessageParseError | SessionStoreError | BudgetExceededError | undefined
     // After a failed store append: the rest of the failed turn, up to its `result`, is dropped so
     // that the next turn's stream starts at the next turn.
     let skipTurn = false
@@ -115,7 +117,7 @@ export const make = (
         const decoded = Message.decode(frame)
         if (decoded._tag === "Left") {
           // The mirror's failures are not frames: told apart only once decoding has refused one.
-          if (frame instanceof MirrorFailure) {
+          if (frame instanceof MirrorFailure || frame instanceof BudgetFailure) {
             pendingError = frame.error
             skipTurn = true
           } else {

@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import type { AgentSession, InterruptOptions, Prompt } from "../../AgentSession.js"
 import * as Control from "../../schema/Control.js"
 import * as Message from "../../schema/Message.js"
+import type { BudgetExceededError } from "../../SdkError.js"
 import type { ControlChannelShape } from "../../services/ControlChannel.js"
 import type { TransportShape } from "../../services/Transport.js"
 import * as Initialize from "./initialize.js"
@@ -55,9 +56,11 @@ const toUserFrame = (prompt: Prompt, verbatim: boolean): Message.UserMessageInpu
 export const send = (
   transport: TransportShape,
   started: Effect.Effect<void>,
-  verbatim: boolean
+  verbatim: boolean,
+  admit?: Effect.Effect<void, BudgetExceededError> | undefined
 ): AgentSession["send"] =>
   traced.send(function*(prompt: Prompt) {
+    if (admit !== undefined) yield* admit
     const frame = toUserFrame(prompt, verbatim)
     yield* transport.send(frame)
     yield* started

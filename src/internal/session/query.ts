@@ -45,8 +45,12 @@ export const fromSessions = (open: OpenSession) =>
       Stream.runForEachWhile((next) =>
         Effect.gen(function*() {
           const before = (yield* s.control.runState).results
-          // A failed write means the CLI is gone: the message stream reports why.
-          if (Either.isLeft(yield* Effect.either(s.send(next)))) return false
+          // A failed write means the CLI is gone: the message stream reports why. A spent budget
+          // ends the query with it.
+          const sent = yield* Effect.either(s.send(next))
+          if (Either.isLeft(sent)) {
+            return sent.left._tag === "BudgetExceededError" ? yield* Effect.fail(sent.left) : false
+          }
           yield* s.control.awaitRunState((run) => run.results > before)
           return true
         })

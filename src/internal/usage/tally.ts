@@ -38,6 +38,11 @@ export class Tally {
   /** The session's spend up to the last result. */
   total: Usage = Fold.empty
 
+  /** The fold as of the last frame: the running turn's responses (a budget prices them mid-turn). */
+  get current(): Fold.State {
+    return this.state
+  }
+
   /** Takes one message frame into account; a `result` closes the turn. */
   observe(frame: { readonly [key: string]: unknown }): void {
     if (frame.type !== "result") {
