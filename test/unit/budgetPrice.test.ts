@@ -34,4 +34,39 @@ describe("the running price", () => {
     const next = Fold.observe(priced, assistant("m2", "some-model", 500, ""))
     expect(Price.running(next).usd).toBeCloseTo(500 * 2e-6, 12)
   })
+
+  it("RunningTotal follows running one touched response at a time: new responses, blocks, output deltas, a new turn", () => {
+    const total = new Price.RunningTotal()
+    let state = Fold.make()
+    const delta = (output: number) => ({
+      type: "stream_event",
+      event: { type: "message_delta", usage: { output_tokens: output } },
+      parent_tool_use_id: null
+    })
+    const start = (id: string) => ({
+      type: "stream_event",
+      event: { type: "message_start", message: { id } },
+      parent_tool_use_id: null
+    })
+    const frames = [
+      start("m1"),
+      assistant("m1", "claude-sonnet-4-5", 1000, "x".repeat(400)),
+      assistant("m1", "claude-sonnet-4-5", 1000, "y".repeat(80)),
+      delta(130),
+      start("m2"),
+      assistant("m2", "claude-haiku-4-5", 2000, "z".repeat(40)),
+      assistant("m3", "some-model", 10, "w")
+    ]
+    for (const frame of frames) {
+      state = Fold.observe(state, frame)
+      const incremental = total.of(state)
+      const full = Price.running(state)
+      expect(incremental.tokens).toBe(full.tokens)
+      expect(incremental.usd).toBeCloseTo(full.usd, 12)
+    }
+    // The next turn starts from nothing.
+    state = Fold.settle(state, { type: "result", total_cost_usd: 0.01 }).state
+    state = Fold.observe(state, assistant("m4", "claude-haiku-4-5", 500, ""))
+    expect(total.of(state)).toEqual(Price.running(state))
+  })
 })

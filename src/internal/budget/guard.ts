@@ -127,6 +127,7 @@ export const make = (budget: BudgetShape, account: Account): Guard => {
   })
 
   const watch = (stop: Stop): Watch => {
+    const runningTotal = new Price.RunningTotal()
     const running = (amount: Price.Amount) =>
       Effect.flatMap(budget.charge(account, amount), (standings) => {
         if (stopped) return Effect.void
@@ -149,7 +150,7 @@ export const make = (budget: BudgetShape, account: Account): Guard => {
           return Price.isZero(delta) ? undefined : Effect.asVoid(budget.charge(account, delta))
         }
         if (stopped || !(type === "assistant" || (type === "stream_event" && isOutputDelta(frame)))) return undefined
-        const target = Price.max(Price.max(Price.running(tally.current), reserved), charged)
+        const target = Price.max(Price.max(runningTotal.of(tally.current), reserved), charged)
         const delta = Price.minus(target, charged)
         charged = target
         // Every assistant message checks, even one that adds nothing: another turn may have

@@ -79,24 +79,54 @@ export const rate = (state: Fold.State, model: string): number => {
   return DEAREST
 }
 
+const amountOf = (state: Fold.State, r: Fold.Response): Amount => {
+  const figures: F.Figures = {
+    inputTokens: r.inputTokens,
+    outputTokens: r.outputTokens ?? Math.ceil(r.size / 4),
+    cacheReadInputTokens: r.cacheReadInputTokens,
+    cacheCreationInputTokens: r.cacheCreationInputTokens,
+    costUsd: 0
+  }
+  return { usd: F.weight(figures) * rate(state, r.model), tokens: tokensOf(figures) }
+}
+
 /**
- * The running turn's spend as the fold has it now.
+ * The running turn's spend as the fold has it now, summed over its responses.
  *
  * @internal
  */
 export const running = (state: Fold.State): Amount => {
-  let usd = 0
-  let tokens = 0
-  for (const r of state.responses) {
-    const figures: F.Figures = {
-      inputTokens: r.inputTokens,
-      outputTokens: r.outputTokens ?? Math.ceil(r.size / 4),
-      cacheReadInputTokens: r.cacheReadInputTokens,
-      cacheCreationInputTokens: r.cacheCreationInputTokens,
-      costUsd: 0
+  let total = zero
+  for (const r of state.responses) total = plus(total, amountOf(state, r))
+  return total
+}
+
+/**
+ * `running`, kept up to date one response at a time: each call re-prices only the response the
+ * fold touched last, so a turn of many messages costs one pricing per message, not one per
+ * response seen so far. Call it after every frame that may change a response.
+ *
+ * @internal
+ */
+export class RunningTotal {
+  private responses: ReadonlyArray<Fold.Response> | undefined
+  private amounts: Array<Amount> = []
+  private total: Amount = zero
+
+  of(state: Fold.State): Amount {
+    // A settled turn leaves a new list: start again.
+    if (state.responses !== this.responses) {
+      this.responses = state.responses
+      this.amounts = []
+      this.total = zero
     }
-    usd += F.weight(figures) * rate(state, r.model)
-    tokens += tokensOf(figures)
+    const at = state.touched.index
+    const response = at >= 0 ? state.responses[at] : undefined
+    if (response !== undefined) {
+      const next = amountOf(state, response)
+      this.total = plus(minus(this.total, this.amounts[at] ?? zero), next)
+      this.amounts[at] = next
+    }
+    return this.total
   }
-  return { usd, tokens }
 }

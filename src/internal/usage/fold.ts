@@ -54,6 +54,8 @@ export interface State {
   readonly responses: Array<Response>
   /** Where each response is in `responses`, by agent and message id (`responseKey`). */
   readonly index: Map<string, number>
+  /** The response the last frame added or changed (-1: none yet), for running totals. */
+  readonly touched: { index: number }
   /** The message each agent is streaming now (agent key, `""` for the main agent → message id). */
   readonly streaming: Map<string, string>
   /** Each subagent's last reported `total_tokens`. */
@@ -75,6 +77,7 @@ export type ModelFigures = { readonly [model: string]: F.Figures }
 export const make = (): State => ({
   responses: [],
   index: new Map(),
+  touched: { index: -1 },
   streaming: new Map(),
   reported: new Map(),
   agentTypes: new Map(),
@@ -131,6 +134,7 @@ const observeAssistant = (state: State, frame: Raw): State => {
       size: seen.size + size,
       tools: tools.length > 0 ? [...seen.tools, ...tools] : seen.tools
     }
+    state.touched.index = at
     return state
   }
   const response: Response = {
@@ -145,6 +149,7 @@ const observeAssistant = (state: State, frame: Raw): State => {
     tools
   }
   if (id !== undefined) state.index.set(responseKey(agent, id), responses.length)
+  state.touched.index = responses.length
   responses.push(response)
   return state
 }
@@ -165,7 +170,10 @@ const observeStreamEvent = (state: State, frame: Raw): State => {
   if (output === undefined || id === undefined) return state
   const at = state.index.get(responseKey(str(frame.parent_tool_use_id), id))
   const seen = at === undefined ? undefined : state.responses[at]
-  if (at !== undefined && seen !== undefined) state.responses[at] = { ...seen, outputTokens: output }
+  if (at !== undefined && seen !== undefined) {
+    state.responses[at] = { ...seen, outputTokens: output }
+    state.touched.index = at
+  }
   return state
 }
 

@@ -250,6 +250,7 @@ export const settle = (state: State, result: Raw): { readonly usage: Usage; read
   const next: State = {
     responses: [],
     index: new Map(),
+    touched: { index: -1 },
     streaming: new Map(),
     reported: new Map(),
     agentTypes: state.agentTypes,
