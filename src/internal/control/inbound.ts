@@ -21,6 +21,7 @@ import {
   Predicate,
   Runtime,
   Schema,
+  SchemaAST,
   Tracer
 } from "effect"
 import * as Control from "../../schema/Control.js"
@@ -83,6 +84,18 @@ const inboundDetails = (request: { readonly [key: string]: unknown }): Record<st
   return details
 }
 
+// The encoded side of a schema, built once per AST (`Schema.encodedSchema` walks the AST every
+// time): every session registers the same descriptors.
+const encodedAsts = new WeakMap<SchemaAST.AST, SchemaAST.AST>()
+const encodedSchema = <A, I, R>(schema: Schema.Schema<A, I, R>): Schema.Schema<I> => {
+  let ast = encodedAsts.get(schema.ast)
+  if (ast === undefined) {
+    ast = SchemaAST.encodedAST(schema.ast)
+    encodedAsts.set(schema.ast, ast)
+  }
+  return Schema.make<I>(ast)
+}
+
 const compile = <Req extends Control.Request.Any>(
   descriptor: Req,
   handler: InboundHandler<Req>
@@ -95,7 +108,7 @@ const compile = <Req extends Control.Request.Any>(
   )
   // Encoding drops the properties a struct does not name.
   const encodeSuccess = Guard.fastPath(
-    Schema.encodedSchema(descriptor.success),
+    encodedSchema(descriptor.success),
     ParseResult.encodeUnknownEither(descriptor.success),
     { excessKept: false }
   )
