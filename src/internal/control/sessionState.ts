@@ -6,12 +6,16 @@
  *
  * @internal
  */
-import { Deferred, Effect, Either, Metric, PubSub, type Scope, Stream } from "effect"
+import { Cause, Deferred, Effect, Either, Metric, Option, PubSub, Queue, type Scope, type Stream } from "effect"
 import { CLIEndedError } from "../../SdkError.js"
 import type { RunState, StreamError } from "../../services/ControlChannel.js"
 import * as Telemetry from "../../Telemetry.js"
 import { initialRun, SessionState as Book, type Changes } from "../protocol/sessionState.js"
 import type { RawObject } from "../protocol/router.js"
+import * as Drain from "./drain.js"
+
+// The most results taken at once, as `Stream.fromQueue`'s default chunk size.
+const RESULTS_CHUNK = 4096
 
 /**
  * The published state's operations.
@@ -131,7 +135,19 @@ export const make = (terminal: Deferred.Deferred<void, StreamError>): Effect.Eff
         Effect.suspend(() =>
           predicate(latest.run) ? Effect.void : Effect.asVoid(waitFrom(latest, (v) => predicate(v.run)))
         ),
-      results: Stream.fromPubSub(resultHub, { scoped: true }),
+      // As `Stream.fromPubSub(hub, { scoped: true })`, with its take at hand for `Drain.forEachChunk`.
+      results: Effect.map(PubSub.subscribe(resultHub), (subscription) =>
+        Drain.fromPull(
+          Queue.takeBetween(subscription, 1, RESULTS_CHUNK).pipe(
+            Effect.catchAllCause((cause) =>
+              Effect.flatMap(
+                Queue.isShutdown(subscription),
+                (down): Effect.Effect<never, Option.Option<never>> =>
+                  down && Cause.isInterruptedOnly(cause) ? Effect.fail(Option.none()) : Effect.failCause(cause)
+              )
+            )
+          )
+        )),
       end: () => {
         if (ended) return
         ended = true
