@@ -325,10 +325,11 @@ export const build = <R>(
       given: Layer.Layer<I, SdkError, RL> | undefined,
       fallback: Effect.Effect<S, SdkError, RF>,
       below: Context.Context<RBelow>
-    ): Effect.Effect<Context.Context<I>, SdkError, Exclude<RL | Exclude<RF, Scope.Scope>, RBelow>> =>
+    ): Effect.Effect<Context.Context<I>, SdkError, Exclude<RL, RBelow> | Exclude<RF, Scope.Scope | RBelow>> =>
       given !== undefined
         ? buildOn(given, below)
-        : Effect.map(Effect.provide(Scope.extend(fallback, scope), below), (service) => Context.make(tag, service))
+        : Effect.map(Effect.provide(fallback, Context.add(below, Scope.Scope, scope)), (service) =>
+          Context.make(tag, service))
     const deferSettings = options.approvalStore === undefined ? undefined : {
       store: options.approvalStore,
       timeout: Duration.decode(options.approvalTimeout ?? Defer.DEFAULT_TIMEOUT),
@@ -347,7 +348,8 @@ export const build = <R>(
           configDir: launch.env.CLAUDE_CONFIG_DIR
         }),
       // With an approval store, the reader records the calls the session's turns stop at.
-      (context) => deferSettings === undefined ? context : Context.add(context, Defer.DeferSettings, deferSettings)
+      (context) =>
+        deferSettings === undefined ? context : Context.add(context, Defer.DeferSettings, deferSettings)
     )
     const transport = direct.get(layers.transport)
     const withTransport = Context.merge(
@@ -364,13 +366,20 @@ export const build = <R>(
       withTransport,
       yield* step(ControlChannel, layers.controlChannel, channel, withTransport)
     )
-    const hooks = options.hooks === undefined
-      ? Effect.succeed(HookRegistry.HookRegistry.empty)
-      : HookRegistry.make(options.hooks)
-    const withHooks = Context.merge(
-      withChannel,
-      yield* step(HookRegistry.HookRegistry, layers.hookRegistry, hooks, withChannel)
-    )
+    // No hooks, no layer: the shared empty registry, with nothing to run.
+    const withHooks = options.hooks === undefined && layers.hookRegistry === undefined
+      ? Context.add(withChannel, HookRegistry.HookRegistry, HookRegistry.HookRegistry.empty)
+      : Context.merge(
+        withChannel,
+        yield* step(
+          HookRegistry.HookRegistry,
+          layers.hookRegistry,
+          options.hooks === undefined
+            ? Effect.succeed(HookRegistry.HookRegistry.empty)
+            : HookRegistry.make(options.hooks),
+          withChannel
+        )
+      )
     const mcp = McpBridge.make(sdkServers(options))
     const withMcp = Context.merge(withHooks, yield* step(McpBridge.McpBridge, layers.mcpBridge, mcp, withChannel))
     if (layers.permissionHandler !== undefined) {
