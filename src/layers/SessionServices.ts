@@ -188,14 +188,18 @@ export const subprocessTransportWith = (
 ): Layer.Layer<Transport, SdkError, SessionLaunch> => {
   const picked = Context.pick(FileSystem.FileSystem, Path.Path)(services)
   const layer = subprocessTransport.pipe(Layer.provide(Layer.succeedContext(picked)))
-  direct.set(layer, (below) => Effect.provide(makeSubprocessTransport, Context.merge(below, picked)))
+  direct.set(
+    layer,
+    (below, scope) =>
+      Effect.provide(makeSubprocessTransport, Context.add(Context.merge(below, picked), Scope.Scope, scope))
+  )
   return layer
 }
 
 // Layers made by this module whose service is made by a known effect: built by running it.
 const direct = new WeakMap<
   Layer.Layer<Transport, SdkError, SessionLaunch>,
-  (below: Context.Context<SessionLaunch>) => Effect.Effect<Context.Tag.Service<Transport>, SdkError, Scope.Scope>
+  (below: Context.Context<SessionLaunch>, scope: Scope.Scope) => Effect.Effect<Context.Tag.Service<Transport>, SdkError>
 >()
 
 /**
@@ -356,7 +360,7 @@ export const build = <R>(
       base,
       transport === undefined
         ? yield* buildOn(layers.transport, base)
-        : Context.make(Transport, yield* Scope.extend(transport(base), scope))
+        : Context.make(Transport, yield* transport(base, scope))
     )
     const channel = ControlChannel.make({
       controlTimeout: options.controlTimeout,
