@@ -13,18 +13,8 @@
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer, RuntimeFlags, RuntimeFlagsPatch, Stream, Supervisor } from "effect"
 import { fileURLToPath } from "node:url"
-import type * as ClaudeAgentModule from "../../src/ClaudeAgent.js"
-import type * as FakeCliModule from "../../src/testing/FakeCli.js"
+import { arg, ClaudeAgent, FakeCli } from "./library.js"
 
-const distArg = process.argv.find((a) => a === "--dist" || a.startsWith("--dist="))
-const base = distArg === undefined ? "../../src" : `../../${distArg === "--dist" ? "dist/esm" : distArg.slice(7)}`
-const ClaudeAgent: typeof ClaudeAgentModule = await import(`${base}/ClaudeAgent.js`)
-const FakeCli: typeof FakeCliModule = await import(`${base}/testing/FakeCli.js`)
-
-const arg = (name: string, fallback: number): number => {
-  const found = process.argv.find((a) => a.startsWith(`--${name}=`))
-  return found === undefined ? fallback : Number(found.slice(name.length + 3))
-}
 const sessions = arg("sessions", 40)
 const warmup = arg("warmup", 10)
 const cpuReps = arg("cpu-reps", 0)
