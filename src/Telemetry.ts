@@ -256,3 +256,51 @@ export const agentCostUsd = Metric.counter("claude_agent_agent_cost_usd", {
 export const agentTokens = Metric.counter("claude_agent_agent_tokens", {
   description: "Tokens by agent, model and kind"
 })
+
+/**
+ * OpenTelemetry GenAI `gen_ai.client.token.usage`: the tokens of each agent invocation (a turn),
+ * one record per model and token type, with the convention's buckets. Tagged
+ * `gen_ai.operation.name` (`invoke_agent`), `gen_ai.provider.name` (`anthropic`),
+ * `gen_ai.token.type` (`input`, cache reads and writes included, or `output`),
+ * `gen_ai.response.model`, and `gen_ai.request.model` when the session names a model.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Telemetry } from "effect-claude-agent"
+ *
+ * const output = Telemetry.genAiTokenUsage.pipe(Metric.tagged("gen_ai.token.type", "output"))
+ * const records = Effect.map(Metric.value(output), (state) => state.count)
+ * ```
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const genAiTokenUsage = Metric.histogram(
+  "gen_ai.client.token.usage",
+  MetricBoundaries.exponential({ start: 1, factor: 4, count: 14 }),
+  "Number of input and output tokens used"
+)
+
+/**
+ * OpenTelemetry GenAI `gen_ai.client.operation.duration`: how long each agent invocation (a
+ * turn, from its prompt to its `result`) took, in seconds, with the convention's buckets. Tagged
+ * `gen_ai.operation.name`, `gen_ai.provider.name`, `gen_ai.request.model` when the session names a
+ * model, and `error.type` (the result's error subtype) when the turn failed.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Telemetry } from "effect-claude-agent"
+ *
+ * const invocations = Effect.map(Metric.value(Telemetry.genAiOperationDuration), (state) => state.count)
+ * ```
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const genAiOperationDuration = Metric.histogram(
+  "gen_ai.client.operation.duration",
+  MetricBoundaries.exponential({ start: 0.01, factor: 2, count: 14 }),
+  "GenAI operation duration in seconds"
+)

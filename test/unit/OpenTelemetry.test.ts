@@ -59,14 +59,14 @@ describe("OpenTelemetry export (NodeSdk, in-memory exporters)", () => {
       const byName = (name: string) => finished.find((span) => span.name === name)
       const request = byName("request")
       const session = byName("ClaudeAgent.session")
-      const turn = byName("AgentSession.turn")
+      const turn = byName("invoke_agent claude-code")
       const hook = byName("ControlChannel.hook_callback")
       const toolCall = byName("ControlChannel.mcp_message")
       const tool = byName("Tool.add")
       expect(finished.map((span) => span.name)).toEqual(expect.arrayContaining([
         "request",
         "ClaudeAgent.session",
-        "AgentSession.turn",
+        "invoke_agent claude-code",
         "ControlChannel.hook_callback",
         "ControlChannel.mcp_message",
         "Tool.add"
