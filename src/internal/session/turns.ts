@@ -77,6 +77,8 @@ export const turnParent: FiberRef.FiberRef<Option.Option<Tracer.AnySpan>> = Fibe
   Option.none<Tracer.AnySpan>()
 )
 
+const turnName = (running: Context.Tag.Service<CurrentTurn>): string => `${GenAi.INVOKE_AGENT} ${running.agentName}`
+
 // A turn's attributes from its start: what is invoked, and how.
 const turnAttributes = (running: Context.Tag.Service<CurrentTurn>): Record<string, unknown> => {
   const attributes: Record<string, unknown> = {
@@ -171,17 +173,20 @@ export const track = (
         if (input !== undefined) yield* Metric.incrementBy(Telemetry.inputTokens, input)
         if (output !== undefined) yield* Metric.incrementBy(Telemetry.outputTokens, output)
         const errorType = isError ? (typeof result.subtype === "string" ? result.subtype : "_OTHER") : undefined
-        const turn = open.shift()
+        const prompted = open.shift()
         opened()
-        const ms = turn === undefined ? undefined : Number(now - turn.at) / 1e6
-        yield* GenAiMetrics.recordTurn(
-          settled?.turn,
-          ms === undefined ? undefined : ms / 1000,
-          running.requestModel,
-          errorType
-        )
-        if (turn === undefined || ms === undefined) return
-        yield* Metric.update(Telemetry.turnDuration, ms)
+        const ms = prompted === undefined ? undefined : Number(now - prompted.at) / 1e6
+        const seconds = ms === undefined ? undefined : ms / 1000
+        yield* GenAiMetrics.recordTurn(settled?.turn, seconds, running.requestModel, errorType)
+        if (ms !== undefined) yield* Metric.update(Telemetry.turnDuration, ms)
+        // A turn the CLI ran on its own is a span too where spans are recorded, so that the turns'
+        // spans add up to the session's spend; its calls sit under the session.
+        const turn = prompted?.span ?? agentSpans?.unprompted(result, turnName(running), Option.getOrUndefined(parent))
+        if (turn === undefined) return
+        if (prompted === undefined) {
+          for (const [key, value] of Object.entries(turnAttributes(running))) turn.attribute(key, value)
+          turn.attribute("claude.turn.prompted", false)
+        }
         const attributes: Record<string, unknown> = {
           "claude.result.subtype": result.subtype,
           "claude.result.is_error": isError,
@@ -193,11 +198,11 @@ export const track = (
           "claude.session_id": result.session_id
         }
         for (const [key, value] of Object.entries(attributes)) {
-          if (value !== undefined && value !== null) turn.span.attribute(key, value)
+          if (value !== undefined && value !== null) turn.attribute(key, value)
         }
-        genAiAttributes(turn.span, result, settled?.turn)
-        if (errorType !== undefined) turn.span.attribute(GenAi.ERROR_TYPE, errorType)
-        turn.span.end(now, errorType === undefined ? Exit.void : Exit.fail(errorType))
+        genAiAttributes(turn, result, settled?.turn)
+        if (errorType !== undefined) turn.attribute(GenAi.ERROR_TYPE, errorType)
+        turn.end(now, errorType === undefined ? Exit.void : Exit.fail(errorType))
       })
 
     const results = yield* control.results
@@ -229,7 +234,7 @@ export const track = (
     const started = Effect.gen(function*() {
       const at = yield* Clock.currentTimeNanos
       const lent = yield* FiberRef.get(turnParent)
-      const span = yield* Effect.makeSpan(`${GenAi.INVOKE_AGENT} ${running.agentName}`, {
+      const span = yield* Effect.makeSpan(turnName(running), {
         kind: "client",
         captureStackTrace: false,
         attributes: turnAttributes(running),

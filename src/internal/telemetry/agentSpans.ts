@@ -97,12 +97,16 @@ export class AgentSpans {
   private readonly tools = new Map<string, OpenTool>()
   private readonly agents = new Map<string, OpenAgent>()
   private readonly denied = new Set<string>()
+  // When each result's turn began: its first message after the result before it.
+  private readonly began = new WeakMap<object, bigint>()
+  private beganAt: bigint | undefined = undefined
   private conversationId: string | undefined
 
   constructor(private readonly settings: Settings) {}
 
   /** Takes one message frame into account, after the session's usage tally has seen it. */
   frame(frame: Raw): void {
+    this.beganAt ??= this.settings.now()
     switch (frame.type) {
       case "assistant":
         return this.assistant(frame)
@@ -120,6 +124,15 @@ export class AgentSpans {
     const id = toolUseIdOf(request)
     if (id === undefined) return undefined
     return this.tools.get(id)?.span ?? this.agents.get(id)?.span
+  }
+
+  /**
+   * A span for the turn `result` ends, which no prompt started (the CLI runs one on its own when
+   * a background subagent ends): from the turn's first message, ended by the caller.
+   */
+  unprompted(result: object, name: string, parent: Tracer.AnySpan | undefined): Tracer.Span {
+    const { context, now, tracer } = this.settings
+    return tracer.span(name, Option.fromNullable(parent), context, [], this.began.get(result) ?? now(), "client")
   }
 
   /** Ends every span still open: a subagent that had ended as it did, the rest with `errorType`. */
@@ -249,6 +262,8 @@ export class AgentSpans {
   // subagents that have ended end now, at the time they ended. The main agent's calls still open
   // never finished.
   private result(frame: Raw): void {
+    if (this.beganAt !== undefined) this.began.set(frame, this.beganAt)
+    this.beganAt = undefined
     const turn = settledFor(frame)?.turn
     if (turn !== undefined) {
       for (const usage of turn.subagents) {
