@@ -2,10 +2,14 @@
  * Telemetry: the metrics and spans every session records, with no setup.
  *
  * Spans go to whatever `Tracer` the program runs with (with `@effect/opentelemetry`, any OTLP
- * exporter): `ClaudeAgent.session` for the session's life, `AgentSession.turn` for each turn
- * (prompt → `result`, with cost, tokens and stop reason), and `ControlChannel.<subtype>` for every
- * request the CLI makes (hooks, permission prompts, SDK MCP tool calls). The session's span
- * context also goes to the CLI as `TRACEPARENT`, so its own spans join the trace.
+ * exporter), following the OpenTelemetry GenAI semantic conventions: `ClaudeAgent.session` for the
+ * session's life, `invoke_agent claude-code` for each turn (prompt → `result`, with the
+ * `gen_ai.*` model, conversation and usage attributes and the library's `claude.*` ones), and
+ * `ControlChannel.<subtype>` for every request the CLI makes (hooks, permission prompts, SDK MCP
+ * tool calls). When the tracer records spans, a turn also has an `invoke_agent <type>` span per
+ * subagent and an `execute_tool <tool>` span per tool call, under the agent that made it, with the
+ * requests about a call under its span. The session's span context also goes to the CLI as
+ * `TRACEPARENT`, so its own spans join the trace.
  *
  * The metrics are Effect `Metric`s, read with `Metric.value` or exported by a metrics layer. To see
  * the spans of a run during development, with no exporter, `SpanTree.print` writes them as a tree.
