@@ -101,11 +101,14 @@ export class AgentSpans {
   private readonly began = new WeakMap<object, bigint>()
   private beganAt: bigint | undefined = undefined
   private conversationId: string | undefined
+  // Once closed, frames the reader still hands over start nothing that would never end.
+  private closed = false
 
   constructor(private readonly settings: Settings) {}
 
   /** Takes one message frame into account, after the session's usage tally has seen it. */
   frame(frame: Raw): void {
+    if (this.closed) return
     this.beganAt ??= this.settings.now()
     switch (frame.type) {
       case "assistant":
@@ -137,6 +140,7 @@ export class AgentSpans {
 
   /** Ends every span still open: a subagent that had ended as it did, the rest with `errorType`. */
   close(errorType: string): void {
+    this.closed = true
     const now = this.settings.now()
     for (const [id, tool] of this.tools) this.endTool(id, tool, now, errorType)
     for (const [id, agent] of this.agents) {

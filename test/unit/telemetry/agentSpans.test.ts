@@ -264,6 +264,10 @@ describe("AgentSpans", () => {
       expect(failedWith(h.one("invoke_agent Plan"))).toBe("ProcessError")
       expect(failedWith(h.one("execute_tool Read"))).toBe("ProcessError")
       expect(h.spans.open).toBe(0)
+      // Frames after the close start nothing.
+      h.feed([assistant("m3", [toolUse("t3", "Bash")])])
+      expect(h.named("execute_tool Bash")).toHaveLength(1)
+      expect(h.spans.open).toBe(0)
       // Every span the builder made has ended.
       expect(h.recorder.spans.filter((s) => s !== h.turn && ended(s) === undefined)).toEqual([])
     }))
