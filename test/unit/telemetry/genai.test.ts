@@ -7,6 +7,7 @@ import { Effect, Exit, Fiber, Metric, Schema, Stream, type Tracer } from "effect
 import * as ClaudeAgent from "../../../src/ClaudeAgent.js"
 import { AgentSpans } from "../../../src/internal/telemetry/agentSpans.js"
 import * as McpServer from "../../../src/McpServer.js"
+import * as SpanTree from "../../../src/SpanTree.js"
 import * as Telemetry from "../../../src/Telemetry.js"
 import * as Tool from "../../../src/Tool.js"
 import * as FakeCli from "../../../src/testing/FakeCli.js"
@@ -222,6 +223,14 @@ describe("GenAI telemetry (fake CLI)", () => {
       expect(failedWith(bash)).toBeUndefined()
       expect(failedWith(grep)).toBe("tool_error")
       expect(spans.filter((s) => s.status._tag !== "Ended").map((s) => s.name)).toEqual([])
+      // The development tree shows the agents' tokens and cost, and a failed call's error.type.
+      const tree = SpanTree.render(spans)
+      expect(tree).toMatch(
+        /└─ invoke_agent claude-code {2}\S+ ms {2}success {2}4600 in \/ 80 out tokens {2}\$0\.0400\n/
+      )
+      expect(tree).toMatch(/invoke_agent Explore {2}\S+ ms {2}1150 in \/ \d+ out tokens {2}\$0\.\d{4}\n/)
+      expect(tree).toMatch(/└─ execute_tool Grep {2}\S+ ms {2}tool_error {2}failed\n/)
+      expect(tree).toMatch(/execute_tool Bash {2}\S+ ms\n\s+│?\s*└─ ControlChannel\.hook_callback/)
       // The convention's token histogram: the turn's input tokens for its model.
       expect((yield* Metric.value(tokens)).sum - before).toBe(4600)
     }))
