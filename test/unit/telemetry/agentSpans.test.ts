@@ -2,7 +2,7 @@
 // main agent starting two background subagents, one of which calls a tool it is refused) and
 // scripted turns (tools that succeed, fail or never end; a subagent that outlives its turn).
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, type Tracer } from "effect"
+import { Context, Effect, Exit, FastCheck as fc, Tracer } from "effect"
 import { readFileSync } from "node:fs"
 import { AgentSpans } from "../../../src/internal/telemetry/agentSpans.js"
 import { settledFor, Tally } from "../../../src/internal/usage/tally.js"
@@ -271,4 +271,83 @@ describe("AgentSpans", () => {
       // Every span the builder made has ended.
       expect(h.recorder.spans.filter((s) => s !== h.turn && ended(s) === undefined)).toEqual([])
     }))
+
+  // Any order of calls, subagents, results and notifications: once the session closes, every span
+  // made has ended, each exactly once.
+  it.prop("whatever the frames, closing ends every span exactly once", {
+    steps: fc.array(
+      fc.tuple(
+        fc.integer({ min: 0, max: 6 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.boolean()
+      ),
+      { maxLength: 40 }
+    )
+  }, ({ steps }) => {
+    const made: Array<{ ends: number }> = []
+    const tracer = Tracer.make({
+      span: (name, parent, context, links, startTime, kind) => {
+        const record = { ends: 0 }
+        made.push(record)
+        const attributes = new Map<string, unknown>()
+        return {
+          _tag: "Span",
+          name,
+          spanId: String(made.length),
+          traceId: "t",
+          parent,
+          context,
+          links,
+          sampled: true,
+          kind,
+          status: { _tag: "Started", startTime },
+          attributes,
+          end: () => void record.ends++,
+          attribute: (key, value) => void attributes.set(key, value),
+          event: () => undefined,
+          addLinks: () => undefined
+        }
+      },
+      context: (f) => f()
+    })
+    const spans = new AgentSpans({
+      tracer,
+      context: Context.empty(),
+      now: () => BigInt(0),
+      turn: () => undefined,
+      fallback: undefined
+    })
+    const tally = new Tally()
+    const agentId = (n: number) => `ag${n}`
+    const parent = (n: number, inAgent: boolean) => inAgent ? agentId(n) : null
+    for (const [kind, a, b, flag] of steps) {
+      const frames: ReadonlyArray<Frame> = kind === 0
+        ? [assistant(`m${a}${b}`, [toolUse(`t${a}`, "Bash")], parent(b, flag))]
+        : kind === 1
+        ? [assistant(`n${a}`, [toolUse(agentId(a), "Agent", { subagent_type: "Explore" })], parent(b, flag && a !== b))]
+        : kind === 2
+        ? [toolResult(flag ? `t${a}` : agentId(a), flag && b === 0)]
+        : kind === 3
+        ? [{ type: "system", subtype: "task_started", tool_use_id: agentId(a), is_backgrounded: flag }]
+        : kind === 4
+        ? [{
+          type: "system",
+          subtype: "task_notification",
+          tool_use_id: agentId(a),
+          status: flag ? "completed" : "failed"
+        }]
+        : kind === 5
+        ? [{ type: "system", subtype: "permission_denied", tool_use_id: `t${a}` }]
+        : [result(0.001)]
+      for (const frame of frames) {
+        tally.observe(frame)
+        spans.frame(frame)
+      }
+      // An ended span is never ended again.
+      if (made.some((m) => m.ends > 1)) return false
+    }
+    spans.close("session_closed")
+    return spans.open === 0 && made.every((m) => m.ends === 1)
+  })
 })

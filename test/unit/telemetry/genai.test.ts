@@ -164,7 +164,13 @@ describe("GenAI telemetry (fake CLI)", () => {
         Metric.tagged("gen_ai.response.model", MODEL),
         Metric.tagged("gen_ai.token.type", "input")
       )
+      const duration = Telemetry.genAiOperationDuration.pipe(
+        Metric.tagged("gen_ai.operation.name", "invoke_agent"),
+        Metric.tagged("gen_ai.provider.name", "anthropic"),
+        Metric.tagged("gen_ai.request.model", MODEL)
+      )
       const before = (yield* Metric.value(tokens)).sum
+      const invocations = (yield* Metric.value(duration)).count
       yield* ClaudeAgent.query("go", {
         model: MODEL,
         hooks: { PreToolUse: [{ hooks: [() => Effect.succeed({})] }] },
@@ -233,6 +239,10 @@ describe("GenAI telemetry (fake CLI)", () => {
       expect(tree).toMatch(/execute_tool Bash {2}\S+ ms\n\s+│?\s*└─ ControlChannel\.hook_callback/)
       // The convention's token histogram: the turn's input tokens for its model.
       expect((yield* Metric.value(tokens)).sum - before).toBe(4600)
+      // And the invocation's duration, in seconds.
+      const durations = yield* Metric.value(duration)
+      expect(durations.count - invocations).toBe(1)
+      expect(durations.max).toBeLessThan(60)
     }))
 
   it.effect("the CLI dies mid-turn: the turn and its open calls end failed with the error's tag", () =>
