@@ -7,7 +7,7 @@
 // fake CLI, run one prompt, call `onMessage` per delivered message, resolve when the query is
 // over. All timing, CPU and memory accounting is shared code below, so the contenders are
 // measured identically.
-import { spawn } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector"
 import { join } from "node:path"
@@ -350,6 +350,24 @@ const loadFloor = async (): Promise<RunQuery> => {
 const imports: { importMs?: number; ownImportMs?: number; rssMb?: number } = {}
 const rawChunks = { count: 0, bytes: 0 }
 
+// The smallest import a user of `ClaudeAgent.query` needs, `effect-claude-agent/ClaudeAgent`
+// (dist/esm/ClaudeAgent.js beside the barrel), timed like the barrel's own import but in a fresh
+// process of its own: this one has loaded the barrel already. Only for a built library.
+const subpathImportMs = (): number | undefined => {
+  if (libraryUrl === undefined || !libraryUrl.endsWith("/dist/esm/index.js")) return undefined
+  const script = [
+    "const { performance } = await import(\"node:perf_hooks\")",
+    "await import(\"effect\")",
+    "await import(\"@effect/platform-node\")",
+    "const t = performance.now()",
+    `await import(${JSON.stringify(new URL("ClaudeAgent.js", libraryUrl).href)})`,
+    "process.stdout.write(String(performance.now() - t))"
+  ].join("\n")
+  // Run from the checkout, so `effect` resolves to the packages the library itself imports.
+  const cwd = new URL("../../", libraryUrl)
+  return Number(execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd, encoding: "utf8" }))
+}
+
 const cpuUs = (): number => {
   const u = process.cpuUsage()
   return u.user + u.system
@@ -510,11 +528,13 @@ const runJob = async (run: RunQuery, job: Job): Promise<Sample> => {
     case "firstQuery": {
       const t0 = performance.now()
       const t = await turn(run, { kind: "echo" })
+      const subpath = contenderArg === "library" || contenderArg === "baseline" ? subpathImportMs() : undefined
       return {
         firstMessageMs: t.firstAt - t0,
         ...(imports.importMs === undefined ? {} : { importMs: imports.importMs }),
         ...(imports.rssMb === undefined ? {} : { importRssMb: imports.rssMb }),
-        ...(imports.ownImportMs === undefined ? {} : { ownImportMs: imports.ownImportMs })
+        ...(imports.ownImportMs === undefined ? {} : { ownImportMs: imports.ownImportMs }),
+        ...(subpath === undefined ? {} : { ownSubpathImportMs: subpath })
       }
     }
     case "concurrent": {

@@ -240,6 +240,12 @@ export const workloads: ReadonlyArray<Workload> = [
         label: "library's own import on top of effect + platform-node, ms (target ≤ 50)",
         better: "lower",
         digits: 0
+      },
+      {
+        key: "ownSubpathImportMs",
+        label: "`effect-claude-agent/ClaudeAgent` alone on top of effect + platform-node, ms",
+        better: "lower",
+        digits: 0
       }
     ]
   },

@@ -13,7 +13,6 @@
 import { Duration, Effect, Either, Option, ParseResult, Predicate, Schema, SchemaAST } from "effect"
 import { positiveDurationProblem } from "../internal/schema/duration.js"
 import { objectJsonSchema } from "../internal/schema/jsonSchema.js"
-import * as Guard from "../internal/schema/guard.js"
 import { OptionsError } from "../SdkError.js"
 import type * as McpServer from "../McpServer.js"
 import type * as Permission from "../Permission.js"
@@ -617,8 +616,7 @@ export interface Options<R = never>
 }
 
 const parseOptions: SchemaAST.ParseOptions = { onExcessProperty: "error", errors: "first" }
-// Compiled on first use: the parser of every option is large, and importing the module should not build it.
-const decode = Guard.lazily(() => Schema.decodeUnknown(Options, parseOptions))
+const decode = Schema.decodeUnknown(Options, parseOptions)
 
 const storeError = <R>(options: Options<R>): OptionsError | undefined => {
   if (options.approvalTimeout !== undefined && options.approvalStore === undefined) {
@@ -1176,7 +1174,7 @@ export const claimOptionKeys: ReadonlyArray<string> = [
   "agents"
 ]
 
-const decodeClaim = Guard.lazily(() => Schema.decodeUnknown(ClaimOptions, parseOptions))
+const decodeClaim = Schema.decodeUnknown(ClaimOptions, parseOptions)
 
 /**
  * Validates claim options like `validate` does options: an `OptionsError` names the first bad
