@@ -88,24 +88,32 @@ const typeIs = (dir, type) =>
 // Not side-effect free here, or esbuild would drop the wrappers' `import "../ClaudeAgent.js"`.
 writeFileSync(join(tsc, "package.json"), `${JSON.stringify({ type: "module" })}\n`)
 
-await failOnWarnings(
-  await esbuild.build({
-    entryPoints: entries,
-    outdir: esm,
-    chunkNames: "chunks/[name]-[hash]",
-    format: "esm",
-    platform: "node",
-    target: "node20",
-    bundle: true,
-    splitting: true,
-    packages: "external",
-    // Follows tsc's sourceMappingURL comments, so the maps point at src/*.ts.
-    sourcemap: "linked",
-    sourcesContent: false,
-    logLevel: "silent"
-  }),
-  "bundling"
-)
+const bundled = await esbuild.build({
+  entryPoints: entries,
+  outdir: esm,
+  chunkNames: "chunks/[name]-[hash]",
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  bundle: true,
+  splitting: true,
+  packages: "external",
+  // Follows tsc's sourceMappingURL comments, so the maps point at src/*.ts.
+  sourcemap: "linked",
+  sourcesContent: false,
+  metafile: true,
+  logLevel: "silent"
+})
+await failOnWarnings(bundled, "bundling")
+// Each module's code in one file only: two copies would be two sets of Schemas, Tags and classes.
+const copies = new Map()
+for (const output of Object.values(bundled.metafile.outputs)) {
+  for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+    if (bytesInOutput > 0) copies.set(input, (copies.get(input) ?? 0) + 1)
+  }
+}
+const twice = [...copies].filter(([, n]) => n > 1).map(([input]) => input)
+if (twice.length > 0) throw new Error(`build: bundled more than once: ${twice.join(", ")}`)
 
 // While esbuild reads dist/esm, its package.json says "commonjs": for files in a "module" package
 // esbuild emits Node's interop (`__toESM(require(x), 1)`), which adds a `default` key to every
