@@ -241,12 +241,14 @@ export const workloads: ReadonlyArray<Workload> = [
         better: "lower",
         digits: 0
       },
+      { key: "ownImportCpuMs", label: "the same, CPU ms", better: "lower", digits: 0 },
       {
         key: "ownSubpathImportMs",
         label: "`effect-claude-agent/ClaudeAgent` alone on top of effect + platform-node, ms",
         better: "lower",
         digits: 0
-      }
+      },
+      { key: "ownSubpathImportCpuMs", label: "the same, CPU ms", better: "lower", digits: 0 }
     ]
   },
   {
