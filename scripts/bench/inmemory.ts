@@ -10,12 +10,13 @@
 // (`process.cpuUsage`, user + system) per unit.
 import { Effect, Stream } from "effect"
 import type * as ClaudeAgentModule from "../../src/ClaudeAgent.js"
-import type * as FakeCliModule from "../../src/testing/FakeCli.js"
+import type * as Testing from "../../src/testing/index.js"
 
 const distArg = process.argv.find((a) => a === "--dist" || a.startsWith("--dist="))
 const base = distArg === undefined ? "../../src" : `../../${distArg === "--dist" ? "dist/esm" : distArg.slice(7)}`
 const ClaudeAgent: typeof ClaudeAgentModule = await import(`${base}/ClaudeAgent.js`)
-const FakeCli: typeof FakeCliModule = await import(`${base}/testing/FakeCli.js`)
+// Through the entry point: the build bundles the testing modules behind it.
+const { FakeCli }: typeof Testing = await import(`${base}/testing/index.js`)
 
 const arg = (name: string, fallback: number): number => {
   const found = process.argv.find((a) => a.startsWith(`--${name}=`))

@@ -12,6 +12,7 @@ import type { RequestError, StreamError } from "../../services/ControlChannel.js
 import type { SessionStoreError } from "../../services/SessionStore.js"
 import type { InitState } from "./initialize.js"
 import { BudgetFailure } from "../budget/guard.js"
+import * as Guard from "../schema/guard.js"
 import { MirrorFailure } from "./mirror.js"
 
 /**
@@ -38,7 +39,7 @@ export interface MessagePull {
 const isResultFrame = (frame: unknown): boolean => Predicate.isRecord(frame) && frame.type === "result"
 
 const CommandsChanged = Schema.Struct({ commands: Schema.Array(Control.SlashCommand) })
-const decodeCommandsChanged = Schema.decodeUnknownOption(CommandsChanged)
+const decodeCommandsChanged = Guard.lazily(() => Schema.decodeUnknownOption(CommandsChanged))
 
 // The commands of a `system/commands_changed` frame (the CLI sends one after `reload_skills`).
 const changedCommands = (frame: unknown): Option.Option<ReadonlyArray<Control.SlashCommand>> =>
