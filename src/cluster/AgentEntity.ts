@@ -56,10 +56,21 @@ import * as Control from "../schema/Control.js"
 import * as Message from "../schema/Message.js"
 import type * as Options from "../schema/Options.js"
 import * as SdkError from "../SdkError.js"
+import { approvalIdFor } from "../internal/approvals/defer.js"
+import * as Resume from "../internal/approvals/resume.js"
 import * as StoredSession from "../internal/session/storedSession.js"
 import * as ConfigDir from "../internal/transcripts/configDir.js"
+import {
+  ApprovalAlreadyApplied,
+  ApprovalAlreadyDecided,
+  ApprovalNotFound,
+  ApprovalStore,
+  ApprovalStoreError,
+  type ApprovalStoreShape
+} from "../services/ApprovalStore.js"
 import { type SessionRef, SessionStore, SessionStoreError, type SessionStoreShape } from "../services/SessionStore.js"
 import * as AgentMetrics from "./AgentMetrics.js"
+import * as Durable from "./internal/approvals.js"
 import { namespaceOf } from "./internal/keys.js"
 import * as TurnStore from "./internal/turnStore.js"
 import { v4, v5 } from "./internal/uuid.js"
@@ -211,6 +222,37 @@ export const AgentFailure = Schema.Union(
  */
 export type AgentFailure = typeof AgentFailure.Type
 
+/**
+ * What deciding and continuing a call that waits in the approval store (see `layer`'s
+ * `approvalStore`) fail with, across the wire: `ApprovalAlreadyDecided` (a second answer, or one
+ * after `permissionTimeout`: `approval.state` is `"expired"`), `ApprovalNotFound`,
+ * `ApprovalAlreadyApplied` (the call's continuation already ran) and `ApprovalStoreError`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const once = (answer: Effect.Effect<boolean, AgentEntity.ApprovalFailure>) =>
+ *   answer.pipe(Effect.catchTag("ApprovalAlreadyDecided", (e) => Effect.succeed(e.approval.state === "approved")))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const ApprovalFailure = Schema.Union(
+  ApprovalAlreadyDecided,
+  ApprovalNotFound,
+  ApprovalAlreadyApplied,
+  ApprovalStoreError
+)
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type ApprovalFailure = typeof ApprovalFailure.Type
+
 // A turn's defect, made serialisable; typed failures go through as they are.
 const defectOf = (defect: unknown): AgentError =>
   new AgentError({
@@ -264,7 +306,11 @@ export const PendingPermission = Schema.Struct({
   /** Rule updates the CLI suggests (give one back in an `allow`'s `updatedPermissions`). */
   suggestions: Schema.Array(Permission.PermissionUpdate),
   /** When the CLI asked, in milliseconds since the epoch. */
-  since: Schema.Number
+  since: Schema.Number,
+  /** With an approval store: the approval the call waits in (it survives its runner). */
+  approvalId: Schema.optional(Schema.String),
+  /** With an approval store: when the call is decided `expired` (`permissionTimeout`). */
+  expiresAt: Schema.optional(Schema.Number)
 })
 
 /**
@@ -408,11 +454,14 @@ export const SetPermissionMode = Rpc.make("SetPermissionMode", {
  * @since 0.1.0
  * @category rpcs
  */
-export const GetStatus = Rpc.make("Status", { success: Status })
+export const GetStatus = Rpc.make("Status", { success: Status, error: ApprovalStoreError })
 
 /**
  * Answers a pending permission request (see `Status.pendingPermissions`); `false` when no request
- * with that tool use id is waiting (answered already, withdrawn, or its turn ended).
+ * with that tool use id is waiting (answered already, withdrawn, or its turn ended). A call that
+ * waits in the approval store (`layer`'s `approvalStore`) is decided there, once, whichever runner
+ * answers: a second answer fails with `ApprovalAlreadyDecided`, and one after `permissionTimeout`
+ * too (the approval decided `expired`). Its turn then goes on with `Continue` (see `answer`).
  *
  * @example
  * ```ts
@@ -426,8 +475,37 @@ export const GetStatus = Rpc.make("Status", { success: Status })
  */
 export const AnswerPermission = Rpc.make("AnswerPermission", {
   payload: { toolUseId: Schema.String, result: Permission.PermissionResult },
-  success: Schema.Boolean
+  success: Schema.Boolean,
+  error: Schema.Union(ApprovalAlreadyDecided, ApprovalStoreError)
 })
+
+/**
+ * Finishes the turn a call waiting in the approval store interrupted, with the decision recorded
+ * for it (`AnswerPermission`, or `expired`): the conversation is resumed from the session store on
+ * the runner that owns it now, the CLI's start-up permission request for the call is answered with
+ * the decision, and the interrupted turn's messages are streamed up to its `result`. Persisted and
+ * keyed by the tool use id, as `Send` by its turn id: a runner that stops mid-way leaves the turn
+ * to the conversation's next owner, and sent again, the reply is the same one. Fails with
+ * `OptionsError` while the call is undecided, and with `ApprovalAlreadyApplied` once the
+ * transcript has the call's result from elsewhere (`Approvals.resume`).
+ *
+ * @example
+ * ```ts
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const tag: string = AgentEntity.Continue._tag
+ * ```
+ *
+ * @since 0.1.0
+ * @category rpcs
+ */
+export const Continue = Rpc.make("Continue", {
+  payload: { toolUseId: Schema.String },
+  primaryKey: ({ toolUseId }) => toolUseId,
+  success: MessageWire,
+  error: Schema.Union(AgentFailure, ApprovalFailure),
+  stream: true
+}).annotate(ClusterSchema.Persisted, true)
 
 /**
  * Stops the conversation's CLI on its runner, if one runs: a turn in flight ends with an
@@ -449,7 +527,7 @@ export const Stop = Rpc.make("Stop", { success: Schema.Struct({ stopped: Schema.
 
 /**
  * The entity: `Send`, `Interrupt`, `SetModel`, `SetPermissionMode`, `Status`, `AnswerPermission`,
- * `Stop`, keyed by a conversation id. Its type is `AgentSession`.
+ * `Continue`, `Stop`, keyed by a conversation id. Its type is `AgentSession`.
  *
  * @example
  * ```ts
@@ -474,6 +552,7 @@ export const AgentEntity = Entity.make("AgentSession", [
   SetPermissionMode,
   GetStatus,
   AnswerPermission,
+  Continue,
   Stop
 ])
 
@@ -570,8 +649,21 @@ export interface LayerOptions<R = never> {
   readonly options?: Options.Options<R> | ((conversationId: string) => Options.Options<R>) | undefined
   /** Tool uses decided by the client (`Status.pendingPermissions`, `AnswerPermission`). Default `false`. */
   readonly askClient?: AskClient | undefined
-  /** How long a tool use waits for the client before it is denied. Default: no limit. */
+  /**
+   * How long a tool use waits for the client before it is denied. Default: no limit in memory;
+   * with an approval store, its approvals' expiry (24 hours by default), after which the call is
+   * decided `expired`.
+   */
   readonly permissionTimeout?: Duration.DurationInput | undefined
+  /**
+   * Where tool uses the client decides wait, so that the wait survives its runner: this store, or
+   * the `ApprovalStore` service in context (`ApprovalStores.layerSql` on the cluster's database). A
+   * call then ends its turn awaiting approval (the reply's `system/awaiting_approval` message, then
+   * a `result` with `terminal_reason: "tool_deferred"`), the CLI may exit, `AnswerPermission`
+   * decides it in the store from any runner, and `Continue` finishes the turn on the conversation's
+   * owner. Without one, the wait is in the runner's memory and ends with it.
+   */
+  readonly approvalStore?: ApprovalStoreShape | undefined
   /** How long an idle conversation keeps its CLI before the entity is passivated. Default: the cluster's (1 minute). */
   readonly maxIdleTime?: Duration.DurationInput | undefined
   /** Requests that may wait per conversation. Default: the cluster's (4096). */
@@ -634,6 +726,9 @@ interface Instance<R> {
   readonly replyTimeout: Duration.Duration
   /** The session options given to the layer, without what the entity sets itself. */
   readonly base: Options.Options<R>
+  /** The durable wait, with an approval store and `askClient`. */
+  readonly durable: Durable.Durable | undefined
+  readonly permissionTimeout: Duration.DurationInput | undefined
 }
 
 // What an instance knows of its conversation now: the RPC handlers read and change it.
@@ -702,6 +797,30 @@ const permissionsFor = <R>(
       : Effect.succeed(Permission.deny(`${toolName} is not allowed`))
 }
 
+// The options of the conversation's CLI sessions. With the durable wait, the calls the client
+// decides are deferred by a hook and recorded in the approval store, with `permissionTimeout` as
+// their expiry.
+const sessionOptionsOf = <R>(
+  instance: Instance<R>,
+  state: Conversation,
+  canUseTool: Permission.CanUseTool<unknown, R> | undefined,
+  sessionStore: SessionStoreShape
+): Options.Options<R> => {
+  const { base, durable, permissionTimeout } = instance
+  return {
+    ...base,
+    sessionStore,
+    ...(state.modelOverride === undefined ? {} : { model: state.modelOverride ?? undefined }),
+    ...(state.permissionOverride === undefined ? {} : { permissionMode: state.permissionOverride }),
+    ...(durable === undefined ? {} : {
+      hooks: Durable.withDeferral(base.hooks, durable.ask),
+      approvalStore: durable.store,
+      ...(permissionTimeout === undefined ? {} : { approvalTimeout: permissionTimeout })
+    }),
+    canUseTool
+  }
+}
+
 const nonEmpty = (s: string | undefined): string | undefined => (s !== undefined && s.length > 0 ? s : undefined)
 
 // The CLI refuses `--session-id` for a session it has a transcript of under its own config
@@ -734,13 +853,7 @@ const openSession = <R>(
     const scope = yield* Scope.fork(instance.sessions, ExecutionStrategy.sequential)
     // Forked first, so it closes last: the guard forgets the process after it has exited.
     const guardScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-    const sessionOptions: Options.Options<R> = {
-      ...base,
-      sessionStore: turns.store,
-      ...(state.modelOverride === undefined ? {} : { model: state.modelOverride ?? undefined }),
-      ...(state.permissionOverride === undefined ? {} : { permissionMode: state.permissionOverride }),
-      canUseTool
-    }
+    const sessionOptions = sessionOptionsOf(instance, state, canUseTool, turns.store)
     // Each attempt in a scope of its own, closed if it fails: a pool holds a session's slot until
     // the scope it was opened in closes, also when the session failed to open.
     const open = (options: Options.Options<R>) =>
@@ -797,10 +910,9 @@ const commitTurn = (current: Live, turnId: string, messages: ReadonlyArray<Messa
 
 // The reply of `turnId`, if the store recorded the turn (completed here, or on a runner that
 // stopped before its client had read it): the messages its client has not acknowledged.
-const storedReply = <R>(instance: Instance<R>, state: Conversation, request: Entity.Request<typeof Send>) =>
+const storedReply = <R>(instance: Instance<R>, state: Conversation, request: TurnRequest, turnId: string) =>
   Effect.gen(function*() {
     const { ref, store } = instance
-    const turnId = request.payload.turnId
     if (state.committed === undefined) {
       const loaded = yield* TurnStore.committed(store, ref)
       // A turn of this instance may have completed meanwhile: kept.
@@ -829,29 +941,35 @@ const refuseExpired = (request: Entity.Request<typeof Send>) =>
     return inTime ? Effect.void : Effect.fail(new TurnExpiredError({ turnId: request.payload.turnId, deadline }))
   })
 
-// A turn's messages: the prompt sent on the conversation's session (opened if need be), its
-// messages up to the `result`, the turn recorded in the store before the `result` is passed on.
-const turnMessages = <R>(
-  instance: Instance<R>,
+// What a turn runs on: its messages up to the `result`, how it is recorded, and what is left to
+// undo when it does not complete.
+interface TurnRun<E> {
+  readonly messages: Stream.Stream<Message.Message, E>
+  readonly commit: (turnId: string, messages: ReadonlyArray<Message.Message>) => Effect.Effect<void, SessionStoreError>
+  readonly abandon: Effect.Effect<void>
+}
+
+const enter = (state: Conversation, turnId: string) =>
+  Effect.sync(() => {
+    state.busy = true
+    state.turnId = turnId
+  })
+
+// A turn's messages: those of the run `start` begins, the turn recorded in the store before the
+// `result` is passed on; a defect becomes an `AgentError`, and a run that did not complete is
+// abandoned.
+const turnMessages = <E, E2>(
   state: Conversation,
-  ensureOpen: Effect.Effect<Live, SdkError.SdkError | SessionStoreError | PlatformError>,
-  request: Entity.Request<typeof Send>
-): Stream.Stream<Message.Message, AgentFailure> =>
+  turnId: string,
+  start: Effect.Effect<TurnRun<E>, E2>
+): Stream.Stream<Message.Message, E | E2 | SessionStoreError | AgentError> =>
   Stream.suspend(() => {
-    let current: Live | undefined
+    let run: TurnRun<E> | undefined
     let completed = false
     const messages: Array<Message.Message> = []
-    const start: Effect.Effect<
-      Stream.Stream<Message.Message, AgentSession.MessageError | SessionStoreError>,
-      SdkError.SdkError | SessionStoreError | PlatformError | TurnExpiredError
-    > = Effect.gen(function*() {
-      yield* refuseExpired(request)
-      current = yield* ensureOpen
-      state.busy = true
-      state.turnId = request.payload.turnId
-      yield* current.session.send(request.payload.prompt)
-      const session = current
-      return session.session.receiveResponse.pipe(
+    const begin = Effect.map(start, (started) => {
+      run = started
+      return started.messages.pipe(
         Stream.tap((message) =>
           Effect.sync(() => {
             observe(state, message)
@@ -860,12 +978,12 @@ const turnMessages = <R>(
         ),
         Stream.mapEffect((message): Effect.Effect<Message.Message, SessionStoreError> =>
           Message.isResult(message)
-            ? commitTurn(session, request.payload.turnId, messages).pipe(
+            ? started.commit(turnId, messages).pipe(
               Effect.tapError(() => Metric.increment(AgentMetrics.mirrorFailures)),
               Effect.zipRight(Effect.sync(() => {
                 completed = true
                 state.turns++
-                state.committed?.add(request.payload.turnId)
+                state.committed?.add(turnId)
               })),
               Effect.as(message)
             )
@@ -873,8 +991,8 @@ const turnMessages = <R>(
         )
       )
     })
-    return Stream.unwrap(start).pipe(
-      Stream.catchAllCause((cause): Stream.Stream<never, AgentFailure> => {
+    return Stream.unwrap(begin).pipe(
+      Stream.catchAllCause((cause): Stream.Stream<never, E | E2 | SessionStoreError | AgentError> => {
         if (Option.isSome(Cause.failureOption(cause))) return Stream.failCause(cause)
         const defect = Cause.dieOption(cause)
         return Option.isSome(defect) ? Stream.fail(defectOf(defect.value)) : Stream.failCause(cause)
@@ -882,9 +1000,59 @@ const turnMessages = <R>(
       Stream.ensuring(Effect.suspend(() => {
         state.busy = false
         state.turnId = null
-        return current !== undefined && !completed ? drop(state, current) : Effect.void
+        return run !== undefined && !completed ? run.abandon : Effect.void
       }))
     )
+  })
+
+// A `Send`: the prompt sent on the conversation's session (opened if need be).
+const prompted = <R>(
+  state: Conversation,
+  ensureOpen: Effect.Effect<Live, SdkError.SdkError | SessionStoreError | PlatformError>,
+  request: Entity.Request<typeof Send>
+): Effect.Effect<
+  TurnRun<AgentSession.MessageError | SessionStoreError>,
+  SdkError.SdkError | SessionStoreError | PlatformError | TurnExpiredError
+> =>
+  Effect.gen(function*() {
+    yield* refuseExpired(request)
+    const current = yield* ensureOpen
+    yield* enter(state, request.payload.turnId)
+    yield* current.session.send(request.payload.prompt).pipe(Effect.onError(() => drop(state, current)))
+    return {
+      messages: current.session.receiveResponse,
+      commit: (turnId, messages) => commitTurn(current, turnId, messages),
+      abandon: drop(state, current)
+    }
+  })
+
+// A `Continue`: the decided call's session resumed on a CLI of its own, fenced as a session the
+// entity opens (the CLI that stopped at the call, if this instance still has it, is closed first:
+// one process per conversation); the interrupted turn streamed to its `result` (resume.ts).
+const continued = <R>(
+  instance: Instance<R>,
+  state: Conversation,
+  canUseTool: Permission.CanUseTool<unknown, R> | undefined,
+  store: ApprovalStoreShape,
+  toolUseId: string
+): Effect.Effect<
+  TurnRun<SdkError.SdkError | ApprovalAlreadyApplied | SessionStoreError>,
+  ApprovalNotFound | ApprovalStoreError | SessionStoreError
+> =>
+  Effect.gen(function*() {
+    const id = approvalIdFor(instance.sessionId, toolUseId)
+    const approval = yield* Effect.flatMap(
+      store.get(id),
+      Option.match({ onNone: () => Effect.fail(new ApprovalNotFound({ id })), onSome: Effect.succeed })
+    )
+    if (state.live !== undefined) yield* drop(state, state.live)
+    const turns = TurnStore.make(instance.store, instance.ref, yield* instance.store.acquire(instance.ref))
+    yield* enter(state, Durable.continuationTurnId(toolUseId))
+    const messages = Resume.continued(approval, sessionOptionsOf(instance, state, canUseTool, turns.store)).pipe(
+      Stream.provideService(ClaudeAgent.ClaudeAgent, instance.agent),
+      Stream.provideContext(instance.services)
+    )
+    return { messages, commit: (turnId, reply) => turns.commit(turnId, encodeReply(reply)), abandon: Effect.void }
   })
 
 /**
@@ -946,37 +1114,43 @@ const inTurn = <R>(instance: Instance<R>, turnLock: Effect.Semaphore) => <A, E, 
     )
   })
 
-// One `Send`. The turn runs in a fiber of its own, one turn of the conversation at a time
+// What a turn's reply needs of its request: what its client has acknowledged.
+interface TurnRequest {
+  readonly lastSentChunk: Option.Option<{ readonly id: Snowflake.Snowflake }>
+  readonly lastSentChunkValue: Option.Option<Message.Message>
+}
+
+// One `Send` or `Continue`. The turn runs in a fiber of its own, one turn of the conversation at a time
 // (`turnLock`), into a mailbox the reply streams from: a reply waits for its client to
 // acknowledge each chunk, and a client that stops reading (it went away, or stopped at the
 // `result`) must hold up neither the turn nor the conversation's next ones. Once the turn is over,
 // its reply has `replyTimeout` to be read to its end before the request is ended (interrupted:
 // its messages stay stored for a client that asks again with the same turn id).
-const runTurn = <R>(
+const runTurn = <R, E>(
   instance: Instance<R>,
   state: Conversation,
-  ensureOpen: Effect.Effect<Live, SdkError.SdkError | SessionStoreError | PlatformError>,
   turnLock: Effect.Semaphore,
-  request: Entity.Request<typeof Send>
-): Stream.Stream<Message.Message, AgentFailure> =>
+  request: TurnRequest,
+  turnId: string,
+  turn: Stream.Stream<Message.Message, E>
+): Stream.Stream<Message.Message, E | SessionStoreError> =>
   Stream.suspend(() => {
     // The first attempt's `result` reached the client, only the end of the reply was lost.
     if (Option.exists(request.lastSentChunkValue, Message.isResult)) return Stream.empty
     return Stream.unwrapScoped(Effect.gen(function*() {
       const { conversationId, replyTimeout, shuttingDown } = instance
-      const turnId = request.payload.turnId
       const requestFiber = yield* Effect.withFiberRuntime<Fiber.RuntimeFiber<unknown, unknown>>((fiber) =>
         Effect.succeed(fiber)
       )
       const scope = yield* Effect.scope
-      const mailbox = yield* Mailbox.make<Message.Message, AgentFailure>()
+      const mailbox = yield* Mailbox.make<Message.Message, E>()
       if (Option.isSome(request.lastSentChunk)) {
         const gap = (yield* Clock.currentTimeMillis) - Snowflake.timestamp(request.lastSentChunk.value.id)
         yield* Metric.update(AgentMetrics.takeoverTime, Math.max(0, gap))
       }
       // A turn the store has recorded is never run again (its prompt would reach the model twice):
       // its runner stopped before its client had read the reply, or the client sent it again.
-      const stored = yield* storedReply(instance, state, request)
+      const stored = yield* storedReply(instance, state, request, turnId)
       if (Option.isSome(stored)) {
         yield* Metric.increment(takeoverCounter(instance, "reply_replayed"))
         return Stream.fromIterable(stored.value)
@@ -998,7 +1172,7 @@ const runTurn = <R>(
         Effect.forkIn(scope),
         Effect.asVoid
       )
-      yield* turnMessages(instance, state, ensureOpen, request).pipe(
+      yield* turn.pipe(
         Stream.runForEachChunk((chunk) => mailbox.offerAll(chunk)),
         Effect.zipRight(mailbox.end),
         // A turn that fails while the runner stops (its CLI got the stop signal too, say) waits
@@ -1011,6 +1185,15 @@ const runTurn = <R>(
       return Mailbox.toStream(mailbox)
     }))
   })
+
+// The calls of the conversation waiting in the approval store, as `Status` lists them.
+const storedPending = <R>(instance: Instance<R>): Effect.Effect<Array<PendingPermission>, ApprovalStoreError> =>
+  instance.durable === undefined
+    ? Effect.succeed([])
+    : Effect.map(
+      instance.durable.store.listPending({ projectKey: instance.ref.projectKey, sessionId: instance.sessionId }),
+      (approvals) => approvals.map(Durable.pendingOf)
+    )
 
 // The volatile RPCs: they act on the session that is open, if any, and on what the next one
 // is opened with.
@@ -1042,7 +1225,7 @@ const controlHandlers = <R>(instance: Instance<R>, state: Conversation) => ({
         : current.session.setPermissionMode(payload.mode).pipe(Effect.asVoid)
     })),
   Status: () =>
-    Rpc.fork(Effect.sync(() => ({
+    Rpc.fork(Effect.map(storedPending(instance), (stored) => ({
       conversationId: instance.conversationId,
       sessionId: instance.sessionId,
       running: state.live !== undefined,
@@ -1051,14 +1234,27 @@ const controlHandlers = <R>(instance: Instance<R>, state: Conversation) => ({
       turns: state.turns,
       model: state.model,
       permissionMode: state.permissionMode,
-      pendingPermissions: Array.from(state.pending.values(), (p) => p.info).sort((a, b) => a.since - b.since)
+      pendingPermissions: [...Array.from(state.pending.values(), (p) => p.info), ...stored].sort((a, b) =>
+        a.since - b.since
+      )
     }))),
   AnswerPermission: (
     { payload }: { readonly payload: { readonly toolUseId: string; readonly result: Permission.PermissionResult } }
   ) =>
     Rpc.fork(Effect.suspend(() => {
       const waiting = state.pending.get(payload.toolUseId)
-      return waiting === undefined ? Effect.succeed(false) : Deferred.succeed(waiting.answer, payload.result)
+      if (waiting !== undefined) return Deferred.succeed(waiting.answer, payload.result)
+      const durable = instance.durable
+      if (durable === undefined) return Effect.succeed(false)
+      // Decided once in the store (compare-and-set), whichever runner answers.
+      return durable.store.decide(
+        approvalIdFor(instance.sessionId, payload.toolUseId),
+        Durable.decisionOf(payload.result)
+      )
+        .pipe(
+          Effect.as(true),
+          Effect.catchTag("ApprovalNotFound", () => Effect.succeed(false))
+        )
     })),
   Stop: () =>
     Rpc.fork(Effect.suspend(() => {
@@ -1090,6 +1286,8 @@ const makeInstance = <R>(options: LayerOptions<R>) =>
     const sessionId = sessionIdFor(conversationId, options.namespace)
     // The CLI files the session under its project folder for the working directory: the store's key.
     const projectKey = yield* StoredSession.projectKeyOf(base.cwd ?? path.resolve("."))
+    const approvals = options.approvalStore ?? Option.getOrUndefined(yield* Effect.serviceOption(ApprovalStore))
+    const ask = options.askClient ?? false
     const instance: Instance<R> = {
       conversationId,
       sessionId,
@@ -1107,7 +1305,11 @@ const makeInstance = <R>(options: LayerOptions<R>) =>
         onNone: () => Effect.succeed(false),
         onSome: (sharding) => sharding.isShutdown
       }),
-      base
+      base,
+      durable: approvals === undefined || ask === false
+        ? undefined
+        : { store: approvals, ask: ask === true ? () => true : ask },
+      permissionTimeout: options.permissionTimeout
     }
     return instance
   })
@@ -1163,7 +1365,31 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
         )
       )
       return AgentEntity.of({
-        Send: (request) => runTurn(instance, state, ensureOpen, turnLock, request),
+        Send: (request) =>
+          runTurn(
+            instance,
+            state,
+            turnLock,
+            request,
+            request.payload.turnId,
+            turnMessages(state, request.payload.turnId, prompted(state, ensureOpen, request))
+          ),
+        Continue: (request) => {
+          const { toolUseId } = request.payload
+          const durable = instance.durable
+          if (durable === undefined) {
+            return Stream.fail(new ApprovalNotFound({ id: approvalIdFor(instance.sessionId, toolUseId) }))
+          }
+          const turnId = Durable.continuationTurnId(toolUseId)
+          return runTurn(
+            instance,
+            state,
+            turnLock,
+            request,
+            turnId,
+            turnMessages(state, turnId, continued(instance, state, canUseTool, durable.store, toolUseId))
+          )
+        },
         ...controlHandlers(instance, state)
       })
     }),
@@ -1233,3 +1459,72 @@ export const send = (
       : undefined
     return client(conversationId).Send({ turnId, prompt, deadline })
   }))
+
+/**
+ * What `answer` can fail with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type AnswerError = SendError | ApprovalFailure
+
+/**
+ * Decides a call that waits in the approval store (an entity layer with `approvalStore` and
+ * `askClient`) and streams the turn it interrupted to its end: `AnswerPermission`, then
+ * `Continue`. The decision is recorded once `AnswerPermission` has answered; `Continue` is
+ * persisted, so the turn is finished by whichever runner owns the conversation, also when its
+ * runner stops mid-way (send `Continue` again to read the reply: see `continueTurn`). Fails with
+ * `ApprovalAlreadyDecided` for a call decided before (by another client, or `expired` after
+ * `permissionTimeout`), and with `ApprovalNotFound` when no call with that tool use id waits.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { Permission } from "effect-claude-agent"
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const approveAll = (conversationId: string) =>
+ *   Effect.gen(function*() {
+ *     const status = yield* (yield* AgentEntity.AgentEntity.client)(conversationId).Status()
+ *     for (const pending of status.pendingPermissions) {
+ *       yield* AgentEntity.answer(conversationId, pending.toolUseId, Permission.allow()).pipe(Stream.runDrain)
+ *     }
+ *   })
+ * ```
+ *
+ * @since 0.1.0
+ * @category clients
+ */
+export const answer = (
+  conversationId: string,
+  toolUseId: string,
+  result: Permission.PermissionResult
+): Stream.Stream<Message.Message, AnswerError, Sharding> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const client = (yield* AgentEntity.client)(conversationId)
+    const answered = yield* client.AnswerPermission({ toolUseId, result })
+    return answered
+      ? client.Continue({ toolUseId })
+      : Stream.fail(new ApprovalNotFound({ id: approvalIdFor(sessionIdFor(conversationId), toolUseId) }))
+  }))
+
+/**
+ * The rest of a decided call's turn (`Continue`): streamed as it runs, or replayed from the store
+ * once it has run. For a client that decided with `AnswerPermission` and went away before it read
+ * the continuation.
+ *
+ * @example
+ * ```ts
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const rest = AgentEntity.continueTurn("user-42", "toolu_01")
+ * ```
+ *
+ * @since 0.1.0
+ * @category clients
+ */
+export const continueTurn = (
+  conversationId: string,
+  toolUseId: string
+): Stream.Stream<Message.Message, AnswerError, Sharding> =>
+  Stream.unwrap(Effect.map(AgentEntity.client, (client) => client(conversationId).Continue({ toolUseId })))
