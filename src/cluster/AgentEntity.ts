@@ -847,7 +847,7 @@ const openSession = <R>(
   canUseTool: Permission.CanUseTool<unknown, R> | undefined
 ) =>
   Effect.gen(function*() {
-    const { base, conversationId, guard, ref, sessionId, store } = instance
+    const { conversationId, guard, ref, sessionId, store } = instance
     // From here on, the appends of an earlier owner of the conversation are refused.
     const turns = TurnStore.make(store, ref, yield* store.acquire(ref))
     const scope = yield* Scope.fork(instance.sessions, ExecutionStrategy.sequential)
@@ -1006,7 +1006,7 @@ const turnMessages = <E, E2>(
   })
 
 // A `Send`: the prompt sent on the conversation's session (opened if need be).
-const prompted = <R>(
+const prompted = (
   state: Conversation,
   ensureOpen: Effect.Effect<Live, SdkError.SdkError | SessionStoreError | PlatformError>,
   request: Entity.Request<typeof Send>
