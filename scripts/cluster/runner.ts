@@ -70,8 +70,11 @@ const program = Effect.gen(function*() {
   // Tool uses the client decides wait in the approval store, on the cluster's database.
   const approvals = askTools.length === 0
     ? Layer.empty
-    : Layer.orDie(Layer.unwrapEffect(Effect.map(SqlClient.SqlClient, (sql) =>
-      ApprovalStores.layerSql(sql, { tablePrefix: prefix }))))
+    : Layer.orDie(
+      Layer.unwrapEffect(
+        Effect.map(SqlClient.SqlClient, (sql) => ApprovalStores.layerSql(sql, { tablePrefix: prefix }))
+      )
+    )
   const Agents = AgentEntity.layer({
     options: { cwd },
     ...(askTools.length === 0 ? {} : { askClient: (toolName: string) => askTools.includes(toolName) }),

@@ -226,9 +226,11 @@ describe("cluster on PostgreSQL: tool calls waiting for a person survive their r
       const expired = yield* Effect.provide(
         Effect.gen(function*() {
           const approval = yield* deferTurn("expired")
-          const late = yield* Effect.flip(AgentEntity.answer("expired", callIdFor("expired"), Permission.allow()).pipe(
-            Stream.runDrain
-          ))
+          const late = yield* Effect.flip(
+            AgentEntity.answer("expired", callIdFor("expired"), Permission.allow()).pipe(
+              Stream.runDrain
+            )
+          )
           expect(late._tag === "ApprovalAlreadyDecided" ? late.approval.state : late._tag).toBe("expired")
           expect(Option.map(yield* expiring.store.get(approval.id), (a) => a.state)).toEqual(Option.some("expired"))
           return yield* collect(AgentEntity.continueTurn("expired", callIdFor("expired")))
