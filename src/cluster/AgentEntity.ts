@@ -1046,13 +1046,28 @@ const continued = <R>(
       Option.match({ onNone: () => Effect.fail(new ApprovalNotFound({ id })), onSome: Effect.succeed })
     )
     if (state.live !== undefined) yield* drop(state, state.live)
-    const turns = TurnStore.make(instance.store, instance.ref, yield* instance.store.acquire(instance.ref))
+    // The transcript is stored as the CLI writes it: once the tool has run, its result is in the
+    // store, and an attempt cut short after that does not make the next one run the tool again.
+    const turns = TurnStore.direct(instance.store, instance.ref, yield* instance.store.acquire(instance.ref))
+    const options: Options.Options<R> = {
+      ...sessionOptionsOf(instance, state, canUseTool, turns.store),
+      sessionStoreFlush: "eager"
+    }
     yield* enter(state, Durable.continuationTurnId(toolUseId))
-    const messages = Resume.continued(approval, sessionOptionsOf(instance, state, canUseTool, turns.store)).pipe(
-      Stream.provideService(ClaudeAgent.ClaudeAgent, instance.agent),
-      Stream.provideContext(instance.services)
+    yield* Effect.logDebug("AgentEntity: continuing a decided call").pipe(
+      Effect.annotateLogs({ conversationId: instance.conversationId, toolUseId, decision: approval.state })
     )
-    return { messages, commit: (turnId, reply) => turns.commit(turnId, encodeReply(reply)), abandon: Effect.void }
+    // An attempt cut short after the tool ran left its result in the store: `continued` refuses
+    // (`ApprovalAlreadyApplied`), and the tool does not run again.
+    const run = Resume.continued(approval, options)
+    return {
+      messages: run.pipe(
+        Stream.provideService(ClaudeAgent.ClaudeAgent, instance.agent),
+        Stream.provideContext(instance.services)
+      ),
+      commit: (turnId, reply) => turns.commit(turnId, encodeReply(reply)),
+      abandon: Effect.void
+    }
   })
 
 /**

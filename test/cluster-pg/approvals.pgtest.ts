@@ -6,8 +6,11 @@
 //    while the client approves and asks for the rest of the turn; the other runner, the new owner,
 //    finishes it: the command ran exactly once (a line appended to a file), the model saw its
 //    output. A second answer is refused (`ApprovalAlreadyDecided`), also by a restarted runner.
-// 2. Deny through the cluster: nothing runs, the model sees the reason.
-// 3. Expiry: an answer after `permissionTimeout` is refused as expired, and the turn finishes
+// 2. The owning runner is killed (kill -9) after the approved command ran, before the turn's end:
+//    the next owner finds the command's result in the store and does not run it again
+//    (`ApprovalAlreadyApplied`); the conversation's next turn goes on from the stored result.
+// 3. Deny through the cluster: nothing runs, the model sees the reason.
+// 4. Expiry: an answer after `permissionTimeout` is refused as expired, and the turn finishes
 //    with the model told so.
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
@@ -17,13 +20,14 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { clientLayer, pgLayer, testTimings } from "../../scripts/cluster/layers.js"
 import * as Approvals from "../../src/Approvals.js"
-import { AgentEntity } from "../../src/cluster/index.js"
 import * as ApprovalStores from "../../src/layers/ApprovalStores.js"
 import * as Permission from "../../src/Permission.js"
 import * as Message from "../../src/schema/Message.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 import { claudePids } from "../support/processes.js"
-import { databaseUrl, spreadClient, startRunner } from "./harness.js"
+import { AgentCluster, AgentEntity } from "../../src/cluster/index.js"
+import { SessionStore } from "../../src/services/SessionStore.js"
+import { databaseUrl, eventually, spreadClient, startRunner } from "./harness.js"
 
 const candidates = Array.from({ length: 24 }, (_, i) => `approval-${i}`)
 
@@ -36,7 +40,7 @@ const counterFile = (id: string) => `ran-${id}.txt`
 
 // Each conversation: a Bash call appending a line to its counter file, then a text once the
 // call's result (or refusal) is back.
-const rules = (ids: ReadonlyArray<string>): Array<ScriptedModel.Rule> =>
+const rules = (ids: ReadonlyArray<string>, options: { readonly slow?: boolean } = {}): Array<ScriptedModel.Rule> =>
   ids.flatMap((id) => [
     {
       match: (r: ScriptedModel.RecordedRequest) => ScriptedModel.lastUserText(r).includes(nextFor(id)),
@@ -56,7 +60,10 @@ const rules = (ids: ReadonlyArray<string>): Array<ScriptedModel.Rule> =>
     {
       match: (r: ScriptedModel.RecordedRequest) =>
         JSON.stringify(r.messages).includes(promptFor(id)) && ScriptedModel.toolResultCount(r) === 1,
-      reply: ScriptedModel.text(doneFor(id)),
+      // Slow (about 4 s), for a kill to land between the command and the turn's end.
+      reply: options.slow === true
+        ? ScriptedModel.slowText(doneFor(id).padEnd(160, "~"), { chunkSize: 4, delayMs: 100 })
+        : ScriptedModel.text(doneFor(id)),
       times: Infinity
     }
   ])
@@ -146,6 +153,8 @@ describe("cluster on PostgreSQL: tool calls waiting for a person survive their r
 
       expect(answered).toBe(true)
       expect(resultTexts(rest)).toEqual([doneFor(id)])
+      // The new owner, B, finished it.
+      expect(b.output()).toContain("AgentEntity: continuing a decided call")
       // Exactly once, and the model saw the command's (empty) output, not an error.
       expect(lines(cwd, id)).toBe(1)
       const seen = seenResults(yield* model.mainRequests, id)
@@ -175,6 +184,73 @@ describe("cluster on PostgreSQL: tool calls waiting for a person survive their r
       yield* a2.stop
       yield* b.stop
       expect(claudePids(forA.env.HOME)).toEqual([])
+      expect(claudePids(forB.env.HOME)).toEqual([])
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("killed after the approved command ran: the next owner does not run it again, the conversation goes on", () =>
+    Effect.gen(function*() {
+      const url = yield* databaseUrl
+      const ids = candidates.map((id) => `killed-${id}`)
+      const model = yield* ScriptedModel.make(rules(ids, { slow: true }))
+      const forA = yield* model.options()
+      const forB = yield* model.options()
+      const cwd = forA.cwd
+      const prefix = `approvals_kill_${Date.now().toString(36)}`
+      const common = {
+        DATABASE_URL: url,
+        CLUSTER_PREFIX: prefix,
+        CLUSTER_TIMINGS: "test",
+        AGENT_CWD: cwd,
+        AGENT_ASK_CLIENT: "Bash"
+      }
+      const a = yield* startRunner({ env: { ...forA.env, ...common } })
+      const b = yield* startRunner({ env: { ...forB.env, ...common } })
+      const { client, where } = yield* spreadClient({ prefix, url, candidates: ids })
+      const id = ids.find((_, i) => where[i] === a.address)!
+      const conversation = (yield* Effect.provide(AgentEntity.AgentEntity.client, client))(id)
+      yield* Effect.provide(deferTurn(id), client)
+
+      expect(yield* conversation.AnswerPermission({ toolUseId: callIdFor(id), result: Permission.allow() })).toBe(true)
+      const rest = yield* Effect.fork(collect(conversation.Continue({ toolUseId: callIdFor(id) })))
+      // The command ran (the model has its result) and the session store has its result.
+      yield* model.waitForRequests(
+        1,
+        (r) => JSON.stringify(r.messages).includes(promptFor(id)) && ScriptedModel.toolResultCount(r) === 1
+      )
+      const ref = yield* AgentEntity.sessionRefFor(id, { cwd })
+      const storedResult = Effect.gen(function*() {
+        const store = yield* SessionStore
+        const entries = Option.getOrElse(yield* store.load(ref), () => [])
+        return JSON.stringify(entries).includes(`"tool_use_id":"${callIdFor(id)}"`)
+      }).pipe(
+        Effect.provide(AgentCluster.layerSessionStore({ tablePrefix: prefix })),
+        Effect.provide(pgLayer(url))
+      )
+      yield* eventually(Effect.filterOrFail(storedResult, (stored) => stored), {
+        within: "10 seconds",
+        describe: () => "the command's result never reached the session store"
+      })
+      expect(lines(cwd, id)).toBe(1)
+      yield* a.kill9
+
+      // The next owner finds the command's result in the store: it refuses to continue the call
+      // (the command would run a second time), and the conversation goes on from the stored result.
+      const cut = yield* Effect.flip(Fiber.join(rest))
+      expect(cut._tag).toBe("ApprovalAlreadyApplied")
+      expect(lines(cwd, id)).toBe(1)
+      const next = yield* Effect.provide(collect(AgentEntity.send(id, nextFor(id))), client)
+      expect(resultTexts(next)).toEqual([nextDoneFor(id)])
+      expect(lines(cwd, id)).toBe(1)
+      const nextRequest = (yield* model.mainRequests).filter((r) => ScriptedModel.lastUserText(r).includes(nextFor(id)))
+        .at(-1)
+      // The one result of the one run, in the conversation the model is sent.
+      expect(nextRequest === undefined ? -1 : ScriptedModel.toolResultCount(nextRequest)).toBe(1)
+      expect(JSON.stringify(nextRequest?.messages).split(`"tool_use_id":"${callIdFor(id)}"`).length - 1).toBe(1)
+      yield* b.stop
+      yield* eventually(Effect.filterOrFail(Effect.sync(() => claudePids(forA.env.HOME)), (p) => p.length === 0), {
+        within: "10 seconds",
+        describe: () => "a CLI of the killed runner is still alive"
+      })
       expect(claudePids(forB.env.HOME)).toEqual([])
     }).pipe(Effect.provide(NodeContext.layer)))
 

@@ -104,3 +104,21 @@ export const reply = (
     store.load({ ...ref, subpath: REPLIES }),
     Option.flatMap((entries) => Option.fromNullable(entries.find((e) => e.uuid === turnId)?.messages))
   )
+
+/**
+ * A writer for the session `ref` whose mirror appends go to the store at once (fenced by
+ * `generation`), and whose `commit` records only the turn id and its reply. For a continuation of a
+ * decided call: with the session's `eager` flush, the call's result is stored as soon as the tool
+ * has run, so a runner that stops before the turn's end leaves the next owner a transcript that
+ * says the tool ran, and the tool is not run again.
+ *
+ * @internal
+ */
+export const direct = (store: SessionStoreShape, ref: SessionRef, generation: number): TurnWriter => ({
+  store: { ...store, acquire: (session) => same(session, ref) ? Effect.succeed(generation) : store.acquire(session) },
+  commit: (turnId, reply) =>
+    store.appendAll(ref, [
+      { subpath: TURNS, entries: [{ type: "agent-turn", uuid: turnId }] },
+      { subpath: REPLIES, entries: [{ type: "agent-reply", uuid: turnId, messages: reply }] }
+    ], { generation }).pipe(Effect.retry({ schedule: retry, while: (e) => e.reason === "Unavailable" }))
+})
