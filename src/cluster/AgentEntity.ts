@@ -16,7 +16,12 @@
  * `Send` is persisted (`ClusterSchema.Persisted`) and keyed by its turn id: when a runner dies
  * mid-turn, the turn is re-run from its prompt by the conversation's next owner, and a client
  * reading the reply keeps reading. The other RPCs are volatile and forked, so they run while a
- * `Send` streams.
+ * `Send` streams, except `Continue`, persisted as `Send` is.
+ *
+ * Tool uses the client decides (`askClient`) wait in the runner's memory, or, with an approval
+ * store (`approvalStore`), in the store: the turn ends awaiting approval, `AnswerPermission`
+ * decides once from any runner, and `Continue` finishes the turn on the conversation's owner
+ * (docs/protocol-defer.md, "In the cluster").
  *
  * @since 0.1.0
  */
