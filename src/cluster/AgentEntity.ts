@@ -1022,13 +1022,16 @@ const prompted = (
   Effect.gen(function*() {
     yield* refuseExpired(request)
     const current = yield* ensureOpen
-    yield* enter(state, request.payload.turnId)
-    yield* current.session.send(request.payload.prompt).pipe(Effect.onError(() => drop(state, current)))
-    return {
-      messages: current.session.receiveResponse,
-      commit: (turnId, messages) => commitTurn(current, turnId, messages),
-      abandon: drop(state, current)
-    }
+    // From here on, a turn that does not complete leaves its session behind.
+    return yield* Effect.zipRight(enter(state, request.payload.turnId), current.session.send(request.payload.prompt))
+      .pipe(
+        Effect.as<TurnRun<AgentSession.MessageError | SessionStoreError>>({
+          messages: current.session.receiveResponse,
+          commit: (turnId, messages) => commitTurn(current, turnId, messages),
+          abandon: drop(state, current)
+        }),
+        Effect.onError(() => drop(state, current))
+      )
   })
 
 // A `Continue`: the decided call's session resumed on a CLI of its own, fenced as a session the
