@@ -175,6 +175,39 @@ export class TurnExpiredError extends Schema.TaggedError<TurnExpiredError>(
 }
 
 /**
+ * A turn sent while the conversation waits for a decision in the approval store (see `layer`'s
+ * `approvalStore`): it was not run. Its prompt would reach a conversation whose last turn stopped
+ * at the call; decide it first (`answer`), then send a new turn. Its reply is stored, so the same
+ * `turnId` sent again fails the same way.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const reply = AgentEntity.send("user-1", "and then?").pipe(
+ *   Stream.runCollect,
+ *   Effect.catchTag("AwaitingApprovalError", (e) => Effect.logWarning(`decide ${e.toolUseIds.join(", ")} first`))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AwaitingApprovalError extends Schema.TaggedError<AwaitingApprovalError>(
+  "effect-claude-agent/cluster/AwaitingApprovalError"
+)("AwaitingApprovalError", {
+  turnId: Schema.String,
+  /** The tool uses waiting (`AnswerPermission` takes them). */
+  toolUseIds: Schema.Array(Schema.String)
+}) {
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `turn ${this.turnId} not run: the conversation waits for a decision on ${this.toolUseIds.join(", ")}`
+  }
+}
+
+/**
  * What a conversation's RPCs fail with, across the wire: the same tagged errors as a local session
  * (every `SdkError` member, `ResultError`, `ClaimRefused`, …), the session store's and the file
  * system's, and `AgentError` for a defect. A client matches them with `Effect.catchTag` as it would
@@ -218,6 +251,8 @@ export const AgentFailure = Schema.Union(
   SessionStoreError,
   PlatformError,
   TurnExpiredError,
+  AwaitingApprovalError,
+  ApprovalStoreError,
   AgentError
 )
 
@@ -508,7 +543,7 @@ export const Continue = Rpc.make("Continue", {
   payload: { toolUseId: Schema.String },
   primaryKey: ({ toolUseId }) => toolUseId,
   success: MessageWire,
-  error: Schema.Union(AgentFailure, ApprovalFailure),
+  error: Schema.Union(AgentFailure, ApprovalAlreadyDecided, ApprovalNotFound, ApprovalAlreadyApplied),
   stream: true
 }).annotate(ClusterSchema.Persisted, true)
 
@@ -1010,17 +1045,27 @@ const turnMessages = <E, E2>(
     )
   })
 
+// A turn sent while a call of the conversation waits in the approval store is not run: the CLI
+// would first finish the turn that stopped at the call, with a result of its own.
+const refuseAwaiting = <R>(instance: Instance<R>, turnId: string) =>
+  Effect.flatMap(storedPending(instance), (waiting) =>
+    waiting.length === 0
+      ? Effect.void
+      : Effect.fail(new AwaitingApprovalError({ turnId, toolUseIds: waiting.map((p) => p.toolUseId) })))
+
 // A `Send`: the prompt sent on the conversation's session (opened if need be).
-const prompted = (
+const prompted = <R>(
+  instance: Instance<R>,
   state: Conversation,
   ensureOpen: Effect.Effect<Live, SdkError.SdkError | SessionStoreError | PlatformError>,
   request: Entity.Request<typeof Send>
 ): Effect.Effect<
   TurnRun<AgentSession.MessageError | SessionStoreError>,
-  SdkError.SdkError | SessionStoreError | PlatformError | TurnExpiredError
+  SdkError.SdkError | SessionStoreError | PlatformError | TurnExpiredError | AwaitingApprovalError | ApprovalStoreError
 > =>
   Effect.gen(function*() {
     yield* refuseExpired(request)
+    yield* refuseAwaiting(instance, request.payload.turnId)
     const current = yield* ensureOpen
     // From here on, a turn that does not complete leaves its session behind.
     return yield* Effect.zipRight(enter(state, request.payload.turnId), current.session.send(request.payload.prompt))
@@ -1395,7 +1440,7 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
             turnLock,
             request,
             request.payload.turnId,
-            turnMessages(state, request.payload.turnId, prompted(state, ensureOpen, request))
+            turnMessages(state, request.payload.turnId, prompted(instance, state, ensureOpen, request))
           ),
         Continue: (request) => {
           const { toolUseId } = request.payload

@@ -135,6 +135,9 @@ describe("cluster on PostgreSQL: tool calls waiting for a person survive their r
       expect((yield* store.listPending({ projectKey: approval.projectKey })).map((p) => p.id)).toEqual([approval.id])
       const status = yield* conversation.Status()
       expect(status.pendingPermissions.map((p) => [p.toolUseId, p.approvalId])).toEqual([[callIdFor(id), approval.id]])
+      // No other turn runs meanwhile.
+      const early = yield* Effect.flip(Effect.provide(collect(AgentEntity.send(id, nextFor(id))), client))
+      expect(early._tag === "AwaitingApprovalError" ? early.toolUseIds : early._tag).toEqual([callIdFor(id)])
 
       // The owner stops while the client decides and asks for the rest of the turn. The answer is
       // volatile: one that reaches no runner (A stopping, its shards not yet taken) is sent again;

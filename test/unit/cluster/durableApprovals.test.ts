@@ -173,6 +173,18 @@ describe("AgentEntity with an approval store", () => {
       expect((yield* conversation.Status()).pendingPermissions).toEqual([])
     }))
 
+  it.scopedLive("a turn sent while a call waits is not run: AwaitingApprovalError, no CLI started", () =>
+    Effect.gen(function*() {
+      const { approvals, client, cwd, opened } = yield* setup()
+      const now = Date.now()
+      yield* approvals.create(pending("user-6", cwd, "toolu_e", { createdAt: now, expiresAt: now + 60_000 }))
+      const refused = yield* Effect.flip(
+        client("user-6").Send({ turnId: "t2", prompt: "and then?" }).pipe(Stream.runDrain)
+      )
+      expect(refused._tag === "AwaitingApprovalError" ? refused.toolUseIds : refused._tag).toEqual(["toolu_e"])
+      expect(opened).toEqual([])
+    }))
+
   it.scopedLive("an answer after permissionTimeout is refused as expired, and the store records the expiry", () =>
     Effect.gen(function*() {
       const { approvals, client, cwd } = yield* setup({ viaContext: true })
