@@ -1543,7 +1543,8 @@ export type AnswerError = SendError | ApprovalFailure
  * persisted, so the turn is finished by whichever runner owns the conversation, also when its
  * runner stops mid-way (send `Continue` again to read the reply: see `continueTurn`). Fails with
  * `ApprovalAlreadyDecided` for a call decided before (by another client, or `expired` after
- * `permissionTimeout`), and with `ApprovalNotFound` when no call with that tool use id waits.
+ * `permissionTimeout`), and with `ApprovalNotFound` when no call with that tool use id waits
+ * (`namespace`: the entity layer's, for the approval id the error names).
  *
  * @example
  * ```ts
@@ -1566,14 +1567,17 @@ export type AnswerError = SendError | ApprovalFailure
 export const answer = (
   conversationId: string,
   toolUseId: string,
-  result: Permission.PermissionResult
+  result: Permission.PermissionResult,
+  options: { readonly namespace?: string | undefined } = {}
 ): Stream.Stream<Message.Message, AnswerError, Sharding> =>
   Stream.unwrap(Effect.gen(function*() {
     const client = (yield* AgentEntity.client)(conversationId)
     const answered = yield* client.AnswerPermission({ toolUseId, result })
     return answered
       ? client.Continue({ toolUseId })
-      : Stream.fail(new ApprovalNotFound({ id: approvalIdFor(sessionIdFor(conversationId), toolUseId) }))
+      : Stream.fail(
+        new ApprovalNotFound({ id: approvalIdFor(sessionIdFor(conversationId, options.namespace), toolUseId) })
+      )
   }))
 
 /**
