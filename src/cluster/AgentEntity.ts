@@ -54,6 +54,7 @@ import {
   Stream
 } from "effect"
 import type * as AgentSession from "../AgentSession.js"
+import * as Approvals from "../Approvals.js"
 import * as ClaudeAgent from "../ClaudeAgent.js"
 import * as Permission from "../Permission.js"
 import * as ContentBlock from "../schema/ContentBlock.js"
@@ -73,7 +74,13 @@ import {
   ApprovalStoreError,
   type ApprovalStoreShape
 } from "../services/ApprovalStore.js"
-import { type SessionRef, SessionStore, SessionStoreError, type SessionStoreShape } from "../services/SessionStore.js"
+import {
+  type Entry,
+  type SessionRef,
+  SessionStore,
+  SessionStoreError,
+  type SessionStoreShape
+} from "../services/SessionStore.js"
 import * as AgentMetrics from "./AgentMetrics.js"
 import * as Durable from "./internal/approvals.js"
 import { namespaceOf } from "./internal/keys.js"
@@ -784,6 +791,8 @@ interface Conversation {
   readonly pending: Map<string, Pending>
   /** The ids of the turns the store has recorded, read at the instance's first turn. */
   committed: Set<string> | undefined
+  /** The calls waiting for a decision or their continuation (with an approval store). */
+  outstanding: Set<string> | undefined
 }
 
 // A tool use the client decides: it waits in `pending` for `AnswerPermission`, or is denied once
@@ -945,8 +954,29 @@ const storeRetry = Schedule.exponential("100 millis").pipe(Schedule.intersect(Sc
 // The turn's mirrored entries, its id and its reply, recorded together: a turn that completed on a
 // runner that stopped before its client had read the whole reply is answered from the store by the
 // next owner, which must not send the prompt a second time (the transcript has the turn).
-const commitTurn = (current: Live, turnId: string, messages: ReadonlyArray<Message.Message>) =>
-  current.turns.commit(turnId, encodeReply(messages))
+const commitTurn = (
+  current: Live,
+  turnId: string,
+  messages: ReadonlyArray<Message.Message>,
+  approvals?: ReadonlyArray<Entry>
+) => current.turns.commit(turnId, encodeReply(messages), approvals)
+
+// The calls of the conversation that wait for a decision or their continuation, read from the
+// store at the instance's first turn and kept up to date by its turns.
+const outstandingOf = <R>(instance: Instance<R>, state: Conversation) =>
+  state.outstanding !== undefined
+    ? Effect.succeed(state.outstanding)
+    : Effect.map(
+      TurnStore.awaiting(instance.store, instance.ref).pipe(
+        Effect.retry({ schedule: storeRetry, while: (e) => e.reason === "Unavailable" })
+      ),
+      (loaded) => {
+        // A turn of this instance may have recorded calls meanwhile: kept.
+        for (const id of state.outstanding ?? []) loaded.add(id)
+        state.outstanding = loaded
+        return loaded
+      }
+    )
 
 // The reply of `turnId`, if the store recorded the turn (completed here, or on a runner that
 // stopped before its client had read it): the messages its client has not acknowledged.
@@ -1047,11 +1077,19 @@ const turnMessages = <E, E2>(
 
 // A turn sent while a call of the conversation waits in the approval store is not run: the CLI
 // would first finish the turn that stopped at the call, with a result of its own.
-const refuseAwaiting = <R>(instance: Instance<R>, turnId: string) =>
-  Effect.flatMap(storedPending(instance), (waiting) =>
-    waiting.length === 0
-      ? Effect.void
-      : Effect.fail(new AwaitingApprovalError({ turnId, toolUseIds: waiting.map((p) => p.toolUseId) })))
+const refuseAwaiting = <R>(instance: Instance<R>, state: Conversation, turnId: string) =>
+  instance.durable === undefined ?
+    Effect.void :
+    Effect.flatMap(outstandingOf(instance, state), (waiting) =>
+      waiting.size === 0
+        ? Effect.void
+        : Effect.fail(new AwaitingApprovalError({ turnId, toolUseIds: [...waiting] })))
+
+// The calls a turn stopped at, recorded with it (with the durable wait).
+const awaitingIn = <R>(instance: Instance<R>, messages: ReadonlyArray<Message.Message>): Array<string> =>
+  instance.durable === undefined
+    ? []
+    : messages.flatMap((m) => Option.toArray(Approvals.awaitingApproval(m))).map((a) => a.toolUseId)
 
 // A `Send`: the prompt sent on the conversation's session (opened if need be).
 const prompted = <R>(
@@ -1065,14 +1103,18 @@ const prompted = <R>(
 > =>
   Effect.gen(function*() {
     yield* refuseExpired(request)
-    yield* refuseAwaiting(instance, request.payload.turnId)
+    yield* refuseAwaiting(instance, state, request.payload.turnId)
     const current = yield* ensureOpen
     // From here on, a turn that does not complete leaves its session behind.
     return yield* Effect.zipRight(enter(state, request.payload.turnId), current.session.send(request.payload.prompt))
       .pipe(
         Effect.as<TurnRun<AgentSession.MessageError | SessionStoreError>>({
           messages: current.session.receiveResponse,
-          commit: (turnId, messages) => commitTurn(current, turnId, messages),
+          commit: (turnId, messages) => {
+            const waiting = awaitingIn(instance, messages)
+            return commitTurn(current, turnId, messages, waiting.map((id) => TurnStore.approvalEntry("awaiting", id)))
+              .pipe(Effect.zipRight(Effect.sync(() => waiting.forEach((id) => state.outstanding?.add(id)))))
+          },
           abandon: drop(state, current)
         }),
         Effect.onError(() => drop(state, current))
@@ -1101,7 +1143,8 @@ const continued = <R>(
     if (state.live !== undefined) yield* drop(state, state.live)
     // The transcript is stored as the CLI writes it: once the tool has run, its result is in the
     // store, and an attempt cut short after that does not make the next one run the tool again.
-    const turns = TurnStore.direct(instance.store, instance.ref, yield* instance.store.acquire(instance.ref))
+    const generation = yield* instance.store.acquire(instance.ref)
+    const turns = TurnStore.direct(instance.store, instance.ref, generation)
     const options: Options.Options<R> = {
       ...sessionOptionsOf(instance, state, canUseTool, turns.store),
       sessionStoreFlush: "eager"
@@ -1110,15 +1153,28 @@ const continued = <R>(
     yield* Effect.logDebug("AgentEntity: continuing a decided call").pipe(
       Effect.annotateLogs({ conversationId: instance.conversationId, toolUseId, decision: approval.state })
     )
+    const done = TurnStore.approvalEntry("continued", toolUseId)
+    const settled = Effect.sync(() => state.outstanding?.delete(toolUseId))
     // An attempt cut short after the tool ran left its result in the store: `continued` refuses
-    // (`ApprovalAlreadyApplied`), and the tool does not run again.
-    const run = Resume.continued(approval, options)
+    // (`ApprovalAlreadyApplied`), the tool does not run again, and the conversation takes turns again.
+    const run = Resume.continued(approval, options).pipe(
+      Stream.tapError((e) =>
+        e._tag !== "ApprovalAlreadyApplied" ? Effect.void : instance.store.appendAll(
+          instance.ref,
+          [{ subpath: TurnStore.APPROVALS, entries: [done] }],
+          { generation }
+        ).pipe(
+          Effect.zipRight(settled),
+          Effect.catchAll((cause) => Effect.logWarning("AgentEntity: could not record a call as continued", cause))
+        )
+      )
+    )
     return {
       messages: run.pipe(
         Stream.provideService(ClaudeAgent.ClaudeAgent, instance.agent),
         Stream.provideContext(instance.services)
       ),
-      commit: (turnId, reply) => turns.commit(turnId, encodeReply(reply)),
+      commit: (turnId, reply) => Effect.zipRight(turns.commit(turnId, encodeReply(reply), [done]), settled),
       abandon: Effect.void
     }
   })
@@ -1422,7 +1478,8 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
         permissionMode: instance.base.permissionMode ?? null,
         permissionOverride: undefined,
         pending: new Map(),
-        committed: undefined
+        committed: undefined,
+        outstanding: undefined
       }
       const canUseTool = permissionsFor(state, options, instance.base.canUseTool)
       const openLock = yield* Effect.makeSemaphore(1)

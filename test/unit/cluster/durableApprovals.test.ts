@@ -16,11 +16,13 @@ import {
   Hook,
   type Options,
   SessionServices,
+  SessionStore,
   SessionStores,
   Transport
 } from "effect-claude-agent"
 import { AgentEntity } from "effect-claude-agent/cluster"
 import * as Durable from "../../../src/cluster/internal/approvals.js"
+import * as TurnStore from "../../../src/cluster/internal/turnStore.js"
 
 const tempDir = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "durable-approvals-")))
 const projectKey = (cwd: string) => cwd.replace(/[^a-zA-Z0-9]/g, "-")
@@ -64,6 +66,7 @@ const setup = (options: { readonly viaContext?: boolean; readonly withStore?: bo
     const cwd = tempDir()
     yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(cwd, { recursive: true, force: true })))
     const approvals = yield* ApprovalStores.makeMemory
+    const sessions = yield* SessionStores.makeMemory
     const opened: Array<Options.Options<unknown>> = []
     const scope = yield* Scope.make()
     yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
@@ -79,14 +82,14 @@ const setup = (options: { readonly viaContext?: boolean; readonly withStore?: bo
           withStore && options.viaContext === true ? Layer.succeed(ApprovalStore.ApprovalStore, approvals) : Layer.empty
         ),
         Layer.provide(Layer.succeed(ClaudeAgent.ClaudeAgent, recordingAgent(opened))),
-        Layer.provide(SessionStores.layerMemory),
+        Layer.provide(Layer.succeed(SessionStore.SessionStore, sessions)),
         Layer.provide(NodeContext.layer),
         Layer.provideMerge(TestRunner.layer)
       ),
       scope
     )
     const client = yield* Effect.provide(AgentEntity.AgentEntity.client, context)
-    return { cwd, approvals, opened, client }
+    return { cwd, approvals, sessions, opened, client }
   })
 
 describe("AgentEntity: the durable wait's pieces", () => {
@@ -173,16 +176,29 @@ describe("AgentEntity with an approval store", () => {
       expect((yield* conversation.Status()).pendingPermissions).toEqual([])
     }))
 
-  it.scopedLive("a turn sent while a call waits is not run: AwaitingApprovalError, no CLI started", () =>
+  it.scopedLive("a turn sent while a call waits (decided or not) is not run; once it is continued, turns run", () =>
     Effect.gen(function*() {
-      const { approvals, client, cwd, opened } = yield* setup()
-      const now = Date.now()
-      yield* approvals.create(pending("user-6", cwd, "toolu_e", { createdAt: now, expiresAt: now + 60_000 }))
+      const { client, cwd, opened, sessions } = yield* setup()
+      // As the turn that stopped at the call records it (the continuation's end is not recorded yet).
+      const key = (id: string) => ({
+        projectKey: projectKey(cwd),
+        sessionId: AgentEntity.sessionIdFor(id),
+        subpath: TurnStore.APPROVALS
+      })
+      yield* sessions.append(key("user-6"), [TurnStore.approvalEntry("awaiting", "toolu_e")])
       const refused = yield* Effect.flip(
         client("user-6").Send({ turnId: "t2", prompt: "and then?" }).pipe(Stream.runDrain)
       )
       expect(refused._tag === "AwaitingApprovalError" ? refused.toolUseIds : refused._tag).toEqual(["toolu_e"])
       expect(opened).toEqual([])
+      // A call whose continuation is recorded holds nothing up.
+      yield* sessions.append(key("user-7"), [
+        TurnStore.approvalEntry("awaiting", "toolu_f"),
+        TurnStore.approvalEntry("continued", "toolu_f")
+      ])
+      const ran = yield* Effect.flip(client("user-7").Send({ turnId: "t3", prompt: "and then?" }).pipe(Stream.runDrain))
+      expect(ran._tag).toBe("AgentError")
+      expect(opened).toHaveLength(1)
     }))
 
   it.scopedLive("an answer after permissionTimeout is refused as expired, and the store records the expiry", () =>
