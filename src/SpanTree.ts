@@ -1,5 +1,5 @@
 /**
- * The spans of a run as a tree, for development: see session → turn → tool call / hook /
+ * The spans of a run as a tree, for development: see session → turn → subagent / tool call → hook /
  * permission, with durations, tokens and cost, without an OpenTelemetry collector.
  *
  * `SpanTree.print` runs an effect under a tracer that keeps every span made under it (and still
@@ -109,7 +109,7 @@ export const record: Effect.Effect<Recorder> = Effect.map(Effect.tracer, (base) 
  * import { SpanTree } from "effect-claude-agent"
  *
  * declare const spans: ReadonlyArray<Tracer.Span>
- * const turns = SpanTree.fromSpans(spans, { keep: (span) => span.name === "AgentSession.turn" })
+ * const agents = SpanTree.fromSpans(spans, { keep: (span) => span.attributes.get("gen_ai.operation.name") === "invoke_agent" })
  * ```
  *
  * @since 0.1.0
@@ -147,8 +147,9 @@ const byStart = (a: Tracer.Span, b: Tracer.Span): number =>
 
 /**
  * A span's line: its name, its duration (or `running`), and what the SDK's spans carry that a
- * reader wants first (the model; a turn's outcome, tokens and cost; a request's tool or hook),
- * then `failed` or `interrupted` when it ended so.
+ * reader wants first (the model; an agent's tokens and cost, and a turn's outcome; a tool call's
+ * `error.type`; a request's tool or hook), then `failed` or `interrupted` when it ended so. Tokens
+ * are the GenAI convention's: input tokens include cached ones.
  *
  * @example
  * ```ts
@@ -156,7 +157,7 @@ const byStart = (a: Tracer.Span, b: Tracer.Span): number =>
  * import { SpanTree } from "effect-claude-agent"
  *
  * declare const span: Tracer.Span
- * const line = SpanTree.label(span) // "AgentSession.turn  454 ms  success  2601 in / 108 out tokens  $0.0126"
+ * const line = SpanTree.label(span) // "invoke_agent claude-code  454 ms  success  2601 in / 108 out tokens  $0.0126"
  * ```
  *
  * @since 0.1.0
@@ -168,20 +169,24 @@ export const label = (span: Tracer.Span): string => {
     ? milliseconds(Number(span.status.endTime - span.status.startTime) / 1e6)
     : "running"
   const parts = [span.name, time]
-  if (span.name === "AgentSession.turn") {
+  const operation = attribute("gen_ai.operation.name")
+  if (operation === "invoke_agent") {
+    // A turn (the client span of an invocation) says how it ended; a subagent, only when it failed.
+    if (span.kind === "client") parts.push(String(attribute("claude.result.subtype") ?? "unfinished"))
     parts.push(
-      String(attribute("claude.result.subtype") ?? "unfinished"),
-      `${String(attribute("claude.usage.input_tokens") ?? 0)} in / ${
-        String(attribute("claude.usage.output_tokens") ?? 0)
+      `${String(attribute("gen_ai.usage.input_tokens") ?? 0)} in / ${
+        String(attribute("gen_ai.usage.output_tokens") ?? 0)
       } out tokens`,
-      `$${Number(attribute("claude.result.cost_usd") ?? 0).toFixed(4)}`
+      `$${Number(attribute("claude.usage.cost_usd") ?? 0).toFixed(4)}`
     )
-  } else {
+  } else if (operation !== "execute_tool") {
     for (const key of labelled) {
       const value = attribute(key)
       if (value !== undefined) parts.push(String(value))
     }
   }
+  const error = attribute("error.type")
+  if (error !== undefined && span.kind !== "client") parts.push(String(error))
   if (span.status._tag === "Ended" && Exit.isFailure(span.status.exit)) {
     parts.push(Cause.isInterruptedOnly(span.status.exit.cause) ? "interrupted" : "failed")
   }
@@ -259,7 +264,7 @@ export const render = (spans: ReadonlyArray<Tracer.Span>, options?: Options): st
  * )
  * // ClaudeAgent.session  788 ms
  * // ├─ AgentSession.make  5.6 ms
- * // └─ AgentSession.turn  688 ms  success  5144 in / 31 out tokens  $0.0212
+ * // └─ invoke_agent claude-code  688 ms  success  5144 in / 31 out tokens  $0.0212
  * ```
  *
  * @since 0.1.0

@@ -2,10 +2,14 @@
  * Telemetry: the metrics and spans every session records, with no setup.
  *
  * Spans go to whatever `Tracer` the program runs with (with `@effect/opentelemetry`, any OTLP
- * exporter): `ClaudeAgent.session` for the session's life, `AgentSession.turn` for each turn
- * (prompt → `result`, with cost, tokens and stop reason), and `ControlChannel.<subtype>` for every
- * request the CLI makes (hooks, permission prompts, SDK MCP tool calls). The session's span
- * context also goes to the CLI as `TRACEPARENT`, so its own spans join the trace.
+ * exporter), following the OpenTelemetry GenAI semantic conventions: `ClaudeAgent.session` for the
+ * session's life, `invoke_agent claude-code` for each turn (prompt → `result`, with the
+ * `gen_ai.*` model, conversation and usage attributes and the library's `claude.*` ones), and
+ * `ControlChannel.<subtype>` for every request the CLI makes (hooks, permission prompts, SDK MCP
+ * tool calls). When the tracer records spans, a turn also has an `invoke_agent <type>` span per
+ * subagent and an `execute_tool <tool>` span per tool call, under the agent that made it, with the
+ * requests about a call under its span. The session's span context also goes to the CLI as
+ * `TRACEPARENT`, so its own spans join the trace.
  *
  * The metrics are Effect `Metric`s, read with `Metric.value` or exported by a metrics layer. To see
  * the spans of a run during development, with no exporter, `SpanTree.print` writes them as a tree.
@@ -256,3 +260,51 @@ export const agentCostUsd = Metric.counter("claude_agent_agent_cost_usd", {
 export const agentTokens = Metric.counter("claude_agent_agent_tokens", {
   description: "Tokens by agent, model and kind"
 })
+
+/**
+ * OpenTelemetry GenAI `gen_ai.client.token.usage`: the tokens of each agent invocation (a turn),
+ * one record per model and token type, with the convention's buckets. Tagged
+ * `gen_ai.operation.name` (`invoke_agent`), `gen_ai.provider.name` (`anthropic`),
+ * `gen_ai.token.type` (`input`, cache reads and writes included, or `output`),
+ * `gen_ai.response.model`, and `gen_ai.request.model` when the session names a model.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Telemetry } from "effect-claude-agent"
+ *
+ * const output = Telemetry.genAiTokenUsage.pipe(Metric.tagged("gen_ai.token.type", "output"))
+ * const records = Effect.map(Metric.value(output), (state) => state.count)
+ * ```
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const genAiTokenUsage = Metric.histogram(
+  "gen_ai.client.token.usage",
+  MetricBoundaries.exponential({ start: 1, factor: 4, count: 14 }),
+  "Number of input and output tokens used"
+)
+
+/**
+ * OpenTelemetry GenAI `gen_ai.client.operation.duration`: how long each agent invocation (a
+ * turn, from its prompt to its `result`) took, in seconds, with the convention's buckets. Tagged
+ * `gen_ai.operation.name`, `gen_ai.provider.name`, `gen_ai.request.model` when the session names a
+ * model, and `error.type` (the result's error subtype) when the turn failed.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Telemetry } from "effect-claude-agent"
+ *
+ * const invocations = Effect.map(Metric.value(Telemetry.genAiOperationDuration), (state) => state.count)
+ * ```
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const genAiOperationDuration = Metric.histogram(
+  "gen_ai.client.operation.duration",
+  MetricBoundaries.exponential({ start: 0.01, factor: 2, count: 14 }),
+  "GenAI operation duration in seconds"
+)

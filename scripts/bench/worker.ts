@@ -7,7 +7,7 @@
 // fake CLI, run one prompt, call `onMessage` per delivered message, resolve when the query is
 // over. All timing, CPU and memory accounting is shared code below, so the contenders are
 // measured identically.
-import { spawn } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector"
 import { join } from "node:path"
@@ -57,10 +57,12 @@ const loadLibrary = async (url: string): Promise<RunQuery> => {
   const { Effect, Layer, ManagedRuntime, Schema, Stream } = await import("effect")
   const { NodeContext } = await import("@effect/platform-node")
   const t1 = performance.now()
+  const cpu1 = cpuUs()
   const lib: Lib = await import(url)
   const t2 = performance.now()
   imports.importMs = t2 - t0
   imports.ownImportMs = t2 - t1
+  imports.ownImportCpuMs = (cpuUs() - cpu1) / 1000
   const { ClaudeAgent, Hook, McpServer, Tool } = lib
 
   const runtime = ManagedRuntime.make(ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer)))
@@ -347,8 +349,31 @@ const loadFloor = async (): Promise<RunQuery> => {
 
 // Taken when the contender is loaded: the import's duration, and the process's RSS right after it
 // (for the raw consumer, which imports nothing, the RSS of the bare worker).
-const imports: { importMs?: number; ownImportMs?: number; rssMb?: number } = {}
+const imports: { importMs?: number; ownImportMs?: number; ownImportCpuMs?: number; rssMb?: number } = {}
 const rawChunks = { count: 0, bytes: 0 }
+
+// The smallest import a user of `ClaudeAgent.query` needs, `effect-claude-agent/ClaudeAgent`
+// (dist/esm/ClaudeAgent.js beside the barrel), timed like the barrel's own import but in a fresh
+// process of its own: this one has loaded the barrel already. Only for a built library.
+const subpathImport = (): { readonly wall: number; readonly cpu: number } | undefined => {
+  if (libraryUrl === undefined || !libraryUrl.endsWith("/dist/esm/index.js")) return undefined
+  const script = [
+    "const { performance } = await import(\"node:perf_hooks\")",
+    "await import(\"effect\")",
+    "await import(\"@effect/platform-node\")",
+    "const cpu = process.cpuUsage()",
+    "const t = performance.now()",
+    `await import(${JSON.stringify(new URL("ClaudeAgent.js", libraryUrl).href)})`,
+    "const wall = performance.now() - t",
+    "const used = process.cpuUsage(cpu)",
+    "process.stdout.write(JSON.stringify({ wall, cpu: (used.user + used.system) / 1000 }))"
+  ].join("\n")
+  // Run from the checkout, so `effect` resolves to the packages the library itself imports.
+  const cwd = new URL("../../", libraryUrl)
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd, encoding: "utf8" })
+  const sample: { wall: number; cpu: number } = JSON.parse(out)
+  return sample
+}
 
 const cpuUs = (): number => {
   const u = process.cpuUsage()
@@ -510,11 +535,14 @@ const runJob = async (run: RunQuery, job: Job): Promise<Sample> => {
     case "firstQuery": {
       const t0 = performance.now()
       const t = await turn(run, { kind: "echo" })
+      const subpath = contenderArg === "library" || contenderArg === "baseline" ? subpathImport() : undefined
       return {
         firstMessageMs: t.firstAt - t0,
         ...(imports.importMs === undefined ? {} : { importMs: imports.importMs }),
         ...(imports.rssMb === undefined ? {} : { importRssMb: imports.rssMb }),
-        ...(imports.ownImportMs === undefined ? {} : { ownImportMs: imports.ownImportMs })
+        ...(imports.ownImportMs === undefined ? {} : { ownImportMs: imports.ownImportMs }),
+        ...(imports.ownImportCpuMs === undefined ? {} : { ownImportCpuMs: imports.ownImportCpuMs }),
+        ...(subpath === undefined ? {} : { ownSubpathImportMs: subpath.wall, ownSubpathImportCpuMs: subpath.cpu })
       }
     }
     case "concurrent": {

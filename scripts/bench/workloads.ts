@@ -240,7 +240,15 @@ export const workloads: ReadonlyArray<Workload> = [
         label: "library's own import on top of effect + platform-node, ms (target ≤ 50)",
         better: "lower",
         digits: 0
-      }
+      },
+      { key: "ownImportCpuMs", label: "the same, CPU ms", better: "lower", digits: 0 },
+      {
+        key: "ownSubpathImportMs",
+        label: "`effect-claude-agent/ClaudeAgent` alone on top of effect + platform-node, ms",
+        better: "lower",
+        digits: 0
+      },
+      { key: "ownSubpathImportCpuMs", label: "the same, CPU ms", better: "lower", digits: 0 }
     ]
   },
   {

@@ -1,12 +1,18 @@
-// Builds dist/ the way Effect's own packages ship: ES modules, CommonJS, and declarations for both.
+// Builds dist/ as ES modules, CommonJS, and declarations for both.
 //
-//   dist/esm  tsc's output (.js + .d.ts + maps), "type": "module"
-//   dist/cjs  the same modules converted to CommonJS by esbuild, one file per module (no bundling, so
-//             `require("./x.js")` keeps the module graph), with the .d.ts copied next to them; its
-//             package.json says "type": "commonjs", so TypeScript reads those .d.ts as CommonJS types
+//   dist/esm  one file per entry point of package.json's `exports` (and the `bin`), "type": "module";
+//             the code they share is in dist/esm/chunks/, each module's code in exactly one file
+//   dist/cjs  the same files converted to CommonJS by esbuild, one to one (`require("./chunks/x.js")`
+//             keeps the graph), its package.json says "type": "commonjs", so TypeScript reads the
+//             .d.ts there as CommonJS types
+//   .d.ts     tsc's declarations, one per source module, copied to both
 //
-// Converting tsc's ES output, rather than compiling the TypeScript a second time, keeps tsc's
-// semantics (class fields, target) for both formats; esbuild only rewrites import/export.
+// Why bundled: Node's ES loader costs about 0.3 ms per module file (resolve, read, compile, link,
+// more with each bare import specifier) before any of its code runs; as ~115 files that was half
+// of what `import "effect-claude-agent"` cost on top of effect. esbuild bundles tsc's output (not
+// the TypeScript again, so class fields and target stay tsc's), with code splitting, so an entry
+// loads only the chunks it needs and nothing is in two files; npm packages stay imports.
+//
 // CommonJS has no `import.meta` and no top-level await. esbuild refuses top-level await in CJS output;
 // `import.meta.url` (used by src/internal/cli/discovery.ts to search node_modules above the package) is
 // replaced by the URL of the CommonJS file itself, which is what `import.meta.url` is in the ES build.
@@ -21,22 +27,94 @@ import * as esbuild from "esbuild"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const dist = join(root, "dist")
+const tsc = join(dist, "tsc")
 const esm = join(dist, "esm")
 const cjs = join(dist, "cjs")
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
 
 const walk = (dir) =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
     entry.isDirectory() ? walk(join(dir, entry.name)) : [join(dir, entry.name)]
   )
 
+const failOnWarnings = async (result, what) => {
+  if (result.warnings.length > 0) {
+    const text = await esbuild.formatMessages(result.warnings, { kind: "warning" })
+    throw new Error(`build: esbuild warnings while ${what}:\n${text.join("\n")}`)
+  }
+}
+
 rmSync(dist, { recursive: true, force: true })
 
-execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], {
-  cwd: root,
-  stdio: "inherit"
+execFileSync(
+  process.execPath,
+  [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json", "--outDir", tsc],
+  { cwd: root, stdio: "inherit" }
+)
+
+// The entry points: every ES file package.json exports, the bin, and the one internal module that
+// scripts/fixtures/cjs-consumer.cjs loads to compare CLI discovery between the two builds.
+const inDist = (file) => {
+  if (!file.startsWith("./dist/esm/")) throw new Error(`build: ${file} is not in dist/esm`)
+  return file.slice("./dist/esm/".length, -".js".length)
+}
+const exported = Object.entries(pkg.exports).flatMap(([subpath, entry]) =>
+  typeof entry === "string" ? [] : [{ subpath, out: inDist(entry.import.default) }]
+)
+const standalone = [...Object.values(pkg.bin).map(inDist), "internal/cli/discovery"]
+
+// esbuild puts the modules that the same set of entry points reach in one chunk. With an entry per
+// public module, the modules `ClaudeAgent` needs would be cut into dozens of chunks (a file each,
+// ~0.3 ms each to load), so every exported entry also imports `ClaudeAgent`: they all reach its
+// modules, which land in one chunk, and a feature outside it (the pool, approvals, the cluster, ...)
+// in chunks of its own. The relay server and the bin do not load the agent, so they do not import it.
+const core = "ClaudeAgent"
+const wrappers = join(tsc, "__entries")
+const wrapped = exported.map(({ out, subpath }) => {
+  const file = join(wrappers, `${out}.js`)
+  const from = (target) => {
+    const rel = relative(dirname(file), join(tsc, `${target}.js`))
+    return rel.startsWith(".") ? rel : `./${rel}`
+  }
+  mkdirSync(dirname(file), { recursive: true })
+  const anchor = subpath.startsWith("./relay") ? "" : `import ${JSON.stringify(from(core))}\n`
+  writeFileSync(file, `${anchor}export * from ${JSON.stringify(from(out))}\n`)
+  return { in: file, out }
 })
+const entries = [...wrapped, ...standalone.map((out) => ({ in: join(tsc, `${out}.js`), out }))]
+
 const typeIs = (dir, type) =>
   writeFileSync(join(dir, "package.json"), `${JSON.stringify({ type, sideEffects: false }, null, 2)}\n`)
+// Not side-effect free here, or esbuild would drop the wrappers' `import "../ClaudeAgent.js"`.
+writeFileSync(join(tsc, "package.json"), `${JSON.stringify({ type: "module" })}\n`)
+
+const bundled = await esbuild.build({
+  entryPoints: entries,
+  outdir: esm,
+  chunkNames: "chunks/[name]-[hash]",
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  bundle: true,
+  splitting: true,
+  packages: "external",
+  // Follows tsc's sourceMappingURL comments, so the maps point at src/*.ts.
+  sourcemap: "linked",
+  sourcesContent: false,
+  metafile: true,
+  logLevel: "silent"
+})
+await failOnWarnings(bundled, "bundling")
+// Each module's code in one file only: two copies would be two sets of Schemas, Tags and classes.
+const copies = new Map()
+for (const output of Object.values(bundled.metafile.outputs)) {
+  for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+    if (bytesInOutput > 0) copies.set(input, (copies.get(input) ?? 0) + 1)
+  }
+}
+const twice = [...copies].filter(([, n]) => n > 1).map(([input]) => input)
+if (twice.length > 0) throw new Error(`build: bundled more than once: ${twice.join(", ")}`)
+
 // While esbuild reads dist/esm, its package.json says "commonjs": for files in a "module" package
 // esbuild emits Node's interop (`__toESM(require(x), 1)`), which adds a `default` key to every
 // `export * as Name` namespace; Effect's CommonJS has none, and neither has our ES build.
@@ -55,16 +133,12 @@ const toCjs = async (entryPoints, extra) => {
     platform: "node",
     target: "node20",
     bundle: false,
-    // Follows tsc's sourceMappingURL comments, so the CommonJS maps point at src/*.ts.
     sourcemap: "linked",
     sourcesContent: false,
     logLevel: "silent",
     ...extra
   })
-  if (result.warnings.length > 0) {
-    const text = await esbuild.formatMessages(result.warnings, { kind: "warning" })
-    throw new Error(`build: esbuild warnings while converting to CommonJS:\n${text.join("\n")}`)
-  }
+  await failOnWarnings(result, "converting to CommonJS")
 }
 
 await toCjs(modules.filter((file) => !usesImportMeta(file)), {})
@@ -73,16 +147,21 @@ await toCjs(modules.filter(usesImportMeta), {
   inject: [join(root, "scripts", "build", "import-meta-url.cjs.js")]
 })
 
-for (const file of walk(esm)) {
+for (const file of walk(tsc)) {
   if (!file.endsWith(".d.ts") && !file.endsWith(".d.ts.map")) continue
-  const target = join(cjs, relative(esm, file))
-  mkdirSync(dirname(target), { recursive: true })
-  copyFileSync(file, target)
+  for (const dir of [esm, cjs]) {
+    const target = join(dir, relative(tsc, file))
+    mkdirSync(dirname(target), { recursive: true })
+    copyFileSync(file, target)
+  }
 }
+rmSync(tsc, { recursive: true, force: true })
 typeIs(esm, "module")
 typeIs(cjs, "commonjs")
 
 const leftover = walk(cjs).filter((file) => file.endsWith(".js") && readFileSync(file, "utf8").includes("import.meta"))
 if (leftover.length > 0) throw new Error(`build: import.meta left in CommonJS output: ${leftover.join(", ")}`)
 
-process.stdout.write(`build: ${modules.length} modules to dist/esm and dist/cjs\n`)
+process.stdout.write(
+  `build: ${entries.length} entry points, ${modules.length} files (with the shared chunks) to dist/esm and dist/cjs\n`
+)

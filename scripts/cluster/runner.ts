@@ -14,6 +14,12 @@
 //   AGENT_CWD             the CLI's working directory (default: this process's); the same path on
 //                         every runner, since the CLI files transcripts under a folder named after it
 //   AGENT_MAX_CONCURRENT  CLI processes at once on this runner (default 8)
+//   AGENT_ASK_CLIENT      tool names, comma-separated, whose uses wait for the client's decision
+//                         (`askClient`; default: none). They wait in the approval store
+//                         `<prefix>_approvals` on the cluster's database, so the wait survives
+//                         this runner (`AnswerPermission` + `Continue` from any node).
+//   AGENT_PERMISSION_TIMEOUT  how long such a use waits before it is decided `expired`
+//                         (default: the approval store's 24 hours)
 //   RUNNER_LOG_LEVEL      minimum log level (default Info)
 //   CLUSTER_TIMINGS       "test": the short lock expiry and polls of `testTimings`; otherwise the
 //                         socket layout's defaults (`AgentCluster.socketTimings`: 15 s lease, 1 s
@@ -31,8 +37,10 @@
 // entities' scopes close, so their CLI processes end). If it is killed outright, the
 // OrphanGuard watchdog kills the CLI processes it leaves behind.
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
 import { Config, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import * as AgentPool from "../../src/AgentPool.js"
+import * as ApprovalStores from "../../src/layers/ApprovalStores.js"
 import { AgentAdmin, AgentCluster, AgentEntity, OrphanGuard } from "../../src/cluster/index.js"
 import { pgLayer, ProbeLive, runnerLayer, testTimings } from "./layers.js"
 
@@ -52,10 +60,27 @@ const program = Effect.gen(function*() {
   const keepTurns = yield* Config.option(Config.duration("AGENT_RETENTION_TURNS"))
   const keepTranscripts = yield* Config.option(Config.duration("AGENT_RETENTION_TRANSCRIPTS"))
   const interval = yield* Config.duration("AGENT_RETENTION_INTERVAL").pipe(Config.withDefault("1 hour"))
+  const askTools = (yield* Config.string("AGENT_ASK_CLIENT").pipe(Config.withDefault(""))).split(",").filter((t) =>
+    t.length > 0
+  )
+  const permissionTimeout = yield* Config.option(Config.duration("AGENT_PERMISSION_TIMEOUT"))
 
   // The conversations' sessions: tables `<prefix>_sessions` and `<prefix>_entries`.
   const store = Layer.orDie(AgentCluster.layerSessionStore({ tablePrefix: prefix }))
-  const Agents = AgentEntity.layer({ options: { cwd } }).pipe(
+  // Tool uses the client decides wait in the approval store, on the cluster's database.
+  const approvals = askTools.length === 0
+    ? Layer.empty
+    : Layer.orDie(
+      Layer.unwrapEffect(
+        Effect.map(SqlClient.SqlClient, (sql) => ApprovalStores.layerSql(sql, { tablePrefix: prefix }))
+      )
+    )
+  const Agents = AgentEntity.layer({
+    options: { cwd },
+    ...(askTools.length === 0 ? {} : { askClient: (toolName: string) => askTools.includes(toolName) }),
+    ...Option.match(permissionTimeout, { onNone: () => ({}), onSome: (timeout) => ({ permissionTimeout: timeout }) })
+  }).pipe(
+    Layer.provide(approvals),
     Layer.provide(AgentPool.layer({ maxConcurrent })),
     // The conversations travel with their sessions through the cluster's own database.
     Layer.provide(store),

@@ -202,7 +202,7 @@ const collectingTracer = SpanRecorder.make
 // span hangs under its nearest kept ancestor.
 const shownSpan = (span: Tracer.Span): boolean =>
   span.name === "fanout" || span.name.startsWith("agent ") || span.name === "ClaudeAgent.session" ||
-  span.name === "AgentSession.turn" || span.name.startsWith("Tool.") ||
+  span.name === "invoke_agent claude-code" || span.name.startsWith("Tool.") ||
   (span.name.startsWith("ControlChannel.") && span.name !== "ControlChannel.mcp_message")
 
 const spanTree = (spans: ReadonlyArray<Tracer.Span>, root: Tracer.Span): SpanNode => {
@@ -235,7 +235,7 @@ const spanTree = (spans: ReadonlyArray<Tracer.Span>, root: Tracer.Span): SpanNod
 const spanLabel = (span: Tracer.Span): string => {
   const millis = span.status._tag === "Ended" ? Number(span.status.endTime - span.status.startTime) / 1e6 : undefined
   const attr = (key: string) => span.attributes.get(key)
-  const details = span.name === "AgentSession.turn"
+  const details = span.name === "invoke_agent claude-code"
     ? [
       String(attr("claude.result.subtype") ?? "unfinished"),
       `${attr("claude.usage.input_tokens") ?? 0} in / ${attr("claude.usage.output_tokens") ?? 0} out tokens`,

@@ -16,7 +16,12 @@
  * `Send` is persisted (`ClusterSchema.Persisted`) and keyed by its turn id: when a runner dies
  * mid-turn, the turn is re-run from its prompt by the conversation's next owner, and a client
  * reading the reply keeps reading. The other RPCs are volatile and forked, so they run while a
- * `Send` streams.
+ * `Send` streams, except `Continue`, persisted as `Send` is.
+ *
+ * Tool uses the client decides (`askClient`) wait in the runner's memory, or, with an approval
+ * store (`approvalStore`), in the store: the turn ends awaiting approval, `AnswerPermission`
+ * decides once from any runner, and `Continue` finishes the turn on the conversation's owner
+ * (docs/protocol-defer.md, "In the cluster").
  *
  * @since 0.1.0
  */
@@ -49,6 +54,7 @@ import {
   Stream
 } from "effect"
 import type * as AgentSession from "../AgentSession.js"
+import * as Approvals from "../Approvals.js"
 import * as ClaudeAgent from "../ClaudeAgent.js"
 import * as Permission from "../Permission.js"
 import * as ContentBlock from "../schema/ContentBlock.js"
@@ -56,10 +62,27 @@ import * as Control from "../schema/Control.js"
 import * as Message from "../schema/Message.js"
 import type * as Options from "../schema/Options.js"
 import * as SdkError from "../SdkError.js"
+import { approvalIdFor } from "../internal/approvals/defer.js"
+import * as Resume from "../internal/approvals/resume.js"
 import * as StoredSession from "../internal/session/storedSession.js"
 import * as ConfigDir from "../internal/transcripts/configDir.js"
-import { type SessionRef, SessionStore, SessionStoreError, type SessionStoreShape } from "../services/SessionStore.js"
+import {
+  ApprovalAlreadyApplied,
+  ApprovalAlreadyDecided,
+  ApprovalNotFound,
+  ApprovalStore,
+  ApprovalStoreError,
+  type ApprovalStoreShape
+} from "../services/ApprovalStore.js"
+import {
+  type Entry,
+  type SessionRef,
+  SessionStore,
+  SessionStoreError,
+  type SessionStoreShape
+} from "../services/SessionStore.js"
 import * as AgentMetrics from "./AgentMetrics.js"
+import * as Durable from "./internal/approvals.js"
 import { namespaceOf } from "./internal/keys.js"
 import * as TurnStore from "./internal/turnStore.js"
 import { v4, v5 } from "./internal/uuid.js"
@@ -159,6 +182,39 @@ export class TurnExpiredError extends Schema.TaggedError<TurnExpiredError>(
 }
 
 /**
+ * A turn sent while the conversation waits for a decision in the approval store (see `layer`'s
+ * `approvalStore`): it was not run. Its prompt would reach a conversation whose last turn stopped
+ * at the call; decide it first (`answer`), then send a new turn. Its reply is stored, so the same
+ * `turnId` sent again fails the same way.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const reply = AgentEntity.send("user-1", "and then?").pipe(
+ *   Stream.runCollect,
+ *   Effect.catchTag("AwaitingApprovalError", (e) => Effect.logWarning(`decide ${e.toolUseIds.join(", ")} first`))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AwaitingApprovalError extends Schema.TaggedError<AwaitingApprovalError>(
+  "effect-claude-agent/cluster/AwaitingApprovalError"
+)("AwaitingApprovalError", {
+  turnId: Schema.String,
+  /** The tool uses waiting (`AnswerPermission` takes them). */
+  toolUseIds: Schema.Array(Schema.String)
+}) {
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `turn ${this.turnId} not run: the conversation waits for a decision on ${this.toolUseIds.join(", ")}`
+  }
+}
+
+/**
  * What a conversation's RPCs fail with, across the wire: the same tagged errors as a local session
  * (every `SdkError` member, `ResultError`, `ClaimRefused`, …), the session store's and the file
  * system's, and `AgentError` for a defect. A client matches them with `Effect.catchTag` as it would
@@ -202,6 +258,8 @@ export const AgentFailure = Schema.Union(
   SessionStoreError,
   PlatformError,
   TurnExpiredError,
+  AwaitingApprovalError,
+  ApprovalStoreError,
   AgentError
 )
 
@@ -210,6 +268,37 @@ export const AgentFailure = Schema.Union(
  * @category errors
  */
 export type AgentFailure = typeof AgentFailure.Type
+
+/**
+ * What deciding and continuing a call that waits in the approval store (see `layer`'s
+ * `approvalStore`) fail with, across the wire: `ApprovalAlreadyDecided` (a second answer, or one
+ * after `permissionTimeout`: `approval.state` is `"expired"`), `ApprovalNotFound`,
+ * `ApprovalAlreadyApplied` (the call's continuation already ran) and `ApprovalStoreError`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const once = (answer: Effect.Effect<boolean, AgentEntity.ApprovalFailure>) =>
+ *   answer.pipe(Effect.catchTag("ApprovalAlreadyDecided", (e) => Effect.succeed(e.approval.state === "approved")))
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const ApprovalFailure = Schema.Union(
+  ApprovalAlreadyDecided,
+  ApprovalNotFound,
+  ApprovalAlreadyApplied,
+  ApprovalStoreError
+)
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type ApprovalFailure = typeof ApprovalFailure.Type
 
 // A turn's defect, made serialisable; typed failures go through as they are.
 const defectOf = (defect: unknown): AgentError =>
@@ -264,7 +353,11 @@ export const PendingPermission = Schema.Struct({
   /** Rule updates the CLI suggests (give one back in an `allow`'s `updatedPermissions`). */
   suggestions: Schema.Array(Permission.PermissionUpdate),
   /** When the CLI asked, in milliseconds since the epoch. */
-  since: Schema.Number
+  since: Schema.Number,
+  /** With an approval store: the approval the call waits in (it survives its runner). */
+  approvalId: Schema.optional(Schema.String),
+  /** With an approval store: when the call is decided `expired` (`permissionTimeout`). */
+  expiresAt: Schema.optional(Schema.Number)
 })
 
 /**
@@ -408,11 +501,14 @@ export const SetPermissionMode = Rpc.make("SetPermissionMode", {
  * @since 0.1.0
  * @category rpcs
  */
-export const GetStatus = Rpc.make("Status", { success: Status })
+export const GetStatus = Rpc.make("Status", { success: Status, error: ApprovalStoreError })
 
 /**
  * Answers a pending permission request (see `Status.pendingPermissions`); `false` when no request
- * with that tool use id is waiting (answered already, withdrawn, or its turn ended).
+ * with that tool use id is waiting (answered already, withdrawn, or its turn ended). A call that
+ * waits in the approval store (`layer`'s `approvalStore`) is decided there, once, whichever runner
+ * answers: a second answer fails with `ApprovalAlreadyDecided`, and one after `permissionTimeout`
+ * too (the approval decided `expired`). Its turn then goes on with `Continue` (see `answer`).
  *
  * @example
  * ```ts
@@ -426,8 +522,37 @@ export const GetStatus = Rpc.make("Status", { success: Status })
  */
 export const AnswerPermission = Rpc.make("AnswerPermission", {
   payload: { toolUseId: Schema.String, result: Permission.PermissionResult },
-  success: Schema.Boolean
+  success: Schema.Boolean,
+  error: Schema.Union(ApprovalAlreadyDecided, ApprovalStoreError)
 })
+
+/**
+ * Finishes the turn a call waiting in the approval store interrupted, with the decision recorded
+ * for it (`AnswerPermission`, or `expired`): the conversation is resumed from the session store on
+ * the runner that owns it now, the CLI's start-up permission request for the call is answered with
+ * the decision, and the interrupted turn's messages are streamed up to its `result`. Persisted and
+ * keyed by the tool use id, as `Send` by its turn id: a runner that stops mid-way leaves the turn
+ * to the conversation's next owner, and sent again, the reply is the same one. Fails with
+ * `OptionsError` while the call is undecided, and with `ApprovalAlreadyApplied` once the
+ * transcript has the call's result from elsewhere (`Approvals.resume`).
+ *
+ * @example
+ * ```ts
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const tag: string = AgentEntity.Continue._tag
+ * ```
+ *
+ * @since 0.1.0
+ * @category rpcs
+ */
+export const Continue = Rpc.make("Continue", {
+  payload: { toolUseId: Schema.String },
+  primaryKey: ({ toolUseId }) => toolUseId,
+  success: MessageWire,
+  error: Schema.Union(AgentFailure, ApprovalAlreadyDecided, ApprovalNotFound, ApprovalAlreadyApplied),
+  stream: true
+}).annotate(ClusterSchema.Persisted, true)
 
 /**
  * Stops the conversation's CLI on its runner, if one runs: a turn in flight ends with an
@@ -449,7 +574,7 @@ export const Stop = Rpc.make("Stop", { success: Schema.Struct({ stopped: Schema.
 
 /**
  * The entity: `Send`, `Interrupt`, `SetModel`, `SetPermissionMode`, `Status`, `AnswerPermission`,
- * `Stop`, keyed by a conversation id. Its type is `AgentSession`.
+ * `Continue`, `Stop`, keyed by a conversation id. Its type is `AgentSession`.
  *
  * @example
  * ```ts
@@ -474,6 +599,7 @@ export const AgentEntity = Entity.make("AgentSession", [
   SetPermissionMode,
   GetStatus,
   AnswerPermission,
+  Continue,
   Stop
 ])
 
@@ -570,8 +696,21 @@ export interface LayerOptions<R = never> {
   readonly options?: Options.Options<R> | ((conversationId: string) => Options.Options<R>) | undefined
   /** Tool uses decided by the client (`Status.pendingPermissions`, `AnswerPermission`). Default `false`. */
   readonly askClient?: AskClient | undefined
-  /** How long a tool use waits for the client before it is denied. Default: no limit. */
+  /**
+   * How long a tool use waits for the client before it is denied. Default: no limit in memory;
+   * with an approval store, its approvals' expiry (24 hours by default), after which the call is
+   * decided `expired`.
+   */
   readonly permissionTimeout?: Duration.DurationInput | undefined
+  /**
+   * Where tool uses the client decides wait, so that the wait survives its runner: this store, or
+   * the `ApprovalStore` service in context (`ApprovalStores.layerSql` on the cluster's database). A
+   * call then ends its turn awaiting approval (the reply's `system/awaiting_approval` message, then
+   * a `result` with `terminal_reason: "tool_deferred"`), the CLI may exit, `AnswerPermission`
+   * decides it in the store from any runner, and `Continue` finishes the turn on the conversation's
+   * owner. Without one, the wait is in the runner's memory and ends with it.
+   */
+  readonly approvalStore?: ApprovalStoreShape | undefined
   /** How long an idle conversation keeps its CLI before the entity is passivated. Default: the cluster's (1 minute). */
   readonly maxIdleTime?: Duration.DurationInput | undefined
   /** Requests that may wait per conversation. Default: the cluster's (4096). */
@@ -634,6 +773,9 @@ interface Instance<R> {
   readonly replyTimeout: Duration.Duration
   /** The session options given to the layer, without what the entity sets itself. */
   readonly base: Options.Options<R>
+  /** The durable wait, with an approval store and `askClient`. */
+  readonly durable: Durable.Durable | undefined
+  readonly permissionTimeout: Duration.DurationInput | undefined
 }
 
 // What an instance knows of its conversation now: the RPC handlers read and change it.
@@ -649,6 +791,8 @@ interface Conversation {
   readonly pending: Map<string, Pending>
   /** The ids of the turns the store has recorded, read at the instance's first turn. */
   committed: Set<string> | undefined
+  /** The calls waiting for a decision or their continuation (with an approval store). */
+  outstanding: Set<string> | undefined
 }
 
 // A tool use the client decides: it waits in `pending` for `AnswerPermission`, or is denied once
@@ -702,6 +846,30 @@ const permissionsFor = <R>(
       : Effect.succeed(Permission.deny(`${toolName} is not allowed`))
 }
 
+// The options of the conversation's CLI sessions. With the durable wait, the calls the client
+// decides are deferred by a hook and recorded in the approval store, with `permissionTimeout` as
+// their expiry.
+const sessionOptionsOf = <R>(
+  instance: Instance<R>,
+  state: Conversation,
+  canUseTool: Permission.CanUseTool<unknown, R> | undefined,
+  sessionStore: SessionStoreShape
+): Options.Options<R> => {
+  const { base, durable, permissionTimeout } = instance
+  return {
+    ...base,
+    sessionStore,
+    ...(state.modelOverride === undefined ? {} : { model: state.modelOverride ?? undefined }),
+    ...(state.permissionOverride === undefined ? {} : { permissionMode: state.permissionOverride }),
+    ...(durable === undefined ? {} : {
+      hooks: Durable.withDeferral(base.hooks, durable.ask),
+      approvalStore: durable.store,
+      ...(permissionTimeout === undefined ? {} : { approvalTimeout: permissionTimeout })
+    }),
+    canUseTool
+  }
+}
+
 const nonEmpty = (s: string | undefined): string | undefined => (s !== undefined && s.length > 0 ? s : undefined)
 
 // The CLI refuses `--session-id` for a session it has a transcript of under its own config
@@ -728,19 +896,13 @@ const openSession = <R>(
   canUseTool: Permission.CanUseTool<unknown, R> | undefined
 ) =>
   Effect.gen(function*() {
-    const { base, conversationId, guard, ref, sessionId, store } = instance
+    const { conversationId, guard, ref, sessionId, store } = instance
     // From here on, the appends of an earlier owner of the conversation are refused.
     const turns = TurnStore.make(store, ref, yield* store.acquire(ref))
     const scope = yield* Scope.fork(instance.sessions, ExecutionStrategy.sequential)
     // Forked first, so it closes last: the guard forgets the process after it has exited.
     const guardScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-    const sessionOptions: Options.Options<R> = {
-      ...base,
-      sessionStore: turns.store,
-      ...(state.modelOverride === undefined ? {} : { model: state.modelOverride ?? undefined }),
-      ...(state.permissionOverride === undefined ? {} : { permissionMode: state.permissionOverride }),
-      canUseTool
-    }
+    const sessionOptions = sessionOptionsOf(instance, state, canUseTool, turns.store)
     // Each attempt in a scope of its own, closed if it fails: a pool holds a session's slot until
     // the scope it was opened in closes, also when the session failed to open.
     const open = (options: Options.Options<R>) =>
@@ -792,15 +954,35 @@ const storeRetry = Schedule.exponential("100 millis").pipe(Schedule.intersect(Sc
 // The turn's mirrored entries, its id and its reply, recorded together: a turn that completed on a
 // runner that stopped before its client had read the whole reply is answered from the store by the
 // next owner, which must not send the prompt a second time (the transcript has the turn).
-const commitTurn = (current: Live, turnId: string, messages: ReadonlyArray<Message.Message>) =>
-  current.turns.commit(turnId, encodeReply(messages))
+const commitTurn = (
+  current: Live,
+  turnId: string,
+  messages: ReadonlyArray<Message.Message>,
+  approvals?: ReadonlyArray<Entry>
+) => current.turns.commit(turnId, encodeReply(messages), approvals)
+
+// The calls of the conversation that wait for a decision or their continuation, read from the
+// store at the instance's first turn and kept up to date by its turns.
+const outstandingOf = <R>(instance: Instance<R>, state: Conversation) =>
+  state.outstanding !== undefined
+    ? Effect.succeed(state.outstanding)
+    : Effect.map(
+      TurnStore.awaiting(instance.store, instance.ref).pipe(
+        Effect.retry({ schedule: storeRetry, while: (e) => e.reason === "Unavailable" })
+      ),
+      (loaded) => {
+        // A turn of this instance may have recorded calls meanwhile: kept.
+        for (const id of state.outstanding ?? []) loaded.add(id)
+        state.outstanding = loaded
+        return loaded
+      }
+    )
 
 // The reply of `turnId`, if the store recorded the turn (completed here, or on a runner that
 // stopped before its client had read it): the messages its client has not acknowledged.
-const storedReply = <R>(instance: Instance<R>, state: Conversation, request: Entity.Request<typeof Send>) =>
+const storedReply = <R>(instance: Instance<R>, state: Conversation, request: TurnRequest, turnId: string) =>
   Effect.gen(function*() {
     const { ref, store } = instance
-    const turnId = request.payload.turnId
     if (state.committed === undefined) {
       const loaded = yield* TurnStore.committed(store, ref)
       // A turn of this instance may have completed meanwhile: kept.
@@ -829,29 +1011,35 @@ const refuseExpired = (request: Entity.Request<typeof Send>) =>
     return inTime ? Effect.void : Effect.fail(new TurnExpiredError({ turnId: request.payload.turnId, deadline }))
   })
 
-// A turn's messages: the prompt sent on the conversation's session (opened if need be), its
-// messages up to the `result`, the turn recorded in the store before the `result` is passed on.
-const turnMessages = <R>(
-  instance: Instance<R>,
+// What a turn runs on: its messages up to the `result`, how it is recorded, and what is left to
+// undo when it does not complete.
+interface TurnRun<E> {
+  readonly messages: Stream.Stream<Message.Message, E>
+  readonly commit: (turnId: string, messages: ReadonlyArray<Message.Message>) => Effect.Effect<void, SessionStoreError>
+  readonly abandon: Effect.Effect<void>
+}
+
+const enter = (state: Conversation, turnId: string) =>
+  Effect.sync(() => {
+    state.busy = true
+    state.turnId = turnId
+  })
+
+// A turn's messages: those of the run `start` begins, the turn recorded in the store before the
+// `result` is passed on; a defect becomes an `AgentError`, and a run that did not complete is
+// abandoned.
+const turnMessages = <E, E2>(
   state: Conversation,
-  ensureOpen: Effect.Effect<Live, SdkError.SdkError | SessionStoreError | PlatformError>,
-  request: Entity.Request<typeof Send>
-): Stream.Stream<Message.Message, AgentFailure> =>
+  turnId: string,
+  start: Effect.Effect<TurnRun<E>, E2>
+): Stream.Stream<Message.Message, E | E2 | SessionStoreError | AgentError> =>
   Stream.suspend(() => {
-    let current: Live | undefined
+    let run: TurnRun<E> | undefined
     let completed = false
     const messages: Array<Message.Message> = []
-    const start: Effect.Effect<
-      Stream.Stream<Message.Message, AgentSession.MessageError | SessionStoreError>,
-      SdkError.SdkError | SessionStoreError | PlatformError | TurnExpiredError
-    > = Effect.gen(function*() {
-      yield* refuseExpired(request)
-      current = yield* ensureOpen
-      state.busy = true
-      state.turnId = request.payload.turnId
-      yield* current.session.send(request.payload.prompt)
-      const session = current
-      return session.session.receiveResponse.pipe(
+    const begin = Effect.map(start, (started) => {
+      run = started
+      return started.messages.pipe(
         Stream.tap((message) =>
           Effect.sync(() => {
             observe(state, message)
@@ -860,12 +1048,12 @@ const turnMessages = <R>(
         ),
         Stream.mapEffect((message): Effect.Effect<Message.Message, SessionStoreError> =>
           Message.isResult(message)
-            ? commitTurn(session, request.payload.turnId, messages).pipe(
+            ? started.commit(turnId, messages).pipe(
               Effect.tapError(() => Metric.increment(AgentMetrics.mirrorFailures)),
               Effect.zipRight(Effect.sync(() => {
                 completed = true
                 state.turns++
-                state.committed?.add(request.payload.turnId)
+                state.committed?.add(turnId)
               })),
               Effect.as(message)
             )
@@ -873,8 +1061,8 @@ const turnMessages = <R>(
         )
       )
     })
-    return Stream.unwrap(start).pipe(
-      Stream.catchAllCause((cause): Stream.Stream<never, AgentFailure> => {
+    return Stream.unwrap(begin).pipe(
+      Stream.catchAllCause((cause): Stream.Stream<never, E | E2 | SessionStoreError | AgentError> => {
         if (Option.isSome(Cause.failureOption(cause))) return Stream.failCause(cause)
         const defect = Cause.dieOption(cause)
         return Option.isSome(defect) ? Stream.fail(defectOf(defect.value)) : Stream.failCause(cause)
@@ -882,9 +1070,113 @@ const turnMessages = <R>(
       Stream.ensuring(Effect.suspend(() => {
         state.busy = false
         state.turnId = null
-        return current !== undefined && !completed ? drop(state, current) : Effect.void
+        return run !== undefined && !completed ? run.abandon : Effect.void
       }))
     )
+  })
+
+// A turn sent while a call of the conversation waits in the approval store is not run: the CLI
+// would first finish the turn that stopped at the call, with a result of its own.
+const refuseAwaiting = <R>(instance: Instance<R>, state: Conversation, turnId: string) =>
+  instance.durable === undefined ?
+    Effect.void :
+    Effect.flatMap(outstandingOf(instance, state), (waiting) =>
+      waiting.size === 0
+        ? Effect.void
+        : Effect.fail(new AwaitingApprovalError({ turnId, toolUseIds: [...waiting] })))
+
+// The calls a turn stopped at, recorded with it (with the durable wait).
+const awaitingIn = <R>(instance: Instance<R>, messages: ReadonlyArray<Message.Message>): Array<string> =>
+  instance.durable === undefined
+    ? []
+    : messages.flatMap((m) => Option.toArray(Approvals.awaitingApproval(m))).map((a) => a.toolUseId)
+
+// A `Send`: the prompt sent on the conversation's session (opened if need be).
+const prompted = <R>(
+  instance: Instance<R>,
+  state: Conversation,
+  ensureOpen: Effect.Effect<Live, SdkError.SdkError | SessionStoreError | PlatformError>,
+  request: Entity.Request<typeof Send>
+): Effect.Effect<
+  TurnRun<AgentSession.MessageError | SessionStoreError>,
+  SdkError.SdkError | SessionStoreError | PlatformError | TurnExpiredError | AwaitingApprovalError | ApprovalStoreError
+> =>
+  Effect.gen(function*() {
+    yield* refuseExpired(request)
+    yield* refuseAwaiting(instance, state, request.payload.turnId)
+    const current = yield* ensureOpen
+    // From here on, a turn that does not complete leaves its session behind.
+    return yield* Effect.zipRight(enter(state, request.payload.turnId), current.session.send(request.payload.prompt))
+      .pipe(
+        Effect.as<TurnRun<AgentSession.MessageError | SessionStoreError>>({
+          messages: current.session.receiveResponse,
+          commit: (turnId, messages) => {
+            const waiting = awaitingIn(instance, messages)
+            return commitTurn(current, turnId, messages, waiting.map((id) => TurnStore.approvalEntry("awaiting", id)))
+              .pipe(Effect.zipRight(Effect.sync(() => waiting.forEach((id) => state.outstanding?.add(id)))))
+          },
+          abandon: drop(state, current)
+        }),
+        Effect.onError(() => drop(state, current))
+      )
+  })
+
+// A `Continue`: the decided call's session resumed on a CLI of its own, fenced as a session the
+// entity opens (the CLI that stopped at the call, if this instance still has it, is closed first:
+// one process per conversation); the interrupted turn streamed to its `result` (resume.ts).
+const continued = <R>(
+  instance: Instance<R>,
+  state: Conversation,
+  canUseTool: Permission.CanUseTool<unknown, R> | undefined,
+  store: ApprovalStoreShape,
+  toolUseId: string
+): Effect.Effect<
+  TurnRun<SdkError.SdkError | ApprovalAlreadyApplied | SessionStoreError>,
+  ApprovalNotFound | ApprovalStoreError | SessionStoreError
+> =>
+  Effect.gen(function*() {
+    const id = approvalIdFor(instance.sessionId, toolUseId)
+    const approval = yield* Effect.flatMap(
+      store.get(id),
+      Option.match({ onNone: () => Effect.fail(new ApprovalNotFound({ id })), onSome: Effect.succeed })
+    )
+    if (state.live !== undefined) yield* drop(state, state.live)
+    // The transcript is stored as the CLI writes it: once the tool has run, its result is in the
+    // store, and an attempt cut short after that does not make the next one run the tool again.
+    const generation = yield* instance.store.acquire(instance.ref)
+    const turns = TurnStore.direct(instance.store, instance.ref, generation)
+    const options: Options.Options<R> = {
+      ...sessionOptionsOf(instance, state, canUseTool, turns.store),
+      sessionStoreFlush: "eager"
+    }
+    yield* enter(state, Durable.continuationTurnId(toolUseId))
+    yield* Effect.logDebug("AgentEntity: continuing a decided call").pipe(
+      Effect.annotateLogs({ conversationId: instance.conversationId, toolUseId, decision: approval.state })
+    )
+    const done = TurnStore.approvalEntry("continued", toolUseId)
+    const settled = Effect.sync(() => state.outstanding?.delete(toolUseId))
+    // An attempt cut short after the tool ran left its result in the store: `continued` refuses
+    // (`ApprovalAlreadyApplied`), the tool does not run again, and the conversation takes turns again.
+    const run = Resume.continued(approval, options).pipe(
+      Stream.tapError((e) =>
+        e._tag !== "ApprovalAlreadyApplied" ? Effect.void : instance.store.appendAll(
+          instance.ref,
+          [{ subpath: TurnStore.APPROVALS, entries: [done] }],
+          { generation }
+        ).pipe(
+          Effect.zipRight(settled),
+          Effect.catchAll((cause) => Effect.logWarning("AgentEntity: could not record a call as continued", cause))
+        )
+      )
+    )
+    return {
+      messages: run.pipe(
+        Stream.provideService(ClaudeAgent.ClaudeAgent, instance.agent),
+        Stream.provideContext(instance.services)
+      ),
+      commit: (turnId, reply) => Effect.zipRight(turns.commit(turnId, encodeReply(reply), [done]), settled),
+      abandon: Effect.void
+    }
   })
 
 /**
@@ -946,37 +1238,43 @@ const inTurn = <R>(instance: Instance<R>, turnLock: Effect.Semaphore) => <A, E, 
     )
   })
 
-// One `Send`. The turn runs in a fiber of its own, one turn of the conversation at a time
+// What a turn's reply needs of its request: what its client has acknowledged.
+interface TurnRequest {
+  readonly lastSentChunk: Option.Option<{ readonly id: Snowflake.Snowflake }>
+  readonly lastSentChunkValue: Option.Option<Message.Message>
+}
+
+// One `Send` or `Continue`. The turn runs in a fiber of its own, one turn of the conversation at a time
 // (`turnLock`), into a mailbox the reply streams from: a reply waits for its client to
 // acknowledge each chunk, and a client that stops reading (it went away, or stopped at the
 // `result`) must hold up neither the turn nor the conversation's next ones. Once the turn is over,
 // its reply has `replyTimeout` to be read to its end before the request is ended (interrupted:
 // its messages stay stored for a client that asks again with the same turn id).
-const runTurn = <R>(
+const runTurn = <R, E>(
   instance: Instance<R>,
   state: Conversation,
-  ensureOpen: Effect.Effect<Live, SdkError.SdkError | SessionStoreError | PlatformError>,
   turnLock: Effect.Semaphore,
-  request: Entity.Request<typeof Send>
-): Stream.Stream<Message.Message, AgentFailure> =>
+  request: TurnRequest,
+  turnId: string,
+  turn: Stream.Stream<Message.Message, E>
+): Stream.Stream<Message.Message, E | SessionStoreError> =>
   Stream.suspend(() => {
     // The first attempt's `result` reached the client, only the end of the reply was lost.
     if (Option.exists(request.lastSentChunkValue, Message.isResult)) return Stream.empty
     return Stream.unwrapScoped(Effect.gen(function*() {
       const { conversationId, replyTimeout, shuttingDown } = instance
-      const turnId = request.payload.turnId
       const requestFiber = yield* Effect.withFiberRuntime<Fiber.RuntimeFiber<unknown, unknown>>((fiber) =>
         Effect.succeed(fiber)
       )
       const scope = yield* Effect.scope
-      const mailbox = yield* Mailbox.make<Message.Message, AgentFailure>()
+      const mailbox = yield* Mailbox.make<Message.Message, E>()
       if (Option.isSome(request.lastSentChunk)) {
         const gap = (yield* Clock.currentTimeMillis) - Snowflake.timestamp(request.lastSentChunk.value.id)
         yield* Metric.update(AgentMetrics.takeoverTime, Math.max(0, gap))
       }
       // A turn the store has recorded is never run again (its prompt would reach the model twice):
       // its runner stopped before its client had read the reply, or the client sent it again.
-      const stored = yield* storedReply(instance, state, request)
+      const stored = yield* storedReply(instance, state, request, turnId)
       if (Option.isSome(stored)) {
         yield* Metric.increment(takeoverCounter(instance, "reply_replayed"))
         return Stream.fromIterable(stored.value)
@@ -998,7 +1296,7 @@ const runTurn = <R>(
         Effect.forkIn(scope),
         Effect.asVoid
       )
-      yield* turnMessages(instance, state, ensureOpen, request).pipe(
+      yield* turn.pipe(
         Stream.runForEachChunk((chunk) => mailbox.offerAll(chunk)),
         Effect.zipRight(mailbox.end),
         // A turn that fails while the runner stops (its CLI got the stop signal too, say) waits
@@ -1011,6 +1309,15 @@ const runTurn = <R>(
       return Mailbox.toStream(mailbox)
     }))
   })
+
+// The calls of the conversation waiting in the approval store, as `Status` lists them.
+const storedPending = <R>(instance: Instance<R>): Effect.Effect<Array<PendingPermission>, ApprovalStoreError> =>
+  instance.durable === undefined
+    ? Effect.succeed([])
+    : Effect.map(
+      instance.durable.store.listPending({ projectKey: instance.ref.projectKey, sessionId: instance.sessionId }),
+      (approvals) => approvals.map(Durable.pendingOf)
+    )
 
 // The volatile RPCs: they act on the session that is open, if any, and on what the next one
 // is opened with.
@@ -1042,7 +1349,7 @@ const controlHandlers = <R>(instance: Instance<R>, state: Conversation) => ({
         : current.session.setPermissionMode(payload.mode).pipe(Effect.asVoid)
     })),
   Status: () =>
-    Rpc.fork(Effect.sync(() => ({
+    Rpc.fork(Effect.map(storedPending(instance), (stored) => ({
       conversationId: instance.conversationId,
       sessionId: instance.sessionId,
       running: state.live !== undefined,
@@ -1051,14 +1358,27 @@ const controlHandlers = <R>(instance: Instance<R>, state: Conversation) => ({
       turns: state.turns,
       model: state.model,
       permissionMode: state.permissionMode,
-      pendingPermissions: Array.from(state.pending.values(), (p) => p.info).sort((a, b) => a.since - b.since)
+      pendingPermissions: [...Array.from(state.pending.values(), (p) => p.info), ...stored].sort((a, b) =>
+        a.since - b.since
+      )
     }))),
   AnswerPermission: (
     { payload }: { readonly payload: { readonly toolUseId: string; readonly result: Permission.PermissionResult } }
   ) =>
     Rpc.fork(Effect.suspend(() => {
       const waiting = state.pending.get(payload.toolUseId)
-      return waiting === undefined ? Effect.succeed(false) : Deferred.succeed(waiting.answer, payload.result)
+      if (waiting !== undefined) return Deferred.succeed(waiting.answer, payload.result)
+      const durable = instance.durable
+      if (durable === undefined) return Effect.succeed(false)
+      // Decided once in the store (compare-and-set), whichever runner answers.
+      return durable.store.decide(
+        approvalIdFor(instance.sessionId, payload.toolUseId),
+        Durable.decisionOf(payload.result)
+      )
+        .pipe(
+          Effect.as(true),
+          Effect.catchTag("ApprovalNotFound", () => Effect.succeed(false))
+        )
     })),
   Stop: () =>
     Rpc.fork(Effect.suspend(() => {
@@ -1090,6 +1410,8 @@ const makeInstance = <R>(options: LayerOptions<R>) =>
     const sessionId = sessionIdFor(conversationId, options.namespace)
     // The CLI files the session under its project folder for the working directory: the store's key.
     const projectKey = yield* StoredSession.projectKeyOf(base.cwd ?? path.resolve("."))
+    const approvals = options.approvalStore ?? Option.getOrUndefined(yield* Effect.serviceOption(ApprovalStore))
+    const ask = options.askClient ?? false
     const instance: Instance<R> = {
       conversationId,
       sessionId,
@@ -1107,7 +1429,11 @@ const makeInstance = <R>(options: LayerOptions<R>) =>
         onNone: () => Effect.succeed(false),
         onSome: (sharding) => sharding.isShutdown
       }),
-      base
+      base,
+      durable: approvals === undefined || ask === false
+        ? undefined
+        : { store: approvals, ask: ask === true ? () => true : ask },
+      permissionTimeout: options.permissionTimeout
     }
     return instance
   })
@@ -1152,7 +1478,8 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
         permissionMode: instance.base.permissionMode ?? null,
         permissionOverride: undefined,
         pending: new Map(),
-        committed: undefined
+        committed: undefined,
+        outstanding: undefined
       }
       const canUseTool = permissionsFor(state, options, instance.base.canUseTool)
       const openLock = yield* Effect.makeSemaphore(1)
@@ -1163,7 +1490,31 @@ export const layer = <R = never>(options: LayerOptions<R> = {}) =>
         )
       )
       return AgentEntity.of({
-        Send: (request) => runTurn(instance, state, ensureOpen, turnLock, request),
+        Send: (request) =>
+          runTurn(
+            instance,
+            state,
+            turnLock,
+            request,
+            request.payload.turnId,
+            turnMessages(state, request.payload.turnId, prompted(instance, state, ensureOpen, request))
+          ),
+        Continue: (request) => {
+          const { toolUseId } = request.payload
+          const durable = instance.durable
+          if (durable === undefined) {
+            return Stream.fail(new ApprovalNotFound({ id: approvalIdFor(instance.sessionId, toolUseId) }))
+          }
+          const turnId = Durable.continuationTurnId(toolUseId)
+          return runTurn(
+            instance,
+            state,
+            turnLock,
+            request,
+            turnId,
+            turnMessages(state, turnId, continued(instance, state, canUseTool, durable.store, toolUseId))
+          )
+        },
         ...controlHandlers(instance, state)
       })
     }),
@@ -1233,3 +1584,76 @@ export const send = (
       : undefined
     return client(conversationId).Send({ turnId, prompt, deadline })
   }))
+
+/**
+ * What `answer` can fail with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type AnswerError = SendError | ApprovalFailure
+
+/**
+ * Decides a call that waits in the approval store (an entity layer with `approvalStore` and
+ * `askClient`) and streams the turn it interrupted to its end: `AnswerPermission`, then
+ * `Continue`. The decision is recorded once `AnswerPermission` has answered; `Continue` is
+ * persisted, so the turn is finished by whichever runner owns the conversation, also when its
+ * runner stops mid-way (send `Continue` again to read the reply: see `continueTurn`). Fails with
+ * `ApprovalAlreadyDecided` for a call decided before (by another client, or `expired` after
+ * `permissionTimeout`), and with `ApprovalNotFound` when no call with that tool use id waits
+ * (`namespace`: the entity layer's, for the approval id the error names).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { Permission } from "effect-claude-agent"
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const approveAll = (conversationId: string) =>
+ *   Effect.gen(function*() {
+ *     const status = yield* (yield* AgentEntity.AgentEntity.client)(conversationId).Status()
+ *     for (const pending of status.pendingPermissions) {
+ *       yield* AgentEntity.answer(conversationId, pending.toolUseId, Permission.allow()).pipe(Stream.runDrain)
+ *     }
+ *   })
+ * ```
+ *
+ * @since 0.1.0
+ * @category clients
+ */
+export const answer = (
+  conversationId: string,
+  toolUseId: string,
+  result: Permission.PermissionResult,
+  options: { readonly namespace?: string | undefined } = {}
+): Stream.Stream<Message.Message, AnswerError, Sharding> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const client = (yield* AgentEntity.client)(conversationId)
+    const answered = yield* client.AnswerPermission({ toolUseId, result })
+    return answered
+      ? client.Continue({ toolUseId })
+      : Stream.fail(
+        new ApprovalNotFound({ id: approvalIdFor(sessionIdFor(conversationId, options.namespace), toolUseId) })
+      )
+  }))
+
+/**
+ * The rest of a decided call's turn (`Continue`): streamed as it runs, or replayed from the store
+ * once it has run. For a client that decided with `AnswerPermission` and went away before it read
+ * the continuation.
+ *
+ * @example
+ * ```ts
+ * import { AgentEntity } from "effect-claude-agent/cluster"
+ *
+ * const rest = AgentEntity.continueTurn("user-42", "toolu_01")
+ * ```
+ *
+ * @since 0.1.0
+ * @category clients
+ */
+export const continueTurn = (
+  conversationId: string,
+  toolUseId: string
+): Stream.Stream<Message.Message, AnswerError, Sharding> =>
+  Stream.unwrap(Effect.map(AgentEntity.client, (client) => client(conversationId).Continue({ toolUseId })))

@@ -342,7 +342,7 @@ export const build = <R>(
     }
     // The running turn, shared by the channel (its inbound spans) and the session (its turns).
     const base = Context.make(SessionLaunch, { launch, options }).pipe(
-      Context.add(Turns.CurrentTurn, Turns.makeCurrentTurn()),
+      Context.add(Turns.CurrentTurn, Turns.makeCurrentTurn(options)),
       // With a store, the channel's reader mirrors the transcript into it.
       (context) =>
         options.sessionStore === undefined ? context : Context.add(context, Mirror.MirrorSettings, {

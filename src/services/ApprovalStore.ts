@@ -123,7 +123,7 @@ export interface Approval extends Schema.Schema.Type<typeof Approval> {}
  * @category schemas
  */
 export const Approval = Schema.Struct({
-  /** The approval's id, chosen by the session that deferred the call. */
+  /** The approval's id: `<sessionId>:<toolUseId>`, set by the session that deferred the call. */
   id: Schema.String,
   /** The session the call belongs to, as the `SessionStore` keys it. */
   projectKey: Schema.String,

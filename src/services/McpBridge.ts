@@ -333,23 +333,19 @@ const validate = <R>(
   return Either.right(table)
 }
 
-// Compiled once: every MCP message goes through these. A valid message or `tools/call` is its own
-// decoding (see `Guard.fastPath`): the fields it carries beyond the Schema's are kept, and never
-// read.
+// Compiled once, on first use (a process that imports the library may serve no MCP server): every
+// MCP message goes through these. A valid message or `tools/call` is its own decoding (see
+// `Guard.fastPath`): the fields it carries beyond the Schema's are kept, and never read.
 const preserve = { onExcessProperty: "preserve" } as const
-const decodeJsonRpcMessage = Guard.fastPath(
-  JsonRpcMessage,
-  Schema.decodeUnknownEither(JsonRpcMessage, preserve),
-  { excessKept: true }
+const decodeJsonRpcMessage = Guard.lazily(() =>
+  Guard.fastPath(JsonRpcMessage, Schema.decodeUnknownEither(JsonRpcMessage, preserve), { excessKept: true })
 )
-const isJsonRpcResponseIn = Schema.is(JsonRpcResponseIn)
-const decodeCallToolParams = Guard.fastPath(
-  CallToolParams,
-  Schema.decodeUnknownEither(CallToolParams, preserve),
-  { excessKept: true }
+const isJsonRpcResponseIn = Guard.lazily(() => Schema.is(JsonRpcResponseIn))
+const decodeCallToolParams = Guard.lazily(() =>
+  Guard.fastPath(CallToolParams, Schema.decodeUnknownEither(CallToolParams, preserve), { excessKept: true })
 )
-const decodeInitializeParams = Schema.decodeUnknownOption(InitializeParams)
-const decodeCancelledParams = Schema.decodeUnknownEither(CancelledParams)
+const decodeInitializeParams = Guard.lazily(() => Schema.decodeUnknownOption(InitializeParams))
+const decodeCancelledParams = Guard.lazily(() => Schema.decodeUnknownEither(CancelledParams))
 
 /**
  * Builds a bridge serving the given in-process MCP servers, and those `setServers` puts in their

@@ -59,7 +59,7 @@ describe("e2e: the fan-out example (npm run example:fanout)", () => {
       const shape = (node: SpanNode): unknown => ({ [node.name]: node.children.map(shape) })
       const agent = (name: string, tool?: string) => ({
         [`agent ${name}`]: [{
-          "ClaudeAgent.session": [{ "AgentSession.turn": tool === undefined ? [] : [{ [`Tool.${tool}`]: [] }] }]
+          "ClaudeAgent.session": [{ "invoke_agent claude-code": tool === undefined ? [] : [{ [`Tool.${tool}`]: [] }] }]
         }]
       })
       const agents = run.spans.children
@@ -74,7 +74,7 @@ describe("e2e: the fan-out example (npm run example:fanout)", () => {
       )
       const all = (node: SpanNode): ReadonlyArray<SpanNode> => [node, ...node.children.flatMap(all)]
       expect(new Set(all(run.spans).map((n) => n.span.traceId)).size).toBe(1)
-      const turns = all(run.spans).filter((n) => n.name === "AgentSession.turn")
+      const turns = all(run.spans).filter((n) => n.name === "invoke_agent claude-code")
       expect(turns.map((t) => t.span.attributes.get("claude.result.subtype"))).toEqual(Array(5).fill("success"))
       expect(printed).toContain("Spans (")
       expect(printed).toMatch(/└─ Tool\.forecast {2}[\d.]+ ms\n/)

@@ -586,7 +586,8 @@ describe("AgentPool keyed sessions (fake CLI)", () => {
         yield* use(2)
         yield* Effect.yieldNow().pipe(
           Effect.repeat({
-            until: () => spans.filter((s) => s.name === "AgentSession.turn" && s.status._tag === "Ended").length === 2
+            until: () =>
+              spans.filter((s) => s.name === "invoke_agent claude-code" && s.status._tag === "Ended").length === 2
           })
         )
 
@@ -605,7 +606,7 @@ describe("AgentPool keyed sessions (fake CLI)", () => {
         expect(open?.links.map((l) => l.span.spanId)).toEqual([lease1?.spanId])
         expect(parentOf(session)).toBe(open?.spanId)
         // Each use's turn is in that use's trace, and its hook span under the turn.
-        const turns = named("AgentSession.turn")
+        const turns = named("invoke_agent claude-code")
         expect(turns.map(parentOf)).toEqual([use1?.spanId, use2?.spanId])
         expect(turns.map((t) => t.traceId)).toEqual([use1?.traceId, use2?.traceId])
         for (const t of turns) expect(t.links.map((l) => l.span.spanId)).toEqual([session?.spanId])

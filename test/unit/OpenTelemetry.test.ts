@@ -8,6 +8,7 @@ import {
   AggregationTemporality,
   PeriodicExportingMetricReader
 } from "@opentelemetry/sdk-metrics"
+import { SpanKind } from "@opentelemetry/api"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect, Schema, Stream } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
@@ -59,14 +60,14 @@ describe("OpenTelemetry export (NodeSdk, in-memory exporters)", () => {
       const byName = (name: string) => finished.find((span) => span.name === name)
       const request = byName("request")
       const session = byName("ClaudeAgent.session")
-      const turn = byName("AgentSession.turn")
+      const turn = byName("invoke_agent claude-code")
       const hook = byName("ControlChannel.hook_callback")
       const toolCall = byName("ControlChannel.mcp_message")
       const tool = byName("Tool.add")
       expect(finished.map((span) => span.name)).toEqual(expect.arrayContaining([
         "request",
         "ClaudeAgent.session",
-        "AgentSession.turn",
+        "invoke_agent claude-code",
         "ControlChannel.hook_callback",
         "ControlChannel.mcp_message",
         "Tool.add"
@@ -82,6 +83,16 @@ describe("OpenTelemetry export (NodeSdk, in-memory exporters)", () => {
       expect(turn?.attributes["claude.result.subtype"]).toBe("success")
       expect(toolCall?.attributes["control.request_id"]).toBe("req-tool")
       expect(session?.resource.attributes["service.name"]).toBe("agents-test")
+      // The turn as the GenAI conventions have it: a client invoke_agent span.
+      expect(turn?.kind).toBe(SpanKind.CLIENT)
+      expect(turn?.attributes).toMatchObject({
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.agent.name": "claude-code",
+        "gen_ai.request.model": "claude-fake-1"
+      })
+      // @effect/opentelemetry exports an array attribute as its JSON text.
+      expect(JSON.parse(String(turn?.attributes["gen_ai.response.finish_reasons"]))).toEqual(["end_turn"])
 
       yield* Effect.promise(() => reader.forceFlush())
       const exported = metrics.getMetrics().flatMap((batch) => batch.scopeMetrics.flatMap((scope) => scope.metrics))
@@ -91,7 +102,8 @@ describe("OpenTelemetry export (NodeSdk, in-memory exporters)", () => {
           "claude_agent_sessions_started",
           "claude_agent_turns",
           "claude_agent_turn_duration_ms",
-          "claude_agent_callback_duration_ms"
+          "claude_agent_callback_duration_ms",
+          "gen_ai.client.operation.duration"
         ]
       ) {
         expect(names).toContain(name)

@@ -42,10 +42,10 @@ describe("SpanTree.print", () => {
       const text = durations(lines[0] ?? "")
       const at = (name: string) => text.split("\n").findIndex((line) => line.includes(name))
       expect(text.split("\n")[at("ClaudeAgent.session")]).toBe("ClaudeAgent.session  <t>  claude-fake-1")
-      expect(text).toContain("└─ AgentSession.turn  <t>  success  10 in / 5 out tokens  $0.0010")
+      expect(text).toContain("└─ invoke_agent claude-code  <t>  success  10 in / 5 out tokens  $0.0010")
       expect(text).toMatch(/ {3}[├└]─ ControlChannel\.hook_callback {2}<t> {2}Stop\n/)
-      expect(at("ClaudeAgent.session")).toBeLessThan(at("AgentSession.turn"))
-      expect(at("AgentSession.turn")).toBeLessThan(at("ControlChannel.hook_callback"))
+      expect(at("ClaudeAgent.session")).toBeLessThan(at("invoke_agent claude-code"))
+      expect(at("invoke_agent claude-code")).toBeLessThan(at("ControlChannel.hook_callback"))
     }))
 
   it.effect("writes the tree of a run that fails too, marking the failed span", () =>

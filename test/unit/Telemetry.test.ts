@@ -59,7 +59,7 @@ describe("Telemetry (fake CLI)", () => {
         .pipe(Stream.runDrain, Effect.provide(layer), Effect.withTracer(tracer))
 
       const session = spans.find((s) => s.name === "ClaudeAgent.session")
-      const turn = spans.find((s) => s.name === "AgentSession.turn")
+      const turn = spans.find((s) => s.name === "invoke_agent claude-code")
       const hook = spans.find((s) => s.name === "ControlChannel.hook_callback")
       expect(session?.attributes.get("claude.model")).toBe("claude-fake-1")
       expect(session?.status._tag).toBe("Ended")
@@ -144,7 +144,8 @@ describe("Telemetry (fake CLI)", () => {
         // The turn ends when the reader has seen its result (another fiber): then nothing runs.
         yield* Effect.yieldNow().pipe(
           Effect.repeat({
-            until: () => spans.filter((s) => s.name === "AgentSession.turn" && s.status._tag === "Ended").length === 2
+            until: () =>
+              spans.filter((s) => s.name === "invoke_agent claude-code" && s.status._tag === "Ended").length === 2
           })
         )
         if (handle !== undefined) {
@@ -158,7 +159,7 @@ describe("Telemetry (fake CLI)", () => {
       const parentOf = (span: Tracer.Span | undefined) =>
         span?.parent._tag === "Some" ? span.parent.value.spanId : undefined
       const session = spans.find((s) => s.name === "ClaudeAgent.session")
-      const turns = spans.filter((s) => s.name === "AgentSession.turn")
+      const turns = spans.filter((s) => s.name === "invoke_agent claude-code")
       expect(turns.length).toBe(2)
       for (const turn of turns) expect(parentOf(turn)).toBe(session?.spanId)
       const byRequest = (id: string) => spans.find((s) => s.attributes.get("control.request_id") === id)

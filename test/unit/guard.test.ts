@@ -317,3 +317,16 @@ describe("Guard.fastPath", () => {
     )
   })
 })
+
+describe("Guard.lazily", () => {
+  it("builds the function on its first call, once, and answers as the function built then", () => {
+    let built = 0
+    const isPerson = Guard.lazily(() => {
+      built++
+      return Schema.is(Schema.Struct({ name: Schema.String }))
+    })
+    expect(built).toBe(0)
+    expect([isPerson({ name: "Ada" }), isPerson({ name: 1 }), isPerson(null)]).toEqual([true, false, false])
+    expect(built).toBe(1)
+  })
+})

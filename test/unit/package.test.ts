@@ -15,7 +15,8 @@ const PackageJson = Schema.Struct({
   module: Schema.String,
   types: Schema.String,
   files: Schema.Array(Schema.String),
-  exports: Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Entry) })
+  exports: Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Entry) }),
+  typesVersions: Schema.Struct({ "*": Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) }) })
 })
 const Stub = Schema.Struct({ main: Schema.String, module: Schema.String, types: Schema.String })
 
@@ -26,13 +27,36 @@ const pkg = readJson(PackageJson, "package.json")
 const entries = Object.entries(pkg.exports).flatMap(([subpath, entry]) =>
   typeof entry === "string" ? [] : [{ subpath, entry }]
 )
+const folders = [".", "./testing", "./cluster", "./relay"]
+// The barrel's `export * as Name from "./path.js"` lines: one sub-path per public module.
+const publicModules = [
+  ...fs.readFileSync(path.join(root, "src", "index.ts"), "utf8").matchAll(/export \* as (\w+) from "\.\/(.+)\.js"/g)
+].map(([, name, file]) => ({ subpath: `./${name}`, file }))
 
 describe("package.json", () => {
-  it("exports the four entries", () => {
-    expect(entries.map((e) => e.subpath)).toEqual([".", "./testing", "./cluster", "./relay"])
+  it("exports the root, one sub-path per module of the barrel, and testing, cluster and relay", () => {
+    expect(publicModules.length).toBeGreaterThan(20)
+    expect(entries.map((e) => e.subpath)).toEqual([
+      ".",
+      ...publicModules.map((m) => m.subpath),
+      "./testing",
+      "./cluster",
+      "./relay"
+    ])
   })
 
-  it.each(entries)(
+  it.each(publicModules)(
+    "$subpath: the module's files, with types under node10 through typesVersions",
+    ({ file, subpath }) => {
+      const entry = entries.find((e) => e.subpath === subpath)?.entry
+      expect(entry?.import).toEqual({ types: `./dist/esm/${file}.d.ts`, default: `./dist/esm/${file}.js` })
+      expect(entry?.require).toEqual({ types: `./dist/cjs/${file}.d.ts`, default: `./dist/cjs/${file}.js` })
+      expect(fs.existsSync(path.join(root, "src", `${file}.ts`))).toBe(true)
+      expect(pkg.typesVersions["*"][subpath.slice(2)]).toEqual([`./dist/cjs/${file}.d.ts`])
+    }
+  )
+
+  it.each(entries.filter((e) => folders.includes(e.subpath)))(
     "$subpath: import gets dist/esm, require gets dist/cjs, each with its types",
     ({ entry, subpath }) => {
       const base = subpath === "." ? "index" : `${subpath.slice(2)}/index`
@@ -51,7 +75,7 @@ describe("package.json", () => {
     })
   })
 
-  it.each(entries.filter((e) => e.subpath !== "."))(
+  it.each(entries.filter((e) => e.subpath !== "." && folders.includes(e.subpath)))(
     "$subpath: a published package.json stub resolves it under node10",
     ({ entry, subpath }) => {
       const dir = subpath.slice(2)

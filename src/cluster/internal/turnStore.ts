@@ -27,14 +27,29 @@ export const TURNS = "cluster/turns"
 export const REPLIES = "cluster/replies"
 
 /**
+ * The subpath of a session's calls waiting for a decision (`awaiting`) and those continued since
+ * (`continued`), one small entry each: what the cluster entity checks before it runs a turn.
+ *
+ * @internal
+ */
+export const APPROVALS = "cluster/approvals"
+
+/**
  * What `make` gives: the store for the session's options, and the turn's commit.
  *
  * @internal
  */
 export interface TurnWriter {
   readonly store: SessionStoreShape
-  /** Records what the mirror kept since the last commit, the turn id and its reply, together. */
-  readonly commit: (turnId: string, reply: ReadonlyArray<unknown>) => Effect.Effect<void, SessionStoreError>
+  /**
+   * Records what the mirror kept since the last commit, the turn id and its reply (and `approvals`
+   * entries, for the `APPROVALS` subpath), together.
+   */
+  readonly commit: (
+    turnId: string,
+    reply: ReadonlyArray<unknown>,
+    approvals?: ReadonlyArray<Entry>
+  ) => Effect.Effect<void, SessionStoreError>
 }
 
 const same = (a: SessionRef, b: SessionRef): boolean => a.projectKey === b.projectKey && a.sessionId === b.sessionId
@@ -62,12 +77,11 @@ export const make = (store: SessionStoreShape, ref: SessionRef, generation: numb
     appendAll,
     append: (key, entries, options) => appendAll(key, [{ subpath: key.subpath, entries }], options)
   }
-  const commit = (turnId: string, reply: ReadonlyArray<unknown>) =>
+  const commit = (turnId: string, reply: ReadonlyArray<unknown>, approvals: ReadonlyArray<Entry> = []) =>
     Effect.suspend(() => {
       const writes: Array<Write> = [
         ...pending,
-        { subpath: TURNS, entries: [{ type: "agent-turn", uuid: turnId }] },
-        { subpath: REPLIES, entries: [{ type: "agent-reply", uuid: turnId, messages: reply }] }
+        ...turnRecord(turnId, reply, approvals)
       ]
       pending = []
       // A retry after an append that was recorded but not acknowledged stores nothing twice: the
@@ -78,6 +92,13 @@ export const make = (store: SessionStoreShape, ref: SessionRef, generation: numb
     })
   return { store: view, commit }
 }
+
+// A turn's own entries: its id, its reply, and what it changed of the calls waiting for a decision.
+const turnRecord = (turnId: string, reply: ReadonlyArray<unknown>, approvals: ReadonlyArray<Entry>): Array<Write> => [
+  { subpath: TURNS, entries: [{ type: "agent-turn", uuid: turnId }] },
+  { subpath: REPLIES, entries: [{ type: "agent-reply", uuid: turnId, messages: reply }] },
+  ...(approvals.length === 0 ? [] : [{ subpath: APPROVALS, entries: approvals }])
+]
 
 const uuids = (entries: Option.Option<ReadonlyArray<Entry>>): Set<string> =>
   new Set(Option.getOrElse(entries, (): ReadonlyArray<Entry> => []).flatMap((e) => e.uuid ?? []))
@@ -104,3 +125,48 @@ export const reply = (
     store.load({ ...ref, subpath: REPLIES }),
     Option.flatMap((entries) => Option.fromNullable(entries.find((e) => e.uuid === turnId)?.messages))
   )
+
+/**
+ * A writer for the session `ref` whose mirror appends go to the store at once (fenced by
+ * `generation`), and whose `commit` records only the turn id and its reply. For a continuation of a
+ * decided call: with the session's `eager` flush, the call's result is stored as soon as the tool
+ * has run, so a runner that stops before the turn's end leaves the next owner a transcript that
+ * says the tool ran, and the tool is not run again.
+ *
+ * @internal
+ */
+export const direct = (store: SessionStoreShape, ref: SessionRef, generation: number): TurnWriter => ({
+  store: { ...store, acquire: (session) => same(session, ref) ? Effect.succeed(generation) : store.acquire(session) },
+  commit: (turnId, reply, approvals = []) =>
+    store.appendAll(ref, turnRecord(turnId, reply, approvals), { generation }).pipe(
+      Effect.retry({ schedule: retry, while: (e) => e.reason === "Unavailable" })
+    )
+})
+
+/**
+ * The entry that records a call waiting for a decision, or its continuation.
+ *
+ * @internal
+ */
+export const approvalEntry = (kind: "awaiting" | "continued", toolUseId: string): Entry => ({
+  type: kind,
+  uuid: `${kind}:${toolUseId}`,
+  toolUseId
+})
+
+/**
+ * The session's calls that wait for a decision or for their continuation.
+ *
+ * @internal
+ */
+export const awaiting = (store: SessionStoreShape, ref: SessionRef): Effect.Effect<Set<string>, SessionStoreError> =>
+  Effect.map(store.load({ ...ref, subpath: APPROVALS }), (found) => {
+    const waiting = new Set<string>()
+    for (const entry of Option.getOrElse(found, (): ReadonlyArray<Entry> => [])) {
+      const id = entry.toolUseId
+      if (typeof id !== "string") continue
+      if (entry.type === "awaiting") waiting.add(id)
+      else if (entry.type === "continued") waiting.delete(id)
+    }
+    return waiting
+  })

@@ -40,6 +40,15 @@ export class DeferSettings extends Context.Tag("effect-claude-agent/internal/Def
  */
 export const DEFAULT_TIMEOUT = Duration.hours(24)
 
+/**
+ * The id of the approval for a call: derived from the session and the call, so that whoever knows
+ * the call (the cluster entity answering `AnswerPermission` by tool use id) finds its approval in
+ * one read, decided or not, and a call recorded twice is one approval.
+ *
+ * @internal
+ */
+export const approvalIdFor = (sessionId: string, toolUseId: string): string => `${sessionId}:${toolUseId}`
+
 const retry = Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(2)))
 
 const isRecord = (u: unknown): u is { readonly [key: string]: unknown } =>
@@ -64,7 +73,7 @@ export const make = (
   if (typeof id !== "string" || typeof name !== "string" || !isRecord(input)) return undefined
   return Effect.flatMap(Clock.currentTimeMillis, (now) => {
     const approval: Approval = {
-      id: crypto.randomUUID(),
+      id: approvalIdFor(sessionId, id),
       projectKey: config.projectKey,
       sessionId,
       cwd: config.cwd,

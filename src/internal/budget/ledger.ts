@@ -9,6 +9,7 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, HashMap, Option, Ref, Schema } from "effect"
 import type { Amount } from "./price.js"
+import * as Guard from "../schema/guard.js"
 
 /**
  * One total: what it is kept for (`scope`, `id`) and over which window (`"total"`, or
@@ -65,7 +66,7 @@ export const memory: Effect.Effect<Ledger> = Effect.map(
 // PostgreSQL may return numeric columns as strings.
 const Num = Schema.Union(Schema.Number, Schema.NumberFromString)
 const Totals = Schema.Array(Schema.Struct({ usd: Num, tokens: Num }))
-const decodeTotals = Schema.decodeUnknown(Totals)
+const decodeTotals = Guard.lazily(() => Schema.decodeUnknown(Totals))
 
 /**
  * Totals in the table `<prefix>_budget`, created if missing. Each add is one upsert per row that

@@ -30,7 +30,8 @@ import * as SessionState from "./sessionState.js"
 export const make = (config: ControlChannelConfig) =>
   Effect.gen(function*() {
     const transport = yield* Transport
-    // Inbound spans sit under the running turn, when the session tracks one.
+    // Inbound spans sit under the running turn (or the tool call they are about), when the
+    // session tracks one.
     const currentTurn = yield* Effect.serviceOption(CurrentTurn)
     const defaultTimeout = config.controlTimeout !== undefined
       ? Duration.decode(config.controlTimeout)
@@ -72,7 +73,8 @@ export const make = (config: ControlChannelConfig) =>
         interrupt: Effect.ignore(Scope.extend(outbound.start(Control.Interrupt, {}), scope))
       })
       : undefined
-    yield* Reader.start({ transport, table, outbound, inbound, queue, state, terminal, mirror, deferred, budget })
+    const turn = Option.getOrUndefined(currentTurn)
+    yield* Reader.start({ transport, table, outbound, inbound, queue, state, terminal, mirror, deferred, budget, turn })
 
     // Requests still waiting when the session's scope closes must not hang their callers, and
     // neither must a consumer still reading messages (the reader is interrupted with the scope, so

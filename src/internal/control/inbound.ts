@@ -186,7 +186,8 @@ const answer = (
 
 /**
  * The inbound half of a channel: answers go out through `send` (which ignores write failures);
- * spans sit under the running turn when `currentTurn` tracks one, else under the reader's span.
+ * spans sit under the tool call they are about while its span is open, else under the running turn
+ * when `currentTurn` tracks one, else under the reader's span.
  *
  * @internal
  */
@@ -282,7 +283,9 @@ export const make = (
       // The CLI's own words for a subtype it does not serve.
       if (handler === undefined) return send(Frames.error(requestId, `Unsupported control request subtype: ${subtype}`))
       const details = inboundDetails(request)
-      const turn = Option.isSome(currentTurn) ? currentTurn.value.span : undefined
+      const turn = Option.isSome(currentTurn)
+        ? currentTurn.value.agentSpans?.parentFor(request) ?? currentTurn.value.span
+        : undefined
       return Effect.flatMap(
         Effect.makeSpan(`ControlChannel.${subtype}`, {
           kind: "server",

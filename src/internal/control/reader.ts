@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { type Chunk, Deferred, Duration, Effect, Option, type Scope } from "effect"
+import { type Chunk, type Context, Deferred, Duration, Effect, Option, type Scope } from "effect"
 import { CLIConnectionError, CLIEndedError, ProcessError } from "../../SdkError.js"
 import type { RequestError, StreamError } from "../../services/ControlChannel.js"
 import type { Frame, TransportShape } from "../../services/Transport.js"
@@ -15,6 +15,7 @@ import type { PendingTable } from "../protocol/pending.js"
 import { isControl, isObject, type RawObject, route } from "../protocol/router.js"
 import type { Watch } from "../budget/guard.js"
 import type { Mirror } from "../session/mirror.js"
+import type { CurrentTurn } from "../session/turns.js"
 import type { Inbound } from "./inbound.js"
 import type { MessageQueue } from "./messageQueue.js"
 import type { Outbound, Waiter } from "./outbound.js"
@@ -42,6 +43,8 @@ export interface Parts {
   readonly deferred?: ((result: RawObject) => Effect.Effect<void> | undefined) | undefined
   /** The budget's watch, when a `Budget` caps the session. */
   readonly budget?: Watch | undefined
+  /** The session's running turn, whose GenAI spans (when a tracer records) see each message. */
+  readonly turn?: Context.Tag.Service<CurrentTurn> | undefined
 }
 
 // What a pending request fails with when the connection ends: the process's death or the
@@ -96,6 +99,7 @@ export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.
   const effects: Array<Effect.Effect<void>> = []
   const mirror = parts.mirror
   const budget = parts.budget
+  const agentSpans = parts.turn?.agentSpans
   for (const { bytes: size, value: frame } of chunk) {
     if (isObject(frame)) {
       if (isControl(frame.type)) {
@@ -130,6 +134,7 @@ export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.
         effects.push(recorded)
       }
       book.observe(frame)
+      if (agentSpans !== undefined) agentSpans.frame(frame)
       const charge = budget?.frame(frame, book.usage)
       if (charge !== undefined) {
         // A turn stopped at this frame ends after it: what came before is queued first. A

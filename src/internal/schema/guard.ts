@@ -385,3 +385,16 @@ export const fastPath = <T, X, E>(
   const is = compile(schema)
   return (u) => is(u) ? Either.right(u) : parse(u)
 }
+
+/**
+ * A unary function built on its first call rather than where it is defined: a parser
+ * (`Schema.decodeUnknown(schema)`, `Schema.is(schema)`, `fastPath(…)`) walks its whole Schema when
+ * made, and a module's parsers are defined at import, when the process may never parse what they
+ * describe. After the first call it costs one closure call.
+ *
+ * @internal
+ */
+export const lazily = <A, B>(make: () => (a: A) => B): (a: A) => B => {
+  let f: ((a: A) => B) | undefined
+  return (a) => (f ??= make())(a)
+}

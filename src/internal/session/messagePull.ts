@@ -13,6 +13,7 @@ import type { SessionStoreError } from "../../services/SessionStore.js"
 import type { InitState } from "./initialize.js"
 import { BudgetFailure } from "../budget/guard.js"
 import * as MessageQueue from "../control/messageQueue.js"
+import * as Guard from "../schema/guard.js"
 import { MirrorFailure } from "./mirror.js"
 
 /**
@@ -39,7 +40,7 @@ export interface MessagePull {
 const isResultFrame = (frame: unknown): boolean => Predicate.isRecord(frame) && frame.type === "result"
 
 const CommandsChanged = Schema.Struct({ commands: Schema.Array(Control.SlashCommand) })
-const decodeCommandsChanged = Schema.decodeUnknownOption(CommandsChanged)
+const decodeCommandsChanged = Guard.lazily(() => Schema.decodeUnknownOption(CommandsChanged))
 
 // The commands of a `system/commands_changed` frame (the CLI sends one after `reload_skills`).
 const changedCommands = (frame: unknown): Option.Option<ReadonlyArray<Control.SlashCommand>> =>

@@ -1,9 +1,10 @@
-// Turns, for telemetry: a span and the turn metrics from each prompt to its `result`. The reader
-// reports results whether or not anyone consumes the messages, so a turn is measured even when
-// its messages are never read.
+// Turns, for telemetry: an `invoke_agent` span and the turn metrics from each prompt to its
+// `result`. The reader reports results whether or not anyone consumes the messages, so a turn is
+// measured even when its messages are never read.
 import {
   Clock,
   Context,
+  DefaultServices,
   Effect,
   Exit,
   FiberRef,
@@ -13,7 +14,7 @@ import {
   type Scope,
   Stream,
   SubscriptionRef,
-  type Tracer
+  Tracer
 } from "effect"
 import type { ControlChannelShape } from "../../services/ControlChannel.js"
 import * as Telemetry from "../../Telemetry.js"
@@ -22,6 +23,9 @@ import * as Drain from "../control/drain.js"
 import * as Spend from "../usage/metrics.js"
 import { settledFor } from "../usage/tally.js"
 import * as Fold from "../usage/fold.js"
+import { AgentSpans } from "../telemetry/agentSpans.js"
+import * as GenAi from "../telemetry/genai.js"
+import * as GenAiMetrics from "../telemetry/metrics.js"
 
 interface Started {
   readonly at: bigint
@@ -37,16 +41,32 @@ const numberAt = (record: unknown, ...path: ReadonlyArray<string>): number | und
 /**
  * The session's running turn, for spans made outside the turn's fiber: the control channel's
  * inbound requests (hooks, permissions, tool calls) are answered by fibers of the reader, whose
- * span is the session's; they look the turn up here to sit under it. `ClaudeAgent.session`
- * provides one to both the channel and `AgentSession.make`; without it they sit under the session.
+ * span is the session's; they look the turn up here to sit under it, or under the tool call they
+ * are about. `ClaudeAgent.session` provides one to both the channel and `AgentSession.make`;
+ * without it they sit under the session.
  */
 export class CurrentTurn extends Context.Tag("effect-claude-agent/internal/CurrentTurn")<
   CurrentTurn,
-  { span: Tracer.Span | undefined }
+  {
+    span: Tracer.Span | undefined
+    /** The main agent's `gen_ai.agent.name`. */
+    readonly agentName: string
+    /** The model the session asks for, when it names one. */
+    readonly requestModel: string | undefined
+    /** The subagent and tool call spans, fed by the reader: set only while a tracer records. */
+    agentSpans: AgentSpans | undefined
+  }
 >() {}
 
-/** A fresh, empty `CurrentTurn` cell. */
-export const makeCurrentTurn = (): Context.Tag.Service<CurrentTurn> => ({ span: undefined })
+/** A fresh, empty `CurrentTurn` cell for a session with these options. */
+export const makeCurrentTurn = (
+  options: { readonly agent?: string | undefined; readonly model?: string | undefined } = {}
+): Context.Tag.Service<CurrentTurn> => ({
+  span: undefined,
+  agentName: options.agent ?? GenAi.DEFAULT_AGENT_NAME,
+  requestModel: options.model,
+  agentSpans: undefined
+})
 
 /**
  * The parent of the turns started in its scope, instead of the session's span: set by a caller
@@ -57,18 +77,69 @@ export const turnParent: FiberRef.FiberRef<Option.Option<Tracer.AnySpan>> = Fibe
   Option.none<Tracer.AnySpan>()
 )
 
+const turnName = (running: Context.Tag.Service<CurrentTurn>): string => `${GenAi.INVOKE_AGENT} ${running.agentName}`
+
+// A turn's attributes from its start: what is invoked, and how.
+const turnAttributes = (running: Context.Tag.Service<CurrentTurn>): Record<string, unknown> => {
+  const attributes: Record<string, unknown> = {
+    [GenAi.OPERATION]: GenAi.INVOKE_AGENT,
+    [GenAi.PROVIDER]: GenAi.ANTHROPIC,
+    [GenAi.SYSTEM]: GenAi.ANTHROPIC,
+    [GenAi.AGENT_NAME]: running.agentName
+  }
+  if (running.requestModel !== undefined) attributes[GenAi.REQUEST_MODEL] = running.requestModel
+  return attributes
+}
+
 const succeeded = Telemetry.turns.pipe(Metric.tagged("outcome", "success"))
 const failed = Telemetry.turns.pipe(Metric.tagged("outcome", "error"))
 
+// Effect's default tracer: its spans go nowhere, so the spans of each message are not worth making.
+const defaultTracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
+
+// The subagent and tool call spans, when the fiber's tracer records spans.
+const makeAgentSpans = (running: Context.Tag.Service<CurrentTurn>, fallback: Tracer.AnySpan | undefined) =>
+  Effect.gen(function*() {
+    const tracer = yield* Effect.tracer
+    if (tracer === defaultTracer || !(yield* FiberRef.get(FiberRef.currentTracerEnabled))) return undefined
+    const clock = yield* Effect.clock
+    const timing = yield* FiberRef.get(FiberRef.currentTracerTimingEnabled)
+    return new AgentSpans({
+      tracer,
+      context: Context.empty(),
+      now: timing ? () => clock.unsafeCurrentTimeNanos() : () => BigInt(0),
+      turn: () => running.span,
+      fallback
+    })
+  })
+
+// The GenAI attributes of a turn's `result`, besides its `claude.*` ones.
+const genAiAttributes = (span: Tracer.Span, result: { readonly [key: string]: unknown }, turn: Usage | undefined) => {
+  if (typeof result.session_id === "string") span.attribute(GenAi.CONVERSATION_ID, result.session_id)
+  if (typeof result.uuid === "string") span.attribute(GenAi.RESPONSE_ID, result.uuid)
+  if (typeof result.stop_reason === "string") span.attribute(GenAi.FINISH_REASONS, [result.stop_reason])
+  if (turn === undefined) return
+  GenAi.setSpend(span, turn)
+  const model = GenAi.mainModel(turn.main.models) ?? GenAi.mainModel(turn.models)
+  if (model !== undefined) span.attribute(GenAi.RESPONSE_MODEL, model)
+}
+
 /**
- * Starts following the session's turns in the current scope. `started` opens a turn; each `result` closes the oldest open one. A prompt the CLI
- * merged into a running turn leaves its turn open until a later result or the end of the session.
+ * Starts following the session's turns in the current scope. `started` opens a turn; each
+ * `result` closes the oldest open one. A prompt the CLI merged into a running turn leaves its turn
+ * open until a later result or the end of the session, which ends it as failed.
+ *
+ * Each turn is a GenAI `invoke_agent` span of kind client: the agent runs in the CLI's process,
+ * which the library drives. With a `running` cell (the channel's), and when the program's tracer
+ * records spans, the reader also hands the session's messages to an `AgentSpans` for the subagent
+ * and tool call spans under the turns; with Effect's default tracer no message is looked at.
  */
 export const track = (
   control: ControlChannelShape,
-  running: Context.Tag.Service<CurrentTurn> = makeCurrentTurn()
+  provided?: Context.Tag.Service<CurrentTurn>
 ): Effect.Effect<{ readonly started: Effect.Effect<void>; readonly usage: Effect.Effect<Usage> }, never, Scope.Scope> =>
   Effect.gen(function*() {
+    const running = provided ?? makeCurrentTurn()
     // Called inside `AgentSession.make`'s own span: turns belong to that span's parent, the session.
     const current = yield* Effect.currentSpan.pipe(Effect.option)
     const parent = Option.flatMap(current, (span) => Option.orElse(span.parent, () => current))
@@ -77,6 +148,10 @@ export const track = (
     const opened = () => {
       running.span = open[0]?.span
     }
+    const agentSpans = provided === undefined
+      ? undefined
+      : yield* makeAgentSpans(running, Option.getOrUndefined(parent))
+    running.agentSpans = agentSpans
 
     // The session's spend as of the results seen here, and how many that is.
     const spent = yield* SubscriptionRef.make({ seen: 0, usage: Fold.empty })
@@ -97,10 +172,21 @@ export const track = (
         if (turnCost !== undefined) yield* Metric.incrementBy(Telemetry.costUsd, turnCost)
         if (input !== undefined) yield* Metric.incrementBy(Telemetry.inputTokens, input)
         if (output !== undefined) yield* Metric.incrementBy(Telemetry.outputTokens, output)
-        const turn = open.shift()
+        const errorType = isError ? (typeof result.subtype === "string" ? result.subtype : "_OTHER") : undefined
+        const prompted = open.shift()
         opened()
+        const ms = prompted === undefined ? undefined : Number(now - prompted.at) / 1e6
+        const seconds = ms === undefined ? undefined : ms / 1000
+        yield* GenAiMetrics.recordTurn(settled?.turn, seconds, running.requestModel, errorType)
+        if (ms !== undefined) yield* Metric.update(Telemetry.turnDuration, ms)
+        // A turn the CLI ran on its own is a span too where spans are recorded, so that the turns'
+        // spans add up to the session's spend; its calls sit under the session.
+        const turn = prompted?.span ?? agentSpans?.unprompted(result, turnName(running), Option.getOrUndefined(parent))
         if (turn === undefined) return
-        yield* Metric.update(Telemetry.turnDuration, Number(now - turn.at) / 1e6)
+        if (prompted === undefined) {
+          for (const [key, value] of Object.entries(turnAttributes(running))) turn.attribute(key, value)
+          turn.attribute("claude.turn.prompted", false)
+        }
         const attributes: Record<string, unknown> = {
           "claude.result.subtype": result.subtype,
           "claude.result.is_error": isError,
@@ -112,9 +198,11 @@ export const track = (
           "claude.session_id": result.session_id
         }
         for (const [key, value] of Object.entries(attributes)) {
-          if (value !== undefined && value !== null) turn.span.attribute(key, value)
+          if (value !== undefined && value !== null) turn.attribute(key, value)
         }
-        turn.span.end(now, isError ? Exit.fail(result.subtype) : Exit.void)
+        genAiAttributes(turn, result, settled?.turn)
+        if (errorType !== undefined) turn.attribute(GenAi.ERROR_TYPE, errorType)
+        turn.end(now, errorType === undefined ? Exit.void : Exit.fail(errorType))
       })
 
     const results = yield* control.results
@@ -125,23 +213,31 @@ export const track = (
     yield* Drain.forEachChunk(results, (chunk) => Effect.forEach(chunk, finish, { discard: true })).pipe(
       Effect.forkScoped
     )
-    // Turns still open when the session closes end with it.
-    yield* Effect.addFinalizer(() =>
+    // Spans that will see no `result` end failed: when the CLI's connection fails, with its error's
+    // tag, and otherwise when the session closes.
+    const endOpen = (errorType: string) =>
       Effect.flatMap(Clock.currentTimeNanos, (now) =>
         Effect.sync(() => {
+          agentSpans?.close(errorType)
           for (const turn of open.splice(0)) {
             turn.span.attribute("claude.turn.unfinished", true)
-            turn.span.end(now, Exit.void)
+            turn.span.attribute(GenAi.ERROR_TYPE, errorType)
+            turn.span.end(now, Exit.fail(errorType))
           }
           opened()
         }))
-    )
+    yield* Effect.addFinalizer(() => endOpen(GenAi.ErrorType.sessionClosed))
+    if (agentSpans !== undefined) {
+      yield* Effect.forkScoped(Effect.catchAll(control.closed, (error) => endOpen(error._tag)))
+    }
 
     const started = Effect.gen(function*() {
       const at = yield* Clock.currentTimeNanos
       const lent = yield* FiberRef.get(turnParent)
-      const span = yield* Effect.makeSpan("AgentSession.turn", {
+      const span = yield* Effect.makeSpan(turnName(running), {
         kind: "client",
+        captureStackTrace: false,
+        attributes: turnAttributes(running),
         ...(Option.isSome(lent)
           ? {
             parent: lent.value,

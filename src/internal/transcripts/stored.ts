@@ -12,11 +12,12 @@ import { SessionNotFoundError } from "../../SdkError.js"
 import type { SessionInfo, StoredSessions, StoreLocation } from "../../Sessions.js"
 import type { Entry, SessionRef, SessionStoreError, SessionStoreShape } from "../../services/SessionStore.js"
 import * as Issues from "../schema/issues.js"
+import * as Guard from "../schema/guard.js"
 import * as Args from "./args.js"
 import * as Read from "./read.js"
 import * as T from "./transcript.js"
 
-const decodeEntry = Schema.decodeUnknownEither(T.Entry)
+const decodeEntry = Guard.lazily(() => Schema.decodeUnknownEither(T.Entry))
 
 // The store's entries as the local reader decodes a file's lines: one that is not a transcript
 // entry is logged (with its position) and skipped.

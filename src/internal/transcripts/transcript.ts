@@ -5,6 +5,7 @@
 // src/Sessions.ts.
 import { Either, Predicate, Schema } from "effect"
 import * as Issues from "../schema/issues.js"
+import * as Guard from "../schema/guard.js"
 
 /** One decoded line of a transcript. Unknown keys are kept (a fork copies them). */
 export const Entry = Schema.Struct(
@@ -39,7 +40,7 @@ export const Entry = Schema.Struct(
 
 export type Entry = typeof Entry.Type
 
-const decodeEntry = Schema.decodeUnknownEither(Schema.parseJson(Entry))
+const decodeEntry = Guard.lazily(() => Schema.decodeUnknownEither(Schema.parseJson(Entry)))
 
 /** A line that is not a transcript entry: not JSON, not an object with a string `type`, or a known field of the wrong type. */
 export interface Corrupt {

@@ -1,0 +1,73 @@
+// The library's own import, on top of `effect` and `@effect/platform-node` (issue #18's target:
+// ≤ 50 ms), for the barrel and for `effect-claude-agent/ClaudeAgent` alone, in builds side by side.
+//
+//   npx tsx scripts/bench/import.ts [--reps=N] [DIR…]
+//
+// DIR is a checkout with a build (DIR/dist/esm; default: this one), e.g. main's next to this
+// branch's. Each repetition is a fresh Node process that imports effect and the platform, then
+// times the one import: wall time and CPU time (user + system, GC threads included), so a loaded
+// machine shows in the wall column more than in the CPU one. The builds and entries are
+// alternated within each round (A, B, A, B, …), and the medians printed with the quartiles.
+import { execFileSync } from "node:child_process"
+import { existsSync } from "node:fs"
+import { resolve } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+
+const root = fileURLToPath(new URL("../..", import.meta.url))
+const argv = process.argv.slice(2)
+const reps = Number(argv.find((a) => a.startsWith("--reps="))?.slice("--reps=".length) ?? "21")
+const dirs = argv.filter((a) => !a.startsWith("--"))
+const checkouts = (dirs.length > 0 ? dirs : [root]).map((dir) => resolve(dir))
+
+const probe = [
+  "const { performance } = await import(\"node:perf_hooks\")",
+  "await import(\"effect\")",
+  "await import(\"@effect/platform-node\")",
+  "const cpu = process.cpuUsage()",
+  "const t = performance.now()",
+  "await import(process.argv[1])",
+  "const wall = performance.now() - t",
+  "const used = process.cpuUsage(cpu)",
+  "process.stdout.write(JSON.stringify({ wall, cpu: (used.user + used.system) / 1000 }))"
+].join("\n")
+
+interface Target {
+  readonly label: string
+  readonly checkout: string
+  readonly url: string
+  readonly wall: Array<number>
+  readonly cpu: Array<number>
+}
+
+const targets: Array<Target> = checkouts.flatMap((checkout) =>
+  ["index.js", "ClaudeAgent.js"].map((file) => {
+    const path = resolve(checkout, "dist", "esm", file)
+    if (!existsSync(path)) throw new Error(`import: no ${path} (npm run build there first)`)
+    const label = `${checkout} ${file === "index.js" ? "barrel" : "effect-claude-agent/ClaudeAgent"}`
+    return { label, checkout, url: pathToFileURL(path).href, wall: [], cpu: [] }
+  })
+)
+
+for (let round = 0; round < reps; round++) {
+  for (const target of targets) {
+    // From the checkout, so `effect` resolves to the packages that build imports.
+    const out = execFileSync(process.execPath, ["--input-type=module", "-e", probe, target.url], {
+      cwd: target.checkout,
+      encoding: "utf8"
+    })
+    const sample: { wall: number; cpu: number } = JSON.parse(out)
+    target.wall.push(sample.wall)
+    target.cpu.push(sample.cpu)
+  }
+}
+
+const quantile = (values: ReadonlyArray<number>, q: number): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.round((sorted.length - 1) * q)] ?? Number.NaN
+}
+const cell = (values: ReadonlyArray<number>): string =>
+  `${quantile(values, 0.5).toFixed(1)} (${quantile(values, 0.25).toFixed(1)}–${quantile(values, 0.75).toFixed(1)})`
+
+process.stdout.write(`${reps} fresh processes per row, alternated; ms, median (quartiles)\n`)
+process.stdout.write("| import | wall | CPU |\n|---|---|---|\n")
+for (const target of targets) process.stdout.write(`| ${target.label} | ${cell(target.wall)} | ${cell(target.cpu)} |\n`)
