@@ -21,7 +21,6 @@ import {
   Predicate,
   Runtime,
   Schema,
-  SchemaAST,
   Tracer
 } from "effect"
 import * as Control from "../../schema/Control.js"
@@ -84,16 +83,26 @@ const inboundDetails = (request: { readonly [key: string]: unknown }): Record<st
   return details
 }
 
-// The encoded side of a schema, built once per AST (`Schema.encodedSchema` walks the AST every
-// time): every session registers the same descriptors.
-const encodedAsts = new WeakMap<SchemaAST.AST, SchemaAST.AST>()
-const encodedSchema = <A, I, R>(schema: Schema.Schema<A, I, R>): Schema.Schema<I> => {
-  let ast = encodedAsts.get(schema.ast)
-  if (ast === undefined) {
-    ast = SchemaAST.encodedAST(schema.ast)
-    encodedAsts.set(schema.ast, ast)
+// Encodes a descriptor's answer, dropping the properties a struct does not name. Built once per
+// descriptor (`Schema.encodedSchema` walks the AST every time): every session registers the same.
+type Encode = (success: unknown) => Effect.Effect<unknown, string>
+const encoders = new WeakMap<Control.Request.Any, Encode>()
+const encoderOf = (descriptor: Control.Request.Any): Encode => {
+  const known = encoders.get(descriptor)
+  if (known !== undefined) return known
+  const encodeSuccess = Guard.fastPath(
+    Schema.encodedSchema(descriptor.success),
+    ParseResult.encodeUnknownEither(descriptor.success),
+    { excessKept: false }
+  )
+  const encode: Encode = (success) => {
+    const encoded = encodeSuccess(success)
+    return Either.isLeft(encoded)
+      ? Effect.fail(`invalid ${descriptor.subtype} answer: ${Issues.describe(encoded.left)}`)
+      : Effect.succeed(encoded.right)
   }
-  return Schema.make<I>(ast)
+  encoders.set(descriptor, encode)
+  return encode
 }
 
 const compile = <Req extends Control.Request.Any>(
@@ -106,18 +115,7 @@ const compile = <Req extends Control.Request.Any>(
     ParseResult.decodeUnknownEither(descriptor.payload, decodeOptions),
     { excessKept: true }
   )
-  // Encoding drops the properties a struct does not name.
-  const encodeSuccess = Guard.fastPath(
-    encodedSchema(descriptor.success),
-    ParseResult.encodeUnknownEither(descriptor.success),
-    { excessKept: false }
-  )
-  const encode = (success: unknown) => {
-    const encoded = encodeSuccess(success)
-    return Either.isLeft(encoded)
-      ? Effect.fail(`invalid ${descriptor.subtype} answer: ${Issues.describe(encoded.left)}`)
-      : Effect.succeed(encoded.right)
-  }
+  const encode = encoderOf(descriptor)
   return (request, requestId) => {
     const payload = decodePayload(request)
     if (Either.isLeft(payload)) {
