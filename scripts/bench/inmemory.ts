@@ -9,19 +9,8 @@
 // Each row: a warm-up (3 runs of each), then `reps` measured repetitions; prints medians (min–max) of CPU time
 // (`process.cpuUsage`, user + system) per unit.
 import { Effect, Stream } from "effect"
-import type * as ClaudeAgentModule from "../../src/ClaudeAgent.js"
-import type * as Testing from "../../src/testing/index.js"
+import { arg, ClaudeAgent, FakeCli } from "./library.js"
 
-const distArg = process.argv.find((a) => a === "--dist" || a.startsWith("--dist="))
-const base = distArg === undefined ? "../../src" : `../../${distArg === "--dist" ? "dist/esm" : distArg.slice(7)}`
-const ClaudeAgent: typeof ClaudeAgentModule = await import(`${base}/ClaudeAgent.js`)
-// Through the entry point: the build bundles the testing modules behind it.
-const { FakeCli }: typeof Testing = await import(`${base}/testing/index.js`)
-
-const arg = (name: string, fallback: number): number => {
-  const found = process.argv.find((a) => a.startsWith(`--${name}=`))
-  return found === undefined ? fallback : Number(found.slice(name.length + 3))
-}
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7)
 const hooks = arg("hooks", 5000)
 const sessions = arg("sessions", 500)

@@ -188,14 +188,18 @@ export const subprocessTransportWith = (
 ): Layer.Layer<Transport, SdkError, SessionLaunch> => {
   const picked = Context.pick(FileSystem.FileSystem, Path.Path)(services)
   const layer = subprocessTransport.pipe(Layer.provide(Layer.succeedContext(picked)))
-  direct.set(layer, (below) => Effect.provide(makeSubprocessTransport, Context.merge(below, picked)))
+  direct.set(
+    layer,
+    (below, scope) =>
+      Effect.provide(makeSubprocessTransport, Context.add(Context.merge(below, picked), Scope.Scope, scope))
+  )
   return layer
 }
 
 // Layers made by this module whose service is made by a known effect: built by running it.
 const direct = new WeakMap<
   Layer.Layer<Transport, SdkError, SessionLaunch>,
-  (below: Context.Context<SessionLaunch>) => Effect.Effect<Context.Tag.Service<Transport>, SdkError, Scope.Scope>
+  (below: Context.Context<SessionLaunch>, scope: Scope.Scope) => Effect.Effect<Context.Tag.Service<Transport>, SdkError>
 >()
 
 /**
@@ -325,10 +329,11 @@ export const build = <R>(
       given: Layer.Layer<I, SdkError, RL> | undefined,
       fallback: Effect.Effect<S, SdkError, RF>,
       below: Context.Context<RBelow>
-    ): Effect.Effect<Context.Context<I>, SdkError, Exclude<RL | Exclude<RF, Scope.Scope>, RBelow>> =>
+    ): Effect.Effect<Context.Context<I>, SdkError, Exclude<RL, RBelow> | Exclude<RF, Scope.Scope | RBelow>> =>
       given !== undefined
         ? buildOn(given, below)
-        : Effect.map(Effect.provide(Scope.extend(fallback, scope), below), (service) => Context.make(tag, service))
+        : Effect.map(Effect.provide(fallback, Context.add(below, Scope.Scope, scope)), (service) =>
+          Context.make(tag, service))
     const deferSettings = options.approvalStore === undefined ? undefined : {
       store: options.approvalStore,
       timeout: Duration.decode(options.approvalTimeout ?? Defer.DEFAULT_TIMEOUT),
@@ -347,14 +352,15 @@ export const build = <R>(
           configDir: launch.env.CLAUDE_CONFIG_DIR
         }),
       // With an approval store, the reader records the calls the session's turns stop at.
-      (context) => deferSettings === undefined ? context : Context.add(context, Defer.DeferSettings, deferSettings)
+      (context) =>
+        deferSettings === undefined ? context : Context.add(context, Defer.DeferSettings, deferSettings)
     )
     const transport = direct.get(layers.transport)
     const withTransport = Context.merge(
       base,
       transport === undefined
         ? yield* buildOn(layers.transport, base)
-        : Context.make(Transport, yield* Scope.extend(transport(base), scope))
+        : Context.make(Transport, yield* transport(base, scope))
     )
     const channel = ControlChannel.make({
       controlTimeout: options.controlTimeout,
@@ -364,13 +370,20 @@ export const build = <R>(
       withTransport,
       yield* step(ControlChannel, layers.controlChannel, channel, withTransport)
     )
-    const hooks = options.hooks === undefined
-      ? Effect.succeed(HookRegistry.HookRegistry.empty)
-      : HookRegistry.make(options.hooks)
-    const withHooks = Context.merge(
-      withChannel,
-      yield* step(HookRegistry.HookRegistry, layers.hookRegistry, hooks, withChannel)
-    )
+    // No hooks, no layer: the shared empty registry, with nothing to run.
+    const withHooks = options.hooks === undefined && layers.hookRegistry === undefined
+      ? Context.add(withChannel, HookRegistry.HookRegistry, HookRegistry.HookRegistry.empty)
+      : Context.merge(
+        withChannel,
+        yield* step(
+          HookRegistry.HookRegistry,
+          layers.hookRegistry,
+          options.hooks === undefined
+            ? Effect.succeed(HookRegistry.HookRegistry.empty)
+            : HookRegistry.make(options.hooks),
+          withChannel
+        )
+      )
     const mcp = McpBridge.make(sdkServers(options))
     const withMcp = Context.merge(withHooks, yield* step(McpBridge.McpBridge, layers.mcpBridge, mcp, withChannel))
     if (layers.permissionHandler !== undefined) {

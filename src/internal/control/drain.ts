@@ -16,15 +16,32 @@ import type { Chunk } from "effect"
 /**
  * Runs `f` on every chunk of `self`, in order, one after the other; ends with the stream, fails
  * with its failure or `f`'s. The stream runs in a scope of its own, closed when this ends or is
- * interrupted (as `Stream.runForEachChunk` does).
+ * interrupted (as `Stream.runForEachChunk` does); a stream made by `fromPull` is taken from directly.
  *
  * @internal
  */
 export const forEachChunk = <A, E, R, E2, R2>(
-  self: Stream.Stream<A, E, R>,
+  self: Stream.Stream<A, E, R> & { readonly [PullKey]?: Effect.Effect<Chunk.Chunk<A>, Option.Option<E>, R> },
   f: (chunk: Chunk.Chunk<A>) => Effect.Effect<unknown, E2, R2>
-): Effect.Effect<void, E | E2, R | R2> =>
-  Effect.scoped(Effect.flatMap(Stream.toPull(self), (pull) => forEachPulled(pull, f)))
+): Effect.Effect<void, E | E2, R | R2> => {
+  const pull = self[PullKey]
+  return pull !== undefined
+    ? forEachPulled(pull, f)
+    : Effect.scoped(Effect.flatMap(Stream.toPull(self), (pull) => forEachPulled(pull, f)))
+}
+
+const PullKey: unique symbol = Symbol.for("effect-claude-agent/internal/control/drain/pull")
+
+/**
+ * The stream of `pull`'s chunks (ended by its `None`), carrying `pull` for `forEachChunk`, which
+ * then takes from it directly, with no stream to run and no scope of its own.
+ *
+ * @internal
+ */
+export const fromPull = <A, E>(
+  pull: Effect.Effect<Chunk.Chunk<A>, Option.Option<E>>
+): Stream.Stream<A, E> & { readonly [PullKey]: Effect.Effect<Chunk.Chunk<A>, Option.Option<E>> } =>
+  Object.assign(Stream.repeatEffectChunkOption(pull), { [PullKey]: pull })
 
 /**
  * Runs `f` on every chunk `pull` gives until it fails with `None` (the end); fails with its

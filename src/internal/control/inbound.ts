@@ -83,6 +83,28 @@ const inboundDetails = (request: { readonly [key: string]: unknown }): Record<st
   return details
 }
 
+// Encodes a descriptor's answer, dropping the properties a struct does not name. Built once per
+// descriptor (`Schema.encodedSchema` walks the AST every time): every session registers the same.
+type Encode = (success: unknown) => Effect.Effect<unknown, string>
+const encoders = new WeakMap<Control.Request.Any, Encode>()
+const encoderOf = (descriptor: Control.Request.Any): Encode => {
+  const known = encoders.get(descriptor)
+  if (known !== undefined) return known
+  const encodeSuccess = Guard.fastPath(
+    Schema.encodedSchema(descriptor.success),
+    ParseResult.encodeUnknownEither(descriptor.success),
+    { excessKept: false }
+  )
+  const encode: Encode = (success) => {
+    const encoded = encodeSuccess(success)
+    return Either.isLeft(encoded)
+      ? Effect.fail(`invalid ${descriptor.subtype} answer: ${Issues.describe(encoded.left)}`)
+      : Effect.succeed(encoded.right)
+  }
+  encoders.set(descriptor, encode)
+  return encode
+}
+
 const compile = <Req extends Control.Request.Any>(
   descriptor: Req,
   handler: InboundHandler<Req>
@@ -93,18 +115,7 @@ const compile = <Req extends Control.Request.Any>(
     ParseResult.decodeUnknownEither(descriptor.payload, decodeOptions),
     { excessKept: true }
   )
-  // Encoding drops the properties a struct does not name.
-  const encodeSuccess = Guard.fastPath(
-    Schema.encodedSchema(descriptor.success),
-    ParseResult.encodeUnknownEither(descriptor.success),
-    { excessKept: false }
-  )
-  const encode = (success: unknown) => {
-    const encoded = encodeSuccess(success)
-    return Either.isLeft(encoded)
-      ? Effect.fail(`invalid ${descriptor.subtype} answer: ${Issues.describe(encoded.left)}`)
-      : Effect.succeed(encoded.right)
-  }
+  const encode = encoderOf(descriptor)
   return (request, requestId) => {
     const payload = decodePayload(request)
     if (Either.isLeft(payload)) {

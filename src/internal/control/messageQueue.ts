@@ -32,6 +32,20 @@ export interface MessageQueue {
   readonly stream: Stream.Stream<unknown, StreamError>
 }
 
+type Pull = Effect.Effect<Chunk.Chunk<unknown>, Option.Option<StreamError>>
+
+// The take behind each queue's stream: its single consumer (the session's message pull) takes
+// from it directly, without `Stream.toPull`'s channel around every take.
+const pulls = new WeakMap<Stream.Stream<unknown, StreamError>, Pull>()
+
+/**
+ * The take behind `stream` when a `MessageQueue` made it (fails with `None` at the end, as
+ * `Stream.toPull`'s pull does); `undefined` for any other stream.
+ *
+ * @internal
+ */
+export const pullOf = (stream: Stream.Stream<unknown, StreamError>): Pull | undefined => pulls.get(stream)
+
 /**
  * A queue bounded at `cap` bytes.
  *
@@ -46,7 +60,7 @@ export const make = (cap: number): Effect.Effect<MessageQueue> =>
     const ready = Effect.unsafeMakeLatch(false)
     const space = Effect.unsafeMakeLatch(true)
 
-    const take: Effect.Effect<Chunk.Chunk<unknown>, Option.Option<StreamError>> = Effect.suspend(() => {
+    const take: Pull = Effect.suspend(() => {
       if (queue.length > 0) {
         const taken = queue
         queue = []
@@ -81,6 +95,8 @@ export const make = (cap: number): Effect.Effect<MessageQueue> =>
       )
     }
 
+    const stream = Stream.repeatEffectChunkOption(take)
+    pulls.set(stream, take)
     return {
       offer: (messages, bytes) =>
         Effect.suspend(() => {
@@ -98,6 +114,6 @@ export const make = (cap: number): Effect.Effect<MessageQueue> =>
         let made: StreamError | undefined
         endWith(() => made ??= error())
       },
-      stream: Stream.repeatEffectChunkOption(take)
+      stream
     }
   })

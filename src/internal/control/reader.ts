@@ -187,7 +187,7 @@ const onStdoutEnd = ({ state, transport }: Parts) =>
     )
   })
 
-const finish = ({ outbound, queue, terminal }: Parts, error: Option.Option<StreamError>) =>
+const finish = ({ outbound, queue, state, terminal }: Parts, error: Option.Option<StreamError>) =>
   Effect.suspend(() => {
     const failed = Option.isSome(error)
       ? toRequestError(error.value)
@@ -195,7 +195,8 @@ const finish = ({ outbound, queue, terminal }: Parts, error: Option.Option<Strea
     const ended = Option.getOrUndefined(error)
     return outbound.failAll(failed).pipe(
       Effect.zipRight(Effect.sync(() => queue.end(ended))),
-      Effect.zipRight(ended === undefined ? Deferred.succeed(terminal, undefined) : Deferred.fail(terminal, ended))
+      Effect.zipRight(ended === undefined ? Deferred.succeed(terminal, undefined) : Deferred.fail(terminal, ended)),
+      Effect.zipRight(Effect.sync(state.end))
     )
   })
 

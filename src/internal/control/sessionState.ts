@@ -1,16 +1,21 @@
 /**
- * The session's state as the channel publishes it: the session id and run state as
- * `SubscriptionRef`s, the `result` frames on a `PubSub`, the tool counter. Fed from the protocol
- * core's `SessionState`, once per chunk of messages.
+ * The session's state as the channel publishes it: the session id and run state as a chain of
+ * versions (each published change is one, so a waiter sees every value, not only the latest), the
+ * `result` frames on a `PubSub`, the tool counter. Fed from the protocol core's `SessionState`,
+ * once per chunk of messages.
  *
  * @internal
  */
-import { Deferred, Effect, Either, Metric, Option, PubSub, type Scope, Stream, SubscriptionRef } from "effect"
+import { Cause, Deferred, Effect, Either, Metric, Option, PubSub, Queue, type Scope, type Stream } from "effect"
 import { CLIEndedError } from "../../SdkError.js"
 import type { RunState, StreamError } from "../../services/ControlChannel.js"
 import * as Telemetry from "../../Telemetry.js"
 import { initialRun, SessionState as Book, type Changes } from "../protocol/sessionState.js"
 import type { RawObject } from "../protocol/router.js"
+import * as Drain from "./drain.js"
+
+// The most results taken at once, as `Stream.fromQueue`'s default chunk size.
+const RESULTS_CHUNK = 4096
 
 /**
  * The published state's operations.
@@ -27,7 +32,24 @@ export interface SessionState {
   readonly runState: Effect.Effect<RunState>
   readonly awaitRunState: (predicate: (state: RunState) => boolean) => Effect.Effect<void>
   readonly results: Effect.Effect<Stream.Stream<RawObject>, never, Scope.Scope>
+  /** Called once `terminal` is complete: every wait ends. */
+  readonly end: () => void
 }
+
+// One published state; `next` is set, and `changed` opened, when the following one is published.
+interface Version {
+  readonly run: RunState
+  readonly sessionId: string | undefined
+  next: Version | undefined
+  readonly changed: Effect.Latch
+}
+
+const version = (run: RunState, sessionId: string | undefined): Version => ({
+  run,
+  sessionId,
+  next: undefined,
+  changed: Effect.unsafeMakeLatch(false)
+})
 
 /**
  * The published state of one session; waits end when `terminal` completes.
@@ -37,8 +59,8 @@ export interface SessionState {
 export const make = (terminal: Deferred.Deferred<void, StreamError>): Effect.Effect<SessionState> =>
   Effect.gen(function*() {
     const book = new Book()
-    const sessionId = yield* SubscriptionRef.make<string | undefined>(undefined)
-    const runState = yield* SubscriptionRef.make<RunState>(initialRun)
+    let latest = version(initialRun, undefined)
+    let ended = false
     const resultHub = yield* PubSub.unbounded<RawObject>()
     // Counters tagged by tool name, made once per name.
     const toolCounters = new Map<string, Metric.Metric.Counter<number>>()
@@ -50,52 +72,86 @@ export const make = (terminal: Deferred.Deferred<void, StreamError>): Effect.Eff
       }
       return Metric.increment(counter)
     }
-    const ended = Effect.ignore(Deferred.await(terminal))
+
+    // Before the messages are queued: whoever sees a message can already read its session id.
+    const advance = (changes: Changes) => {
+      const previous = latest
+      latest = version(changes.run ?? previous.run, changes.sessionId ?? previous.sessionId)
+      previous.next = latest
+      previous.changed.unsafeOpen()
+    }
 
     const publish = (changes: Changes): Effect.Effect<void> => {
       const effects: Array<Effect.Effect<unknown>> = []
-      if (changes.run !== undefined) effects.push(SubscriptionRef.set(runState, changes.run))
-      // Before the messages are queued: whoever sees a message can already read its session id.
-      if (changes.sessionId !== undefined) effects.push(SubscriptionRef.set(sessionId, changes.sessionId))
+      if (changes.run !== undefined || changes.sessionId !== undefined) {
+        effects.push(Effect.sync(() => advance(changes)))
+      }
       if (changes.results !== undefined) effects.push(PubSub.publishAll(resultHub, changes.results))
       if (changes.tools !== undefined) effects.push(Effect.forEach(changes.tools, countTool, { discard: true }))
-      return Effect.all(effects, { discard: true })
+      return effects.length === 1 && effects[0] !== undefined
+        ? Effect.asVoid(effects[0])
+        : Effect.all(effects, { discard: true })
     }
 
-    const awaitSessionId = Effect.gen(function*() {
-      const current = yield* SubscriptionRef.get(sessionId)
-      if (current !== undefined) return current
-      const noId = new CLIEndedError({ reason: "NoSessionId" })
-      const fromChanges = sessionId.changes.pipe(
-        Stream.filter((id): id is string => id !== undefined),
-        Stream.runHead,
-        Effect.flatMap(Option.match({ onNone: () => Effect.fail(noId), onSome: Effect.succeed }))
-      )
-      // A session that crashed before its id came fails with the crash, not a missing id.
-      const atEnd = Effect.either(Deferred.await(terminal)).pipe(
-        Effect.zip(SubscriptionRef.get(sessionId)),
-        Effect.flatMap(([end, id]): Effect.Effect<string, StreamError | CLIEndedError> =>
-          id !== undefined ? Effect.succeed(id) : Either.isLeft(end) ? Effect.fail(end.left) : Effect.fail(noId)
+    // Walks the versions from `from` until one satisfies `done`, or the channel has ended.
+    const waitFrom = (from: Version, done: (v: Version) => boolean): Effect.Effect<Version> =>
+      Effect.suspend(() => {
+        let current = from
+        while (!done(current) && current.next !== undefined) current = current.next
+        if (done(current) || ended) return Effect.succeed(current)
+        const at = current
+        return Effect.zipRight(at.changed.await, waitFrom(at, done))
+      })
+
+    const noId = () => new CLIEndedError({ reason: "NoSessionId" })
+    // A session that crashed before its id came fails with the crash, not a missing id.
+    const atEnd = Effect.flatMap(
+      Effect.either(Deferred.await(terminal)),
+      (end): Effect.Effect<string, StreamError | CLIEndedError> =>
+        latest.sessionId !== undefined
+          ? Effect.succeed(latest.sessionId)
+          : Either.isLeft(end)
+          ? Effect.fail(end.left)
+          : Effect.fail(noId())
+    )
+    const hasId = (v: Version) => v.sessionId !== undefined
+    const awaitSessionId = Effect.suspend(() =>
+      latest.sessionId !== undefined
+        ? Effect.succeed(latest.sessionId)
+        : Effect.flatMap(
+          waitFrom(latest, hasId),
+          (v) => v.sessionId !== undefined ? Effect.succeed(v.sessionId) : atEnd
         )
-      )
-      return yield* Effect.raceFirst(fromChanges, atEnd)
-    })
+    )
 
     return {
       book,
       publish,
-      lastSessionId: SubscriptionRef.get(sessionId),
+      lastSessionId: Effect.sync(() => latest.sessionId),
       awaitSessionId,
-      runState: SubscriptionRef.get(runState),
-      // Already true (the usual case when a session closes): no subscription, no race.
+      runState: Effect.sync(() => latest.run),
+      // Already true (the usual case when a session closes): nothing to wait for.
       awaitRunState: (predicate) =>
-        Effect.flatMap(SubscriptionRef.get(runState), (now) =>
-          predicate(now) ? Effect.void : runState.changes.pipe(
-            Stream.filter(predicate),
-            Stream.take(1),
-            Stream.runDrain,
-            Effect.raceFirst(ended)
-          )),
-      results: Stream.fromPubSub(resultHub, { scoped: true })
+        Effect.suspend(() =>
+          predicate(latest.run) ? Effect.void : Effect.asVoid(waitFrom(latest, (v) => predicate(v.run)))
+        ),
+      // As `Stream.fromPubSub(hub, { scoped: true })`, with its take at hand for `Drain.forEachChunk`.
+      results: Effect.map(PubSub.subscribe(resultHub), (subscription) =>
+        Drain.fromPull(
+          Queue.takeBetween(subscription, 1, RESULTS_CHUNK).pipe(
+            Effect.catchAllCause((cause) =>
+              Effect.flatMap(
+                Queue.isShutdown(subscription),
+                (down): Effect.Effect<never, Option.Option<never>> =>
+                  down && Cause.isInterruptedOnly(cause) ? Effect.fail(Option.none()) : Effect.failCause(cause)
+              )
+            )
+          )
+        )),
+      end: () => {
+        if (ended) return
+        ended = true
+        latest.changed.unsafeOpen()
+      }
     }
   })

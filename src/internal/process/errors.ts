@@ -70,7 +70,10 @@ const accessible = (dir: string): string | undefined => {
  *
  * @internal
  */
-export const startError = (config: SubprocessConfig, error: unknown): CLINotFoundError | CLIConnectionError => {
+export const startError = (
+  config: Pick<SubprocessConfig, "command" | "cwd">,
+  error: unknown
+): CLINotFoundError | CLIConnectionError => {
   const code = codeOf(error)
   if (code === "ENOENT" && config.cwd !== undefined) {
     const problem = accessible(config.cwd)

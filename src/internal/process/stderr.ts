@@ -95,7 +95,9 @@ export class StderrLines {
     const rest = this.decoder === undefined ? this.partial : this.partial + this.decoder.decode()
     this.partial = ""
     if (rest.length > 0) this.line(rest)
-    Runtime.runFork(this.runtime)(this.close)
+    // Most sessions never subscribed: nothing to shut down, no fiber to start for it.
+    if (this.hub === undefined) this.open = false
+    else Runtime.runFork(this.runtime)(this.close)
   }
 
   private line(raw: string): void {

@@ -1,17 +1,13 @@
 /**
- * The CLI the relay starts for one connection: spawned in a process group of its own (so what it
- * starts goes with it), registered with the orphan hook, its stdout and stderr handed on as raw
- * chunks (the host's reader frames them), and stopped as the subprocess transport stops it: end
- * stdin, wait, SIGTERM to the group, wait, SIGKILL.
+ * The CLI the relay starts for one connection: started and stopped by `process/child.ts`, as the
+ * subprocess transport's is (own process group, orphan hook, end stdin, wait, SIGTERM to the group,
+ * wait, SIGKILL), its stdout and stderr handed on as raw chunks (the host's reader frames them).
  *
  * @internal
  */
-import { type ChildProcess, spawn } from "node:child_process"
-import { Deferred, Duration, Effect, Exit, type Scope } from "effect"
-import { CLIConnectionError, type CLINotFoundError } from "../../SdkError.js"
-import { startError } from "../process/errors.js"
-import * as Orphans from "../process/orphans.js"
-import { isWindows, signalGroup } from "../process/signals.js"
+import { Deferred, type Duration, Effect, Exit, type Scope } from "effect"
+import type { CLIConnectionError, CLINotFoundError } from "../../SdkError.js"
+import * as Child from "../process/child.js"
 
 /**
  * How the CLI ended.
@@ -55,82 +51,6 @@ export interface Spawn {
   readonly onStderr: (bytes: Uint8Array) => void
 }
 
-const open = (options: Spawn, closed: Deferred.Deferred<Ended>) =>
-  Effect.async<{ readonly child: ChildProcess; readonly pid: number }, CLINotFoundError | CLIConnectionError>(
-    (resume) => {
-      const config = {
-        command: options.command,
-        args: options.args,
-        env: options.env,
-        cwd: options.cwd,
-        maxBufferSize: 0
-      }
-      let child: ChildProcess
-      try {
-        child = spawn(options.command, options.args, {
-          stdio: ["pipe", "pipe", "pipe"],
-          cwd: options.cwd,
-          env: options.env,
-          detached: !isWindows
-        })
-      } catch (defect) {
-        resume(Effect.fail(startError(config, defect)))
-        return
-      }
-      let spawned = false
-      child.on("error", (error) => {
-        if (!spawned) resume(Effect.fail(startError(config, error)))
-      })
-      // A write after the CLI is gone fails with EPIPE: the exit frame tells the host.
-      child.stdin?.on("error", () => {})
-      child.stdout?.on("data", options.onStdout)
-      child.stderr?.on("data", options.onStderr)
-      child.once("spawn", () => {
-        spawned = true
-        const pid = child.pid
-        if (pid === undefined) {
-          resume(Effect.fail(new CLIConnectionError({ reason: "SpawnFailed", description: "no process id" })))
-          return
-        }
-        const unregister = Orphans.register(pid)
-        child.once("close", (code, signal) => {
-          unregister()
-          Deferred.unsafeDone(closed, Exit.succeed({ code, signal }))
-        })
-        resume(Effect.succeed({ child, pid }))
-      })
-    }
-  )
-
-const exitedWithin = (child: ChildProcess, millis: number) =>
-  Effect.async<boolean>((resume) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.succeed(true))
-    const onExit = () => {
-      clearTimeout(timer)
-      resume(Effect.succeed(true))
-    }
-    const timer = setTimeout(() => {
-      child.off("exit", onExit)
-      resume(Effect.succeed(false))
-    }, millis)
-    child.once("exit", onExit)
-  })
-
-const stop = (grace: Duration.Duration) => ({ child, pid }: { readonly child: ChildProcess; readonly pid: number }) => {
-  const millis = Duration.toMillis(grace)
-  const escalate = (signal: NodeJS.Signals) => (done: boolean) =>
-    done ? Effect.succeed(true) : Effect.zipRight(
-      Effect.sync(() => signalGroup(child, pid, signal)),
-      exitedWithin(child, millis)
-    )
-  return Effect.sync(() => child.stdin?.end()).pipe(
-    Effect.zipRight(exitedWithin(child, millis)),
-    Effect.flatMap(escalate("SIGTERM")),
-    Effect.flatMap(escalate("SIGKILL")),
-    Effect.asVoid
-  )
-}
-
 /**
  * Starts the CLI in the current scope; closing the scope runs the stop sequence.
  *
@@ -139,14 +59,27 @@ const stop = (grace: Duration.Duration) => ({ child, pid }: { readonly child: Ch
 export const start = (options: Spawn): Effect.Effect<RelayCli, CLINotFoundError | CLIConnectionError, Scope.Scope> =>
   Effect.gen(function*() {
     const closed = yield* Deferred.make<Ended>()
-    const { child, pid } = yield* Effect.acquireRelease(open(options, closed), stop(options.grace))
-    const stdin = child.stdin
-    const stdout = child.stdout
-    if (stdin === null || stdout === null) {
-      return yield* new CLIConnectionError({ reason: "SpawnFailed", description: "no pipes to the process" })
-    }
+    const process = yield* Child.spawnScoped({
+      command: options.command,
+      args: options.args,
+      cwd: options.cwd,
+      env: options.env,
+      grace: options.grace,
+      attach: ({ stderr, stdin, stdout }, child) => {
+        // A write after the CLI is gone fails with EPIPE: the exit frame tells the host.
+        stdin.on("error", () => {})
+        stdout.on("data", options.onStdout)
+        stderr.on("data", options.onStderr)
+        child.once("close", (code, signal) => Deferred.unsafeDone(closed, Exit.succeed({ code, signal })))
+        return { stdin, stdout }
+      },
+      endInput: ({ stdin }) => Effect.sync(() => stdin.end()),
+      forgetOn: "close",
+      logPrefix: "effect-claude-agent relay"
+    })
+    const { stdin, stdout } = process.attached
     return {
-      pid,
+      pid: process.pid,
       stdout,
       write: (bytes) => {
         if (stdin.writable) stdin.write(bytes)
@@ -154,9 +87,7 @@ export const start = (options: Spawn): Effect.Effect<RelayCli, CLINotFoundError 
       endInput: () => {
         stdin.end()
       },
-      terminate: () => {
-        if (child.exitCode === null && child.signalCode === null) signalGroup(child, pid, "SIGTERM")
-      },
+      terminate: process.terminate,
       closed: Deferred.await(closed)
     }
   })

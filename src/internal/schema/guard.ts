@@ -320,8 +320,28 @@ export const member = <S extends Schema.Schema.AnyNoContext>(schema: S): Member<
   }
 }
 
-// Transformation-free: the type side and the encoded side are the AST itself.
-const pure = (ast: SchemaAST.AST): boolean => SchemaAST.typeAST(ast) === ast && SchemaAST.encodedAST(ast) === ast
+// Transformation-free: the type side and the encoded side are the AST itself. Decided once per
+// AST: both sides are rebuilt by walking the AST.
+const pureAsts = new WeakMap<SchemaAST.AST, boolean>()
+const pure = (ast: SchemaAST.AST): boolean => {
+  let verdict = pureAsts.get(ast)
+  if (verdict === undefined) {
+    verdict = SchemaAST.typeAST(ast) === ast && SchemaAST.encodedAST(ast) === ast
+    pureAsts.set(ast, verdict)
+  }
+  return verdict
+}
+
+// Per AST, decided once: every session compiles the same descriptors' codecs.
+const keepingExcess = new WeakMap<SchemaAST.AST, boolean>()
+const pureKeepingExcess = (ast: SchemaAST.AST): boolean => {
+  let verdict = keepingExcess.get(ast)
+  if (verdict === undefined) {
+    verdict = pure(ast) && keepsExcess(ast)
+    keepingExcess.set(ast, verdict)
+  }
+  return verdict
+}
 
 // Whether parsing keeps every property of a valid value: each struct in the Schema has a string
 // index signature, which names them all.
@@ -361,7 +381,7 @@ export const fastPath = <T, X, E>(
   options: { readonly excessKept: boolean }
 ): (u: unknown) => Either.Either<T, E> => {
   const ast = schema.ast
-  if (!pure(ast) || !(options.excessKept || keepsExcess(ast))) return parse
+  if (!(options.excessKept ? pure(ast) : pureKeepingExcess(ast))) return parse
   const is = compile(schema)
   return (u) => is(u) ? Either.right(u) : parse(u)
 }

@@ -64,23 +64,32 @@ const stopUninitialized = (transport: TransportShape, grace: Duration.Duration) 
   )
 
 // The slow path: interrupt a turn still running, then wait (bounded) for idle and for running
-// callbacks. The waits are made interruptible so that their deadline can stop them; `runDetached`
-// keeps the closing fiber's own pending interruption from stopping them at once.
+// callbacks. The waits are made interruptible so that their deadline can stop them: they run in
+// the deadline's race, on a fiber of their own, where the closing fiber's pending interruption does
+// not reach them. The `interrupt` request runs on the closing fiber, so it is detached
+// (`runDetached`) for that interruption not to stop it at once. Idle first, then no callback
+// running: a callback the last messages started is counted before the CLI reports `idle`.
 const settle = (
   control: ControlChannelShape,
   transport: TransportShape,
   interrupt: boolean,
   grace: Duration.Duration
-) =>
-  Effect.gen(function*() {
-    if (interrupt) {
-      yield* control.request(Control.Interrupt, {}, { timeout: grace }).pipe(Effect.interruptible, Effect.ignore)
-    }
+) => {
+  const wait = Effect.gen(function*() {
     if (isIdle(yield* control.runState) && (yield* control.inFlight) === 0) return yield* transport.endInput
-    yield* Effect.zip(control.awaitRunState(isIdle), control.awaitNoneInFlight, { concurrent: true }).pipe(
+    yield* Effect.zipRight(control.awaitRunState(isIdle), control.awaitNoneInFlight).pipe(
       Effect.interruptible,
       Effect.timeout(grace),
       Effect.ignore
     )
     yield* transport.endInput
-  }).pipe(Effect.withClock(liveClock), runDetached)
+  })
+  if (!interrupt) return Effect.withClock(wait, liveClock)
+  return control.request(Control.Interrupt, {}, { timeout: grace }).pipe(
+    Effect.interruptible,
+    Effect.ignore,
+    Effect.zipRight(wait),
+    Effect.withClock(liveClock),
+    runDetached
+  )
+}

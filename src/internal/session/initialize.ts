@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { Effect, Predicate, type Scope } from "effect"
+import { Deferred, Effect, Predicate, type Scope } from "effect"
 import * as Control from "../../schema/Control.js"
 import { OptionsError } from "../../SdkError.js"
 import type { ControlChannelShape, RequestError, RequestOptions } from "../../services/ControlChannel.js"
@@ -141,8 +141,8 @@ export interface Tracked<A> extends InitState {
 }
 
 /**
- * Follows `initialized` in the current scope. The state changes in the same step that completes
- * the cached result, so whoever sees the result sees the state. A failed handshake stops the CLI
+ * Follows `initialized` in the current scope, on a fiber of its own. The state changes before the
+ * result is completed, so whoever sees the result sees the state. A failed handshake stops the CLI
  * (a session that could not initialise serves nothing), which ends its output: a message pull
  * waiting for it then ends, with the handshake's failure, and needs no race against it.
  *
@@ -153,17 +153,18 @@ export const track = <A>(
   /** Stops the CLI (the transport's `terminate`); not awaited: it waits for the exit. */
   stop: Effect.Effect<void>
 ): Effect.Effect<Tracked<A>, never, Scope.Scope> =>
-  Effect.suspend(() => {
+  Effect.flatMap(Deferred.make<A, RequestError>(), (done) => {
     let answered = false
     let error: RequestError | undefined
     const observed = initialized.pipe(
       Effect.tap(() => Effect.sync(() => void (answered = true))),
-      Effect.tapError((e) => Effect.zipRight(Effect.sync(() => void (error = e)), Effect.forkDaemon(stop)))
+      Effect.tapError((e) => Effect.zipRight(Effect.sync(() => void (error = e)), Effect.forkDaemon(stop))),
+      // Also an interruption (the session's scope closed first): later waits end with it.
+      Effect.intoDeferred(done)
     )
-    return Effect.flatMap(Effect.cached(observed), (result) =>
-      Effect.as(Effect.forkScoped(Effect.ignore(result)), {
-        answered: () => answered,
-        error: () => error,
-        result
-      }))
+    return Effect.as(Effect.forkScoped(observed), {
+      answered: () => answered,
+      error: () => error,
+      result: Deferred.await(done)
+    })
   })

@@ -12,6 +12,7 @@ import type { RequestError, StreamError } from "../../services/ControlChannel.js
 import type { SessionStoreError } from "../../services/SessionStore.js"
 import type { InitState } from "./initialize.js"
 import { BudgetFailure } from "../budget/guard.js"
+import * as MessageQueue from "../control/messageQueue.js"
 import * as Guard from "../schema/guard.js"
 import { MirrorFailure } from "./mirror.js"
 
@@ -71,7 +72,7 @@ export const make = (
   options: PullOptions = {}
 ): Effect.Effect<MessagePull, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const rawPull = yield* Stream.toPull(frames)
+    const rawPull = MessageQueue.pullOf(frames) ?? (yield* Stream.toPull(frames))
     // A failed handshake stops the CLI (see `Initialize.track`), so a pull waiting for frames
     // then ends: with the handshake's failure, which says more than the end of the output.
     const initFailure = (): Effect.Effect<never, Option.Option<PullError>> | undefined => {

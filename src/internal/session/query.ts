@@ -33,7 +33,8 @@ export const fromSessions = (open: OpenSession) =>
       yield* s.send(prompt)
       return s.receiveResponse.pipe(
         Stream.concat(
-          Stream.unwrap(Effect.map(s.control.runState, (run) => run.results > before ? Stream.empty : noResult))
+          Stream.drain(Stream.fromEffect(Effect.flatMap(s.control.runState, (run) =>
+            run.results > before ? Effect.void : Effect.fail(new CLIEndedError({ reason: "NoResult" })))))
         )
       )
     }
@@ -51,7 +52,9 @@ export const fromSessions = (open: OpenSession) =>
           if (Either.isLeft(sent)) {
             return sent.left._tag === "BudgetExceededError" ? yield* Effect.fail(sent.left) : false
           }
-          yield* s.control.awaitRunState((run) => run.results > before)
+          yield* s.control.awaitRunState((run) =>
+            run.results > before
+          )
           return true
         })
       ),
