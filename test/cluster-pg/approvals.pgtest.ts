@@ -94,6 +94,26 @@ const approvalStore = (url: string, prefix: string) =>
     (context) => ApprovalStores.makeSql(Context.get(context, SqlClient.SqlClient), { tablePrefix: prefix })
   ).pipe(Effect.orDie)
 
+// Two runners on one database, each with a CLI home of its own, one working directory, Bash
+// decided by the client.
+const twoRunners = (model: ScriptedModel.ScriptedModelShape, url: string, prefix: string) =>
+  Effect.gen(function*() {
+    const forA = yield* model.options()
+    const forB = yield* model.options()
+    const cwd = forA.cwd
+    const common = {
+      DATABASE_URL: url,
+      CLUSTER_PREFIX: prefix,
+      CLUSTER_TIMINGS: "test",
+      AGENT_CWD: cwd,
+      AGENT_ASK_CLIENT: "Bash"
+    }
+    const envA = { ...forA.env, ...common }
+    const a = yield* startRunner({ env: envA })
+    const b = yield* startRunner({ env: { ...forB.env, ...common } })
+    return { a, b, cwd, envA, forA, forB }
+  })
+
 // The deferring turn: its reply says it awaits approval, then ends with the deferred call.
 const deferTurn = (id: string) =>
   Effect.gen(function*() {
@@ -110,20 +130,8 @@ describe("cluster on PostgreSQL: tool calls waiting for a person survive their r
     Effect.gen(function*() {
       const url = yield* databaseUrl
       const model = yield* ScriptedModel.make(rules(candidates))
-      const forA = yield* model.options()
-      const forB = yield* model.options()
-      const cwd = forA.cwd
       const prefix = `approvals_${Date.now().toString(36)}`
-      const common = {
-        DATABASE_URL: url,
-        CLUSTER_PREFIX: prefix,
-        CLUSTER_TIMINGS: "test",
-        AGENT_CWD: cwd,
-        AGENT_ASK_CLIENT: "Bash"
-      }
-      const envA = { ...forA.env, ...common }
-      const a = yield* startRunner({ env: envA })
-      const b = yield* startRunner({ env: { ...forB.env, ...common } })
+      const { a, b, cwd, envA, forA, forB } = yield* twoRunners(model, url, prefix)
       const { client, where } = yield* spreadClient({ prefix, url, candidates })
       const id = candidates.find((_, i) => where[i] === a.address)!
       const store = yield* approvalStore(url, prefix)
@@ -195,19 +203,8 @@ describe("cluster on PostgreSQL: tool calls waiting for a person survive their r
       const url = yield* databaseUrl
       const ids = candidates.map((id) => `killed-${id}`)
       const model = yield* ScriptedModel.make(rules(ids, { slow: true }))
-      const forA = yield* model.options()
-      const forB = yield* model.options()
-      const cwd = forA.cwd
       const prefix = `approvals_kill_${Date.now().toString(36)}`
-      const common = {
-        DATABASE_URL: url,
-        CLUSTER_PREFIX: prefix,
-        CLUSTER_TIMINGS: "test",
-        AGENT_CWD: cwd,
-        AGENT_ASK_CLIENT: "Bash"
-      }
-      const a = yield* startRunner({ env: { ...forA.env, ...common } })
-      const b = yield* startRunner({ env: { ...forB.env, ...common } })
+      const { a, b, cwd, forA, forB } = yield* twoRunners(model, url, prefix)
       const { client, where } = yield* spreadClient({ prefix, url, candidates: ids })
       const id = ids.find((_, i) => where[i] === a.address)!
       const conversation = (yield* Effect.provide(AgentEntity.AgentEntity.client, client))(id)
