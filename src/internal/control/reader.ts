@@ -154,7 +154,11 @@ export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.
     bytes += size
   }
   const changes = book.takeChanges()
-  if (changes !== undefined) effects.push(parts.state.publish(changes))
+  if (changes !== undefined) {
+    const onResults = changes.results !== undefined ? parts.turn?.onResults : undefined
+    if (onResults !== undefined && changes.results !== undefined) effects.push(onResults(changes.results))
+    effects.push(parts.state.publish(changes))
+  }
   if (out.length > 0) effects.push(parts.queue.offer(out, bytes))
   return effects.length === 1 && effects[0] !== undefined ? effects[0] : Effect.all(effects, { discard: true })
 }

@@ -55,6 +55,10 @@ export class CurrentTurn extends Context.Tag("effect-claude-agent/internal/Curre
     readonly requestModel: string | undefined
     /** The subagent and tool call spans, fed by the reader: set only while a tracer records. */
     agentSpans: AgentSpans | undefined
+    /** Set by the control channel whose reader hands this cell the session's results. */
+    fed: boolean
+    /** What the reader runs on the results of a chunk, before it counts them in the run state. */
+    onResults: ((results: ReadonlyArray<{ readonly [key: string]: unknown }>) => Effect.Effect<void>) | undefined
   }
 >() {}
 
@@ -65,7 +69,9 @@ export const makeCurrentTurn = (
   span: undefined,
   agentName: options.agent ?? GenAi.DEFAULT_AGENT_NAME,
   requestModel: options.model,
-  agentSpans: undefined
+  agentSpans: undefined,
+  fed: false,
+  onResults: undefined
 })
 
 /**
@@ -205,14 +211,19 @@ export const track = (
         turn.end(now, errorType === undefined ? Exit.void : Exit.fail(errorType))
       })
 
-    const results = yield* control.results
-    // Results the channel had counted before this subscription are not this tracker's to wait for.
+    // Results the channel had counted before this point are not this tracker's to wait for.
     const before = (yield* control.runState).results
-    // A pull loop rather than `Stream.runForEach`: its sink channel is set up once per session and
-    // costs more than the loop (see ../control/drain.ts).
-    yield* Drain.forEachChunk(results, (chunk) => Effect.forEach(chunk, finish, { discard: true })).pipe(
-      Effect.forkScoped
-    )
+    if (running.fed) {
+      // On the reader's fiber, before the run state counts them: no fiber or subscription per
+      // session, and `usage` is up to date with the run state.
+      running.onResults = (results) => Effect.forEach(results, finish, { discard: true })
+      yield* Effect.addFinalizer(() => Effect.sync(() => void (running.onResults = undefined)))
+    } else {
+      // A pull loop rather than `Stream.runForEach`: its sink channel is set up once per session and
+      // costs more than the loop (see ../control/drain.ts).
+      yield* Drain.forEachChunk(yield* control.results, (chunk) => Effect.forEach(chunk, finish, { discard: true }))
+        .pipe(Effect.forkScoped)
+    }
     // Spans that will see no `result` end failed: when the CLI's connection fails, with its error's
     // tag, and otherwise when the session closes.
     const endOpen = (errorType: string) =>
