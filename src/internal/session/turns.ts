@@ -20,6 +20,7 @@ import type { ControlChannelShape } from "../../services/ControlChannel.js"
 import * as Telemetry from "../../Telemetry.js"
 import type { Usage } from "../../Usage.js"
 import * as Drain from "../control/drain.js"
+import { each } from "../control/sequence.js"
 import * as Spend from "../usage/metrics.js"
 import { settledFor } from "../usage/tally.js"
 import * as Fold from "../usage/fold.js"
@@ -216,8 +217,7 @@ export const track = (
     if (running.fed) {
       // On the reader's fiber, before the run state counts them: no fiber or subscription per
       // session, and `usage` is up to date with the run state.
-      running.onResults = (results) => Effect.forEach(results, finish, { discard: true })
-      yield* Effect.addFinalizer(() => Effect.sync(() => void (running.onResults = undefined)))
+      running.onResults = (results) => each(results, finish)
     } else {
       // A pull loop rather than `Stream.runForEach`: its sink channel is set up once per session and
       // costs more than the loop (see ../control/drain.ts).
@@ -237,7 +237,10 @@ export const track = (
           }
           opened()
         }))
-    yield* Effect.addFinalizer(() => endOpen(GenAi.ErrorType.sessionClosed))
+    // Results after the close are not this tracker's: the reader stops handing them over.
+    yield* Effect.addFinalizer(() =>
+      Effect.zipRight(Effect.sync(() => void (running.onResults = undefined)), endOpen(GenAi.ErrorType.sessionClosed))
+    )
     if (agentSpans !== undefined) {
       yield* Effect.forkScoped(Effect.catchAll(control.closed, (error) => endOpen(error._tag)))
     }
