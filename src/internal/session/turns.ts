@@ -161,13 +161,17 @@ export const track = (
     running.agentSpans = agentSpans
 
     // The session's spend as of the results seen here, and how many that is.
-    const spent = yield* SubscriptionRef.make({ seen: 0, usage: Fold.empty })
+    let spent = { seen: 0, usage: Fold.empty }
+    // Followed by `usage` when the tracker takes results on a fiber of its own and may lag behind
+    // the run state; fed by the reader, it never does.
+    const published = running.fed ? undefined : yield* SubscriptionRef.make(spent)
 
     const finish = (result: { readonly [key: string]: unknown }) =>
       Effect.gen(function*() {
         const settled = settledFor(result)
         if (settled !== undefined) yield* Spend.record(settled.turn)
-        yield* SubscriptionRef.update(spent, (s) => ({ seen: s.seen + 1, usage: settled?.session ?? s.usage }))
+        spent = { seen: spent.seen + 1, usage: settled?.session ?? spent.usage }
+        if (published !== undefined) yield* SubscriptionRef.set(published, spent)
         const now = yield* Clock.currentTimeNanos
         const isError = result.is_error === true
         const cost = numberAt(result, "total_cost_usd")
@@ -264,17 +268,17 @@ export const track = (
       open.push({ at, span })
       opened()
     })
-    // Up to date with every result the reader has seen: the tracker takes them asynchronously.
+    // Up to date with every result the reader has seen: a tracker on its own fiber may be behind.
     const usage = Effect.gen(function*() {
       const target = (yield* control.runState).results - before
-      const now = yield* SubscriptionRef.get(spent)
-      if (now.seen >= target) return now.usage
-      const caughtUp = spent.changes.pipe(
+      const now = spent
+      if (now.seen >= target || published === undefined) return now.usage
+      const caughtUp = published.changes.pipe(
         Stream.filter((s) => s.seen >= target),
         Stream.runHead,
         Effect.map(Option.getOrElse(() => now))
       )
-      const ended = Effect.zipRight(Effect.ignore(control.closed), SubscriptionRef.get(spent))
+      const ended = Effect.zipRight(Effect.ignore(control.closed), SubscriptionRef.get(published))
       return (yield* Effect.raceFirst(caughtUp, ended)).usage
     })
     return { started, usage }
