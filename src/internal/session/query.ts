@@ -66,7 +66,9 @@ export const fromSessions = (open: OpenSession) =>
     const feeding = yield* Effect.forkScoped(feed)
     // The prompt stream's failure or defect ends the query with it (and the scope, the process);
     // the run itself ends when the CLI's messages do.
-    return Stream.merge(s.messages, Stream.drain(Stream.fromEffect(Fiber.join(feeding))), { haltStrategy: "left" })
+    return Stream.merge(s.messages, Stream.fromChannel(Channel.fromEffect(Fiber.join(feeding))), {
+      haltStrategy: "left"
+    })
   }))
 
 const noResult = Stream.failSync(() => new CLIEndedError({ reason: "NoResult" }))
