@@ -74,6 +74,7 @@ export const make = (config: ControlChannelConfig) =>
       })
       : undefined
     const turn = Option.getOrUndefined(currentTurn)
+    if (turn !== undefined) turn.fed = true
     yield* Reader.start({ transport, table, outbound, inbound, queue, state, terminal, mirror, deferred, budget, turn })
 
     // Requests still waiting when the session's scope closes must not hang their callers, and

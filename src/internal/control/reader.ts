@@ -19,6 +19,7 @@ import type { CurrentTurn } from "../session/turns.js"
 import type { Inbound } from "./inbound.js"
 import type { MessageQueue } from "./messageQueue.js"
 import type { Outbound, Waiter } from "./outbound.js"
+import { sequence } from "./sequence.js"
 import type { SessionState } from "./sessionState.js"
 
 /** How long to wait for the exit status once stdout has closed. */
@@ -154,9 +155,13 @@ export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.
     bytes += size
   }
   const changes = book.takeChanges()
-  if (changes !== undefined) effects.push(parts.state.publish(changes))
+  if (changes !== undefined) {
+    const onResults = changes.results !== undefined ? parts.turn?.onResults : undefined
+    if (onResults !== undefined && changes.results !== undefined) effects.push(onResults(changes.results))
+    effects.push(parts.state.publish(changes))
+  }
   if (out.length > 0) effects.push(parts.queue.offer(out, bytes))
-  return effects.length === 1 && effects[0] !== undefined ? effects[0] : Effect.all(effects, { discard: true })
+  return effects.length === 1 && effects[0] !== undefined ? effects[0] : sequence(effects)
 }
 
 // What ended the stream, once stdout is closed: a clean exit, an exit explained by an error

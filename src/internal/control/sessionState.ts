@@ -13,6 +13,7 @@ import * as Telemetry from "../../Telemetry.js"
 import { initialRun, SessionState as Book, type Changes } from "../protocol/sessionState.js"
 import type { RawObject } from "../protocol/router.js"
 import * as Drain from "./drain.js"
+import { each, sequence } from "./sequence.js"
 
 // The most results taken at once, as `Stream.fromQueue`'s default chunk size.
 const RESULTS_CHUNK = 4096
@@ -61,7 +62,9 @@ export const make = (terminal: Deferred.Deferred<void, StreamError>): Effect.Eff
     const book = new Book()
     let latest = version(initialRun, undefined)
     let ended = false
-    const resultHub = yield* PubSub.unbounded<RawObject>()
+    // Made by the first subscriber: most sessions have none (their turn tracker is fed by the
+    // reader), and a hub nobody reads costs its making and a publish per result.
+    let resultHub: PubSub.PubSub<RawObject> | undefined
     // Counters tagged by tool name, made once per name.
     const toolCounters = new Map<string, Metric.Metric.Counter<number>>()
     const countTool = (name: string) => {
@@ -86,11 +89,11 @@ export const make = (terminal: Deferred.Deferred<void, StreamError>): Effect.Eff
       if (changes.run !== undefined || changes.sessionId !== undefined) {
         effects.push(Effect.sync(() => advance(changes)))
       }
-      if (changes.results !== undefined) effects.push(PubSub.publishAll(resultHub, changes.results))
-      if (changes.tools !== undefined) effects.push(Effect.forEach(changes.tools, countTool, { discard: true }))
-      return effects.length === 1 && effects[0] !== undefined
-        ? Effect.asVoid(effects[0])
-        : Effect.all(effects, { discard: true })
+      if (changes.results !== undefined && resultHub !== undefined) {
+        effects.push(PubSub.publishAll(resultHub, changes.results))
+      }
+      if (changes.tools !== undefined) effects.push(each(changes.tools, countTool))
+      return sequence(effects)
     }
 
     // Walks the versions from `from` until one satisfies `done`, or the channel has ended.
@@ -136,18 +139,28 @@ export const make = (terminal: Deferred.Deferred<void, StreamError>): Effect.Eff
           predicate(latest.run) ? Effect.void : Effect.asVoid(waitFrom(latest, (v) => predicate(v.run)))
         ),
       // As `Stream.fromPubSub(hub, { scoped: true })`, with its take at hand for `Drain.forEachChunk`.
-      results: Effect.map(PubSub.subscribe(resultHub), (subscription) =>
-        Drain.fromPull(
-          Queue.takeBetween(subscription, 1, RESULTS_CHUNK).pipe(
-            Effect.catchAllCause((cause) =>
-              Effect.flatMap(
-                Queue.isShutdown(subscription),
-                (down): Effect.Effect<never, Option.Option<never>> =>
-                  down && Cause.isInterruptedOnly(cause) ? Effect.fail(Option.none()) : Effect.failCause(cause)
+      results: Effect.map(
+        Effect.flatMap(
+          Effect.suspend(() =>
+            resultHub !== undefined
+              ? Effect.succeed(resultHub)
+              : Effect.map(PubSub.unbounded<RawObject>(), (made) => resultHub ??= made)
+          ),
+          PubSub.subscribe
+        ),
+        (subscription) =>
+          Drain.fromPull(
+            Queue.takeBetween(subscription, 1, RESULTS_CHUNK).pipe(
+              Effect.catchAllCause((cause) =>
+                Effect.flatMap(
+                  Queue.isShutdown(subscription),
+                  (down): Effect.Effect<never, Option.Option<never>> =>
+                    down && Cause.isInterruptedOnly(cause) ? Effect.fail(Option.none()) : Effect.failCause(cause)
+                )
               )
             )
           )
-        )),
+      ),
       end: () => {
         if (ended) return
         ended = true

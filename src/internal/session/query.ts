@@ -1,5 +1,5 @@
 // `query` on top of any way of opening sessions: `ClaudeAgent.make`'s, or the pool's.
-import { Chunk, Effect, Either, Fiber, Predicate, type Scope, Stream } from "effect"
+import { Channel, Chunk, Effect, Either, Fiber, Predicate, type Scope, Stream } from "effect"
 import * as AgentSession from "../../AgentSession.js"
 import * as Message from "../../schema/Message.js"
 import type * as Options from "../../schema/Options.js"
@@ -31,11 +31,12 @@ export const fromSessions = (open: OpenSession) =>
       // above the one before the prompt says its result came: no stage that looks at every chunk.
       const before = (yield* s.control.runState).results
       yield* s.send(prompt)
-      return s.receiveResponse.pipe(
-        Stream.concat(
-          Stream.drain(Stream.fromEffect(Effect.flatMap(s.control.runState, (run) =>
-            run.results > before ? Effect.void : Effect.fail(new CLIEndedError({ reason: "NoResult" })))))
-        )
+      // The check as a channel that emits nothing: `Stream.drain(Stream.fromEffect(...))` runs a
+      // read loop, an unwrap and a write for the same end.
+      return Stream.concat(
+        s.receiveResponse,
+        Stream.fromChannel(Channel.fromEffect(Effect.flatMap(s.control.runState, (run) =>
+          run.results > before ? Effect.void : Effect.fail(new CLIEndedError({ reason: "NoResult" })))))
       )
     }
     // One turn per prompt: the CLI merges prompts that arrive while a turn runs into that turn,
@@ -65,7 +66,9 @@ export const fromSessions = (open: OpenSession) =>
     const feeding = yield* Effect.forkScoped(feed)
     // The prompt stream's failure or defect ends the query with it (and the scope, the process);
     // the run itself ends when the CLI's messages do.
-    return Stream.merge(s.messages, Stream.drain(Stream.fromEffect(Fiber.join(feeding))), { haltStrategy: "left" })
+    return Stream.merge(s.messages, Stream.fromChannel(Channel.fromEffect(Fiber.join(feeding))), {
+      haltStrategy: "left"
+    })
   }))
 
 const noResult = Stream.failSync(() => new CLIEndedError({ reason: "NoResult" }))

@@ -20,6 +20,7 @@ import type { ControlChannelShape } from "../../services/ControlChannel.js"
 import * as Telemetry from "../../Telemetry.js"
 import type { Usage } from "../../Usage.js"
 import * as Drain from "../control/drain.js"
+import { each } from "../control/sequence.js"
 import * as Spend from "../usage/metrics.js"
 import { settledFor } from "../usage/tally.js"
 import * as Fold from "../usage/fold.js"
@@ -55,6 +56,10 @@ export class CurrentTurn extends Context.Tag("effect-claude-agent/internal/Curre
     readonly requestModel: string | undefined
     /** The subagent and tool call spans, fed by the reader: set only while a tracer records. */
     agentSpans: AgentSpans | undefined
+    /** Set by the control channel whose reader hands this cell the session's results. */
+    fed: boolean
+    /** What the reader runs on the results of a chunk, before it counts them in the run state. */
+    onResults: ((results: ReadonlyArray<{ readonly [key: string]: unknown }>) => Effect.Effect<void>) | undefined
   }
 >() {}
 
@@ -65,7 +70,9 @@ export const makeCurrentTurn = (
   span: undefined,
   agentName: options.agent ?? GenAi.DEFAULT_AGENT_NAME,
   requestModel: options.model,
-  agentSpans: undefined
+  agentSpans: undefined,
+  fed: false,
+  onResults: undefined
 })
 
 /**
@@ -154,13 +161,17 @@ export const track = (
     running.agentSpans = agentSpans
 
     // The session's spend as of the results seen here, and how many that is.
-    const spent = yield* SubscriptionRef.make({ seen: 0, usage: Fold.empty })
+    let spent = { seen: 0, usage: Fold.empty }
+    // Followed by `usage` when the tracker takes results on a fiber of its own and may lag behind
+    // the run state; fed by the reader, it never does.
+    const published = running.fed ? undefined : yield* SubscriptionRef.make(spent)
 
     const finish = (result: { readonly [key: string]: unknown }) =>
       Effect.gen(function*() {
         const settled = settledFor(result)
         if (settled !== undefined) yield* Spend.record(settled.turn)
-        yield* SubscriptionRef.update(spent, (s) => ({ seen: s.seen + 1, usage: settled?.session ?? s.usage }))
+        spent = { seen: spent.seen + 1, usage: settled?.session ?? spent.usage }
+        if (published !== undefined) yield* SubscriptionRef.set(published, spent)
         const now = yield* Clock.currentTimeNanos
         const isError = result.is_error === true
         const cost = numberAt(result, "total_cost_usd")
@@ -205,14 +216,18 @@ export const track = (
         turn.end(now, errorType === undefined ? Exit.void : Exit.fail(errorType))
       })
 
-    const results = yield* control.results
-    // Results the channel had counted before this subscription are not this tracker's to wait for.
+    // Results the channel had counted before this point are not this tracker's to wait for.
     const before = (yield* control.runState).results
-    // A pull loop rather than `Stream.runForEach`: its sink channel is set up once per session and
-    // costs more than the loop (see ../control/drain.ts).
-    yield* Drain.forEachChunk(results, (chunk) => Effect.forEach(chunk, finish, { discard: true })).pipe(
-      Effect.forkScoped
-    )
+    if (running.fed) {
+      // On the reader's fiber, before the run state counts them: no fiber or subscription per
+      // session, and `usage` is up to date with the run state.
+      running.onResults = (results) => each(results, finish)
+    } else {
+      // A pull loop rather than `Stream.runForEach`: its sink channel is set up once per session and
+      // costs more than the loop (see ../control/drain.ts).
+      yield* Drain.forEachChunk(yield* control.results, (chunk) => Effect.forEach(chunk, finish, { discard: true }))
+        .pipe(Effect.forkScoped)
+    }
     // Spans that will see no `result` end failed: when the CLI's connection fails, with its error's
     // tag, and otherwise when the session closes.
     const endOpen = (errorType: string) =>
@@ -226,7 +241,10 @@ export const track = (
           }
           opened()
         }))
-    yield* Effect.addFinalizer(() => endOpen(GenAi.ErrorType.sessionClosed))
+    // Results after the close are not this tracker's: the reader stops handing them over.
+    yield* Effect.addFinalizer(() =>
+      Effect.zipRight(Effect.sync(() => void (running.onResults = undefined)), endOpen(GenAi.ErrorType.sessionClosed))
+    )
     if (agentSpans !== undefined) {
       yield* Effect.forkScoped(Effect.catchAll(control.closed, (error) => endOpen(error._tag)))
     }
@@ -250,17 +268,17 @@ export const track = (
       open.push({ at, span })
       opened()
     })
-    // Up to date with every result the reader has seen: the tracker takes them asynchronously.
+    // Up to date with every result the reader has seen: a tracker on its own fiber may be behind.
     const usage = Effect.gen(function*() {
       const target = (yield* control.runState).results - before
-      const now = yield* SubscriptionRef.get(spent)
-      if (now.seen >= target) return now.usage
-      const caughtUp = spent.changes.pipe(
+      const now = spent
+      if (now.seen >= target || published === undefined) return now.usage
+      const caughtUp = published.changes.pipe(
         Stream.filter((s) => s.seen >= target),
         Stream.runHead,
         Effect.map(Option.getOrElse(() => now))
       )
-      const ended = Effect.zipRight(Effect.ignore(control.closed), SubscriptionRef.get(spent))
+      const ended = Effect.zipRight(Effect.ignore(control.closed), SubscriptionRef.get(published))
       return (yield* Effect.raceFirst(caughtUp, ended)).usage
     })
     return { started, usage }
