@@ -17,7 +17,13 @@
  */
 import { Array as Arr, Either, type ParseResult, Predicate, Schema } from "effect"
 import * as Guard from "../internal/schema/guard.js"
-import { RawObject } from "../internal/schema/schemas.js"
+import {
+  RawObject,
+  optionalBoolean,
+  optionalNumber,
+  optionalString,
+  optionalUnknown
+} from "../internal/schema/schemas.js"
 import { MessageParseError } from "../SdkError.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -29,10 +35,10 @@ const BaseInput = {
   session_id: Schema.String,
   transcript_path: Schema.String,
   cwd: Schema.String,
-  prompt_id: Schema.optional(Schema.String),
-  permission_mode: Schema.optional(Schema.String),
-  agent_id: Schema.optional(Schema.String),
-  agent_type: Schema.optional(Schema.String),
+  prompt_id: optionalString,
+  permission_mode: optionalString,
+  agent_id: optionalString,
+  agent_type: optionalString,
   effort: Schema.optional(Schema.Struct({ level: Schema.String }))
 }
 
@@ -40,7 +46,7 @@ const ToolCall = Schema.Struct({
   tool_name: Schema.String,
   tool_input: Schema.Unknown,
   tool_use_id: Schema.String,
-  tool_response: Schema.optional(Schema.Unknown)
+  tool_response: optionalUnknown
 })
 
 /**
@@ -61,7 +67,7 @@ export const PreToolUseInput = Schema.Struct({
   tool_name: Schema.String,
   tool_input: Schema.Unknown,
   tool_use_id: Schema.String,
-  mcp_server: Schema.optional(Schema.Unknown)
+  mcp_server: optionalUnknown
 })
 
 /**
@@ -89,8 +95,8 @@ export const PostToolUseInput = Schema.Struct({
   tool_input: Schema.Unknown,
   tool_response: Schema.Unknown,
   tool_use_id: Schema.String,
-  duration_ms: Schema.optional(Schema.Number),
-  mcp_server: Schema.optional(Schema.Unknown)
+  duration_ms: optionalNumber,
+  mcp_server: optionalUnknown
 })
 
 /**
@@ -118,9 +124,9 @@ export const PostToolUseFailureInput = Schema.Struct({
   tool_input: Schema.Unknown,
   tool_use_id: Schema.String,
   error: Schema.String,
-  is_interrupt: Schema.optional(Schema.Boolean),
-  duration_ms: Schema.optional(Schema.Number),
-  mcp_server: Schema.optional(Schema.Unknown)
+  is_interrupt: optionalBoolean,
+  duration_ms: optionalNumber,
+  mcp_server: optionalUnknown
 })
 
 /**
@@ -169,7 +175,7 @@ export const NotificationInput = Schema.Struct({
   ...BaseInput,
   hook_event_name: Schema.Literal("Notification"),
   message: Schema.String,
-  title: Schema.optional(Schema.String),
+  title: optionalString,
   notification_type: Schema.String
 })
 
@@ -195,8 +201,8 @@ export const UserPromptSubmitInput = Schema.Struct({
   ...BaseInput,
   hook_event_name: Schema.Literal("UserPromptSubmit"),
   prompt: Schema.String,
-  source: Schema.optional(Schema.String),
-  session_title: Schema.optional(Schema.String)
+  source: optionalString,
+  session_title: optionalString
 })
 
 /**
@@ -223,7 +229,7 @@ export const UserPromptExpansionInput = Schema.Struct({
   expansion_type: Schema.String,
   command_name: Schema.String,
   command_args: Schema.String,
-  command_source: Schema.optional(Schema.String),
+  command_source: optionalString,
   prompt: Schema.String
 })
 
@@ -254,12 +260,12 @@ export const SessionStartInput = Schema.Struct({
   ...BaseInput,
   hook_event_name: Schema.Literal("SessionStart"),
   source: Schema.String,
-  model: Schema.optional(Schema.String),
-  session_title: Schema.optional(Schema.String),
-  seconds_since_last_response: Schema.optional(Schema.Number),
-  context_tokens: Schema.optional(Schema.Number),
-  prompt_cache_likely_expired: Schema.optional(Schema.Boolean),
-  estimated_cache_write_usd: Schema.optional(Schema.Number)
+  model: optionalString,
+  session_title: optionalString,
+  seconds_since_last_response: optionalNumber,
+  context_tokens: optionalNumber,
+  prompt_cache_likely_expired: optionalBoolean,
+  estimated_cache_write_usd: optionalNumber
 })
 
 /**
@@ -312,7 +318,7 @@ export const StopInput = Schema.Struct({
   ...BaseInput,
   hook_event_name: Schema.Literal("Stop"),
   stop_hook_active: Schema.Boolean,
-  last_assistant_message: Schema.optional(Schema.String),
+  last_assistant_message: optionalString,
   background_tasks: Schema.optional(Schema.Array(Schema.Unknown)),
   session_crons: Schema.optional(Schema.Array(Schema.Unknown))
 })
@@ -339,8 +345,8 @@ export const StopFailureInput = Schema.Struct({
   ...BaseInput,
   hook_event_name: Schema.Literal("StopFailure"),
   error: Schema.Unknown,
-  error_details: Schema.optional(Schema.Unknown),
-  last_assistant_message: Schema.optional(Schema.String)
+  error_details: optionalUnknown,
+  last_assistant_message: optionalString
 })
 
 /**
@@ -393,7 +399,7 @@ export const SubagentStopInput = Schema.Struct({
   agent_id: Schema.String,
   agent_transcript_path: Schema.String,
   agent_type: Schema.String,
-  last_assistant_message: Schema.optional(Schema.String),
+  last_assistant_message: optionalString,
   background_tasks: Schema.optional(Schema.Array(Schema.Unknown)),
   session_crons: Schema.optional(Schema.Array(Schema.Unknown))
 })
@@ -538,7 +544,7 @@ export const PermissionRequestInput = Schema.Struct({
   tool_name: Schema.String,
   tool_input: Schema.Unknown,
   permission_suggestions: Schema.optional(Schema.Array(Schema.Unknown)),
-  mcp_server: Schema.optional(Schema.Unknown)
+  mcp_server: optionalUnknown
 })
 
 /**
@@ -566,7 +572,7 @@ export const PermissionDeniedInput = Schema.Struct({
   tool_input: Schema.Unknown,
   tool_use_id: Schema.String,
   reason: Schema.String,
-  mcp_server: Schema.optional(Schema.Unknown)
+  mcp_server: optionalUnknown
 })
 
 /**
@@ -641,9 +647,9 @@ export const TaskCreatedInput = Schema.Struct({
   hook_event_name: Schema.Literal("TaskCreated"),
   task_id: Schema.String,
   task_subject: Schema.String,
-  task_description: Schema.optional(Schema.String),
-  teammate_name: Schema.optional(Schema.String),
-  team_name: Schema.optional(Schema.String)
+  task_description: optionalString,
+  teammate_name: optionalString,
+  team_name: optionalString
 })
 
 /**
@@ -669,9 +675,9 @@ export const TaskCompletedInput = Schema.Struct({
   hook_event_name: Schema.Literal("TaskCompleted"),
   task_id: Schema.String,
   task_subject: Schema.String,
-  task_description: Schema.optional(Schema.String),
-  teammate_name: Schema.optional(Schema.String),
-  team_name: Schema.optional(Schema.String)
+  task_description: optionalString,
+  teammate_name: optionalString,
+  team_name: optionalString
 })
 
 /**
@@ -697,10 +703,10 @@ export const ElicitationInput = Schema.Struct({
   hook_event_name: Schema.Literal("Elicitation"),
   mcp_server_name: Schema.String,
   message: Schema.String,
-  mode: Schema.optional(Schema.String),
-  url: Schema.optional(Schema.String),
-  elicitation_id: Schema.optional(Schema.String),
-  requested_schema: Schema.optional(Schema.Unknown)
+  mode: optionalString,
+  url: optionalString,
+  elicitation_id: optionalString,
+  requested_schema: optionalUnknown
 })
 
 /**
@@ -725,10 +731,10 @@ export const ElicitationResultInput = Schema.Struct({
   ...BaseInput,
   hook_event_name: Schema.Literal("ElicitationResult"),
   mcp_server_name: Schema.String,
-  elicitation_id: Schema.optional(Schema.String),
-  mode: Schema.optional(Schema.String),
+  elicitation_id: optionalString,
+  mode: optionalString,
   action: Schema.String,
-  content: Schema.optional(Schema.Unknown)
+  content: optionalUnknown
 })
 
 /**
@@ -753,7 +759,7 @@ export const ConfigChangeInput = Schema.Struct({
   ...BaseInput,
   hook_event_name: Schema.Literal("ConfigChange"),
   source: Schema.String,
-  file_path: Schema.optional(Schema.String)
+  file_path: optionalString
 })
 
 /**
@@ -829,8 +835,8 @@ export const InstructionsLoadedInput = Schema.Struct({
   memory_type: Schema.String,
   load_reason: Schema.String,
   globs: Schema.optional(Schema.Array(Schema.String)),
-  trigger_file_path: Schema.optional(Schema.String),
-  parent_file_path: Schema.optional(Schema.String)
+  trigger_file_path: optionalString,
+  parent_file_path: optionalString
 })
 
 /**
@@ -1098,8 +1104,8 @@ export const decodeInput = (raw: unknown): Either.Either<HookInput, MessageParse
 // outputs
 // ---------------------------------------------------------------------------------------------
 
-const OptionalString = Schema.optional(Schema.String)
-const OptionalBoolean = Schema.optional(Schema.Boolean)
+const OptionalString = optionalString
+const OptionalBoolean = optionalBoolean
 const OptionalStrings = Schema.optional(Schema.Array(Schema.String))
 
 const contextOnly = <E extends HookEvent>(event: E) =>
@@ -1145,8 +1151,8 @@ export const HookSpecificOutput = Schema.Union(
     hookEventName: Schema.Literal("PostToolUse"),
     additionalContext: OptionalString,
     classifierContext: OptionalString,
-    updatedToolOutput: Schema.optional(Schema.Unknown),
-    updatedMCPToolOutput: Schema.optional(Schema.Unknown)
+    updatedToolOutput: optionalUnknown,
+    updatedMCPToolOutput: optionalUnknown
   }),
   contextOnly("PostToolUseFailure"),
   contextOnly("PostToolBatch"),
@@ -1259,7 +1265,7 @@ export interface SyncHookOutput extends Schema.Schema.Type<typeof SyncHookOutput
 export const AsyncHookOutput = Schema.Struct({
   async: Schema.Literal(true),
   /** Passed to the CLI unchanged. */
-  asyncTimeout: Schema.optional(Schema.Number)
+  asyncTimeout: optionalNumber
 })
 
 /**

@@ -18,15 +18,21 @@
  */
 import { Either, Predicate, Schema } from "effect"
 import * as Guard from "../internal/schema/guard.js"
-import { RawObject } from "../internal/schema/schemas.js"
+import {
+  RawObject,
+  optionalBoolean,
+  optionalNumber,
+  optionalString,
+  optionalUnknown
+} from "../internal/schema/schemas.js"
 import { Approval } from "../services/ApprovalStore.js"
 import { MessageParseError } from "../SdkError.js"
 import * as ContentBlock from "./ContentBlock.js"
 import * as Control from "./Control.js"
 
-const OptionalString = Schema.optional(Schema.String)
+const OptionalString = optionalString
 const OptionalNullableString = Schema.optional(Schema.NullOr(Schema.String))
-const OptionalNumber = Schema.optional(Schema.Number)
+const OptionalNumber = optionalNumber
 
 /**
  * Token usage as the API reports it.
@@ -84,7 +90,7 @@ export const AssistantMessage = Schema.Struct({
   session_id: Schema.String,
   uuid: OptionalString,
   /** Set when the message stands for an API error (`"unknown"`, `"rate_limit"`, …). */
-  error: Schema.optional(Schema.Unknown)
+  error: optionalUnknown
 })
 
 /**
@@ -176,9 +182,9 @@ export const UserMessage = Schema.Struct({
   session_id: Schema.String,
   uuid: OptionalString,
   timestamp: OptionalString,
-  isReplay: Schema.optional(Schema.Boolean),
-  isSynthetic: Schema.optional(Schema.Boolean),
-  tool_use_result: Schema.optional(Schema.Unknown),
+  isReplay: optionalBoolean,
+  isSynthetic: optionalBoolean,
+  tool_use_result: optionalUnknown,
   /** The priority it was sent with (`now`, `next`, `later`). */
   priority: OptionalString,
   origin: Schema.optional(MessageOrigin)
@@ -217,7 +223,7 @@ export const UserMessageInput = Schema.Struct({
    * dispatch (for text the end user did not type). The `verbatimPrompts` option sets it on every
    * message.
    */
-  client_composed: Schema.optional(Schema.Boolean),
+  client_composed: optionalBoolean,
   /** Sent while a turn runs: steer it (`now`), or queue the message (`next`, `later`). */
   priority: Schema.optional(Priority),
   /** Who the message comes from (`{ kind: "human" }` for what a person typed). */
@@ -340,7 +346,7 @@ export const ResultSuccess = Schema.Struct({
   subtype: Schema.Literal("success"),
   result: Schema.String,
   /** With `outputFormat`: the validated structured output. */
-  structured_output: Schema.optional(Schema.Unknown),
+  structured_output: optionalUnknown,
   /** The tool call the turn stopped at, when a hook deferred it. */
   deferred_tool_use: Schema.optional(DeferredToolUse)
 })
@@ -493,7 +499,7 @@ export const SystemApiRetry = Schema.Struct({
   max_retries: Schema.Number,
   retry_delay_ms: Schema.Number,
   error_status: Schema.NullOr(Schema.Number),
-  error: Schema.optional(Schema.Unknown)
+  error: optionalUnknown
 })
 
 /**
@@ -545,7 +551,7 @@ export const SystemSessionStateChanged = Schema.Struct({
   ...systemFields,
   subtype: Schema.Literal("session_state_changed"),
   state: Schema.String,
-  sdk_host_only: Schema.optional(Schema.Boolean)
+  sdk_host_only: optionalBoolean
 })
 
 /**
@@ -572,10 +578,10 @@ export const SystemPermissionDenied = Schema.Struct({
   tool_name: Schema.String,
   tool_use_id: Schema.String,
   /** The subagent whose tool call was denied. */
-  agent_id: Schema.optional(Schema.String),
+  agent_id: optionalString,
   /** What decided: `"classifier"`, `"asyncAgent"` (no approval surface), `"mode"`, `"rule"`, … */
-  decision_reason_type: Schema.optional(Schema.String),
-  decision_reason: Schema.optional(Schema.String),
+  decision_reason_type: optionalString,
+  decision_reason: optionalString,
   /** What the model was told in the tool result. */
   message: Schema.String
 })
@@ -637,7 +643,7 @@ export const SystemInformational = Schema.Struct({
   content: Schema.String,
   level: Schema.String,
   tool_use_id: OptionalString,
-  prevent_continuation: Schema.optional(Schema.Boolean),
+  prevent_continuation: optionalBoolean,
   /** A feature tag (`hook_callback_failed`, …); unknown tags are to be ignored. */
   tag: OptionalString
 })
@@ -836,14 +842,14 @@ export const SystemTaskStarted = Schema.Struct({
   tool_use_id: OptionalString,
   description: Schema.String,
   subagent_type: OptionalString,
-  is_backgrounded: Schema.optional(Schema.Boolean),
+  is_backgrounded: optionalBoolean,
   spawn_depth: OptionalNumber,
   parent_task_id: OptionalString,
   task_type: OptionalString,
   workflow_name: OptionalString,
   prompt: OptionalString,
-  skip_transcript: Schema.optional(Schema.Boolean),
-  ambient: Schema.optional(Schema.Boolean)
+  skip_transcript: optionalBoolean,
+  ambient: optionalBoolean
 })
 
 /**
@@ -904,7 +910,7 @@ export const SystemTaskUpdated = Schema.Struct({
     end_time: OptionalNumber,
     total_paused_ms: OptionalNumber,
     error: OptionalString,
-    is_backgrounded: Schema.optional(Schema.Boolean)
+    is_backgrounded: optionalBoolean
   })
 })
 
@@ -966,8 +972,8 @@ export const SystemTaskNotification = Schema.Struct({
   usage: Schema.optional(TaskUsage),
   /** A backgrounded MCP task's `resource_link` results. */
   resource_links: Schema.optional(Schema.Array(ResourceLink)),
-  skip_transcript: Schema.optional(Schema.Boolean),
-  ambient: Schema.optional(Schema.Boolean)
+  skip_transcript: optionalBoolean,
+  ambient: optionalBoolean
 })
 
 /**
@@ -999,7 +1005,7 @@ export const SystemBackgroundTasksChanged = Schema.Struct({
     subagent_type: OptionalString,
     description: Schema.String,
     parent_task_id: OptionalString,
-    ambient: Schema.optional(Schema.Boolean)
+    ambient: optionalBoolean
   }))
 })
 
@@ -1998,15 +2004,15 @@ export const RateLimitInfo = Schema.Struct({
   overageStatus: OptionalString,
   overageResetsAt: OptionalNumber,
   overageDisabledReason: OptionalString,
-  isUsingOverage: Schema.optional(Schema.Boolean),
-  overageInUse: Schema.optional(Schema.Boolean),
-  overageEnabled: Schema.optional(Schema.Boolean),
+  isUsingOverage: optionalBoolean,
+  overageInUse: optionalBoolean,
+  overageEnabled: optionalBoolean,
   surpassedThreshold: OptionalNumber,
   /** Whose spend limit blocked the request when it is not the member's own: `service`, `channel`, `group_pool`. */
   limitScope: OptionalString,
   errorCode: OptionalString,
-  canUserPurchaseCredits: Schema.optional(Schema.Boolean),
-  hasChargeableSavedPaymentMethod: Schema.optional(Schema.Boolean)
+  canUserPurchaseCredits: optionalBoolean,
+  hasChargeableSavedPaymentMethod: optionalBoolean
 })
 
 /**

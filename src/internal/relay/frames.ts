@@ -7,6 +7,7 @@
  */
 import { Either, Schema } from "effect"
 import { parseJsonBoundary } from "../protocol/json.js"
+import { optionalString } from "../schema/schemas.js"
 
 /**
  * The protocol's version, sent in `hello`.
@@ -74,7 +75,7 @@ const Hello = Schema.Struct({
   version: Schema.Number,
   token: Schema.String,
   args: Schema.Array(Schema.String),
-  cwd: Schema.optional(Schema.String),
+  cwd: optionalString,
   env: Schema.Record({ key: Schema.String, value: Schema.String })
 })
 

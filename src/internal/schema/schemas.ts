@@ -9,3 +9,34 @@ import { Schema } from "effect"
  * @internal
  */
 export const RawObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+// The optional fields of the wire schemas, built once: each `Schema.optional(X)` makes a union with
+// `Undefined` and two classes, and the schemas have ~300 of them, most of these four.
+
+/**
+ * `Schema.optional(Schema.String)`, shared.
+ *
+ * @internal
+ */
+export const optionalString = Schema.optional(Schema.String)
+
+/**
+ * `Schema.optional(Schema.Boolean)`, shared.
+ *
+ * @internal
+ */
+export const optionalBoolean = Schema.optional(Schema.Boolean)
+
+/**
+ * `Schema.optional(Schema.Number)`, shared.
+ *
+ * @internal
+ */
+export const optionalNumber = Schema.optional(Schema.Number)
+
+/**
+ * `Schema.optional(Schema.Unknown)`, shared.
+ *
+ * @internal
+ */
+export const optionalUnknown = Schema.optional(Schema.Unknown)
