@@ -10,7 +10,7 @@
  */
 import { Effect, Predicate, Schema } from "effect"
 import * as Guard from "./internal/schema/guard.js"
-import { RawObject, optionalBoolean, optionalString as OptionalString } from "./internal/schema/schemas.js"
+import { optionalBoolean, optionalString as OptionalString, optionalRawObject } from "./internal/schema/schemas.js"
 import type * as Control from "./schema/Control.js"
 import { OptionsError } from "./SdkError.js"
 import type { InboundHandler } from "./services/ControlChannel.js"
@@ -76,7 +76,7 @@ export type PermissionUpdate = Schema.Schema.Type<typeof PermissionUpdate>
  */
 export const PermissionAllow = Schema.Struct({
   behavior: Schema.Literal("allow"),
-  updatedInput: Schema.optional(RawObject),
+  updatedInput: optionalRawObject,
   updatedPermissions: Schema.optional(Schema.Array(PermissionUpdate)),
   /** How a person decided, for the CLI's records (`"user_temporary"`, `"user_permanent"`). */
   decisionClassification: Schema.optional(Schema.Literal("user_temporary", "user_permanent", "user_reject"))

@@ -33,7 +33,13 @@ import * as Stored from "./internal/transcripts/stored.js"
 import * as T from "./internal/transcripts/transcript.js"
 import { type OptionsError, SessionNotFoundError } from "./SdkError.js"
 import type { SessionStoreError, SessionStoreShape } from "./services/SessionStore.js"
-import { optionalBoolean, optionalNumber, optionalString, optionalUnknown } from "./internal/schema/schemas.js"
+import {
+  optionalBoolean,
+  optionalNumber,
+  optionalString,
+  optionalUnknown,
+  NullOrString
+} from "./internal/schema/schemas.js"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -133,9 +139,9 @@ export const SessionMessage = Schema.Struct({
   session_id: Schema.String,
   message: Schema.Unknown,
   /** In a sub-agent's conversation: the `Agent` tool call that started it. */
-  parent_tool_use_id: Schema.NullOr(Schema.String),
+  parent_tool_use_id: NullOrString,
   /** In a nested sub-agent's conversation: the sub-agent that started it. */
-  parent_agent_id: Schema.NullOr(Schema.String),
+  parent_agent_id: NullOrString,
   timestamp: optionalString,
   /** Not typed by the user: the CLI's own context (a compaction summary, a reminder). */
   is_meta: optionalBoolean,

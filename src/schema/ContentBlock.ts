@@ -9,7 +9,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { optionalBoolean, optionalString } from "../internal/schema/schemas.js"
+import { optionalBoolean, optionalString, NullOrString } from "../internal/schema/schemas.js"
 
 /**
  * A text block.
@@ -239,7 +239,7 @@ export interface ImageBlock extends Schema.Schema.Type<typeof ImageBlock> {}
 export const DocumentBlock = Schema.Struct({
   type: Schema.Literal("document"),
   source: Schema.Unknown,
-  title: Schema.optional(Schema.NullOr(Schema.String))
+  title: Schema.optional(NullOrString)
 })
 
 /**

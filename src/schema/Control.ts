@@ -14,7 +14,10 @@ import {
   optionalBoolean,
   optionalNumber,
   optionalString,
-  optionalUnknown
+  optionalUnknown,
+  optionalStrings,
+  NullOrString,
+  optionalRawObject
 } from "../internal/schema/schemas.js"
 
 /**
@@ -175,7 +178,7 @@ export const SlashCommand = Schema.Struct({
   description: Schema.String,
   argumentHint: optionalString,
   /** Other names the command answers to (`/review` for `/code-review`). */
-  aliases: Schema.optional(Schema.Array(Schema.String)),
+  aliases: optionalStrings,
   /** Whether it ships with Claude Code (rather than coming from a plugin or the user's files). */
   builtin: optionalBoolean
 })
@@ -208,7 +211,7 @@ export const ModelInfo = Schema.Struct({
   resolvedModel: optionalString,
   supportsEffort: optionalBoolean,
   /** `low`, `medium`, `high`, `xhigh`, `max` on 2.1.330; strings, so a new level does not break decoding. */
-  supportedEffortLevels: Schema.optional(Schema.Array(Schema.String)),
+  supportedEffortLevels: optionalStrings,
   supportsAdaptiveThinking: optionalBoolean,
   supportsFastMode: optionalBoolean,
   supportsAutoMode: optionalBoolean,
@@ -302,7 +305,7 @@ export const InitializeResponse = Schema.Struct({
   commands: Schema.Array(SlashCommand),
   agents: Schema.optional(Schema.Array(AgentInfo)),
   output_style: optionalString,
-  available_output_styles: Schema.optional(Schema.Array(Schema.String)),
+  available_output_styles: optionalStrings,
   models: Schema.Array(ModelInfo),
   account: Schema.optional(AccountInfo),
   /** The CLI's process id, as the CLI reports it. */
@@ -341,8 +344,8 @@ export interface InitializeResponse extends Schema.Schema.Type<typeof Initialize
  * @category replies
  */
 export const InterruptResponse = Schema.Struct({
-  still_queued: Schema.optional(Schema.Array(Schema.String)),
-  cancelled: Schema.optional(Schema.Array(Schema.String))
+  still_queued: optionalStrings,
+  cancelled: optionalStrings
 })
 
 /**
@@ -521,7 +524,7 @@ export interface ContextUsageResponse extends Schema.Schema.Type<typeof ContextU
 export const RewindFilesResponse = Schema.Struct({
   canRewind: Schema.Boolean,
   error: optionalString,
-  filesChanged: Schema.optional(Schema.Array(Schema.String)),
+  filesChanged: optionalStrings,
   insertions: optionalNumber,
   deletions: optionalNumber
 })
@@ -574,7 +577,7 @@ export const McpResourceContents = Schema.Struct({
   mimeType: optionalString,
   text: optionalString,
   blob: optionalString,
-  _meta: Schema.optional(RawObject)
+  _meta: optionalRawObject
 })
 
 /**
@@ -658,7 +661,7 @@ export const ReloadPluginsResponse = Schema.Struct({
   cache_impact: Schema.optional(Schema.Struct({
     mcp_servers_added: Schema.Array(Schema.String),
     mcp_servers_removed: Schema.Array(Schema.String),
-    lsp_tool_change: Schema.NullOr(Schema.String)
+    lsp_tool_change: NullOrString
   }))
 })
 
@@ -762,8 +765,8 @@ export const ElicitationRequest = Schema.Struct({
   mode: Schema.optional(Schema.Literal("form", "url")),
   url: optionalString,
   elicitation_id: optionalString,
-  requested_schema: Schema.optional(RawObject),
-  property_order: Schema.optional(Schema.Array(Schema.String)),
+  requested_schema: optionalRawObject,
+  property_order: optionalStrings,
   title: optionalString,
   display_name: optionalString,
   description: optionalString
@@ -794,7 +797,7 @@ export const ElicitationResult = Schema.Struct({
     key: Schema.String,
     value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.String))
   })),
-  _meta: Schema.optional(RawObject)
+  _meta: optionalRawObject
 })
 
 /**
@@ -986,16 +989,16 @@ export const isRequest = (u: unknown): u is Request.Any => Predicate.hasProperty
  */
 export const InitializePayload = Schema.Struct({
   hooks: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Array(Schema.Unknown) })),
-  sdkMcpServers: Schema.optional(Schema.Array(Schema.String)),
-  systemPrompt: Schema.optional(Schema.Array(Schema.String)),
+  sdkMcpServers: optionalStrings,
+  systemPrompt: optionalStrings,
   appendSystemPrompt: optionalString,
   excludeDynamicSections: optionalBoolean,
   systemPromptSnapshot: optionalBoolean,
   planModeInstructions: optionalString,
   toolAliases: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
-  agents: Schema.optional(RawObject),
+  agents: optionalRawObject,
   title: optionalString,
-  skills: Schema.optional(Schema.Array(Schema.String)),
+  skills: optionalStrings,
   promptSuggestions: optionalBoolean,
   agentProgressSummaries: optionalBoolean,
   forwardSubagentText: optionalBoolean,
@@ -1003,7 +1006,7 @@ export const InitializePayload = Schema.Struct({
   /** With `--await-initialize`: plugins to load instead of `--plugin-dir` flags. */
   plugins: Schema.optional(Schema.Array(RawObject)),
   /** With `--await-initialize`: stdio/sse/http MCP servers instead of `--mcp-config`. */
-  mcpServers: Schema.optional(RawObject),
+  mcpServers: optionalRawObject,
   jsonSchema: optionalUnknown
 }, RawObject)
 
@@ -1481,11 +1484,11 @@ export const ClaimSessionPayload = Schema.Struct({
   cwd: Schema.String,
   permission_mode: Schema.optional(PermissionMode),
   env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
-  additional_directories: Schema.optional(Schema.Array(Schema.String)),
+  additional_directories: optionalStrings,
   append_system_prompt: optionalString,
   title: optionalString,
-  agents: Schema.optional(RawObject),
-  sdk_mcp_servers: Schema.optional(Schema.Array(Schema.String)),
+  agents: optionalRawObject,
+  sdk_mcp_servers: optionalStrings,
   include_initialize: optionalBoolean
 }, RawObject)
 

@@ -22,7 +22,11 @@ import {
   optionalBoolean,
   optionalNumber,
   optionalString,
-  optionalUnknown
+  optionalUnknown,
+  optionalStrings,
+  optionalUnknowns,
+  NullOrString,
+  optionalRawObject
 } from "../internal/schema/schemas.js"
 import { MessageParseError } from "../SdkError.js"
 
@@ -319,8 +323,8 @@ export const StopInput = Schema.Struct({
   hook_event_name: Schema.Literal("Stop"),
   stop_hook_active: Schema.Boolean,
   last_assistant_message: optionalString,
-  background_tasks: Schema.optional(Schema.Array(Schema.Unknown)),
-  session_crons: Schema.optional(Schema.Array(Schema.Unknown))
+  background_tasks: optionalUnknowns,
+  session_crons: optionalUnknowns
 })
 
 /**
@@ -400,8 +404,8 @@ export const SubagentStopInput = Schema.Struct({
   agent_transcript_path: Schema.String,
   agent_type: Schema.String,
   last_assistant_message: optionalString,
-  background_tasks: Schema.optional(Schema.Array(Schema.Unknown)),
-  session_crons: Schema.optional(Schema.Array(Schema.Unknown))
+  background_tasks: optionalUnknowns,
+  session_crons: optionalUnknowns
 })
 
 /**
@@ -426,7 +430,7 @@ export const PreCompactInput = Schema.Struct({
   ...BaseInput,
   hook_event_name: Schema.Literal("PreCompact"),
   trigger: Schema.String,
-  custom_instructions: Schema.NullOr(Schema.String)
+  custom_instructions: NullOrString
 })
 
 /**
@@ -478,7 +482,7 @@ export const PreModelSwitchInput = Schema.Struct({
   from_model: Schema.String,
   to_model: Schema.String,
   /** What was asked for: an alias such as `"opus"`, a full model id, or `null` for the default model. */
-  requested_model: Schema.NullOr(Schema.String),
+  requested_model: NullOrString,
   source: Schema.String,
   context_tokens: Schema.Number,
   prompt_cache_warm: Schema.Boolean,
@@ -511,7 +515,7 @@ export const PostModelSwitchInput = Schema.Struct({
   from_model: Schema.String,
   to_model: Schema.String,
   /** What was asked for: an alias such as `"opus"`, a full model id, or `null` for the default model. */
-  requested_model: Schema.NullOr(Schema.String),
+  requested_model: NullOrString,
   source: Schema.String,
   context_tokens: Schema.Number,
   prompt_cache_warm: Schema.Boolean,
@@ -543,7 +547,7 @@ export const PermissionRequestInput = Schema.Struct({
   hook_event_name: Schema.Literal("PermissionRequest"),
   tool_name: Schema.String,
   tool_input: Schema.Unknown,
-  permission_suggestions: Schema.optional(Schema.Array(Schema.Unknown)),
+  permission_suggestions: optionalUnknowns,
   mcp_server: optionalUnknown
 })
 
@@ -834,7 +838,7 @@ export const InstructionsLoadedInput = Schema.Struct({
   file_path: Schema.String,
   memory_type: Schema.String,
   load_reason: Schema.String,
-  globs: Schema.optional(Schema.Array(Schema.String)),
+  globs: optionalStrings,
   trigger_file_path: optionalString,
   parent_file_path: optionalString
 })
@@ -1106,7 +1110,7 @@ export const decodeInput = (raw: unknown): Either.Either<HookInput, MessageParse
 
 const OptionalString = optionalString
 const OptionalBoolean = optionalBoolean
-const OptionalStrings = Schema.optional(Schema.Array(Schema.String))
+const OptionalStrings = optionalStrings
 
 const contextOnly = <E extends HookEvent>(event: E) =>
   Schema.Struct({ hookEventName: Schema.Literal(event), additionalContext: OptionalString })
@@ -1116,7 +1120,7 @@ const watchPaths = <E extends HookEvent>(event: E) =>
 
 const ElicitationAnswer = {
   action: Schema.optional(Schema.Literal("accept", "decline", "cancel")),
-  content: Schema.optional(RawObject)
+  content: optionalRawObject
 }
 
 /**
@@ -1144,7 +1148,7 @@ export const HookSpecificOutput = Schema.Union(
     /** Shown to the model on `deny` (as `PreToolUse:<tool> hook error: <reason>`). */
     permissionDecisionReason: OptionalString,
     /** Replaces the tool's input. */
-    updatedInput: Schema.optional(RawObject),
+    updatedInput: optionalRawObject,
     additionalContext: OptionalString
   }),
   Schema.Struct({
@@ -1190,8 +1194,8 @@ export const HookSpecificOutput = Schema.Union(
     decision: Schema.Union(
       Schema.Struct({
         behavior: Schema.Literal("allow"),
-        updatedInput: Schema.optional(RawObject),
-        updatedPermissions: Schema.optional(Schema.Array(Schema.Unknown))
+        updatedInput: optionalRawObject,
+        updatedPermissions: optionalUnknowns
       }),
       Schema.Struct({
         behavior: Schema.Literal("deny"),

@@ -23,7 +23,12 @@ import {
   optionalBoolean,
   optionalNumber,
   optionalString,
-  optionalUnknown
+  optionalUnknown,
+  optionalStrings,
+  optionalUnknowns,
+  optionalNullOrNumber,
+  NullOrString,
+  optionalRawObject
 } from "../internal/schema/schemas.js"
 import { Approval } from "../services/ApprovalStore.js"
 import { MessageParseError } from "../SdkError.js"
@@ -31,7 +36,7 @@ import * as ContentBlock from "./ContentBlock.js"
 import * as Control from "./Control.js"
 
 const OptionalString = optionalString
-const OptionalNullableString = Schema.optional(Schema.NullOr(Schema.String))
+const OptionalNullableString = Schema.optional(NullOrString)
 const OptionalNumber = optionalNumber
 
 /**
@@ -49,8 +54,8 @@ const OptionalNumber = optionalNumber
 export const Usage = Schema.Struct({
   input_tokens: Schema.Number,
   output_tokens: Schema.Number,
-  cache_creation_input_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
-  cache_read_input_tokens: Schema.optional(Schema.NullOr(Schema.Number))
+  cache_creation_input_tokens: optionalNullOrNumber,
+  cache_read_input_tokens: optionalNullOrNumber
 })
 
 /**
@@ -214,7 +219,7 @@ export const UserMessageInput = Schema.Struct({
     role: Schema.Literal("user"),
     content: Schema.Union(Schema.String, Schema.Array(ContentBlock.ContentBlockParam))
   }),
-  parent_tool_use_id: Schema.NullOr(Schema.String),
+  parent_tool_use_id: NullOrString,
   session_id: Schema.String,
   /** With a `uuid` the CLI reports `command_lifecycle` messages for this message. */
   uuid: OptionalString,
@@ -317,13 +322,13 @@ const resultFields = {
   duration_api_ms: OptionalNumber,
   total_cost_usd: OptionalNumber,
   usage: Schema.optional(Usage),
-  modelUsage: Schema.optional(RawObject),
-  permission_denials: Schema.optional(Schema.Array(Schema.Unknown)),
+  modelUsage: optionalRawObject,
+  permission_denials: optionalUnknowns,
   stop_reason: OptionalNullableString,
   /** Why the run ended: `completed`, `api_error`, `aborted_streaming`, `aborted_tools`, `max_turns`, … */
   terminal_reason: OptionalNullableString,
   /** The HTTP status of the API error that ended the turn, if one did. */
-  api_error_status: Schema.optional(Schema.NullOr(Schema.Number)),
+  api_error_status: optionalNullOrNumber,
   session_id: Schema.String,
   uuid: OptionalString
 }
@@ -378,7 +383,7 @@ export const ResultFailure = Schema.Struct({
     "error_max_budget_usd",
     "error_max_structured_output_retries"
   ),
-  errors: Schema.optional(Schema.Array(Schema.String))
+  errors: optionalStrings
 })
 
 /**
@@ -438,14 +443,14 @@ export const SystemInit = Schema.Struct({
   mcp_servers: Schema.Array(Schema.Struct({ name: Schema.String, status: Schema.String })),
   model: Schema.String,
   permissionMode: Schema.String,
-  slash_commands: Schema.optional(Schema.Array(Schema.String)),
+  slash_commands: optionalStrings,
   apiKeySource: OptionalString,
   claude_code_version: OptionalString,
   output_style: OptionalString,
-  agents: Schema.optional(Schema.Array(Schema.Unknown)),
-  skills: Schema.optional(Schema.Array(Schema.Unknown)),
-  plugins: Schema.optional(Schema.Array(Schema.Unknown)),
-  capabilities: Schema.optional(Schema.Array(Schema.String))
+  agents: optionalUnknowns,
+  skills: optionalUnknowns,
+  plugins: optionalUnknowns,
+  capabilities: optionalStrings
 })
 
 /**
@@ -470,7 +475,7 @@ export interface SystemInit extends Schema.Schema.Type<typeof SystemInit> {}
 export const SystemStatus = Schema.Struct({
   ...systemFields,
   subtype: Schema.Literal("status"),
-  status: Schema.NullOr(Schema.String),
+  status: NullOrString,
   permissionMode: OptionalString
 })
 
@@ -939,7 +944,7 @@ export const ResourceLink = Schema.Struct({
   description: OptionalString,
   mimeType: OptionalString,
   size: OptionalNumber,
-  annotations: Schema.optional(RawObject)
+  annotations: optionalRawObject
 })
 
 /**
@@ -1250,7 +1255,7 @@ export const SystemControlRequestProgress = Schema.Struct({
   attempt: OptionalNumber,
   max_retries: OptionalNumber,
   retry_delay_ms: OptionalNumber,
-  error_status: Schema.optional(Schema.NullOr(Schema.Number))
+  error_status: optionalNullOrNumber
 })
 
 /**
@@ -1262,7 +1267,7 @@ export interface SystemControlRequestProgress extends Schema.Schema.Type<typeof 
 const refusalFields = {
   original_model: Schema.String,
   /** The API request that was refused, when known. */
-  request_id: Schema.NullOr(Schema.String),
+  request_id: NullOrString,
   /** The refusal category (`cyber`, `bio`, …, an open set), or `null` when none was given. */
   api_refusal_category: OptionalNullableString,
   /** The API's explanation: prose for display, not for parsing. */
@@ -1322,7 +1327,7 @@ export const SystemModelRefusalFallback = Schema.Struct({
   scope: OptionalString,
   fallback_model: Schema.String,
   /** The messages this fallback withdrew: remove them from what you keep or show. */
-  retracted_message_uuids: Schema.optional(Schema.Array(Schema.String)),
+  retracted_message_uuids: optionalStrings,
   ...refusalFields
 })
 
@@ -1400,7 +1405,7 @@ export const SystemSessionWritesLost = Schema.Struct({
   subtype: Schema.Literal("session_writes_lost"),
   error_code: Schema.String,
   lost: Schema.Array(Schema.String),
-  transcript_session_ids: Schema.optional(Schema.Array(Schema.String))
+  transcript_session_ids: optionalStrings
 })
 
 /**
@@ -1554,7 +1559,7 @@ export interface InputJsonDelta extends Schema.Schema.Type<typeof InputJsonDelta
 export const ThinkingDelta = Schema.Struct({
   type: Schema.Literal("thinking_delta"),
   thinking: Schema.String,
-  estimated_tokens: Schema.optional(Schema.NullOr(Schema.Number))
+  estimated_tokens: optionalNullOrNumber
 })
 
 /**
@@ -1624,8 +1629,8 @@ export interface CitationsDelta extends Schema.Schema.Type<typeof CitationsDelta
  */
 export const CompactionDelta = Schema.Struct({
   type: Schema.Literal("compaction_delta"),
-  content: Schema.optional(Schema.NullOr(Schema.String)),
-  encrypted_content: Schema.optional(Schema.NullOr(Schema.String))
+  content: Schema.optional(NullOrString),
+  encrypted_content: Schema.optional(NullOrString)
 })
 
 /**
@@ -1796,10 +1801,10 @@ export interface ContentBlockStopEvent extends Schema.Schema.Type<typeof Content
  * @category schemas
  */
 export const DeltaUsage = Schema.Struct({
-  input_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
-  output_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
-  cache_creation_input_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
-  cache_read_input_tokens: Schema.optional(Schema.NullOr(Schema.Number))
+  input_tokens: optionalNullOrNumber,
+  output_tokens: optionalNullOrNumber,
+  cache_creation_input_tokens: optionalNullOrNumber,
+  cache_read_input_tokens: optionalNullOrNumber
 })
 
 /**
@@ -1948,7 +1953,7 @@ export const StreamEvent = Schema.Struct({
   /** On the turn's first event: the uuid of the user message this turn answers. */
   user_message_uuid: OptionalString,
   /** With `user_message_uuid`: every user message this turn has taken so far. */
-  user_message_uuids: Schema.optional(Schema.Array(Schema.String))
+  user_message_uuids: optionalStrings
 })
 
 /**
@@ -2089,7 +2094,7 @@ export interface ToolProgress extends Schema.Schema.Type<typeof ToolProgress> {}
 export const ToolUseSummary = Schema.Struct({
   type: Schema.Literal("tool_use_summary"),
   summary: Schema.String,
-  preceding_tool_use_ids: Schema.optional(Schema.Array(Schema.String)),
+  preceding_tool_use_ids: optionalStrings,
   session_id: OptionalString,
   uuid: OptionalString
 })
@@ -2167,7 +2172,7 @@ export interface CommandLifecycle extends Schema.Schema.Type<typeof CommandLifec
 export const AuthStatus = Schema.Struct({
   type: Schema.Literal("auth_status"),
   isAuthenticating: Schema.Boolean,
-  output: Schema.optional(Schema.Array(Schema.String)),
+  output: optionalStrings,
   error: OptionalString,
   session_id: OptionalString,
   uuid: OptionalString

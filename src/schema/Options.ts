@@ -20,7 +20,13 @@ import type { ApprovalStoreShape } from "../services/ApprovalStore.js"
 import type { SessionStoreShape } from "../services/SessionStore.js"
 import * as Control from "./Control.js"
 import * as Hook from "../Hook.js"
-import { optionalBoolean, optionalNumber, optionalString, optionalUnknown } from "../internal/schema/schemas.js"
+import {
+  optionalBoolean,
+  optionalNumber,
+  optionalString,
+  optionalUnknown,
+  NullOrString
+} from "../internal/schema/schemas.js"
 
 const NonEmptyString = Schema.String.pipe(Schema.minLength(1))
 const Strings = Schema.Array(Schema.String)
@@ -561,7 +567,7 @@ export const Options = Schema.Struct({
     key: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9-]*$/, {
       message: () => "an extra argument's name is a flag name without dashes, like \"debug\" or \"max-tokens\""
     })),
-    value: Schema.NullOr(Schema.String)
+    value: NullOrString
   })),
   pathToClaudeCodeExecutable: Schema.optional(NonEmptyString),
   /** The runtime for a CLI given as a JavaScript file (default `node`, `bun` under Bun). */

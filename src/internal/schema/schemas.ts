@@ -40,3 +40,38 @@ export const optionalNumber = Schema.optional(Schema.Number)
  * @internal
  */
 export const optionalUnknown = Schema.optional(Schema.Unknown)
+
+/**
+ * `Schema.optional(Schema.Array(Schema.String))`, shared.
+ *
+ * @internal
+ */
+export const optionalStrings = Schema.optional(Schema.Array(Schema.String))
+
+/**
+ * `Schema.optional(Schema.Array(Schema.Unknown))`, shared.
+ *
+ * @internal
+ */
+export const optionalUnknowns = Schema.optional(Schema.Array(Schema.Unknown))
+
+/**
+ * `Schema.NullOr(Schema.String)`, shared.
+ *
+ * @internal
+ */
+export const NullOrString = Schema.NullOr(Schema.String)
+
+/**
+ * `Schema.optional(Schema.NullOr(Schema.Number))`, shared.
+ *
+ * @internal
+ */
+export const optionalNullOrNumber = Schema.optional(Schema.NullOr(Schema.Number))
+
+/**
+ * `Schema.optional(RawObject)`, shared.
+ *
+ * @internal
+ */
+export const optionalRawObject = Schema.optional(RawObject)

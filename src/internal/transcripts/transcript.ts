@@ -6,15 +6,15 @@
 import { Either, Predicate, Schema } from "effect"
 import * as Issues from "../schema/issues.js"
 import * as Guard from "../schema/guard.js"
-import { optionalBoolean, optionalString, optionalUnknown } from "../schema/schemas.js"
+import { optionalBoolean, optionalString, optionalUnknown, NullOrString } from "../schema/schemas.js"
 
 /** One decoded line of a transcript. Unknown keys are kept (a fork copies them). */
 export const Entry = Schema.Struct(
   {
     type: Schema.String,
     uuid: optionalString,
-    parentUuid: Schema.optional(Schema.NullOr(Schema.String)),
-    logicalParentUuid: Schema.optional(Schema.NullOr(Schema.String)),
+    parentUuid: Schema.optional(NullOrString),
+    logicalParentUuid: Schema.optional(NullOrString),
     sessionId: optionalString,
     timestamp: optionalString,
     subtype: optionalString,
