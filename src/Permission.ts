@@ -10,7 +10,7 @@
  */
 import { Effect, Predicate, Schema } from "effect"
 import * as Guard from "./internal/schema/guard.js"
-import { RawObject } from "./internal/schema/schemas.js"
+import { optionalBoolean, optionalString as OptionalString, optionalRawObject } from "./internal/schema/schemas.js"
 import type * as Control from "./schema/Control.js"
 import { OptionsError } from "./SdkError.js"
 import type { InboundHandler } from "./services/ControlChannel.js"
@@ -18,7 +18,7 @@ import { callbackEffect, providing } from "./internal/effect/captured.js"
 
 const Destination = Schema.Literal("userSettings", "projectSettings", "localSettings", "session", "cliArg")
 
-const RuleValue = Schema.Struct({ toolName: Schema.String, ruleContent: Schema.optional(Schema.String) })
+const RuleValue = Schema.Struct({ toolName: Schema.String, ruleContent: OptionalString })
 
 /**
  * A change to the permission rules: what the CLI suggests, and what an `allow` may apply.
@@ -76,7 +76,7 @@ export type PermissionUpdate = Schema.Schema.Type<typeof PermissionUpdate>
  */
 export const PermissionAllow = Schema.Struct({
   behavior: Schema.Literal("allow"),
-  updatedInput: Schema.optional(RawObject),
+  updatedInput: optionalRawObject,
   updatedPermissions: Schema.optional(Schema.Array(PermissionUpdate)),
   /** How a person decided, for the CLI's records (`"user_temporary"`, `"user_permanent"`). */
   decisionClassification: Schema.optional(Schema.Literal("user_temporary", "user_permanent", "user_reject"))
@@ -103,7 +103,7 @@ export interface PermissionAllow extends Schema.Schema.Type<typeof PermissionAll
 export const PermissionDeny = Schema.Struct({
   behavior: Schema.Literal("deny"),
   message: Schema.String,
-  interrupt: Schema.optional(Schema.Boolean),
+  interrupt: optionalBoolean,
   /** How a person decided, for the CLI's records (`"user_reject"`). */
   decisionClassification: Schema.optional(Schema.Literal("user_temporary", "user_permanent", "user_reject"))
 })

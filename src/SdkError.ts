@@ -9,6 +9,7 @@
  */
 import { Predicate, Schema } from "effect"
 import type { SessionStoreError } from "./services/SessionStore.js"
+import { optionalNumber, optionalString, optionalUnknown } from "./internal/schema/schemas.js"
 
 const TypeIdKey = "effect-claude-agent/SdkError"
 
@@ -287,13 +288,13 @@ export class ProcessError extends Schema.TaggedError<ProcessError>(
   "effect-claude-agent/ProcessError"
 )("ProcessError", {
   /** The exit code, when the process exited normally. */
-  exitCode: Schema.optional(Schema.Number),
+  exitCode: optionalNumber,
   /** The signal, when the process was killed by one. */
-  signal: Schema.optional(Schema.String),
+  signal: optionalString,
   /** The last 2 KiB of what the CLI wrote to stderr. */
   stderrTail: Schema.String,
   /** The last `result` message with `is_error: true`, if one was received. */
-  lastErrorResult: Schema.optional(Schema.Unknown)
+  lastErrorResult: optionalUnknown
 }) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -330,11 +331,11 @@ export class CLIJSONDecodeError extends Schema.TaggedError<CLIJSONDecodeError>(
   /** The first characters of the offending line (at most 200). */
   linePrefix: Schema.String,
   /** The line-size limit in bytes, for `LineTooLong`. */
-  limit: Schema.optional(Schema.Number),
+  limit: optionalNumber,
   /** How many bytes of the line had been seen when the limit was exceeded. */
-  observed: Schema.optional(Schema.Number),
+  observed: optionalNumber,
   /** The JSON parser's message, for `InvalidJson`. */
-  parseError: Schema.optional(Schema.String)
+  parseError: optionalString
 }) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -410,7 +411,7 @@ export class ControlError extends Schema.TaggedError<ControlError>(
   /** The CLI's error text. */
   error: Schema.String,
   /** The CLI's machine-readable code (`invalid_mode`, `unsupported_request`, …), when it sent one. */
-  errorCode: Schema.optional(Schema.String)
+  errorCode: optionalString
 }) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -699,8 +700,8 @@ export class ResultError extends Schema.TaggedError<ResultError>(
 )("ResultError", {
   /** `success` (with `is_error`, e.g. API errors), `error_during_execution`, `error_max_turns`, … */
   subtype: Schema.String,
-  terminalReason: Schema.optional(Schema.String),
-  apiErrorStatus: Schema.optional(Schema.Number),
+  terminalReason: optionalString,
+  apiErrorStatus: optionalNumber,
   /** `result` text or the `errors` list, joined. */
   detail: Schema.String,
   /** The whole `result` message. */
@@ -751,7 +752,7 @@ export class StructuredOutputError extends Schema.TaggedError<StructuredOutputEr
   /** What is wrong, on one line, field by field: `at: Expected a valid Date, actual Invalid Date`. */
   issue: Schema.String,
   /** The session the `result` belongs to. */
-  sessionId: Schema.optional(Schema.String)
+  sessionId: optionalString
 }) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -794,11 +795,11 @@ export class SessionNotFoundError extends Schema.TaggedError<SessionNotFoundErro
 )("SessionNotFoundError", {
   sessionId: Schema.String,
   /** The sub-agent asked for, when it was a sub-agent's transcript that is missing. */
-  agentId: Schema.optional(Schema.String),
+  agentId: optionalString,
   /** The project directory searched (`options.dir`); absent when every project was searched. */
-  dir: Schema.optional(Schema.String),
+  dir: optionalString,
   /** Why a transcript that exists does not count (e.g. it holds no messages). */
-  reason: Schema.optional(Schema.String)
+  reason: optionalString
 }) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -865,7 +866,7 @@ export class ClaimRefused extends Schema.TaggedError<ClaimRefused>(
 )("ClaimRefused", {
   reason: ClaimRefusalReason,
   /** The CLI's code for the refusal (the text before `:` in its answer), when it gave one. */
-  code: Schema.optional(Schema.String),
+  code: optionalString,
   /** What the CLI (or this library) said. */
   detail: Schema.String
 }) {

@@ -33,6 +33,13 @@ import * as Stored from "./internal/transcripts/stored.js"
 import * as T from "./internal/transcripts/transcript.js"
 import { type OptionsError, SessionNotFoundError } from "./SdkError.js"
 import type { SessionStoreError, SessionStoreShape } from "./services/SessionStore.js"
+import {
+  optionalBoolean,
+  optionalNumber,
+  optionalString,
+  optionalUnknown,
+  NullOrString
+} from "./internal/schema/schemas.js"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -84,24 +91,24 @@ export const SessionInfo = Schema.Struct({
   /** When the transcript was last written, in milliseconds since the epoch. */
   lastModified: Schema.Number,
   /** The transcript's size in bytes. */
-  fileSize: Schema.optional(Schema.Number),
+  fileSize: optionalNumber,
   /** A title set by `renameSession`, the CLI's `/rename` or a fork. */
-  customTitle: Schema.optional(Schema.String),
+  customTitle: optionalString,
   /** The first prompt typed, on one line, at most 200 characters. */
-  firstPrompt: Schema.optional(Schema.String),
+  firstPrompt: optionalString,
   /** The git branch at the end of the session. */
-  gitBranch: Schema.optional(Schema.String),
+  gitBranch: optionalString,
   /** The session's working directory. */
-  cwd: Schema.optional(Schema.String),
+  cwd: optionalString,
   /** The tag set by `tagSession`. */
-  tag: Schema.optional(Schema.String),
+  tag: optionalString,
   /** When the session started, in milliseconds since the epoch. */
-  createdAt: Schema.optional(Schema.Number),
+  createdAt: optionalNumber,
   /**
    * `true` when archived; `false` when it was archived and then unarchived, or a prompt was sent in
    * it since; absent when it never was.
    */
-  archived: Schema.optional(Schema.Boolean)
+  archived: optionalBoolean
 })
 
 /**
@@ -132,19 +139,19 @@ export const SessionMessage = Schema.Struct({
   session_id: Schema.String,
   message: Schema.Unknown,
   /** In a sub-agent's conversation: the `Agent` tool call that started it. */
-  parent_tool_use_id: Schema.NullOr(Schema.String),
+  parent_tool_use_id: NullOrString,
   /** In a nested sub-agent's conversation: the sub-agent that started it. */
-  parent_agent_id: Schema.NullOr(Schema.String),
-  timestamp: Schema.optional(Schema.String),
+  parent_agent_id: NullOrString,
+  timestamp: optionalString,
   /** Not typed by the user: the CLI's own context (a compaction summary, a reminder). */
-  is_meta: Schema.optional(Schema.Boolean),
-  isCompactSummary: Schema.optional(Schema.Boolean),
+  is_meta: optionalBoolean,
+  isCompactSummary: optionalBoolean,
   /** A slash command the CLI ran itself (`/compact`), or its output. */
-  isCompletedLocalCommand: Schema.optional(Schema.Boolean),
+  isCompletedLocalCommand: optionalBoolean,
   /** The turn was cut short because the CLI was shutting down. */
-  interruptedByShutdown: Schema.optional(Schema.Boolean),
+  interruptedByShutdown: optionalBoolean,
   /** Where a prompt came from when it was not typed (a channel, a peer session, …). */
-  origin: Schema.optional(Schema.Unknown)
+  origin: optionalUnknown
 })
 
 /**

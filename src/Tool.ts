@@ -12,6 +12,7 @@ import { Effect, Either, ParseResult, Predicate, Schema } from "effect"
 import { notAnEffect } from "./internal/effect/captured.js"
 import { objectJsonSchema } from "./internal/schema/jsonSchema.js"
 import { OptionsError } from "./SdkError.js"
+import { optionalBoolean, optionalString } from "./internal/schema/schemas.js"
 
 /**
  * One block of a tool result, as MCP defines it (`text`, `image`, embedded `resource`).
@@ -98,15 +99,15 @@ export interface JsonObjectSchema {
  */
 export const ToolAnnotations = Schema.Struct({
   /** A human-readable name for the tool. */
-  title: Schema.optional(Schema.String),
+  title: optionalString,
   /** The tool does not change its environment: the CLI may run several calls of it concurrently. */
-  readOnlyHint: Schema.optional(Schema.Boolean),
+  readOnlyHint: optionalBoolean,
   /** The tool may destroy or overwrite data (meaningful when `readOnlyHint` is false). */
-  destructiveHint: Schema.optional(Schema.Boolean),
+  destructiveHint: optionalBoolean,
   /** Calling the tool again with the same arguments has no further effect. */
-  idempotentHint: Schema.optional(Schema.Boolean),
+  idempotentHint: optionalBoolean,
   /** The tool reaches outside a closed world (the web, other systems). */
-  openWorldHint: Schema.optional(Schema.Boolean)
+  openWorldHint: optionalBoolean
 })
 
 /**

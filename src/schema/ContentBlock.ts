@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
+import { optionalBoolean, optionalString, NullOrString } from "../internal/schema/schemas.js"
 
 /**
  * A text block.
@@ -49,7 +50,7 @@ export interface TextBlock extends Schema.Schema.Type<typeof TextBlock> {}
 export const ThinkingBlock = Schema.Struct({
   type: Schema.Literal("thinking"),
   thinking: Schema.String,
-  signature: Schema.optional(Schema.String)
+  signature: optionalString
 })
 
 /**
@@ -122,7 +123,7 @@ export const ToolResultBlock = Schema.Struct({
   type: Schema.Literal("tool_result"),
   tool_use_id: Schema.String,
   content: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.Unknown))),
-  is_error: Schema.optional(Schema.Boolean)
+  is_error: optionalBoolean
 })
 
 /**
@@ -148,7 +149,7 @@ export const ServerToolUseBlock = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   input: Schema.Unknown,
-  server_name: Schema.optional(Schema.String)
+  server_name: optionalString
 })
 
 /**
@@ -181,7 +182,7 @@ export const ServerToolResultBlock = Schema.Struct({
   ),
   tool_use_id: Schema.String,
   content: Schema.Unknown,
-  is_error: Schema.optional(Schema.Boolean)
+  is_error: optionalBoolean
 })
 
 /**
@@ -238,7 +239,7 @@ export interface ImageBlock extends Schema.Schema.Type<typeof ImageBlock> {}
 export const DocumentBlock = Schema.Struct({
   type: Schema.Literal("document"),
   source: Schema.Unknown,
-  title: Schema.optional(Schema.NullOr(Schema.String))
+  title: Schema.optional(NullOrString)
 })
 
 /**

@@ -9,7 +9,16 @@
  * @since 0.1.0
  */
 import { type Effect, Predicate, Schema } from "effect"
-import { RawObject } from "../internal/schema/schemas.js"
+import {
+  RawObject,
+  optionalBoolean,
+  optionalNumber,
+  optionalString,
+  optionalUnknown,
+  optionalStrings,
+  NullOrString,
+  optionalRawObject
+} from "../internal/schema/schemas.js"
 
 /**
  * `{"type":"control_request","request_id":…,"request":{"subtype":…,…}}`, in either direction.
@@ -50,7 +59,7 @@ export interface ControlRequest extends Schema.Schema.Type<typeof ControlRequest
 export const ControlSuccess = Schema.Struct({
   subtype: Schema.Literal("success"),
   request_id: Schema.String,
-  response: Schema.optional(Schema.Unknown)
+  response: optionalUnknown
 })
 
 /**
@@ -75,7 +84,7 @@ export const ControlFailure = Schema.Struct({
   subtype: Schema.Literal("error"),
   request_id: Schema.String,
   error: Schema.String,
-  error_code: Schema.optional(Schema.String)
+  error_code: optionalString
 })
 
 /**
@@ -167,11 +176,11 @@ export type PermissionMode = Schema.Schema.Type<typeof PermissionMode>
 export const SlashCommand = Schema.Struct({
   name: Schema.String,
   description: Schema.String,
-  argumentHint: Schema.optional(Schema.String),
+  argumentHint: optionalString,
   /** Other names the command answers to (`/review` for `/code-review`). */
-  aliases: Schema.optional(Schema.Array(Schema.String)),
+  aliases: optionalStrings,
   /** Whether it ships with Claude Code (rather than coming from a plugin or the user's files). */
-  builtin: Schema.optional(Schema.Boolean)
+  builtin: optionalBoolean
 })
 
 /**
@@ -199,15 +208,15 @@ export const ModelInfo = Schema.Struct({
   value: Schema.String,
   displayName: Schema.String,
   description: Schema.String,
-  resolvedModel: Schema.optional(Schema.String),
-  supportsEffort: Schema.optional(Schema.Boolean),
+  resolvedModel: optionalString,
+  supportsEffort: optionalBoolean,
   /** `low`, `medium`, `high`, `xhigh`, `max` on 2.1.330; strings, so a new level does not break decoding. */
-  supportedEffortLevels: Schema.optional(Schema.Array(Schema.String)),
-  supportsAdaptiveThinking: Schema.optional(Schema.Boolean),
-  supportsFastMode: Schema.optional(Schema.Boolean),
-  supportsAutoMode: Schema.optional(Schema.Boolean),
+  supportedEffortLevels: optionalStrings,
+  supportsAdaptiveThinking: optionalBoolean,
+  supportsFastMode: optionalBoolean,
+  supportsAutoMode: optionalBoolean,
   /** Whether thinking can be turned off for this model. */
-  supportsThinkingOff: Schema.optional(Schema.Boolean)
+  supportsThinkingOff: optionalBoolean
 })
 
 /**
@@ -230,9 +239,9 @@ export interface ModelInfo extends Schema.Schema.Type<typeof ModelInfo> {}
  */
 export const AgentInfo = Schema.Struct({
   name: Schema.String,
-  description: Schema.optional(Schema.String),
+  description: optionalString,
   /** An alias or model id, or `"inherit"`; absent: the default subagent model. */
-  model: Schema.optional(Schema.String)
+  model: optionalString
 })
 
 /**
@@ -256,16 +265,16 @@ export interface AgentInfo extends Schema.Schema.Type<typeof AgentInfo> {}
  * @category replies
  */
 export const AccountInfo = Schema.Struct({
-  email: Schema.optional(Schema.String),
-  organization: Schema.optional(Schema.String),
-  subscriptionType: Schema.optional(Schema.String),
-  tokenSource: Schema.optional(Schema.String),
-  apiKeySource: Schema.optional(Schema.String),
+  email: optionalString,
+  organization: optionalString,
+  subscriptionType: optionalString,
+  tokenSource: optionalString,
+  apiKeySource: optionalString,
   /**
    * The API backend: `firstParty`, `bedrock`, `vertex`, `foundry`, `anthropicAws`,
    * `anthropicGoogleCloud`, `mantle` or `gateway` (a string: the set grows).
    */
-  apiProvider: Schema.optional(Schema.String)
+  apiProvider: optionalString
 })
 
 /**
@@ -295,25 +304,25 @@ export interface AccountInfo extends Schema.Schema.Type<typeof AccountInfo> {}
 export const InitializeResponse = Schema.Struct({
   commands: Schema.Array(SlashCommand),
   agents: Schema.optional(Schema.Array(AgentInfo)),
-  output_style: Schema.optional(Schema.String),
-  available_output_styles: Schema.optional(Schema.Array(Schema.String)),
+  output_style: optionalString,
+  available_output_styles: optionalStrings,
   models: Schema.Array(ModelInfo),
   account: Schema.optional(AccountInfo),
   /** The CLI's process id, as the CLI reports it. */
-  pid: Schema.optional(Schema.Number),
-  claude_code_version: Schema.optional(Schema.String),
-  current_permission_mode: Schema.optional(Schema.String),
+  pid: optionalNumber,
+  claude_code_version: optionalString,
+  current_permission_mode: optionalString,
   /**
    * Whether the CLI loaded the MCP servers sent in `initialize` (`mcpServersDelivery:
    * "initialize"`). A CLI too old to read them leaves it out: the session then fails.
    */
-  mcp_servers_applied: Schema.optional(Schema.Boolean),
+  mcp_servers_applied: optionalBoolean,
   /** Whether the CLI registered the hooks sent in `initialize`. */
-  hooks_applied: Schema.optional(Schema.Boolean),
+  hooks_applied: optionalBoolean,
   /** Whether the CLI honours `onFailure` on hook matchers (needed by `onFailure: "block"`). */
-  hook_on_failure_supported: Schema.optional(Schema.Boolean),
+  hook_on_failure_supported: optionalBoolean,
   /** Whether the CLI loaded the plugins sent in `initialize` (`pluginDelivery: "initialize"`). */
-  plugins_applied: Schema.optional(Schema.Boolean)
+  plugins_applied: optionalBoolean
 })
 
 /**
@@ -335,8 +344,8 @@ export interface InitializeResponse extends Schema.Schema.Type<typeof Initialize
  * @category replies
  */
 export const InterruptResponse = Schema.Struct({
-  still_queued: Schema.optional(Schema.Array(Schema.String)),
-  cancelled: Schema.optional(Schema.Array(Schema.String))
+  still_queued: optionalStrings,
+  cancelled: optionalStrings
 })
 
 /**
@@ -357,7 +366,7 @@ export interface InterruptResponse extends Schema.Schema.Type<typeof InterruptRe
  * @since 0.1.0
  * @category replies
  */
-export const SetModelResponse = Schema.Struct({ model: Schema.optional(Schema.String) })
+export const SetModelResponse = Schema.Struct({ model: optionalString })
 
 /**
  * @since 0.1.0
@@ -377,7 +386,7 @@ export interface SetModelResponse extends Schema.Schema.Type<typeof SetModelResp
  * @since 0.1.0
  * @category replies
  */
-export const SetPermissionModeResponse = Schema.Struct({ mode: Schema.optional(Schema.String) })
+export const SetPermissionModeResponse = Schema.Struct({ mode: optionalString })
 
 /**
  * @since 0.1.0
@@ -400,8 +409,8 @@ export interface SetPermissionModeResponse extends Schema.Schema.Type<typeof Set
 export const McpServerStatus = Schema.Struct({
   name: Schema.String,
   status: Schema.String,
-  serverInfo: Schema.optional(Schema.Unknown),
-  error: Schema.optional(Schema.String),
+  serverInfo: optionalUnknown,
+  error: optionalString,
   tools: Schema.optional(Schema.Array(Schema.Struct({ name: Schema.String })))
 })
 
@@ -448,12 +457,12 @@ export interface McpStatusResponse extends Schema.Schema.Type<typeof McpStatusRe
  * @category replies
  */
 export const ContextUsageCategory = Schema.Struct({
-  id: Schema.optional(Schema.String),
+  id: optionalString,
   name: Schema.String,
   tokens: Schema.Number,
-  color: Schema.optional(Schema.String),
-  kind: Schema.optional(Schema.String),
-  isDeferred: Schema.optional(Schema.Boolean)
+  color: optionalString,
+  kind: optionalString,
+  isDeferred: optionalBoolean
 })
 
 /**
@@ -481,11 +490,11 @@ export const ContextUsageResponse = Schema.Struct({
   categories: Schema.Array(ContextUsageCategory),
   totalTokens: Schema.Number,
   maxTokens: Schema.Number,
-  rawMaxTokens: Schema.optional(Schema.Number),
-  percentage: Schema.optional(Schema.Number),
-  model: Schema.optional(Schema.String),
-  autoCompactThreshold: Schema.optional(Schema.Number),
-  isAutoCompactEnabled: Schema.optional(Schema.Boolean),
+  rawMaxTokens: optionalNumber,
+  percentage: optionalNumber,
+  model: optionalString,
+  autoCompactThreshold: optionalNumber,
+  isAutoCompactEnabled: optionalBoolean,
   memoryFiles: Schema.optional(
     Schema.Array(Schema.Struct({ path: Schema.String, type: Schema.String, tokens: Schema.Number }))
   ),
@@ -514,10 +523,10 @@ export interface ContextUsageResponse extends Schema.Schema.Type<typeof ContextU
  */
 export const RewindFilesResponse = Schema.Struct({
   canRewind: Schema.Boolean,
-  error: Schema.optional(Schema.String),
-  filesChanged: Schema.optional(Schema.Array(Schema.String)),
-  insertions: Schema.optional(Schema.Number),
-  deletions: Schema.optional(Schema.Number)
+  error: optionalString,
+  filesChanged: optionalStrings,
+  insertions: optionalNumber,
+  deletions: optionalNumber
 })
 
 /**
@@ -565,10 +574,10 @@ export interface McpSetServersResponse extends Schema.Schema.Type<typeof McpSetS
  */
 export const McpResourceContents = Schema.Struct({
   uri: Schema.String,
-  mimeType: Schema.optional(Schema.String),
-  text: Schema.optional(Schema.String),
-  blob: Schema.optional(Schema.String),
-  _meta: Schema.optional(RawObject)
+  mimeType: optionalString,
+  text: optionalString,
+  blob: optionalString,
+  _meta: optionalRawObject
 })
 
 /**
@@ -614,7 +623,7 @@ export interface McpReadResourceResponse extends Schema.Schema.Type<typeof McpRe
 export const PluginConfig = Schema.Struct({
   type: Schema.Literal("local"),
   path: Schema.String,
-  skipMcpDiscovery: Schema.optional(Schema.Boolean)
+  skipMcpDiscovery: optionalBoolean
 })
 
 /**
@@ -643,16 +652,16 @@ export const ReloadPluginsResponse = Schema.Struct({
   plugins: Schema.Array(Schema.Struct({
     name: Schema.String,
     path: Schema.String,
-    source: Schema.optional(Schema.String),
-    version: Schema.optional(Schema.String)
+    source: optionalString,
+    version: optionalString
   })),
   mcpServers: Schema.Array(McpServerStatus),
   error_count: Schema.Number,
-  held: Schema.optional(Schema.Boolean),
+  held: optionalBoolean,
   cache_impact: Schema.optional(Schema.Struct({
     mcp_servers_added: Schema.Array(Schema.String),
     mcp_servers_removed: Schema.Array(Schema.String),
-    lsp_tool_change: Schema.NullOr(Schema.String)
+    lsp_tool_change: NullOrString
   }))
 })
 
@@ -675,7 +684,7 @@ export interface ReloadPluginsResponse extends Schema.Schema.Type<typeof ReloadP
  * @since 0.1.0
  * @category replies
  */
-export const BackgroundTasksResponse = Schema.Struct({ backgrounded: Schema.optional(Schema.Boolean) })
+export const BackgroundTasksResponse = Schema.Struct({ backgrounded: optionalBoolean })
 
 /**
  * @since 0.1.0
@@ -696,7 +705,7 @@ export interface BackgroundTasksResponse extends Schema.Schema.Type<typeof Backg
  * @since 0.1.0
  * @category replies
  */
-export const SetMcpPermissionModeOverrideResponse = Schema.Struct({ warning: Schema.optional(Schema.String) })
+export const SetMcpPermissionModeOverrideResponse = Schema.Struct({ warning: optionalString })
 
 /**
  * @since 0.1.0
@@ -754,13 +763,13 @@ export const ElicitationRequest = Schema.Struct({
   mcp_server_name: Schema.String,
   message: Schema.String,
   mode: Schema.optional(Schema.Literal("form", "url")),
-  url: Schema.optional(Schema.String),
-  elicitation_id: Schema.optional(Schema.String),
-  requested_schema: Schema.optional(RawObject),
-  property_order: Schema.optional(Schema.Array(Schema.String)),
-  title: Schema.optional(Schema.String),
-  display_name: Schema.optional(Schema.String),
-  description: Schema.optional(Schema.String)
+  url: optionalString,
+  elicitation_id: optionalString,
+  requested_schema: optionalRawObject,
+  property_order: optionalStrings,
+  title: optionalString,
+  display_name: optionalString,
+  description: optionalString
 }, RawObject)
 
 /**
@@ -788,7 +797,7 @@ export const ElicitationResult = Schema.Struct({
     key: Schema.String,
     value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.String))
   })),
-  _meta: Schema.optional(RawObject)
+  _meta: optionalRawObject
 })
 
 /**
@@ -980,25 +989,25 @@ export const isRequest = (u: unknown): u is Request.Any => Predicate.hasProperty
  */
 export const InitializePayload = Schema.Struct({
   hooks: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Array(Schema.Unknown) })),
-  sdkMcpServers: Schema.optional(Schema.Array(Schema.String)),
-  systemPrompt: Schema.optional(Schema.Array(Schema.String)),
-  appendSystemPrompt: Schema.optional(Schema.String),
-  excludeDynamicSections: Schema.optional(Schema.Boolean),
-  systemPromptSnapshot: Schema.optional(Schema.Boolean),
-  planModeInstructions: Schema.optional(Schema.String),
+  sdkMcpServers: optionalStrings,
+  systemPrompt: optionalStrings,
+  appendSystemPrompt: optionalString,
+  excludeDynamicSections: optionalBoolean,
+  systemPromptSnapshot: optionalBoolean,
+  planModeInstructions: optionalString,
   toolAliases: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
-  agents: Schema.optional(RawObject),
-  title: Schema.optional(Schema.String),
-  skills: Schema.optional(Schema.Array(Schema.String)),
-  promptSuggestions: Schema.optional(Schema.Boolean),
-  agentProgressSummaries: Schema.optional(Schema.Boolean),
-  forwardSubagentText: Schema.optional(Schema.Boolean),
-  perTaskStopAffordance: Schema.optional(Schema.Boolean),
+  agents: optionalRawObject,
+  title: optionalString,
+  skills: optionalStrings,
+  promptSuggestions: optionalBoolean,
+  agentProgressSummaries: optionalBoolean,
+  forwardSubagentText: optionalBoolean,
+  perTaskStopAffordance: optionalBoolean,
   /** With `--await-initialize`: plugins to load instead of `--plugin-dir` flags. */
   plugins: Schema.optional(Schema.Array(RawObject)),
   /** With `--await-initialize`: stdio/sse/http MCP servers instead of `--mcp-config`. */
-  mcpServers: Schema.optional(RawObject),
-  jsonSchema: Schema.optional(Schema.Unknown)
+  mcpServers: optionalRawObject,
+  jsonSchema: optionalUnknown
 }, RawObject)
 
 /**
@@ -1036,7 +1045,7 @@ export const Initialize = request("initialize", { payload: InitializePayload, su
  * @category host → CLI
  */
 export const Interrupt = request("interrupt", {
-  payload: Schema.Struct({ cancel_queued: Schema.optional(Schema.Boolean) }),
+  payload: Schema.Struct({ cancel_queued: optionalBoolean }),
   success: InterruptResponse
 })
 
@@ -1145,7 +1154,7 @@ export const GetContextUsage = request("get_context_usage", {
  * @category host → CLI
  */
 export const RewindFiles = request("rewind_files", {
-  payload: Schema.Struct({ user_message_id: Schema.String, dry_run: Schema.optional(Schema.Boolean) }),
+  payload: Schema.Struct({ user_message_id: Schema.String, dry_run: optionalBoolean }),
   success: RewindFilesResponse
 })
 
@@ -1431,9 +1440,9 @@ export const ReloadOutputStyles = request("reload_output_styles", {
  */
 export const ReloadPlugins = request("reload_plugins", {
   payload: Schema.Struct({
-    hold_on_cache_impact: Schema.optional(Schema.Boolean),
+    hold_on_cache_impact: optionalBoolean,
     add_plugins: Schema.optional(Schema.Array(PluginConfig)),
-    refuse_if_busy: Schema.optional(Schema.Boolean)
+    refuse_if_busy: optionalBoolean
   }),
   success: ReloadPluginsResponse
 })
@@ -1452,7 +1461,7 @@ export const ReloadPlugins = request("reload_plugins", {
  * @category host → CLI
  */
 export const BackgroundTasks = request("background_tasks", {
-  payload: Schema.Struct({ tool_use_id: Schema.optional(Schema.String) }),
+  payload: Schema.Struct({ tool_use_id: optionalString }),
   success: BackgroundTasksResponse
 })
 
@@ -1475,12 +1484,12 @@ export const ClaimSessionPayload = Schema.Struct({
   cwd: Schema.String,
   permission_mode: Schema.optional(PermissionMode),
   env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
-  additional_directories: Schema.optional(Schema.Array(Schema.String)),
-  append_system_prompt: Schema.optional(Schema.String),
-  title: Schema.optional(Schema.String),
-  agents: Schema.optional(RawObject),
-  sdk_mcp_servers: Schema.optional(Schema.Array(Schema.String)),
-  include_initialize: Schema.optional(Schema.Boolean)
+  additional_directories: optionalStrings,
+  append_system_prompt: optionalString,
+  title: optionalString,
+  agents: optionalRawObject,
+  sdk_mcp_servers: optionalStrings,
+  include_initialize: optionalBoolean
 }, RawObject)
 
 /**
@@ -1503,12 +1512,12 @@ export interface ClaimSessionPayload extends Schema.Schema.Type<typeof ClaimSess
  * @category replies
  */
 export const ClaimSessionResponse = Schema.Struct({
-  status: Schema.optional(Schema.String),
+  status: optionalString,
   cwd: Schema.String,
   session_id: Schema.String,
-  parked_ms: Schema.optional(Schema.Number),
+  parked_ms: optionalNumber,
   /** Whether the in-process MCP servers named in the claim had answered by the time of the reply. */
-  sdk_mcp_settled: Schema.optional(Schema.Boolean),
+  sdk_mcp_settled: optionalBoolean,
   initialize: Schema.optional(InitializeResponse)
 })
 
@@ -1552,7 +1561,7 @@ export const ClaimSession = request("claim_session", { payload: ClaimSessionPayl
  */
 export const CanUseTool = request("can_use_tool", {
   payload: Schema.Struct(
-    { tool_name: Schema.String, input: RawObject, tool_use_id: Schema.optional(Schema.String) },
+    { tool_name: Schema.String, input: RawObject, tool_use_id: optionalString },
     RawObject
   ),
   success: RawObject
@@ -1574,7 +1583,7 @@ export const HookCallback = request("hook_callback", {
   payload: Schema.Struct({
     callback_id: Schema.String,
     input: Schema.Unknown,
-    tool_use_id: Schema.optional(Schema.String)
+    tool_use_id: optionalString
   }, RawObject),
   success: RawObject
 })

@@ -17,7 +17,17 @@
  */
 import { Array as Arr, Either, type ParseResult, Predicate, Schema } from "effect"
 import * as Guard from "../internal/schema/guard.js"
-import { RawObject } from "../internal/schema/schemas.js"
+import {
+  RawObject,
+  optionalBoolean,
+  optionalNumber,
+  optionalString,
+  optionalUnknown,
+  optionalStrings,
+  optionalUnknowns,
+  NullOrString,
+  optionalRawObject
+} from "../internal/schema/schemas.js"
 import { MessageParseError } from "../SdkError.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -29,10 +39,10 @@ const BaseInput = {
   session_id: Schema.String,
   transcript_path: Schema.String,
   cwd: Schema.String,
-  prompt_id: Schema.optional(Schema.String),
-  permission_mode: Schema.optional(Schema.String),
-  agent_id: Schema.optional(Schema.String),
-  agent_type: Schema.optional(Schema.String),
+  prompt_id: optionalString,
+  permission_mode: optionalString,
+  agent_id: optionalString,
+  agent_type: optionalString,
   effort: Schema.optional(Schema.Struct({ level: Schema.String }))
 }
 
@@ -40,7 +50,7 @@ const ToolCall = Schema.Struct({
   tool_name: Schema.String,
   tool_input: Schema.Unknown,
   tool_use_id: Schema.String,
-  tool_response: Schema.optional(Schema.Unknown)
+  tool_response: optionalUnknown
 })
 
 /**
@@ -61,7 +71,7 @@ export const PreToolUseInput = Schema.Struct({
   tool_name: Schema.String,
   tool_input: Schema.Unknown,
   tool_use_id: Schema.String,
-  mcp_server: Schema.optional(Schema.Unknown)
+  mcp_server: optionalUnknown
 })
 
 /**
@@ -89,8 +99,8 @@ export const PostToolUseInput = Schema.Struct({
   tool_input: Schema.Unknown,
   tool_response: Schema.Unknown,
   tool_use_id: Schema.String,
-  duration_ms: Schema.optional(Schema.Number),
-  mcp_server: Schema.optional(Schema.Unknown)
+  duration_ms: optionalNumber,
+  mcp_server: optionalUnknown
 })
 
 /**
@@ -118,9 +128,9 @@ export const PostToolUseFailureInput = Schema.Struct({
   tool_input: Schema.Unknown,
   tool_use_id: Schema.String,
   error: Schema.String,
-  is_interrupt: Schema.optional(Schema.Boolean),
-  duration_ms: Schema.optional(Schema.Number),
-  mcp_server: Schema.optional(Schema.Unknown)
+  is_interrupt: optionalBoolean,
+  duration_ms: optionalNumber,
+  mcp_server: optionalUnknown
 })
 
 /**
@@ -169,7 +179,7 @@ export const NotificationInput = Schema.Struct({
   ...BaseInput,
   hook_event_name: Schema.Literal("Notification"),
   message: Schema.String,
-  title: Schema.optional(Schema.String),
+  title: optionalString,
   notification_type: Schema.String
 })
 
@@ -195,8 +205,8 @@ export const UserPromptSubmitInput = Schema.Struct({
   ...BaseInput,
   hook_event_name: Schema.Literal("UserPromptSubmit"),
   prompt: Schema.String,
-  source: Schema.optional(Schema.String),
-  session_title: Schema.optional(Schema.String)
+  source: optionalString,
+  session_title: optionalString
 })
 
 /**
@@ -223,7 +233,7 @@ export const UserPromptExpansionInput = Schema.Struct({
   expansion_type: Schema.String,
   command_name: Schema.String,
   command_args: Schema.String,
-  command_source: Schema.optional(Schema.String),
+  command_source: optionalString,
   prompt: Schema.String
 })
 
@@ -254,12 +264,12 @@ export const SessionStartInput = Schema.Struct({
   ...BaseInput,
   hook_event_name: Schema.Literal("SessionStart"),
   source: Schema.String,
-  model: Schema.optional(Schema.String),
-  session_title: Schema.optional(Schema.String),
-  seconds_since_last_response: Schema.optional(Schema.Number),
-  context_tokens: Schema.optional(Schema.Number),
-  prompt_cache_likely_expired: Schema.optional(Schema.Boolean),
-  estimated_cache_write_usd: Schema.optional(Schema.Number)
+  model: optionalString,
+  session_title: optionalString,
+  seconds_since_last_response: optionalNumber,
+  context_tokens: optionalNumber,
+  prompt_cache_likely_expired: optionalBoolean,
+  estimated_cache_write_usd: optionalNumber
 })
 
 /**
@@ -312,9 +322,9 @@ export const StopInput = Schema.Struct({
   ...BaseInput,
   hook_event_name: Schema.Literal("Stop"),
   stop_hook_active: Schema.Boolean,
-  last_assistant_message: Schema.optional(Schema.String),
-  background_tasks: Schema.optional(Schema.Array(Schema.Unknown)),
-  session_crons: Schema.optional(Schema.Array(Schema.Unknown))
+  last_assistant_message: optionalString,
+  background_tasks: optionalUnknowns,
+  session_crons: optionalUnknowns
 })
 
 /**
@@ -339,8 +349,8 @@ export const StopFailureInput = Schema.Struct({
   ...BaseInput,
   hook_event_name: Schema.Literal("StopFailure"),
   error: Schema.Unknown,
-  error_details: Schema.optional(Schema.Unknown),
-  last_assistant_message: Schema.optional(Schema.String)
+  error_details: optionalUnknown,
+  last_assistant_message: optionalString
 })
 
 /**
@@ -393,9 +403,9 @@ export const SubagentStopInput = Schema.Struct({
   agent_id: Schema.String,
   agent_transcript_path: Schema.String,
   agent_type: Schema.String,
-  last_assistant_message: Schema.optional(Schema.String),
-  background_tasks: Schema.optional(Schema.Array(Schema.Unknown)),
-  session_crons: Schema.optional(Schema.Array(Schema.Unknown))
+  last_assistant_message: optionalString,
+  background_tasks: optionalUnknowns,
+  session_crons: optionalUnknowns
 })
 
 /**
@@ -420,7 +430,7 @@ export const PreCompactInput = Schema.Struct({
   ...BaseInput,
   hook_event_name: Schema.Literal("PreCompact"),
   trigger: Schema.String,
-  custom_instructions: Schema.NullOr(Schema.String)
+  custom_instructions: NullOrString
 })
 
 /**
@@ -472,7 +482,7 @@ export const PreModelSwitchInput = Schema.Struct({
   from_model: Schema.String,
   to_model: Schema.String,
   /** What was asked for: an alias such as `"opus"`, a full model id, or `null` for the default model. */
-  requested_model: Schema.NullOr(Schema.String),
+  requested_model: NullOrString,
   source: Schema.String,
   context_tokens: Schema.Number,
   prompt_cache_warm: Schema.Boolean,
@@ -505,7 +515,7 @@ export const PostModelSwitchInput = Schema.Struct({
   from_model: Schema.String,
   to_model: Schema.String,
   /** What was asked for: an alias such as `"opus"`, a full model id, or `null` for the default model. */
-  requested_model: Schema.NullOr(Schema.String),
+  requested_model: NullOrString,
   source: Schema.String,
   context_tokens: Schema.Number,
   prompt_cache_warm: Schema.Boolean,
@@ -537,8 +547,8 @@ export const PermissionRequestInput = Schema.Struct({
   hook_event_name: Schema.Literal("PermissionRequest"),
   tool_name: Schema.String,
   tool_input: Schema.Unknown,
-  permission_suggestions: Schema.optional(Schema.Array(Schema.Unknown)),
-  mcp_server: Schema.optional(Schema.Unknown)
+  permission_suggestions: optionalUnknowns,
+  mcp_server: optionalUnknown
 })
 
 /**
@@ -566,7 +576,7 @@ export const PermissionDeniedInput = Schema.Struct({
   tool_input: Schema.Unknown,
   tool_use_id: Schema.String,
   reason: Schema.String,
-  mcp_server: Schema.optional(Schema.Unknown)
+  mcp_server: optionalUnknown
 })
 
 /**
@@ -641,9 +651,9 @@ export const TaskCreatedInput = Schema.Struct({
   hook_event_name: Schema.Literal("TaskCreated"),
   task_id: Schema.String,
   task_subject: Schema.String,
-  task_description: Schema.optional(Schema.String),
-  teammate_name: Schema.optional(Schema.String),
-  team_name: Schema.optional(Schema.String)
+  task_description: optionalString,
+  teammate_name: optionalString,
+  team_name: optionalString
 })
 
 /**
@@ -669,9 +679,9 @@ export const TaskCompletedInput = Schema.Struct({
   hook_event_name: Schema.Literal("TaskCompleted"),
   task_id: Schema.String,
   task_subject: Schema.String,
-  task_description: Schema.optional(Schema.String),
-  teammate_name: Schema.optional(Schema.String),
-  team_name: Schema.optional(Schema.String)
+  task_description: optionalString,
+  teammate_name: optionalString,
+  team_name: optionalString
 })
 
 /**
@@ -697,10 +707,10 @@ export const ElicitationInput = Schema.Struct({
   hook_event_name: Schema.Literal("Elicitation"),
   mcp_server_name: Schema.String,
   message: Schema.String,
-  mode: Schema.optional(Schema.String),
-  url: Schema.optional(Schema.String),
-  elicitation_id: Schema.optional(Schema.String),
-  requested_schema: Schema.optional(Schema.Unknown)
+  mode: optionalString,
+  url: optionalString,
+  elicitation_id: optionalString,
+  requested_schema: optionalUnknown
 })
 
 /**
@@ -725,10 +735,10 @@ export const ElicitationResultInput = Schema.Struct({
   ...BaseInput,
   hook_event_name: Schema.Literal("ElicitationResult"),
   mcp_server_name: Schema.String,
-  elicitation_id: Schema.optional(Schema.String),
-  mode: Schema.optional(Schema.String),
+  elicitation_id: optionalString,
+  mode: optionalString,
   action: Schema.String,
-  content: Schema.optional(Schema.Unknown)
+  content: optionalUnknown
 })
 
 /**
@@ -753,7 +763,7 @@ export const ConfigChangeInput = Schema.Struct({
   ...BaseInput,
   hook_event_name: Schema.Literal("ConfigChange"),
   source: Schema.String,
-  file_path: Schema.optional(Schema.String)
+  file_path: optionalString
 })
 
 /**
@@ -828,9 +838,9 @@ export const InstructionsLoadedInput = Schema.Struct({
   file_path: Schema.String,
   memory_type: Schema.String,
   load_reason: Schema.String,
-  globs: Schema.optional(Schema.Array(Schema.String)),
-  trigger_file_path: Schema.optional(Schema.String),
-  parent_file_path: Schema.optional(Schema.String)
+  globs: optionalStrings,
+  trigger_file_path: optionalString,
+  parent_file_path: optionalString
 })
 
 /**
@@ -1098,9 +1108,9 @@ export const decodeInput = (raw: unknown): Either.Either<HookInput, MessageParse
 // outputs
 // ---------------------------------------------------------------------------------------------
 
-const OptionalString = Schema.optional(Schema.String)
-const OptionalBoolean = Schema.optional(Schema.Boolean)
-const OptionalStrings = Schema.optional(Schema.Array(Schema.String))
+const OptionalString = optionalString
+const OptionalBoolean = optionalBoolean
+const OptionalStrings = optionalStrings
 
 const contextOnly = <E extends HookEvent>(event: E) =>
   Schema.Struct({ hookEventName: Schema.Literal(event), additionalContext: OptionalString })
@@ -1110,7 +1120,7 @@ const watchPaths = <E extends HookEvent>(event: E) =>
 
 const ElicitationAnswer = {
   action: Schema.optional(Schema.Literal("accept", "decline", "cancel")),
-  content: Schema.optional(RawObject)
+  content: optionalRawObject
 }
 
 /**
@@ -1138,15 +1148,15 @@ export const HookSpecificOutput = Schema.Union(
     /** Shown to the model on `deny` (as `PreToolUse:<tool> hook error: <reason>`). */
     permissionDecisionReason: OptionalString,
     /** Replaces the tool's input. */
-    updatedInput: Schema.optional(RawObject),
+    updatedInput: optionalRawObject,
     additionalContext: OptionalString
   }),
   Schema.Struct({
     hookEventName: Schema.Literal("PostToolUse"),
     additionalContext: OptionalString,
     classifierContext: OptionalString,
-    updatedToolOutput: Schema.optional(Schema.Unknown),
-    updatedMCPToolOutput: Schema.optional(Schema.Unknown)
+    updatedToolOutput: optionalUnknown,
+    updatedMCPToolOutput: optionalUnknown
   }),
   contextOnly("PostToolUseFailure"),
   contextOnly("PostToolBatch"),
@@ -1184,8 +1194,8 @@ export const HookSpecificOutput = Schema.Union(
     decision: Schema.Union(
       Schema.Struct({
         behavior: Schema.Literal("allow"),
-        updatedInput: Schema.optional(RawObject),
-        updatedPermissions: Schema.optional(Schema.Array(Schema.Unknown))
+        updatedInput: optionalRawObject,
+        updatedPermissions: optionalUnknowns
       }),
       Schema.Struct({
         behavior: Schema.Literal("deny"),
@@ -1259,7 +1269,7 @@ export interface SyncHookOutput extends Schema.Schema.Type<typeof SyncHookOutput
 export const AsyncHookOutput = Schema.Struct({
   async: Schema.Literal(true),
   /** Passed to the CLI unchanged. */
-  asyncTimeout: Schema.optional(Schema.Number)
+  asyncTimeout: optionalNumber
 })
 
 /**

@@ -18,15 +18,26 @@
  */
 import { Either, Predicate, Schema } from "effect"
 import * as Guard from "../internal/schema/guard.js"
-import { RawObject } from "../internal/schema/schemas.js"
+import {
+  RawObject,
+  optionalBoolean,
+  optionalNumber,
+  optionalString,
+  optionalUnknown,
+  optionalStrings,
+  optionalUnknowns,
+  optionalNullOrNumber,
+  NullOrString,
+  optionalRawObject
+} from "../internal/schema/schemas.js"
 import { Approval } from "../services/ApprovalStore.js"
 import { MessageParseError } from "../SdkError.js"
 import * as ContentBlock from "./ContentBlock.js"
 import * as Control from "./Control.js"
 
-const OptionalString = Schema.optional(Schema.String)
-const OptionalNullableString = Schema.optional(Schema.NullOr(Schema.String))
-const OptionalNumber = Schema.optional(Schema.Number)
+const OptionalString = optionalString
+const OptionalNullableString = Schema.optional(NullOrString)
+const OptionalNumber = optionalNumber
 
 /**
  * Token usage as the API reports it.
@@ -43,8 +54,8 @@ const OptionalNumber = Schema.optional(Schema.Number)
 export const Usage = Schema.Struct({
   input_tokens: Schema.Number,
   output_tokens: Schema.Number,
-  cache_creation_input_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
-  cache_read_input_tokens: Schema.optional(Schema.NullOr(Schema.Number))
+  cache_creation_input_tokens: optionalNullOrNumber,
+  cache_read_input_tokens: optionalNullOrNumber
 })
 
 /**
@@ -84,7 +95,7 @@ export const AssistantMessage = Schema.Struct({
   session_id: Schema.String,
   uuid: OptionalString,
   /** Set when the message stands for an API error (`"unknown"`, `"rate_limit"`, …). */
-  error: Schema.optional(Schema.Unknown)
+  error: optionalUnknown
 })
 
 /**
@@ -176,9 +187,9 @@ export const UserMessage = Schema.Struct({
   session_id: Schema.String,
   uuid: OptionalString,
   timestamp: OptionalString,
-  isReplay: Schema.optional(Schema.Boolean),
-  isSynthetic: Schema.optional(Schema.Boolean),
-  tool_use_result: Schema.optional(Schema.Unknown),
+  isReplay: optionalBoolean,
+  isSynthetic: optionalBoolean,
+  tool_use_result: optionalUnknown,
   /** The priority it was sent with (`now`, `next`, `later`). */
   priority: OptionalString,
   origin: Schema.optional(MessageOrigin)
@@ -208,7 +219,7 @@ export const UserMessageInput = Schema.Struct({
     role: Schema.Literal("user"),
     content: Schema.Union(Schema.String, Schema.Array(ContentBlock.ContentBlockParam))
   }),
-  parent_tool_use_id: Schema.NullOr(Schema.String),
+  parent_tool_use_id: NullOrString,
   session_id: Schema.String,
   /** With a `uuid` the CLI reports `command_lifecycle` messages for this message. */
   uuid: OptionalString,
@@ -217,7 +228,7 @@ export const UserMessageInput = Schema.Struct({
    * dispatch (for text the end user did not type). The `verbatimPrompts` option sets it on every
    * message.
    */
-  client_composed: Schema.optional(Schema.Boolean),
+  client_composed: optionalBoolean,
   /** Sent while a turn runs: steer it (`now`), or queue the message (`next`, `later`). */
   priority: Schema.optional(Priority),
   /** Who the message comes from (`{ kind: "human" }` for what a person typed). */
@@ -311,13 +322,13 @@ const resultFields = {
   duration_api_ms: OptionalNumber,
   total_cost_usd: OptionalNumber,
   usage: Schema.optional(Usage),
-  modelUsage: Schema.optional(RawObject),
-  permission_denials: Schema.optional(Schema.Array(Schema.Unknown)),
+  modelUsage: optionalRawObject,
+  permission_denials: optionalUnknowns,
   stop_reason: OptionalNullableString,
   /** Why the run ended: `completed`, `api_error`, `aborted_streaming`, `aborted_tools`, `max_turns`, … */
   terminal_reason: OptionalNullableString,
   /** The HTTP status of the API error that ended the turn, if one did. */
-  api_error_status: Schema.optional(Schema.NullOr(Schema.Number)),
+  api_error_status: optionalNullOrNumber,
   session_id: Schema.String,
   uuid: OptionalString
 }
@@ -340,7 +351,7 @@ export const ResultSuccess = Schema.Struct({
   subtype: Schema.Literal("success"),
   result: Schema.String,
   /** With `outputFormat`: the validated structured output. */
-  structured_output: Schema.optional(Schema.Unknown),
+  structured_output: optionalUnknown,
   /** The tool call the turn stopped at, when a hook deferred it. */
   deferred_tool_use: Schema.optional(DeferredToolUse)
 })
@@ -372,7 +383,7 @@ export const ResultFailure = Schema.Struct({
     "error_max_budget_usd",
     "error_max_structured_output_retries"
   ),
-  errors: Schema.optional(Schema.Array(Schema.String))
+  errors: optionalStrings
 })
 
 /**
@@ -432,14 +443,14 @@ export const SystemInit = Schema.Struct({
   mcp_servers: Schema.Array(Schema.Struct({ name: Schema.String, status: Schema.String })),
   model: Schema.String,
   permissionMode: Schema.String,
-  slash_commands: Schema.optional(Schema.Array(Schema.String)),
+  slash_commands: optionalStrings,
   apiKeySource: OptionalString,
   claude_code_version: OptionalString,
   output_style: OptionalString,
-  agents: Schema.optional(Schema.Array(Schema.Unknown)),
-  skills: Schema.optional(Schema.Array(Schema.Unknown)),
-  plugins: Schema.optional(Schema.Array(Schema.Unknown)),
-  capabilities: Schema.optional(Schema.Array(Schema.String))
+  agents: optionalUnknowns,
+  skills: optionalUnknowns,
+  plugins: optionalUnknowns,
+  capabilities: optionalStrings
 })
 
 /**
@@ -464,7 +475,7 @@ export interface SystemInit extends Schema.Schema.Type<typeof SystemInit> {}
 export const SystemStatus = Schema.Struct({
   ...systemFields,
   subtype: Schema.Literal("status"),
-  status: Schema.NullOr(Schema.String),
+  status: NullOrString,
   permissionMode: OptionalString
 })
 
@@ -493,7 +504,7 @@ export const SystemApiRetry = Schema.Struct({
   max_retries: Schema.Number,
   retry_delay_ms: Schema.Number,
   error_status: Schema.NullOr(Schema.Number),
-  error: Schema.optional(Schema.Unknown)
+  error: optionalUnknown
 })
 
 /**
@@ -545,7 +556,7 @@ export const SystemSessionStateChanged = Schema.Struct({
   ...systemFields,
   subtype: Schema.Literal("session_state_changed"),
   state: Schema.String,
-  sdk_host_only: Schema.optional(Schema.Boolean)
+  sdk_host_only: optionalBoolean
 })
 
 /**
@@ -572,10 +583,10 @@ export const SystemPermissionDenied = Schema.Struct({
   tool_name: Schema.String,
   tool_use_id: Schema.String,
   /** The subagent whose tool call was denied. */
-  agent_id: Schema.optional(Schema.String),
+  agent_id: optionalString,
   /** What decided: `"classifier"`, `"asyncAgent"` (no approval surface), `"mode"`, `"rule"`, … */
-  decision_reason_type: Schema.optional(Schema.String),
-  decision_reason: Schema.optional(Schema.String),
+  decision_reason_type: optionalString,
+  decision_reason: optionalString,
   /** What the model was told in the tool result. */
   message: Schema.String
 })
@@ -637,7 +648,7 @@ export const SystemInformational = Schema.Struct({
   content: Schema.String,
   level: Schema.String,
   tool_use_id: OptionalString,
-  prevent_continuation: Schema.optional(Schema.Boolean),
+  prevent_continuation: optionalBoolean,
   /** A feature tag (`hook_callback_failed`, …); unknown tags are to be ignored. */
   tag: OptionalString
 })
@@ -836,14 +847,14 @@ export const SystemTaskStarted = Schema.Struct({
   tool_use_id: OptionalString,
   description: Schema.String,
   subagent_type: OptionalString,
-  is_backgrounded: Schema.optional(Schema.Boolean),
+  is_backgrounded: optionalBoolean,
   spawn_depth: OptionalNumber,
   parent_task_id: OptionalString,
   task_type: OptionalString,
   workflow_name: OptionalString,
   prompt: OptionalString,
-  skip_transcript: Schema.optional(Schema.Boolean),
-  ambient: Schema.optional(Schema.Boolean)
+  skip_transcript: optionalBoolean,
+  ambient: optionalBoolean
 })
 
 /**
@@ -904,7 +915,7 @@ export const SystemTaskUpdated = Schema.Struct({
     end_time: OptionalNumber,
     total_paused_ms: OptionalNumber,
     error: OptionalString,
-    is_backgrounded: Schema.optional(Schema.Boolean)
+    is_backgrounded: optionalBoolean
   })
 })
 
@@ -933,7 +944,7 @@ export const ResourceLink = Schema.Struct({
   description: OptionalString,
   mimeType: OptionalString,
   size: OptionalNumber,
-  annotations: Schema.optional(RawObject)
+  annotations: optionalRawObject
 })
 
 /**
@@ -966,8 +977,8 @@ export const SystemTaskNotification = Schema.Struct({
   usage: Schema.optional(TaskUsage),
   /** A backgrounded MCP task's `resource_link` results. */
   resource_links: Schema.optional(Schema.Array(ResourceLink)),
-  skip_transcript: Schema.optional(Schema.Boolean),
-  ambient: Schema.optional(Schema.Boolean)
+  skip_transcript: optionalBoolean,
+  ambient: optionalBoolean
 })
 
 /**
@@ -999,7 +1010,7 @@ export const SystemBackgroundTasksChanged = Schema.Struct({
     subagent_type: OptionalString,
     description: Schema.String,
     parent_task_id: OptionalString,
-    ambient: Schema.optional(Schema.Boolean)
+    ambient: optionalBoolean
   }))
 })
 
@@ -1244,7 +1255,7 @@ export const SystemControlRequestProgress = Schema.Struct({
   attempt: OptionalNumber,
   max_retries: OptionalNumber,
   retry_delay_ms: OptionalNumber,
-  error_status: Schema.optional(Schema.NullOr(Schema.Number))
+  error_status: optionalNullOrNumber
 })
 
 /**
@@ -1256,7 +1267,7 @@ export interface SystemControlRequestProgress extends Schema.Schema.Type<typeof 
 const refusalFields = {
   original_model: Schema.String,
   /** The API request that was refused, when known. */
-  request_id: Schema.NullOr(Schema.String),
+  request_id: NullOrString,
   /** The refusal category (`cyber`, `bio`, …, an open set), or `null` when none was given. */
   api_refusal_category: OptionalNullableString,
   /** The API's explanation: prose for display, not for parsing. */
@@ -1316,7 +1327,7 @@ export const SystemModelRefusalFallback = Schema.Struct({
   scope: OptionalString,
   fallback_model: Schema.String,
   /** The messages this fallback withdrew: remove them from what you keep or show. */
-  retracted_message_uuids: Schema.optional(Schema.Array(Schema.String)),
+  retracted_message_uuids: optionalStrings,
   ...refusalFields
 })
 
@@ -1394,7 +1405,7 @@ export const SystemSessionWritesLost = Schema.Struct({
   subtype: Schema.Literal("session_writes_lost"),
   error_code: Schema.String,
   lost: Schema.Array(Schema.String),
-  transcript_session_ids: Schema.optional(Schema.Array(Schema.String))
+  transcript_session_ids: optionalStrings
 })
 
 /**
@@ -1548,7 +1559,7 @@ export interface InputJsonDelta extends Schema.Schema.Type<typeof InputJsonDelta
 export const ThinkingDelta = Schema.Struct({
   type: Schema.Literal("thinking_delta"),
   thinking: Schema.String,
-  estimated_tokens: Schema.optional(Schema.NullOr(Schema.Number))
+  estimated_tokens: optionalNullOrNumber
 })
 
 /**
@@ -1618,8 +1629,8 @@ export interface CitationsDelta extends Schema.Schema.Type<typeof CitationsDelta
  */
 export const CompactionDelta = Schema.Struct({
   type: Schema.Literal("compaction_delta"),
-  content: Schema.optional(Schema.NullOr(Schema.String)),
-  encrypted_content: Schema.optional(Schema.NullOr(Schema.String))
+  content: Schema.optional(NullOrString),
+  encrypted_content: Schema.optional(NullOrString)
 })
 
 /**
@@ -1790,10 +1801,10 @@ export interface ContentBlockStopEvent extends Schema.Schema.Type<typeof Content
  * @category schemas
  */
 export const DeltaUsage = Schema.Struct({
-  input_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
-  output_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
-  cache_creation_input_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
-  cache_read_input_tokens: Schema.optional(Schema.NullOr(Schema.Number))
+  input_tokens: optionalNullOrNumber,
+  output_tokens: optionalNullOrNumber,
+  cache_creation_input_tokens: optionalNullOrNumber,
+  cache_read_input_tokens: optionalNullOrNumber
 })
 
 /**
@@ -1942,7 +1953,7 @@ export const StreamEvent = Schema.Struct({
   /** On the turn's first event: the uuid of the user message this turn answers. */
   user_message_uuid: OptionalString,
   /** With `user_message_uuid`: every user message this turn has taken so far. */
-  user_message_uuids: Schema.optional(Schema.Array(Schema.String))
+  user_message_uuids: optionalStrings
 })
 
 /**
@@ -1998,15 +2009,15 @@ export const RateLimitInfo = Schema.Struct({
   overageStatus: OptionalString,
   overageResetsAt: OptionalNumber,
   overageDisabledReason: OptionalString,
-  isUsingOverage: Schema.optional(Schema.Boolean),
-  overageInUse: Schema.optional(Schema.Boolean),
-  overageEnabled: Schema.optional(Schema.Boolean),
+  isUsingOverage: optionalBoolean,
+  overageInUse: optionalBoolean,
+  overageEnabled: optionalBoolean,
   surpassedThreshold: OptionalNumber,
   /** Whose spend limit blocked the request when it is not the member's own: `service`, `channel`, `group_pool`. */
   limitScope: OptionalString,
   errorCode: OptionalString,
-  canUserPurchaseCredits: Schema.optional(Schema.Boolean),
-  hasChargeableSavedPaymentMethod: Schema.optional(Schema.Boolean)
+  canUserPurchaseCredits: optionalBoolean,
+  hasChargeableSavedPaymentMethod: optionalBoolean
 })
 
 /**
@@ -2083,7 +2094,7 @@ export interface ToolProgress extends Schema.Schema.Type<typeof ToolProgress> {}
 export const ToolUseSummary = Schema.Struct({
   type: Schema.Literal("tool_use_summary"),
   summary: Schema.String,
-  preceding_tool_use_ids: Schema.optional(Schema.Array(Schema.String)),
+  preceding_tool_use_ids: optionalStrings,
   session_id: OptionalString,
   uuid: OptionalString
 })
@@ -2161,7 +2172,7 @@ export interface CommandLifecycle extends Schema.Schema.Type<typeof CommandLifec
 export const AuthStatus = Schema.Struct({
   type: Schema.Literal("auth_status"),
   isAuthenticating: Schema.Boolean,
-  output: Schema.optional(Schema.Array(Schema.String)),
+  output: optionalStrings,
   error: OptionalString,
   session_id: OptionalString,
   uuid: OptionalString

@@ -20,6 +20,13 @@ import type { ApprovalStoreShape } from "../services/ApprovalStore.js"
 import type { SessionStoreShape } from "../services/SessionStore.js"
 import * as Control from "./Control.js"
 import * as Hook from "../Hook.js"
+import {
+  optionalBoolean,
+  optionalNumber,
+  optionalString,
+  optionalUnknown,
+  NullOrString
+} from "../internal/schema/schemas.js"
 
 const NonEmptyString = Schema.String.pipe(Schema.minLength(1))
 const Strings = Schema.Array(Schema.String)
@@ -122,7 +129,7 @@ export const McpServerConfig = Schema.Union(
     args: Schema.optional(Strings),
     env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
     timeout: Schema.optional(McpToolTimeout),
-    alwaysLoad: Schema.optional(Schema.Boolean)
+    alwaysLoad: optionalBoolean
   }),
   Schema.Struct({
     type: Schema.Literal("sse", "http"),
@@ -130,7 +137,7 @@ export const McpServerConfig = Schema.Union(
     headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
     tools: Schema.optional(Schema.Array(McpServerToolPolicy)),
     timeout: Schema.optional(McpToolTimeout),
-    alwaysLoad: Schema.optional(Schema.Boolean)
+    alwaysLoad: optionalBoolean
   })
 )
 
@@ -161,21 +168,21 @@ export const AgentDefinition = Schema.Struct({
   prompt: Schema.String,
   tools: Schema.optional(Strings),
   disallowedTools: Schema.optional(Strings),
-  model: Schema.optional(Schema.String),
+  model: optionalString,
   maxTurns: Schema.optional(Schema.Int.pipe(Schema.positive())),
   /** Server names, or `{ name: config }` records of servers only this agent uses. */
   mcpServers: Schema.optional(Schema.Array(Schema.Union(Schema.String, JsonObject))),
   skills: Schema.optional(Strings),
-  initialPrompt: Schema.optional(Schema.String),
-  autoCompactWindow: Schema.optional(Schema.Number),
-  background: Schema.optional(Schema.Boolean),
-  omitClaudeMd: Schema.optional(Schema.Boolean),
+  initialPrompt: optionalString,
+  autoCompactWindow: optionalNumber,
+  background: optionalBoolean,
+  omitClaudeMd: optionalBoolean,
   memory: Schema.optional(Schema.Literal("user", "project", "local")),
   effort: Schema.optional(Schema.Union(Schema.Literal("low", "medium", "high", "xhigh", "max"), Schema.Number)),
   permissionMode: Schema.optional(Control.PermissionMode),
-  criticalSystemReminder_EXPERIMENTAL: Schema.optional(Schema.String),
-  observer: Schema.optional(Schema.String),
-  observerMessage: Schema.optional(Schema.String)
+  criticalSystemReminder_EXPERIMENTAL: optionalString,
+  observer: optionalString,
+  observerMessage: optionalString
 }, JsonObject)
 
 /**
@@ -234,14 +241,14 @@ export const SystemPrompt = Schema.Union(
   Schema.Struct({
     type: Schema.Literal("custom"),
     prompt: Schema.Union(Schema.String, Strings),
-    snapshot: Schema.optional(Schema.Boolean)
+    snapshot: optionalBoolean
   }),
   Schema.Struct({
     type: Schema.Literal("preset"),
     preset: Schema.Literal("claude_code"),
-    append: Schema.optional(Schema.String),
-    excludeDynamicSections: Schema.optional(Schema.Boolean),
-    snapshot: Schema.optional(Schema.Boolean)
+    append: optionalString,
+    excludeDynamicSections: optionalBoolean,
+    snapshot: optionalBoolean
   })
 )
 
@@ -326,9 +333,9 @@ const SdkServerShape = Schema.Struct({
   name: NonEmptyString,
   version: Schema.String,
   tools: Schema.Array(Schema.Unknown),
-  instructions: Schema.optional(Schema.String),
-  alwaysLoad: Schema.optional(Schema.Boolean),
-  timeout: Schema.optional(Schema.Unknown)
+  instructions: optionalString,
+  alwaysLoad: optionalBoolean,
+  timeout: optionalUnknown
 }, JsonObject)
 
 // The names the Skill tool can match: `Skill(name)` rules are comma-joined on argv and the tool
@@ -380,7 +387,7 @@ export type ToolConfig = Schema.Schema.Type<typeof ToolConfig>
 export const PluginConfig = Schema.Struct({
   type: Schema.Literal("local"),
   path: NonEmptyString,
-  skipMcpDiscovery: Schema.optional(Schema.Boolean)
+  skipMcpDiscovery: optionalBoolean
 })
 
 /**
@@ -392,7 +399,7 @@ export type PluginConfig = Schema.Schema.Type<typeof PluginConfig>
 const Delivery = Schema.Literal("argv", "initialize")
 
 const HookMatcherShape = Schema.Struct({
-  matcher: Schema.optional(Schema.String),
+  matcher: optionalString,
   hooks: Schema.Array(AnyFunction),
   timeout: Schema.optional(Deadline),
   onFailure: Schema.optional(Schema.Literal("continue", "block"))
@@ -427,11 +434,11 @@ export const Options = Schema.Struct({
   // prompt and output
   systemPrompt: Schema.optional(SystemPrompt),
   /** Replaces the workflow part of the plan-mode instructions (`initialize`). */
-  planModeInstructions: Schema.optional(Schema.String),
+  planModeInstructions: optionalString,
   outputFormat: Schema.optional(Schema.Struct({ type: Schema.Literal("json_schema"), schema: JsonObject })),
   /** Structured output from an Effect Schema: its JSON Schema is sent as `outputFormat`'s is. */
   outputSchema: Schema.optional(OutputSchema),
-  includePartialMessages: Schema.optional(Schema.Boolean),
+  includePartialMessages: optionalBoolean,
   /**
    * `command_lifecycle` messages (`queued`, `started`, `completed`, `cancelled`) for each prompt.
    * The CLI reports them because every prompt carries a uuid (the one `send` returns for
@@ -446,7 +453,7 @@ export const Options = Schema.Struct({
    * )
    * ```
    */
-  includeCommandLifecycle: Schema.optional(Schema.Boolean),
+  includeCommandLifecycle: optionalBoolean,
   /**
    * `system/session_state_changed` messages (`running`, `requires_action`, `idle`) the CLI marks
    * `sdk_host_only`: by default they are not delivered, as the official SDK delivers none
@@ -461,20 +468,20 @@ export const Options = Schema.Struct({
    * )
    * ```
    */
-  includeSessionState: Schema.optional(Schema.Boolean),
+  includeSessionState: optionalBoolean,
   /** A `prompt_suggestion` message after each turn's `result`, from the second turn on (`initialize`). */
-  promptSuggestions: Schema.optional(Schema.Boolean),
+  promptSuggestions: optionalBoolean,
   /** Subagents' text and thinking as messages with `parent_tool_use_id`, not only their tool calls (`initialize`). */
-  forwardSubagentText: Schema.optional(Schema.Boolean),
+  forwardSubagentText: optionalBoolean,
   /** Every user message is sent with `client_composed: true`: no `@file` expansion, no slash commands. */
-  verbatimPrompts: Schema.optional(Schema.Boolean),
+  verbatimPrompts: optionalBoolean,
   /** The session's title instead of one generated from the first prompt (`initialize`; not on resume). */
   title: Schema.optional(NonEmptyString),
   agents: Schema.optional(Schema.Record({ key: NonEmptyString, value: AgentDefinition })),
   /** The agent (from `agents` or settings) that runs the main thread (`--agent`). */
   agent: Schema.optional(NonEmptyString),
   /** Periodic model-written summaries of running subagents, in `task_progress.summary` (`initialize`). */
-  agentProgressSummaries: Schema.optional(Schema.Boolean),
+  agentProgressSummaries: optionalBoolean,
   // tools and permissions
   allowedTools: Schema.optional(Strings),
   disallowedTools: Schema.optional(Strings),
@@ -488,7 +495,7 @@ export const Options = Schema.Struct({
   toolConfig: Schema.optional(ToolConfig),
   permissionMode: Schema.optional(Control.PermissionMode),
   /** Allows `permissionMode: "bypassPermissions"` now or later (`--allow-dangerously-skip-permissions`). */
-  allowDangerouslySkipPermissions: Schema.optional(Schema.Boolean),
+  allowDangerouslySkipPermissions: optionalBoolean,
   permissionPromptToolName: Schema.optional(NonEmptyString),
   /** `"none"`: nobody answers permission prompts; what would prompt is denied (`--permission-prompts`). */
   permissionPrompts: Schema.optional(Schema.Literal("host", "none")),
@@ -501,20 +508,20 @@ export const Options = Schema.Struct({
   onElicitation: Schema.optional(AnyFunction),
   hooks: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Array(HookMatcherShape) })),
   /** `hook_started` / `hook_progress` / `hook_response` messages for every hook (`--include-hook-events`). */
-  includeHookEvents: Schema.optional(Schema.Boolean),
-  strictMcpConfig: Schema.optional(Schema.Boolean),
+  includeHookEvents: optionalBoolean,
+  strictMcpConfig: optionalBoolean,
   /** Declares a per-task stop control (`stopTask`): an interrupt then spares background tasks (`initialize`). */
-  perTaskStopAffordance: Schema.optional(Schema.Boolean),
+  perTaskStopAffordance: optionalBoolean,
   // sessions
   resume: Schema.optional(NonEmptyString),
-  continue: Schema.optional(Schema.Boolean),
-  forkSession: Schema.optional(Schema.Boolean),
+  continue: optionalBoolean,
+  forkSession: optionalBoolean,
   sessionId: Schema.optional(Schema.UUID),
   resumeSessionAt: Schema.optional(NonEmptyString),
   /** With `resumeSessionAt`: the prompt uuid of the turn the truncation drops, checked by the CLI (`--resume-drops-turn`). */
   resumeDropsTurn: Schema.optional(NonEmptyString),
-  persistSession: Schema.optional(Schema.Boolean),
-  enableFileCheckpointing: Schema.optional(Schema.Boolean),
+  persistSession: optionalBoolean,
+  enableFileCheckpointing: optionalBoolean,
   /**
    * Keeps the conversation in this store (`--session-mirror`): the transcript is appended as the
    * CLI writes it, and `resume` / `continue` load it from the store into a temporary config
@@ -560,7 +567,7 @@ export const Options = Schema.Struct({
     key: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9-]*$/, {
       message: () => "an extra argument's name is a flag name without dashes, like \"debug\" or \"max-tokens\""
     })),
-    value: Schema.NullOr(Schema.String)
+    value: NullOrString
   })),
   pathToClaudeCodeExecutable: Schema.optional(NonEmptyString),
   /** The runtime for a CLI given as a JavaScript file (default `node`, `bun` under Bun). */
@@ -568,7 +575,7 @@ export const Options = Schema.Struct({
   /** Arguments placed before the CLI's own: the runtime's, for a JavaScript CLI. */
   executableArgs: Schema.optional(Strings),
   /** CLI debug logging (`--debug`). */
-  debug: Schema.optional(Schema.Boolean),
+  debug: optionalBoolean,
   /** CLI debug log file; implies `debug` (`--debug-file`). */
   debugFile: Schema.optional(NonEmptyString),
   stderr: Schema.optional(StderrCallback),
@@ -1099,9 +1106,9 @@ const ClaimSettings = JsonObject.pipe(Schema.filter((settings) => {
  * @category claims
  */
 export const ClaimEnv = Schema.Struct({
-  CLAUDE_CODE_OAUTH_TOKEN: Schema.optional(Schema.String),
-  CLAUDE_CODE_SESSION_ACCESS_TOKEN: Schema.optional(Schema.String),
-  CLAUDE_CODE_HOST_SESSION_ID: Schema.optional(Schema.String)
+  CLAUDE_CODE_OAUTH_TOKEN: optionalString,
+  CLAUDE_CODE_SESSION_ACCESS_TOKEN: optionalString,
+  CLAUDE_CODE_HOST_SESSION_ID: optionalString
 })
 
 /**
@@ -1138,7 +1145,7 @@ export const ClaimOptions = Schema.Struct({
   model: Options.fields.model,
   permissionMode: Options.fields.permissionMode,
   maxThinkingTokens: Options.fields.maxThinkingTokens,
-  appendSystemPrompt: Schema.optional(Schema.String),
+  appendSystemPrompt: optionalString,
   title: Options.fields.title,
   agents: Options.fields.agents,
   settings: Schema.optional(ClaimSettings),

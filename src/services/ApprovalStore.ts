@@ -17,7 +17,7 @@
  * @since 0.1.0
  */
 import { Context, type Effect, type Option, Schema } from "effect"
-import { RawObject } from "../internal/schema/schemas.js"
+import { RawObject, optionalNumber, optionalString } from "../internal/schema/schemas.js"
 import { TypeId } from "../SdkError.js"
 
 /**
@@ -129,7 +129,7 @@ export const Approval = Schema.Struct({
   projectKey: Schema.String,
   sessionId: Schema.String,
   /** The working directory the session ran in, to resume it there. */
-  cwd: Schema.optional(Schema.String),
+  cwd: optionalString,
   /** The model's `tool_use` block: its id, the tool and the input as the model asked. */
   toolUseId: Schema.String,
   toolName: Schema.String,
@@ -139,8 +139,8 @@ export const Approval = Schema.Struct({
   state: ApprovalState,
   /** Absent while pending. */
   decision: Schema.optional(Decision),
-  decidedBy: Schema.optional(Schema.String),
-  decidedAt: Schema.optional(Schema.Number)
+  decidedBy: optionalString,
+  decidedAt: optionalNumber
 })
 
 /**

@@ -20,6 +20,7 @@ import type * as Control from "../schema/Control.js"
 import * as Issues from "../internal/schema/issues.js"
 import type { InboundHandler } from "./ControlChannel.js"
 import { callbackEffect, providing } from "../internal/effect/captured.js"
+import { optionalString } from "../internal/schema/schemas.js"
 
 /**
  * What a hook registry does for one session.
@@ -144,7 +145,7 @@ export class HookCallbackError extends Schema.TaggedError<HookCallbackError>(
   "effect-claude-agent/HookCallbackError"
 )("HookCallbackError", {
   /** The hook event the callback was registered for; absent for an id that was never registered. */
-  event: Schema.optional(Schema.String),
+  event: optionalString,
   callbackId: Schema.String,
   detail: Schema.String
 }) {

@@ -42,6 +42,7 @@ import type * as McpServer from "../McpServer.js"
 import { OptionsError } from "../SdkError.js"
 import type * as Tool from "../Tool.js"
 import type { InboundHandler } from "./ControlChannel.js"
+import { optionalString, optionalUnknown } from "../internal/schema/schemas.js"
 
 /**
  * What an MCP bridge does for one session.
@@ -123,7 +124,7 @@ const JsonRpcMessage = Schema.Struct({
   jsonrpc: Schema.Literal("2.0"),
   id: Schema.optional(JsonRpcId),
   method: Schema.String,
-  params: Schema.optional(Schema.Unknown)
+  params: optionalUnknown
 })
 type JsonRpcMessage = typeof JsonRpcMessage.Type
 
@@ -132,23 +133,23 @@ type JsonRpcMessage = typeof JsonRpcMessage.Type
 const JsonRpcResponseIn = Schema.Struct({
   jsonrpc: Schema.Literal("2.0"),
   id: JsonRpcId,
-  result: Schema.optional(Schema.Unknown),
-  error: Schema.optional(Schema.Unknown)
+  result: optionalUnknown,
+  error: optionalUnknown
 })
 
 const InitializeParams = Schema.Struct({ protocolVersion: Schema.String })
 
 const CallToolParams = Schema.Struct({
   name: Schema.String,
-  arguments: Schema.optional(Schema.Unknown),
+  arguments: optionalUnknown,
   // `_meta` also carries `progressToken` and may grow: only the tool-use id matters here, and a
   // malformed `_meta` must not fail the call.
-  _meta: Schema.optional(Schema.Unknown)
+  _meta: optionalUnknown
 })
 
 const CancelledParams = Schema.Struct({
   requestId: Schema.Union(Schema.String, Schema.Number),
-  reason: Schema.optional(Schema.String)
+  reason: optionalString
 })
 
 type JsonRpcResponse =

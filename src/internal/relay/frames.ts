@@ -7,6 +7,7 @@
  */
 import { Either, Schema } from "effect"
 import { parseJsonBoundary } from "../protocol/json.js"
+import { optionalString, NullOrString } from "../schema/schemas.js"
 
 /**
  * The protocol's version, sent in `hello`.
@@ -74,7 +75,7 @@ const Hello = Schema.Struct({
   version: Schema.Number,
   token: Schema.String,
   args: Schema.Array(Schema.String),
-  cwd: Schema.optional(Schema.String),
+  cwd: optionalString,
   env: Schema.Record({ key: Schema.String, value: Schema.String })
 })
 
@@ -89,7 +90,7 @@ const Started = Schema.Struct({ type: Schema.Literal("started"), pid: Schema.Num
 const Exit = Schema.Struct({
   type: Schema.Literal("exit"),
   code: Schema.NullOr(Schema.Number),
-  signal: Schema.NullOr(Schema.String)
+  signal: NullOrString
 })
 const ErrorFrame = Schema.Struct({ type: Schema.Literal("error"), code: ErrorCode, message: Schema.String })
 const Credit = Schema.Struct({ type: Schema.Literal("credit"), bytes: Schema.Int.pipe(Schema.positive()) })

@@ -13,6 +13,7 @@ import type { Entry, SessionRef, SessionStoreShape, SessionSummary } from "../..
 import { parseJsonBoundary } from "../protocol/json.js"
 import { SessionStoreError } from "./storeError.js"
 import * as Store from "./store.js"
+import { NullOrString } from "../schema/schemas.js"
 
 /**
  * Options of the SQL store.
@@ -26,7 +27,7 @@ export interface Options {
 
 // PostgreSQL returns BIGINT columns as strings.
 const Num = Schema.Union(Schema.Number, Schema.NumberFromString)
-const GenerationRow = Schema.Struct({ generation: Num, summary: Schema.NullOr(Schema.String) })
+const GenerationRow = Schema.Struct({ generation: Num, summary: NullOrString })
 const SeqRow = Schema.Struct({ seq: Schema.NullOr(Num) })
 const UuidRow = Schema.Struct({ uuid: Schema.String })
 const EntryRow = Schema.Struct({ entry: Schema.String })

@@ -7,6 +7,7 @@
  */
 import { Schema } from "effect"
 import { TypeId } from "../../SdkError.js"
+import { optionalString } from "../schema/schemas.js"
 
 /**
  * The reasons a store operation fails (documented on `SessionStore.SessionStoreErrorReason`).
@@ -25,7 +26,7 @@ export class SessionStoreError extends Schema.TaggedError<SessionStoreError>(
 )("SessionStoreError", {
   reason: SessionStoreErrorReason,
   operation: Schema.String,
-  sessionId: Schema.optional(Schema.String),
+  sessionId: optionalString,
   detail: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {

@@ -8,6 +8,7 @@
 import { Effect, ParseResult, Schema } from "effect"
 import { OptionsError } from "../../SdkError.js"
 import * as T from "./transcript.js"
+import { optionalBoolean, optionalString } from "../schema/schemas.js"
 
 type Check = (options: unknown) => Effect.Effect<void, OptionsError>
 
@@ -42,14 +43,14 @@ const checks = (location: Record<string, Schema.optional<typeof Schema.String>>)
     page: checkArgs(Schema.Struct(page)),
     list: checkArgs(Schema.Struct({
       ...page,
-      includeWorktrees: Schema.optional(Schema.Boolean),
-      includeProgrammatic: Schema.optional(Schema.Boolean)
+      includeWorktrees: optionalBoolean,
+      includeProgrammatic: optionalBoolean
     })),
-    messages: checkArgs(Schema.Struct({ ...page, includeSystemMessages: Schema.optional(Schema.Boolean) })),
+    messages: checkArgs(Schema.Struct({ ...page, includeSystemMessages: optionalBoolean })),
     fork: checkArgs(Schema.Struct({
       ...location,
-      upToMessageId: Schema.optional(Schema.String),
-      title: Schema.optional(Schema.String)
+      upToMessageId: optionalString,
+      title: optionalString
     }))
   }
 }
@@ -60,8 +61,8 @@ const checks = (location: Record<string, Schema.optional<typeof Schema.String>>)
  * @internal
  */
 export const local: Checks = checks({
-  dir: Schema.optional(Schema.String),
-  configDir: Schema.optional(Schema.String)
+  dir: optionalString,
+  configDir: optionalString
 })
 
 /**
@@ -70,8 +71,8 @@ export const local: Checks = checks({
  * @internal
  */
 export const stored: Checks = checks({
-  dir: Schema.optional(Schema.String),
-  projectKey: Schema.optional(Schema.String)
+  dir: optionalString,
+  projectKey: optionalString
 })
 
 /**

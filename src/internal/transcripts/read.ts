@@ -10,6 +10,7 @@ import { OptionsError, SessionNotFoundError } from "../../SdkError.js"
 import type { SessionMessage } from "../../Sessions.js"
 import * as Args from "./args.js"
 import * as T from "./transcript.js"
+import { optionalUnknown } from "../schema/schemas.js"
 
 type Node = T.Entry & { readonly uuid: string }
 
@@ -97,8 +98,8 @@ const agentRef = (u: unknown): string | null => typeof u === "string" && AGENT_R
  * @internal
  */
 export const AgentMeta = Schema.Struct({
-  toolUseId: Schema.optional(Schema.Unknown),
-  parentAgentId: Schema.optional(Schema.Unknown)
+  toolUseId: optionalUnknown,
+  parentAgentId: optionalUnknown
 })
 
 /**

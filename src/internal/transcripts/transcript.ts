@@ -6,34 +6,35 @@
 import { Either, Predicate, Schema } from "effect"
 import * as Issues from "../schema/issues.js"
 import * as Guard from "../schema/guard.js"
+import { optionalBoolean, optionalString, optionalUnknown, NullOrString } from "../schema/schemas.js"
 
 /** One decoded line of a transcript. Unknown keys are kept (a fork copies them). */
 export const Entry = Schema.Struct(
   {
     type: Schema.String,
-    uuid: Schema.optional(Schema.String),
-    parentUuid: Schema.optional(Schema.NullOr(Schema.String)),
-    logicalParentUuid: Schema.optional(Schema.NullOr(Schema.String)),
-    sessionId: Schema.optional(Schema.String),
-    timestamp: Schema.optional(Schema.String),
-    subtype: Schema.optional(Schema.String),
-    isSidechain: Schema.optional(Schema.Boolean),
-    isMeta: Schema.optional(Schema.Boolean),
-    isCompactSummary: Schema.optional(Schema.Boolean),
-    isVisibleInTranscriptOnly: Schema.optional(Schema.Boolean),
-    teamName: Schema.optional(Schema.String),
-    agentId: Schema.optional(Schema.String),
-    promptSource: Schema.optional(Schema.String),
-    cwd: Schema.optional(Schema.String),
-    gitBranch: Schema.optional(Schema.String),
-    entrypoint: Schema.optional(Schema.String),
-    customTitle: Schema.optional(Schema.String),
-    aiTitle: Schema.optional(Schema.String),
-    tag: Schema.optional(Schema.String),
-    lastPrompt: Schema.optional(Schema.String),
-    message: Schema.optional(Schema.Unknown),
-    attachment: Schema.optional(Schema.Unknown),
-    origin: Schema.optional(Schema.Unknown)
+    uuid: optionalString,
+    parentUuid: Schema.optional(NullOrString),
+    logicalParentUuid: Schema.optional(NullOrString),
+    sessionId: optionalString,
+    timestamp: optionalString,
+    subtype: optionalString,
+    isSidechain: optionalBoolean,
+    isMeta: optionalBoolean,
+    isCompactSummary: optionalBoolean,
+    isVisibleInTranscriptOnly: optionalBoolean,
+    teamName: optionalString,
+    agentId: optionalString,
+    promptSource: optionalString,
+    cwd: optionalString,
+    gitBranch: optionalString,
+    entrypoint: optionalString,
+    customTitle: optionalString,
+    aiTitle: optionalString,
+    tag: optionalString,
+    lastPrompt: optionalString,
+    message: optionalUnknown,
+    attachment: optionalUnknown,
+    origin: optionalUnknown
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )
