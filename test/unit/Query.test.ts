@@ -58,6 +58,26 @@ describe("ClaudeAgent.query with a prompt stream (fake CLI)", () => {
       yield* Deferred.await(ended)
     }))
 
+  it.effect("a prompt stream that fails while the consumer waits for messages ends the query at once", () =>
+    Effect.gen(function*() {
+      // No prompt is sent, so the consumer is waiting on the message stream when the prompt
+      // stream fails: the failure must reach it rather than wait for the CLI's output.
+      const gate = yield* Deferred.make<void>()
+      const prompts = Stream.fromEffect(
+        Effect.zipRight(Deferred.await(gate), Effect.fail(new PromptSourceError({ reason: "late" })))
+      )
+      const consumer = yield* ClaudeAgent.query(prompts).pipe(
+        Stream.runDrain,
+        Effect.provide(FakeCli.layerClaudeAgent()),
+        Effect.fork
+      )
+      yield* Effect.yieldNow()
+      yield* Deferred.succeed(gate, undefined)
+      const exit = yield* Fiber.await(consumer)
+      expect(exit).toMatchObject({ _tag: "Failure" })
+      if (Exit.isFailure(exit)) expect(Cause.failureOption(exit.cause)).toMatchObject({ value: { reason: "late" } })
+    }))
+
   it.effect("a prompt stream that needs services passes that requirement on to the query", () =>
     Effect.gen(function*() {
       const prompts = Stream.fromEffect(Effect.map(Greeting, (g) => g.text))

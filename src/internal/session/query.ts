@@ -1,9 +1,11 @@
 // `query` on top of any way of opening sessions: `ClaudeAgent.make`'s, or the pool's.
-import { Channel, Chunk, Effect, Either, Fiber, Predicate, type Scope, Stream } from "effect"
+import { Cause, Channel, Chunk, Effect, Either, Exit, Predicate, type Scope, Stream } from "effect"
 import * as AgentSession from "../../AgentSession.js"
 import * as Message from "../../schema/Message.js"
 import type * as Options from "../../schema/Options.js"
 import { CLIEndedError, OptionsError, type SdkError } from "../../SdkError.js"
+import * as MessagePull from "./messagePull.js"
+import * as Pump from "./pump.js"
 
 /** A prompt for `query`: a string, or a stream of prompts with its own error and services. */
 export type QueryPrompt<E = never, R = never> = string | Stream.Stream<AgentSession.Prompt, E, R>
@@ -63,12 +65,16 @@ export const fromSessions = (open: OpenSession) =>
       Effect.zipRight(s.control.awaitNoneInFlight),
       Effect.zipRight(s.endInput)
     )
-    const feeding = yield* Effect.forkScoped(feed)
     // The prompt stream's failure or defect ends the query with it (and the scope, the process);
     // the run itself ends when the CLI's messages do.
-    return Stream.merge(s.messages, Stream.fromChannel(Channel.fromEffect(Fiber.join(feeding))), {
-      haltStrategy: "left"
-    })
+    const pump = yield* Pump.make<Message.Message, AgentSession.MessageError, Effect.Effect.Error<typeof feed>>(
+      MessagePull.pullOf(s.messages) ?? (yield* Stream.toPull(s.messages))
+    )
+    yield* Effect.forkScoped(Effect.onExit(feed, (exit) =>
+      Effect.sync(() => {
+        if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) pump.failed(exit.cause)
+      })))
+    return pump.stream
   }))
 
 const noResult = Stream.failSync(() => new CLIEndedError({ reason: "NoResult" }))
