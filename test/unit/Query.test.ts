@@ -127,6 +127,26 @@ describe("ClaudeAgent.query with a prompt stream (fake CLI)", () => {
     }))
 })
 
+describe("ClaudeAgent.query's session scope (fake CLI)", () => {
+  it.effect("a consumer that stops early closes the session: the CLI's input is closed before the stream returns", () =>
+    Effect.gen(function*() {
+      const { ended, layer } = yield* withInputEnd
+      const first = yield* ClaudeAgent.query("hello").pipe(Stream.take(1), Stream.runCollect, Effect.provide(layer))
+      expect(Chunk.size(first)).toBe(1)
+      expect(yield* Deferred.isDone(ended)).toBe(true)
+    }))
+
+  it.effect("a session that fails to open ends the query with its error", () =>
+    Effect.gen(function*() {
+      const error = yield* ClaudeAgent.query("hello", { maxTurns: -1 }).pipe(
+        Stream.runDrain,
+        Effect.flip,
+        Effect.provide(FakeCli.layerClaudeAgent())
+      )
+      expect(error).toMatchObject({ _tag: "OptionsError" })
+    }))
+})
+
 describe("a CLI that never answers initialize (fake CLI)", () => {
   // Like a wrapper script waiting on a login prompt: it starts, reads, and never writes a line.
   const silent = FakeCli.layerClaudeAgent({
