@@ -1,5 +1,5 @@
 // `query` on top of any way of opening sessions: `ClaudeAgent.make`'s, or the pool's.
-import { Cause, Channel, Chunk, Effect, Either, Exit, Predicate, Scope, Stream } from "effect"
+import { Cause, Channel, Chunk, Effect, Either, Exit, Option, Predicate, Scope, Stream } from "effect"
 import * as AgentSession from "../../AgentSession.js"
 import * as Message from "../../schema/Message.js"
 import type * as Options from "../../schema/Options.js"
@@ -45,26 +45,24 @@ export const fromSessions = (open: OpenSession) =>
     // so each prompt is written after the previous prompt's `result`. Once the input has ended,
     // stdin stays open until the CLI is idle and no callback is running: callbacks of the last
     // turn need stdin to answer.
-    const feed = prompt.pipe(
-      Stream.runForEachWhile((next) =>
-        Effect.gen(function*() {
-          const before = (yield* s.control.runState).results
-          // A failed write means the CLI is gone: the message stream reports why. A spent budget
-          // ends the query with it.
-          const sent = yield* Effect.either(s.send(next))
-          if (Either.isLeft(sent)) {
-            return sent.left._tag === "BudgetExceededError" ? yield* Effect.fail(sent.left) : false
-          }
-          yield* s.control.awaitRunState((run) =>
-            run.results > before
-          )
-          return true
-        })
-      ),
-      Effect.zipRight(s.control.awaitRunState(AgentSession.isIdle)),
-      Effect.zipRight(s.control.awaitNoneInFlight),
-      Effect.zipRight(s.endInput)
-    )
+    const feed = forEachWhile(prompt, (next) =>
+      Effect.gen(function*() {
+        const before = (yield* s.control.runState).results
+        // A failed write means the CLI is gone: the message stream reports why. A spent budget
+        // ends the query with it.
+        const sent = yield* Effect.either(s.send(next))
+        if (Either.isLeft(sent)) {
+          return sent.left._tag === "BudgetExceededError" ? yield* Effect.fail(sent.left) : false
+        }
+        yield* s.control.awaitRunState((run) =>
+          run.results > before
+        )
+        return true
+      })).pipe(
+        Effect.zipRight(s.control.awaitRunState(AgentSession.isIdle)),
+        Effect.zipRight(s.control.awaitNoneInFlight),
+        Effect.zipRight(s.endInput)
+      )
     // The prompt stream's failure or defect ends the query with it (and the scope, the process);
     // the run itself ends when the CLI's messages do.
     const pump = yield* Pump.make<Message.Message, AgentSession.MessageError, Effect.Effect.Error<typeof feed>>(
@@ -75,6 +73,25 @@ export const fromSessions = (open: OpenSession) =>
         if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) pump.failed(exit.cause)
       })))
     return pump.stream
+  }))
+
+// `Stream.runForEachWhile` over the stream's pull: without a sink, the run of a short prompt
+// stream costs about half the runtime steps (~290 fewer for one prompt). Stopping early closes
+// the stream's scope, as the sink's end does.
+const forEachWhile = <A, E, R, E2, R2>(
+  stream: Stream.Stream<A, E, R>,
+  f: (a: A) => Effect.Effect<boolean, E2, R2>
+): Effect.Effect<void, E | E2, R | R2> =>
+  Effect.scoped(Effect.flatMap(Stream.toPull(stream), (pull) => {
+    const chunk = (as: Chunk.Chunk<A>, i: number): Effect.Effect<boolean, E2, R2> =>
+      i >= as.length
+        ? Effect.succeed(true)
+        : Effect.flatMap(f(Chunk.unsafeGet(as, i)), (go) => go ? chunk(as, i + 1) : Effect.succeed(false))
+    const loop: Effect.Effect<void, E | E2, R | R2> = Effect.matchEffect(pull, {
+      onFailure: (end) => Option.isNone(end) ? Effect.void : Effect.fail(end.value),
+      onSuccess: (as) => Effect.flatMap(chunk(as, 0), (go) => go ? loop : Effect.void)
+    })
+    return loop
   }))
 
 // `Stream.unwrapScoped`, in one channel stage: the stream `effect` makes runs inside an
