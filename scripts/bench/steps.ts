@@ -3,13 +3,16 @@
 // turn), split at the first delivered message (opening) and the `result` (the turn); what follows
 // the `result` until the stream ends is the close. Also the CPU per session, unsupervised.
 //
-//   npx tsx scripts/bench/steps.ts [--sessions=40] [--warmup=10] [--fake=process|memory] [--dist[=DIR]] [--cpu-reps=0]
+//   npx tsx scripts/bench/steps.ts [--sessions=40] [--warmup=10] [--fake=process|memory] [--prompt=string|stream]
+//                                  [--dist[=DIR]] [--cpu-reps=0]
 //
 // --fake=process (default) drives the bench's fake CLI (scripts/fixtures/bench-cli.mjs) through
 // `ClaudeAgent.layer`, as `npm run bench`'s set-up row does; --fake=memory uses
 // `FakeCli.layerClaudeAgent` (no process). --dist (or --dist=DIR, relative to the repository, e.g.
 // a build of main) runs a built library instead of src/ through tsx. --cpu-reps=N adds N
-// repetitions of `sessions` unsupervised sessions, timed by `process.cpuUsage`.
+// repetitions of `sessions` unsupervised sessions, timed by `process.cpuUsage`. --prompt=stream
+// feeds the query a `Stream` of one prompt (multi-turn input, the official SDK's main mode) instead
+// of a string.
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer, RuntimeFlags, RuntimeFlagsPatch, Stream, Supervisor } from "effect"
 import { fileURLToPath } from "node:url"
@@ -19,6 +22,7 @@ const sessions = arg("sessions", 40)
 const warmup = arg("warmup", 10)
 const cpuReps = arg("cpu-reps", 0)
 const fake = process.argv.find((a) => a.startsWith("--fake="))?.slice(7) ?? "process"
+const promptKind = process.argv.find((a) => a.startsWith("--prompt="))?.slice(9) ?? "string"
 const CLI = fileURLToPath(new URL("../fixtures/bench-cli.mjs", import.meta.url))
 
 class Counter extends Supervisor.AbstractSupervisor<void> {
@@ -53,8 +57,9 @@ const session = (counter: Counter | undefined, phases: Phases | undefined) =>
     let result = -1
     const start = counter?.steps ?? 0
     const fibers = counter?.fibers ?? 0
+    const text = `bench {"kind":"echo"}`
     const query = ClaudeAgent.query(
-      `bench {"kind":"echo"}`,
+      promptKind === "stream" ? Stream.make(text) : text,
       fake === "memory" ? {} : { pathToClaudeCodeExecutable: CLI }
     ).pipe(
       Stream.runForEach((message) =>
@@ -94,7 +99,7 @@ const program = Effect.gen(function*() {
   yield* counted
   const per = (x: number) => (x / sessions).toFixed(1)
   console.log(
-    `${fake} fake, ${sessions} sessions: ${per(phases.fibers)} fibers and ${
+    `${fake} fake, ${promptKind} prompt, ${sessions} sessions: ${per(phases.fibers)} fibers and ${
       per(phases.open + phases.turn + phases.close)
     } steps per session (opening ${per(phases.open)}, turn ${per(phases.turn)}, closing ${per(phases.close)})`
   )

@@ -58,6 +58,26 @@ describe("ClaudeAgent.query with a prompt stream (fake CLI)", () => {
       yield* Deferred.await(ended)
     }))
 
+  it.effect("a prompt stream that fails while the consumer waits for messages ends the query at once", () =>
+    Effect.gen(function*() {
+      // No prompt is sent, so the consumer is waiting on the message stream when the prompt
+      // stream fails: the failure must reach it rather than wait for the CLI's output.
+      const gate = yield* Deferred.make<void>()
+      const prompts = Stream.fromEffect(
+        Effect.zipRight(Deferred.await(gate), Effect.fail(new PromptSourceError({ reason: "late" })))
+      )
+      const consumer = yield* ClaudeAgent.query(prompts).pipe(
+        Stream.runDrain,
+        Effect.provide(FakeCli.layerClaudeAgent()),
+        Effect.fork
+      )
+      yield* Effect.yieldNow()
+      yield* Deferred.succeed(gate, undefined)
+      const exit = yield* Fiber.await(consumer)
+      expect(exit).toMatchObject({ _tag: "Failure" })
+      if (Exit.isFailure(exit)) expect(Cause.failureOption(exit.cause)).toMatchObject({ value: { reason: "late" } })
+    }))
+
   it.effect("a prompt stream that needs services passes that requirement on to the query", () =>
     Effect.gen(function*() {
       const prompts = Stream.fromEffect(Effect.map(Greeting, (g) => g.text))
@@ -104,6 +124,26 @@ describe("ClaudeAgent.query with a prompt stream (fake CLI)", () => {
       )
       const bad = yield* Stream.runDrain(run).pipe(Effect.flip, Effect.provide(FakeCli.layerClaudeAgent()))
       expect(bad).toMatchObject({ _tag: "OptionsError", field: "prompt" })
+    }))
+})
+
+describe("ClaudeAgent.query's session scope (fake CLI)", () => {
+  it.effect("a consumer that stops early closes the session: the CLI's input is closed before the stream returns", () =>
+    Effect.gen(function*() {
+      const { ended, layer } = yield* withInputEnd
+      const first = yield* ClaudeAgent.query("hello").pipe(Stream.take(1), Stream.runCollect, Effect.provide(layer))
+      expect(Chunk.size(first)).toBe(1)
+      expect(yield* Deferred.isDone(ended)).toBe(true)
+    }))
+
+  it.effect("a session that fails to open ends the query with its error", () =>
+    Effect.gen(function*() {
+      const error = yield* ClaudeAgent.query("hello", { maxTurns: -1 }).pipe(
+        Stream.runDrain,
+        Effect.flip,
+        Effect.provide(FakeCli.layerClaudeAgent())
+      )
+      expect(error).toMatchObject({ _tag: "OptionsError" })
     }))
 })
 

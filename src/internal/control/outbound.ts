@@ -12,12 +12,14 @@ import { ControlError, OptionsError, TimeoutException } from "../../SdkError.js"
 import type { ControlChannelShape, RequestError, RequestOptions } from "../../services/ControlChannel.js"
 import type { TransportShape } from "../../services/Transport.js"
 import { positiveDurationProblem } from "../schema/duration.js"
+import * as Guard from "../schema/guard.js"
 import * as Issues from "../schema/issues.js"
 import * as Frames from "../protocol/controlFrames.js"
 import type { Entry, Outcome, PendingTable } from "../protocol/pending.js"
 import { errorText } from "./text.js"
 
-// `ParseResult` memoises the parser of each Schema AST, so making these per call costs a lookup.
+// `ParseResult` memoises the parser of each Schema AST, and `Guard` its guard and verdicts, so
+// making these per call costs lookups.
 const decodeOptions = { onExcessProperty: "preserve" } as const
 
 /**
@@ -107,7 +109,13 @@ export const make = (
   // expects fields (all optional then), and as nothing for one that expects none.
   const decodeReply = <Req extends Control.Request.Any>(descriptor: Req, requestId: string, reply: unknown) => {
     const body = reply === undefined && descriptor.success.ast._tag !== "VoidKeyword" ? {} : reply
-    const decoded = ParseResult.decodeUnknownEither(descriptor.success, decodeOptions)(body)
+    // A reply the compiled guard accepts (most are; `initialize`'s is 17 KB) is its own decoding
+    // when the Schema transforms nothing.
+    const decoded = Guard.fastPath(
+      descriptor.success,
+      ParseResult.decodeUnknownEither(descriptor.success, decodeOptions),
+      { excessKept: true }
+    )(body)
     return Either.isLeft(decoded)
       ? invalid(
         descriptor.subtype,

@@ -269,9 +269,18 @@ const compileNode = (ast: SchemaAST.AST): Check => {
  * A type guard equivalent to `Schema.is(schema)`, compiled once.
  */
 export const compile = <A, I, R>(schema: Schema.Schema<A, I, R>): (u: unknown) => u is A => {
-  const check = compiledCheck(SchemaAST.typeAST(schema.ast))
-  return (u: unknown): u is A => check(u)
+  // By the Schema's own AST first: `typeAST` rebuilds the type side of a transforming AST on
+  // every call, which for the `initialize` reply's Schema costs more than checking the reply.
+  let check = compiledBySchema.get(schema.ast)
+  if (check === undefined) {
+    check = compiledCheck(SchemaAST.typeAST(schema.ast))
+    compiledBySchema.set(schema.ast, check)
+  }
+  const checked = check
+  return (u: unknown): u is A => checked(u)
 }
+
+const compiledBySchema = new WeakMap<SchemaAST.AST, (u: unknown) => boolean>()
 
 // Compiled checks by AST: callers compile per session (a handler's payload, say), and compiling
 // walks the whole Schema; the AST of a given Schema is one object for the process's life.

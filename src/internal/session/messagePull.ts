@@ -37,6 +37,19 @@ export interface MessagePull {
   readonly latestCommands: () => ReadonlyArray<Control.SlashCommand> | undefined
 }
 
+type Pull = Effect.Effect<Chunk.Chunk<Message.Message>, Option.Option<PullError>>
+
+// The pull behind each `messages` stream, for a consumer that takes from it directly.
+const pulls = new WeakMap<object, Pull>()
+
+/**
+ * The pull behind a `MessagePull`'s `messages` (fails with `None` at the end, as `Stream.toPull`'s
+ * does); `undefined` for any other stream.
+ *
+ * @internal
+ */
+export const pullOf = (stream: Stream.Stream<Message.Message, unknown>): Pull | undefined => pulls.get(stream)
+
 const isResultFrame = (frame: unknown): boolean => Predicate.isRecord(frame) && frame.type === "result"
 
 const CommandsChanged = Schema.Struct({ commands: Schema.Array(Control.SlashCommand) })
@@ -160,6 +173,7 @@ export const make = (
     })
 
     const messages: Stream.Stream<Message.Message, PullError> = Stream.repeatEffectChunkOption(pull)
+    pulls.set(messages, pull)
     // `takeUntil(isResult)` without a stage of its own: the chunk that holds the result ends with it.
     const receiveResponse: Stream.Stream<Message.Message, PullError> = Stream.suspend(() => {
       let done = false
