@@ -11,6 +11,7 @@ import {
   Context,
   Effect,
   Either,
+  type Exit,
   FiberMap,
   FiberRef,
   FiberRefs,
@@ -45,6 +46,8 @@ interface Handled {
   readonly effect: Effect.Effect<unknown, unknown, unknown>
   readonly encode: Encode
   readonly services: Context.Context<never> | undefined
+  /** A call under a span of its own (`spanning`), run in place of `effect`. */
+  readonly spanned?: Captured.Spanned | undefined
 }
 
 /** A registered handler: decodes the request and calls the handler (on the caller's stack). */
@@ -128,9 +131,10 @@ const compile = <Req extends Control.Request.Any>(
     }
     const handled = handler(payload.right, requestId)
     const inner = Captured.unprovided(handled)
-    return inner === undefined
-      ? { effect: handled, encode, services: undefined }
-      : { effect: inner.effect, encode, services: inner.services }
+    if (inner === undefined) return { effect: handled, encode, services: undefined }
+    return inner._tag === "Unprovided"
+      ? { effect: inner.effect, encode, services: inner.services }
+      : { effect: handled, encode, services: inner.services, spanned: inner }
   }
 }
 
@@ -224,6 +228,9 @@ export const make = (
     const done = () => {
       if (--inFlight === 0) idle.unsafeOpen()
     }
+    const end = (span: Tracer.Span, exit: Exit.Exit<unknown, unknown>) => {
+      if (span.status._tag === "Started") span.end(timing ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
+    }
     // The context of an answer's fiber: the reader's, with the handler's own services (merged
     // once per handler's services while the reader's context stays the same) and the request's span.
     const merged = new WeakMap<
@@ -306,25 +313,40 @@ export const make = (
         } catch (defect) {
           handled = died(defect)
         }
-        const runtime = Runtime.make({
-          context: contextFor(parent.currentContext, handled.services, span),
-          fiberRefs: FiberRefs.updateAs(parent.getFiberRefs(), {
-            fiberId: parent.id(),
-            fiberRef: FiberRef.currentLogAnnotations,
-            value: annotations
+        const start = (handled: Handled, own: Tracer.Span | undefined): Effect.Effect<void> => {
+          const runtime = Runtime.make({
+            context: contextFor(parent.currentContext, handled.services, own ?? span),
+            fiberRefs: FiberRefs.updateAs(parent.getFiberRefs(), {
+              fiberId: parent.id(),
+              fiberRef: FiberRef.currentLogAnnotations,
+              value: annotations
+            }),
+            runtimeFlags: Runtime.defaultRuntime.runtimeFlags
+          })
+          const fiber = Runtime.runFork(runtime)(answer(send, clock, handled, requestId, request.subtype), {
+            immediate: true
+          })
+          // Called at once if the fiber is already done.
+          fiber.addObserver((exit) => {
+            if (own !== undefined) end(own, exit)
+            end(span, exit)
+            done()
+          })
+          if (fiber.unsafePoll() === null) FiberMap.unsafeSet(running, requestId, fiber, { interruptAs: parent.id() })
+          return Effect.void
+        }
+        const spanned = handled.spanned
+        if (spanned === undefined) return start(handled, undefined)
+        // The call's own span, under the request's: the parent of the call's spans, ended by the
+        // call with its own exit.
+        return Effect.flatMap(
+          Effect.makeSpan(spanned.span.name, {
+            parent: span,
+            captureStackTrace: false,
+            attributes: spanned.span.attributes
           }),
-          runtimeFlags: Runtime.defaultRuntime.runtimeFlags
-        })
-        const fiber = Runtime.runFork(runtime)(answer(send, clock, handled, requestId, request.subtype), {
-          immediate: true
-        })
-        // Called at once if the fiber is already done.
-        fiber.addObserver((exit) => {
-          if (span.status._tag === "Started") span.end(timing ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
-          done()
-        })
-        if (fiber.unsafePoll() === null) FiberMap.unsafeSet(running, requestId, fiber, { interruptAs: parent.id() })
-        return Effect.void
+          (own) => start({ ...handled, effect: spanned.run((exit) => end(own, exit)) }, own)
+        )
       })
 
     const run = (requestId: string, request: RequestBody): Effect.Effect<void> => {
