@@ -5,9 +5,12 @@
 // round trip from bytes in to the answer's line out, next to the floor's (split, `JSON.parse`,
 // `Runtime.runFork(withSpan(callback))`, `JSON.stringify` from the fiber's observer).
 //
-//   npx tsx scripts/bench/callbacks.ts [--root=DIR] [--kind=hooks|mcp] [--count=20000] [--reps=7] [--only=library|session|floor]
+//   npx tsx scripts/bench/callbacks.ts [--root=DIR] [--baseline=DIR] [--kind=hooks|mcp] [--count=20000] [--reps=7]
+//     [--only=library|session|floor]
 //
-// --root=DIR runs another checkout's src/ (e.g. a worktree of main) for an A/B in one sitting.
+// --root=DIR runs another checkout's src/ instead of this one's; --baseline=DIR runs another
+// checkout's src/ as well, in the same process, its runs alternated with this one's (A/B in one
+// sitting, the machine's load hitting both alike).
 import { readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -16,12 +19,14 @@ import { Effect, Exit, Layer, Option, Runtime, Schema, Stream } from "effect"
 const option = (name: string): string | undefined =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3)
 const root = resolve(option("root") ?? ".")
+const baseline = option("baseline")
 const kind = option("kind") ?? "hooks"
 const count = Number(option("count") ?? 20_000)
 const reps = Number(option("reps") ?? 7)
 const only = option("only")
 
-const load = async <A>(path: string): Promise<A> => await import(pathToFileURL(join(root, "src", path)).href)
+const loader = (root: string) => async <A>(path: string): Promise<A> =>
+  await import(pathToFileURL(join(root, "src", path)).href)
 
 const frames: {
   readonly preToolUseInput: Record<string, unknown>
@@ -68,7 +73,8 @@ const hookAnswer = {
 // One run: `count` round trips, one after the other; resolves with CPU µs per round trip.
 type Run = () => Promise<number>
 
-const library = async (): Promise<Run> => {
+const library = async (root: string): Promise<Run> => {
+  const load = loader(root)
   const { ControlChannel } = await load<typeof import("../../src/services/ControlChannel.js")>(
     "services/ControlChannel.ts"
   )
@@ -129,7 +135,8 @@ const library = async (): Promise<Run> => {
 // The whole session (`ClaudeAgent.query`) over a transport that plays the CLI in memory: the
 // `initialize` reply, then `count` requests in the turn, each sent when the previous one's
 // answer is written, then the result and `idle`.
-const session = async (): Promise<Run> => {
+const session = async (root: string): Promise<Run> => {
+  const load = loader(root)
   const ClaudeAgent = await load<typeof import("../../src/ClaudeAgent.js")>("ClaudeAgent.ts")
   const { Transport } = await load<typeof import("../../src/services/Transport.js")>("services/Transport.ts")
   const { StdoutFrames } = await load<typeof import("../../src/internal/process/stdout.js")>(
@@ -255,8 +262,11 @@ const floor = async (): Promise<Run> => {
 
 const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
 const contenders: Array<[string, Run]> = []
-if (only === undefined || only === "library") contenders.push([`channel (${root})`, await library()])
-if (only === undefined || only === "session") contenders.push([`session (${root})`, await session()])
+const roots = baseline === undefined ? [root] : [root, resolve(baseline)]
+for (const dir of roots) {
+  if (only === undefined || only === "library") contenders.push([`channel (${dir})`, await library(dir)])
+  if (only === undefined || only === "session") contenders.push([`session (${dir})`, await session(dir)])
+}
 if (only === undefined || only === "floor") contenders.push(["floor", await floor()])
 const samples = new Map<string, Array<number>>(contenders.map(([name]) => [name, []]))
 for (const [, run] of contenders) await run()

@@ -188,8 +188,12 @@ const answer = (
     onSuccess: (response) => {
       const encoded = handled.encode(response)
       if (Either.isLeft(encoded)) return answerFailure(send, requestId, subtype, encoded.left, Cause.fail(encoded.left))
-      const elapsed = Number(clock.unsafeCurrentTimeNanos() - start) / 1_000_000
-      return Effect.zipRight(Metric.update(histogram(subtype), elapsed), send(Frames.success(requestId, encoded.right)))
+      // `Metric.update` in the step that writes the answer: the fiber's metric labels, as it reads them.
+      return Effect.withFiberRuntime((fiber) => {
+        const elapsed = Number(clock.unsafeCurrentTimeNanos() - start) / 1_000_000
+        histogram(subtype).unsafeUpdate(elapsed, fiber.getFiberRef(FiberRef.currentMetricLabels))
+        return send(Frames.success(requestId, encoded.right))
+      })
     },
     onFailure: (cause) => {
       // An interrupted handler was cancelled: the CLI expects no answer, and answering
@@ -323,7 +327,7 @@ export const make = (
             }),
             runtimeFlags: Runtime.defaultRuntime.runtimeFlags
           })
-          const fiber = Runtime.runFork(runtime)(answer(send, clock, handled, requestId, request.subtype), {
+          const fiber = Runtime.runFork(runtime, answer(send, clock, handled, requestId, request.subtype), {
             immediate: true
           })
           // Called at once if the fiber is already done.
