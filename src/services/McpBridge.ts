@@ -409,6 +409,59 @@ const toolAnswer =
     )
   }
 
+// A `tools/call` of a served tool, seen on the caller's stack: what the control channel runs in
+// the answer's fiber itself, with the server's services and the `Tool.<name>` span as the
+// parent of the tool's spans (no fiber of its own, no change of context). The fiber is the
+// call's while it runs: `notifications/cancelled`, a server's removal and the bridge's end
+// interrupt it, and the control channel then writes nothing, as MCP wants. `undefined` for
+// any other message, which the bridge's `answerMessage` answers.
+const fastToolCall = (
+  served: () => ReadonlyMap<string, ServerEntry>,
+  inFlight: Map<string, Fiber.RuntimeFiber<unknown, unknown>>
+) =>
+(
+  { message, server_name }: Control.Request.Payload<typeof Control.McpMessage>
+): Omit<Captured.Spanned, "_tag" | "provided"> | undefined => {
+  const entry = served().get(server_name)
+  if (entry === undefined) return undefined
+  const decoded = decodeJsonRpcMessage(message)
+  if (Either.isLeft(decoded) || decoded.right.method !== "tools/call") return undefined
+  const id = decoded.right.id
+  if (id === undefined) return undefined
+  const params = decodeCallToolParams(decoded.right.params)
+  if (Either.isLeft(params)) return undefined
+  const { name, arguments: args, _meta } = params.right
+  const tool = entry.byName.get(name)
+  const key = fiberKey(entry.server.name, id)
+  if (tool === undefined || inFlight.has(key)) return undefined
+  return {
+    services: entry.services,
+    span: { name: `Tool.${name}`, attributes: { "mcp.server": entry.server.name, "tool.name": name } },
+    run: (end) =>
+      Effect.withFiberRuntime<Control.Request.Success<typeof Control.McpMessage>, never, unknown>((fiber) => {
+        const release = () => {
+          if (inFlight.get(key) === fiber) inFlight.delete(key)
+        }
+        inFlight.set(key, fiber)
+        // An interruption skips the branches below.
+        fiber.addObserver(release)
+        return Effect.matchCauseEffect(Effect.suspend(() => tool.call(args ?? {}, toolUseIdOf(_meta))), {
+          onSuccess: (result) => {
+            release()
+            end(Exit.succeed(result))
+            return Effect.succeed(wrap(success(id, toWireResult(result))))
+          },
+          onFailure: (cause) => {
+            release()
+            const exit = Exit.failCause(cause)
+            end(exit)
+            return Effect.map(toolAnswer(entry, id, name)(exit), wrap)
+          }
+        })
+      })
+  }
+}
+
 const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<McpBridgeShape, never, Scope.Scope> =>
   Effect.gen(function*() {
     // Read and replaced in single steps (the control channel reads it on the reader's stack).
@@ -559,54 +612,7 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
         return Effect.map(request(entry, jsonRpc.id, jsonRpc), wrap)
       })
 
-    // A `tools/call` of a served tool, seen on the caller's stack: what the control channel runs in
-    // the answer's fiber itself, with the server's services and the `Tool.<name>` span as the
-    // parent of the tool's spans (no fiber of its own, no change of context). The fiber is the
-    // call's while it runs: `notifications/cancelled`, a server's removal and the bridge's end
-    // interrupt it, and the control channel then writes nothing, as MCP wants. `undefined` for
-    // any other message, which `answerMessage` answers.
-    const toolCallOf = (
-      { message, server_name }: Control.Request.Payload<typeof Control.McpMessage>
-    ): Omit<Captured.Spanned, "_tag" | "provided"> | undefined => {
-      const entry = table.get(server_name)
-      if (entry === undefined) return undefined
-      const decoded = decodeJsonRpcMessage(message)
-      if (Either.isLeft(decoded) || decoded.right.method !== "tools/call") return undefined
-      const id = decoded.right.id
-      if (id === undefined) return undefined
-      const params = decodeCallToolParams(decoded.right.params)
-      if (Either.isLeft(params)) return undefined
-      const { name, arguments: args, _meta } = params.right
-      const tool = entry.byName.get(name)
-      const key = fiberKey(entry.server.name, id)
-      if (tool === undefined || inFlight.has(key)) return undefined
-      return {
-        services: entry.services,
-        span: { name: `Tool.${name}`, attributes: { "mcp.server": entry.server.name, "tool.name": name } },
-        run: (end) =>
-          Effect.withFiberRuntime<Control.Request.Success<typeof Control.McpMessage>, never, unknown>((fiber) => {
-            const release = () => {
-              if (inFlight.get(key) === fiber) inFlight.delete(key)
-            }
-            inFlight.set(key, fiber)
-            // An interruption skips the branches below.
-            fiber.addObserver(release)
-            return Effect.matchCauseEffect(Effect.suspend(() => tool.call(args ?? {}, toolUseIdOf(_meta))), {
-              onSuccess: (result) => {
-                release()
-                end(Exit.succeed(result))
-                return Effect.succeed(wrap(success(id, toWireResult(result))))
-              },
-              onFailure: (cause) => {
-                release()
-                const exit = Exit.failCause(cause)
-                end(exit)
-                return Effect.map(toolAnswer(entry, id, name)(exit), wrap)
-              }
-            })
-          })
-      }
-    }
+    const toolCallOf = fastToolCall(() => table, inFlight)
 
     const handleMessage: InboundHandler<typeof Control.McpMessage> = (request) => {
       const answered = answerMessage(request)
