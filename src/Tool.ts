@@ -8,8 +8,9 @@
  *
  * @since 0.1.0
  */
-import { Effect, Either, ParseResult, Predicate, Schema } from "effect"
+import { Effect, Either, ParseResult, Predicate, Schema, SchemaAST } from "effect"
 import { notAnEffect } from "./internal/effect/captured.js"
+import * as Guard from "./internal/schema/guard.js"
 import { objectJsonSchema } from "./internal/schema/jsonSchema.js"
 import { OptionsError } from "./SdkError.js"
 import { optionalBoolean, optionalString } from "./internal/schema/schemas.js"
@@ -241,6 +242,60 @@ const describeFailure = (failure: unknown): string => {
   }
 }
 
+// A property type whose decoding is the value itself: strings, numbers, booleans, literals,
+// optional or not.
+const isScalar = (ast: SchemaAST.AST): boolean => {
+  switch (ast._tag) {
+    case "StringKeyword":
+    case "NumberKeyword":
+    case "BooleanKeyword":
+    case "UndefinedKeyword":
+    case "Literal":
+      return true
+    case "Union":
+      return ast.types.every(isScalar)
+    default:
+      return false
+  }
+}
+
+// The property names, in order, of parameters that are a flat struct with no transformation (what
+// most tools take); `undefined` for any other Schema.
+const flatProperties = (ast: SchemaAST.AST): ReadonlyArray<PropertyKey> | undefined => {
+  if (ast._tag !== "TypeLiteral" || ast.indexSignatures.length > 0) return undefined
+  if (SchemaAST.typeAST(ast) !== ast || SchemaAST.encodedAST(ast) !== ast) return undefined
+  return ast.propertySignatures.every((p) => isScalar(p.type)) ? ast.propertySignatures.map((p) => p.name) : undefined
+}
+
+// Whether `u`'s own keys are among `names`, in their order: decoding (which keeps the named
+// properties, in the Schema's order) would then copy `u` as it is.
+const onlyInOrder = (u: object, names: ReadonlyArray<PropertyKey>): boolean => {
+  let at = 0
+  for (const key in u) {
+    if (!Object.hasOwn(u, key)) continue
+    while (at < names.length && names[at] !== key) at++
+    if (at === names.length) return false
+    at++
+  }
+  return true
+}
+
+// Decodes a tool's arguments as `Schema.decodeUnknownEither(parameters, parseOptions)` does. For
+// flat parameters, a valid value with no other property is its own decoding (no parser run, no
+// copy): the model's arguments usually are.
+const argumentsDecoder = <A, I>(
+  parameters: Schema.Schema<A, I, never>,
+  parseOptions: ParseOptions
+): (u: unknown) => Either.Either<A, ParseResult.ParseError> => {
+  const parse = Schema.decodeUnknownEither(parameters, parseOptions)
+  const names = flatProperties(parameters.ast)
+  if (names === undefined) return parse
+  const { is } = Guard.member(parameters)
+  return (u) => is(u) && Predicate.isRecord(u) && onlyInOrder(u, names) ? Either.right(u) : parse(u)
+}
+
+type ParseOptions = { readonly errors: "all"; readonly onExcessProperty: "ignore" }
+
 /**
  * Defines a tool from a Schema and an Effect handler.
  *
@@ -297,7 +352,7 @@ export const make = <A, I extends { readonly [key: string]: unknown }, E, R>(
   const parseOptions = { errors: "all", onExcessProperty: "ignore" } as const
   // Compiled once. Most parameter schemas decode synchronously: valid input then costs no fiber
   // step.
-  const decodeSync = Schema.decodeUnknownEither(options.parameters, parseOptions)
+  const decodeSync = argumentsDecoder(options.parameters, parseOptions)
   const decode = Schema.decodeUnknown(options.parameters, parseOptions)
   const invalid = (parseError: ParseResult.ParseError) =>
     error(`Invalid arguments for tool "${name}":\n${ParseResult.TreeFormatter.formatErrorSync(parseError)}`)

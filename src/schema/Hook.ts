@@ -1314,6 +1314,21 @@ const dropUndefined = (u: unknown): unknown => {
   return out
 }
 
+// Whether `dropUndefined` would change anything: most answers have no `undefined` member, and
+// are then sent as they are, without a copy.
+const hasUndefined = (u: unknown): boolean => {
+  if (Array.isArray(u)) return u.some(hasUndefined)
+  if (!Predicate.isRecord(u)) return false
+  const proto: unknown = Object.getPrototypeOf(u)
+  if (proto !== Object.prototype && proto !== null) return false
+  for (const key in u) {
+    if (!Object.hasOwn(u, key)) continue
+    const value = u[key]
+    if (value === undefined || hasUndefined(value)) return true
+  }
+  return false
+}
+
 /**
  * Checks a hook's answer against `HookOutput` and returns the object to put in the
  * `control_response`, without `undefined` fields. Fields this version does not model are kept.
@@ -1330,4 +1345,4 @@ const dropUndefined = (u: unknown): unknown => {
  * @category encoding
  */
 export const encodeOutput = (output: HookOutput): Either.Either<unknown, ParseResult.ParseError> =>
-  Either.map(hookOutput.validate(output), () => dropUndefined(output))
+  Either.map(hookOutput.validate(output), () => hasUndefined(output) ? dropUndefined(output) : output)

@@ -29,12 +29,12 @@ import {
   Layer,
   ParseResult,
   Predicate,
-  Ref,
   Runtime,
   Schema,
   Tracer
 } from "effect"
 import type { Scope } from "effect"
+import * as Captured from "../internal/effect/captured.js"
 import * as Guard from "../internal/schema/guard.js"
 import { decodePositiveDuration } from "../internal/schema/duration.js"
 import type * as Control from "../schema/Control.js"
@@ -256,6 +256,9 @@ interface ServerEntry {
   readonly server: McpServer.McpServer<unknown>
   /** Each tool's `call`, with those services provided and `span` (the call's) as its spans' parent. */
   readonly tools: ReadonlyMap<string, ToolCall>
+  /** The tools by name, and the services they need (for the control channel's fast path). */
+  readonly byName: ReadonlyMap<string, Tool.Tool<unknown>>
+  readonly services: Context.Context<never>
   readonly timeoutMs: number | undefined
 }
 
@@ -289,6 +292,7 @@ const validate = <R>(
       )
     }
     const tools = new Map<string, ToolCall>()
+    const byName = new Map<string, Tool.Tool<unknown>>()
     for (const tool of server.tools) {
       if (tool.name === "") {
         return Either.left(
@@ -303,6 +307,7 @@ const validate = <R>(
           })
         )
       }
+      byName.set(tool.name, tool)
       tools.set(tool.name, (caller, span, args, toolUseId) =>
         Runtime.runFork(
           Runtime.make({
@@ -329,7 +334,7 @@ const validate = <R>(
         )
       }
     }
-    table.set(server.name, { server, tools, timeoutMs })
+    table.set(server.name, { server, tools, byName, services: context, timeoutMs })
   }
   return Either.right(table)
 }
@@ -404,9 +409,63 @@ const toolAnswer =
     )
   }
 
+// A `tools/call` of a served tool, seen on the caller's stack: what the control channel runs in
+// the answer's fiber itself, with the server's services and the `Tool.<name>` span as the
+// parent of the tool's spans (no fiber of its own, no change of context). The fiber is the
+// call's while it runs: `notifications/cancelled`, a server's removal and the bridge's end
+// interrupt it, and the control channel then writes nothing, as MCP wants. `undefined` for
+// any other message, which the bridge's `answerMessage` answers.
+const fastToolCall = (
+  served: () => ReadonlyMap<string, ServerEntry>,
+  inFlight: Map<string, Fiber.RuntimeFiber<unknown, unknown>>
+) =>
+(
+  { message, server_name }: Control.Request.Payload<typeof Control.McpMessage>
+): Omit<Captured.Spanned, "_tag" | "provided"> | undefined => {
+  const entry = served().get(server_name)
+  if (entry === undefined) return undefined
+  const decoded = decodeJsonRpcMessage(message)
+  if (Either.isLeft(decoded) || decoded.right.method !== "tools/call") return undefined
+  const id = decoded.right.id
+  if (id === undefined) return undefined
+  const params = decodeCallToolParams(decoded.right.params)
+  if (Either.isLeft(params)) return undefined
+  const { name, arguments: args, _meta } = params.right
+  const tool = entry.byName.get(name)
+  const key = fiberKey(entry.server.name, id)
+  if (tool === undefined || inFlight.has(key)) return undefined
+  return {
+    services: entry.services,
+    span: { name: `Tool.${name}`, attributes: { "mcp.server": entry.server.name, "tool.name": name } },
+    run: (end) =>
+      Effect.withFiberRuntime<Control.Request.Success<typeof Control.McpMessage>, never, unknown>((fiber) => {
+        const release = () => {
+          if (inFlight.get(key) === fiber) inFlight.delete(key)
+        }
+        inFlight.set(key, fiber)
+        // An interruption skips the branches below.
+        fiber.addObserver(release)
+        return Effect.matchCauseEffect(Effect.suspend(() => tool.call(args ?? {}, toolUseIdOf(_meta))), {
+          onSuccess: (result) => {
+            release()
+            end(Exit.succeed(result))
+            return Effect.succeed(wrap(success(id, toWireResult(result))))
+          },
+          onFailure: (cause) => {
+            release()
+            const exit = Exit.failCause(cause)
+            end(exit)
+            return Effect.map(toolAnswer(entry, id, name)(exit), wrap)
+          }
+        })
+      })
+  }
+}
+
 const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<McpBridgeShape, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const table = yield* Ref.make(initial)
+    // Read and replaced in single steps (the control channel reads it on the reader's stack).
+    let table = initial
     // The calls running now, by key, with the fiber each runs on: `notifications/cancelled`, a
     // server's removal and the end of the bridge's scope interrupt them.
     const inFlight = new Map<string, Fiber.RuntimeFiber<unknown, unknown>>()
@@ -530,9 +589,11 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
       }
     }
 
-    const handleMessage: InboundHandler<typeof Control.McpMessage> = ({ message, server_name }) =>
-      Effect.flatMap(Ref.get(table), (current): Effect.Effect<Control.Request.Success<typeof Control.McpMessage>> => {
-        const entry = current.get(server_name)
+    const answerMessage = (
+      { message, server_name }: Control.Request.Payload<typeof Control.McpMessage>
+    ): Effect.Effect<Control.Request.Success<typeof Control.McpMessage>> =>
+      Effect.suspend(() => {
+        const entry = table.get(server_name)
         if (entry === undefined) return Effect.succeed(unknownServer(message, server_name))
         const decoded = decodeJsonRpcMessage(message)
         if (Either.isLeft(decoded)) {
@@ -551,23 +612,29 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
         return Effect.map(request(entry, jsonRpc.id, jsonRpc), wrap)
       })
 
+    const toolCallOf = fastToolCall(() => table, inFlight)
+
+    const handleMessage: InboundHandler<typeof Control.McpMessage> = (request) => {
+      const answered = answerMessage(request)
+      const toolCall = toolCallOf(request)
+      return toolCall === undefined ? answered : Captured.spanning(answered, toolCall)
+    }
+
     const setServers = <R2>(next: ReadonlyArray<McpServer.McpServer<R2>>) =>
       Effect.gen(function*() {
         const nextTable = yield* validate(next, yield* Effect.context<R2>())
-        const result = yield* Ref.modify(
-          table,
-          (current): readonly [SetServersResult, ReadonlyMap<string, ServerEntry>] => {
-            const added: Array<string> = []
-            const replaced: Array<string> = []
-            for (const [name, entry] of nextTable) {
-              const previous = current.get(name)
-              if (previous === undefined) added.push(name)
-              else if (previous.server !== entry.server) replaced.push(name)
-            }
-            const removed = Array.from(current.keys()).filter((name) => !nextTable.has(name))
-            return [{ added, removed, replaced }, nextTable]
+        const result = yield* Effect.sync((): SetServersResult => {
+          const added: Array<string> = []
+          const replaced: Array<string> = []
+          for (const [name, entry] of nextTable) {
+            const previous = table.get(name)
+            if (previous === undefined) added.push(name)
+            else if (previous.server !== entry.server) replaced.push(name)
           }
-        )
+          const removed = Array.from(table.keys()).filter((name) => !nextTable.has(name))
+          table = nextTable
+          return { added, removed, replaced }
+        })
         // A removed server's calls cannot be answered any more: the CLI has let go of the server.
         const gone = new Set(result.removed)
         const keys = Array.from(inFlight.keys()).filter((key) => gone.has(key.slice(0, key.indexOf("\u0000"))))
@@ -576,10 +643,10 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
       })
 
     return {
-      serverNames: Effect.map(Ref.get(table), (current) => Array.from(current.keys())),
-      serverConfigs: Effect.map(Ref.get(table), (current) => {
+      serverNames: Effect.sync(() => Array.from(table.keys())),
+      serverConfigs: Effect.sync(() => {
         const configs: Record<string, SdkServerConfig> = {}
-        for (const [name, entry] of current) {
+        for (const [name, entry] of table) {
           if (entry.timeoutMs !== undefined) configs[name] = { timeout: entry.timeoutMs }
         }
         return configs

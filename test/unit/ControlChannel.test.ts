@@ -157,6 +157,57 @@ describe("ControlChannel", () => {
       })
     }).pipe(Effect.provide(env())))
 
+  it.scoped("requests with the same details each carry their own id, and other details their own", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const seen: Array<Record<string, unknown>> = []
+      yield* control.handle(
+        Control.HookCallback,
+        () =>
+          Effect.map(FiberRef.get(FiberRef.currentLogAnnotations), (annotations) => {
+            seen.push(Object.fromEntries(annotations))
+            return {}
+          })
+      )
+      const stop = { hook_event_name: "Stop" }
+      yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: stop }, "r-1")
+      yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: stop }, "r-2")
+      yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_1", input: stop }, "r-3")
+      // A NUL in a value must not make it another request's details.
+      yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0\u0000x", input: stop }, "r-4")
+      yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0\u0000x", input: stop }, "r-5")
+      const annotation = (callbackId: string, requestId: string) => ({
+        controlSubtype: "hook_callback",
+        controlRequestId: requestId,
+        callback_id: callbackId,
+        hook_event_name: "Stop"
+      })
+      expect(seen).toEqual([
+        annotation("hook_0", "r-1"),
+        annotation("hook_0", "r-2"),
+        annotation("hook_1", "r-3"),
+        annotation("hook_0\u0000x", "r-4"),
+        annotation("hook_0\u0000x", "r-5")
+      ])
+    }).pipe(Effect.provide(env())))
+
+  it.scoped("a handler's logs carry the annotations of the reader's logs around it", () =>
+    Effect.gen(function*() {
+      const cli = yield* FakeCli.FakeCli
+      const seen: Array<Record<string, unknown>> = []
+      // The channel, and so its reader, made under an annotation of its own.
+      const control = yield* ControlChannel.make().pipe(Effect.annotateLogs("session", "s-1"))
+      yield* control.handle(Control.HookCallback, () =>
+        Effect.map(FiberRef.get(FiberRef.currentLogAnnotations), (annotations) => {
+          seen.push(Object.fromEntries(annotations))
+          return {}
+        }))
+      yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: {} }, "r-1")
+      yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: {} }, "r-2")
+      expect(seen.map((a) => [a.session, a.controlRequestId])).toEqual([["s-1", "r-1"], ["s-1", "r-2"]])
+    }).pipe(Effect.provide(FakeCli.layer())))
+
   it.scoped("a failing handler answers with an error response; an unknown subtype too", () =>
     Effect.gen(function*() {
       const control = yield* ControlChannel

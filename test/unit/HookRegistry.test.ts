@@ -335,6 +335,32 @@ describe("Hook.decodeInput", () => {
 describe("Hook.encodeOutput", () => {
   const encoded = (output: Hook.HookOutput): unknown => Either.getOrThrow(Hook.encodeOutput(output))
 
+  it("sends an answer with no undefined field as it is, and copies one that has some", () => {
+    const plain: Hook.HookOutput = {
+      continue: true,
+      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow" }
+    }
+    expect(Either.getOrThrow(Hook.encodeOutput(plain))).toBe(plain)
+    const nested = {
+      systemMessage: "m",
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse" as const,
+        permissionDecision: "allow" as const,
+        permissionDecisionReason: undefined
+      }
+    }
+    const answer: Hook.HookOutput = nested
+    const wire = Either.getOrThrow(Hook.encodeOutput(answer))
+    expect(wire).not.toBe(nested)
+    expect(wire).toEqual({
+      systemMessage: "m",
+      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow" }
+    })
+    expect(Object.keys(Object(Object(wire).hookSpecificOutput))).not.toContain("permissionDecisionReason")
+    // The caller's object is left as it was.
+    expect(Object.keys(nested.hookSpecificOutput)).toContain("permissionDecisionReason")
+  })
+
   it("PreToolUse allow with updatedInput, without undefined fields", () => {
     const wire = encoded(Hook.allow(undefined, { command: "ls -la" }))
     expect(wire).toEqual({

@@ -11,6 +11,7 @@ import {
   Context,
   Effect,
   Either,
+  type Exit,
   FiberMap,
   FiberRef,
   FiberRefs,
@@ -37,13 +38,16 @@ import { errorText, oneLine } from "./text.js"
 const decodeOptions = { onExcessProperty: "preserve" } as const
 
 /**
- * A request's answer, before it runs: `effect` decodes nothing more, runs the handler and
- * encodes its answer; `services`, when the handler captured services of its own (`providing`),
- * are what the answer's fiber starts with.
+ * A request's answer, before it runs: `effect` decodes nothing more and runs the handler,
+ * `encode` checks its answer (in the step that writes it); `services`, when the handler captured
+ * services of its own (`providing`), are what the answer's fiber starts with.
  */
 interface Handled {
   readonly effect: Effect.Effect<unknown, unknown, unknown>
+  readonly encode: Encode
   readonly services: Context.Context<never> | undefined
+  /** A call under a span of its own (`spanning`), run in place of `effect`. */
+  readonly spanned?: Captured.Spanned | undefined
 }
 
 /** A registered handler: decodes the request and calls the handler (on the caller's stack). */
@@ -83,9 +87,10 @@ const inboundDetails = (request: { readonly [key: string]: unknown }): Record<st
   return details
 }
 
-// Encodes a descriptor's answer, dropping the properties a struct does not name. Built once per
-// descriptor (`Schema.encodedSchema` walks the AST every time): every session registers the same.
-type Encode = (success: unknown) => Effect.Effect<unknown, string>
+// Encodes a descriptor's answer, dropping the properties a struct does not name; `Left` is the
+// failure's text. Built once per descriptor (`Schema.encodedSchema` walks the AST every time):
+// every session registers the same.
+type Encode = (success: unknown) => Either.Either<unknown, string>
 const encoders = new WeakMap<Control.Request.Any, Encode>()
 const encoderOf = (descriptor: Control.Request.Any): Encode => {
   const known = encoders.get(descriptor)
@@ -95,15 +100,14 @@ const encoderOf = (descriptor: Control.Request.Any): Encode => {
     ParseResult.encodeUnknownEither(descriptor.success),
     { excessKept: false }
   )
-  const encode: Encode = (success) => {
-    const encoded = encodeSuccess(success)
-    return Either.isLeft(encoded)
-      ? Effect.fail(`invalid ${descriptor.subtype} answer: ${Issues.describe(encoded.left)}`)
-      : Effect.succeed(encoded.right)
-  }
+  const encode: Encode = (success) =>
+    Either.mapLeft(encodeSuccess(success), (issue) => `invalid ${descriptor.subtype} answer: ${Issues.describe(issue)}`)
   encoders.set(descriptor, encode)
   return encode
 }
+
+// What the answer of a request that failed before its handler ran checks: nothing.
+const unchecked: Encode = Either.right
 
 const compile = <Req extends Control.Request.Any>(
   descriptor: Req,
@@ -121,14 +125,16 @@ const compile = <Req extends Control.Request.Any>(
     if (Either.isLeft(payload)) {
       return {
         effect: Effect.fail(`malformed ${descriptor.subtype} request: ${Issues.describe(payload.left)}`),
+        encode: unchecked,
         services: undefined
       }
     }
     const handled = handler(payload.right, requestId)
     const inner = Captured.unprovided(handled)
-    return inner === undefined
-      ? { effect: Effect.flatMap(handled, encode), services: undefined }
-      : { effect: Effect.flatMap(inner.effect, encode), services: inner.services }
+    if (inner === undefined) return { effect: handled, encode, services: undefined }
+    return inner._tag === "Unprovided"
+      ? { effect: inner.effect, encode, services: inner.services }
+      : { effect: handled, encode, services: inner.services, spanned: inner }
   }
 }
 
@@ -138,7 +144,11 @@ const compile = <Req extends Control.Request.Any>(
 const withSpan = (context: Context.Context<never>, span: Tracer.Span): Context.Context<unknown> =>
   Context.unsafeMake(new Map(context.unsafeMap).set(Tracer.ParentSpan.key, span))
 
-const died = (defect: unknown): Handled => ({ effect: Effect.die(defect), services: undefined })
+const died = (defect: unknown): Handled => ({ effect: Effect.die(defect), encode: unchecked, services: undefined })
+
+// Distinct request details whose log annotations a channel keeps: far more than a session's
+// callbacks and tools; a CLI that names more only costs the annotations' rebuilding.
+const MAX_ANNOTATION_BASES = 256
 
 // Histograms tagged by subtype, made once per subtype: this runs on every request.
 const histograms = new Map<string, typeof Telemetry.callbackDuration>()
@@ -151,20 +161,39 @@ const histogram = (subtype: string) => {
   return found
 }
 
+// A failed request's answer: a warning, the cause in full at debug level, the error.
+const answerFailure = (
+  send: (frame: unknown) => Effect.Effect<void>,
+  requestId: string,
+  subtype: string,
+  text: string,
+  cause: Cause.Cause<unknown>
+): Effect.Effect<void> =>
+  Effect.logWarning(`effect-claude-agent: ${subtype} failed (request ${requestId}): ${oneLine(text)}`).pipe(
+    Effect.zipRight(Effect.logDebug(`effect-claude-agent: ${subtype} failure in full`, cause)),
+    Effect.zipRight(send(Frames.error(requestId, text)))
+  )
+
 // Timed as `Effect.timed` would (the channel's clock, successes only), in fewer steps: one
-// `matchCauseEffect` around the handler.
+// `matchCauseEffect` around the handler, whose success branch checks the answer and writes it.
 const answer = (
   send: (frame: unknown) => Effect.Effect<void>,
   clock: Clock.Clock,
-  handled: Effect.Effect<unknown, unknown, unknown>,
+  handled: Handled,
   requestId: string,
   subtype: string
 ): Effect.Effect<void, never, unknown> => {
   const start = clock.unsafeCurrentTimeNanos()
-  return Effect.matchCauseEffect(handled, {
+  return Effect.matchCauseEffect(handled.effect, {
     onSuccess: (response) => {
-      const elapsed = Number(clock.unsafeCurrentTimeNanos() - start) / 1_000_000
-      return Effect.zipRight(Metric.update(histogram(subtype), elapsed), send(Frames.success(requestId, response)))
+      const encoded = handled.encode(response)
+      if (Either.isLeft(encoded)) return answerFailure(send, requestId, subtype, encoded.left, Cause.fail(encoded.left))
+      // `Metric.update` in the step that writes the answer: the fiber's metric labels, as it reads them.
+      return Effect.withFiberRuntime((fiber) => {
+        const elapsed = Number(clock.unsafeCurrentTimeNanos() - start) / 1_000_000
+        histogram(subtype).unsafeUpdate(elapsed, fiber.getFiberRef(FiberRef.currentMetricLabels))
+        return send(Frames.success(requestId, encoded.right))
+      })
     },
     onFailure: (cause) => {
       // An interrupted handler was cancelled: the CLI expects no answer, and answering
@@ -174,10 +203,7 @@ const answer = (
       const text = Option.isSome(failure)
         ? errorText(failure.value)
         : `handler defect: ${errorText(Cause.squash(cause))}`
-      return Effect.logWarning(`effect-claude-agent: ${subtype} failed (request ${requestId}): ${oneLine(text)}`).pipe(
-        Effect.zipRight(Effect.logDebug(`effect-claude-agent: ${subtype} failure in full`, cause)),
-        Effect.zipRight(send(Frames.error(requestId, text)))
-      )
+      return answerFailure(send, requestId, subtype, text, cause)
     }
   })
 }
@@ -206,6 +232,9 @@ export const make = (
     const done = () => {
       if (--inFlight === 0) idle.unsafeOpen()
     }
+    const end = (span: Tracer.Span, exit: Exit.Exit<unknown, unknown>) => {
+      if (span.status._tag === "Started") span.end(timing ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
+    }
     // The context of an answer's fiber: the reader's, with the handler's own services (merged
     // once per handler's services while the reader's context stays the same) and the request's span.
     const merged = new WeakMap<
@@ -226,6 +255,38 @@ export const make = (
       return withSpan(found.to, span)
     }
 
+    // The log annotations of an answer's fiber but its request id: the reader's, the subtype and
+    // the request's details. Kept per details while the reader's annotations stay the same (a
+    // session sees a handful: its callback ids, tool and server names), so that each request adds
+    // one entry where it would add five.
+    let basesOf: HashMap.HashMap<string, unknown> | undefined
+    const bases = new Map<string, HashMap.HashMap<string, unknown>>()
+    const annotationsFor = (
+      current: HashMap.HashMap<string, unknown>,
+      subtype: string,
+      details: Record<string, string>,
+      requestId: string
+    ): HashMap.HashMap<string, unknown> => {
+      if (current !== basesOf || bases.size >= MAX_ANNOTATION_BASES) {
+        bases.clear()
+        basesOf = current
+      }
+      // A NUL inside a value could make two details one key: those are not kept.
+      let key: string | undefined = subtype
+      for (const name in details) {
+        const value = details[name] ?? ""
+        key = value.includes("\u0000") ? undefined : `${key}\u0000${name}\u0000${value}`
+        if (key === undefined) break
+      }
+      let base = key === undefined ? undefined : bases.get(key)
+      if (base === undefined) {
+        base = HashMap.set(current, "controlSubtype", subtype)
+        for (const name in details) base = HashMap.set(base, name, details[name])
+        if (key !== undefined) bases.set(key, base)
+      }
+      return HashMap.set(base, "controlRequestId", requestId)
+    }
+
     // `FiberMap.run`, except that the handler's fiber starts at once, on this stack: a handler
     // that answers without waiting (most hooks) is done, answer queued, before the reader moves
     // on, with no scheduler round trip. Only a fiber still running joins the map (where
@@ -242,10 +303,12 @@ export const make = (
     ) =>
       Effect.withFiberRuntime<void>((parent) => {
         if (inFlight++ === 0) idle.unsafeClose()
-        let annotations = parent.getFiberRef(FiberRef.currentLogAnnotations)
-        annotations = HashMap.set(annotations, "controlSubtype", request.subtype)
-        annotations = HashMap.set(annotations, "controlRequestId", requestId)
-        for (const key in details) annotations = HashMap.set(annotations, key, details[key])
+        const annotations = annotationsFor(
+          parent.getFiberRef(FiberRef.currentLogAnnotations),
+          request.subtype,
+          details,
+          requestId
+        )
         // The handler is called here, so that one that throws instead of failing is answered as
         // a defect, and so that the services it captured are known before its fiber starts.
         let handled: Handled
@@ -254,25 +317,40 @@ export const make = (
         } catch (defect) {
           handled = died(defect)
         }
-        const runtime = Runtime.make({
-          context: contextFor(parent.currentContext, handled.services, span),
-          fiberRefs: FiberRefs.updateAs(parent.getFiberRefs(), {
-            fiberId: parent.id(),
-            fiberRef: FiberRef.currentLogAnnotations,
-            value: annotations
+        const start = (handled: Handled, own: Tracer.Span | undefined): Effect.Effect<void> => {
+          const runtime = Runtime.make({
+            context: contextFor(parent.currentContext, handled.services, own ?? span),
+            fiberRefs: FiberRefs.updateAs(parent.getFiberRefs(), {
+              fiberId: parent.id(),
+              fiberRef: FiberRef.currentLogAnnotations,
+              value: annotations
+            }),
+            runtimeFlags: Runtime.defaultRuntime.runtimeFlags
+          })
+          const fiber = Runtime.runFork(runtime, answer(send, clock, handled, requestId, request.subtype), {
+            immediate: true
+          })
+          // Called at once if the fiber is already done.
+          fiber.addObserver((exit) => {
+            if (own !== undefined) end(own, exit)
+            end(span, exit)
+            done()
+          })
+          if (fiber.unsafePoll() === null) FiberMap.unsafeSet(running, requestId, fiber, { interruptAs: parent.id() })
+          return Effect.void
+        }
+        const spanned = handled.spanned
+        if (spanned === undefined) return start(handled, undefined)
+        // The call's own span, under the request's: the parent of the call's spans, ended by the
+        // call with its own exit.
+        return Effect.flatMap(
+          Effect.makeSpan(spanned.span.name, {
+            parent: span,
+            captureStackTrace: false,
+            attributes: spanned.span.attributes
           }),
-          runtimeFlags: Runtime.defaultRuntime.runtimeFlags
-        })
-        const fiber = Runtime.runFork(runtime)(answer(send, clock, handled.effect, requestId, request.subtype), {
-          immediate: true
-        })
-        // Called at once if the fiber is already done.
-        fiber.addObserver((exit) => {
-          if (span.status._tag === "Started") span.end(timing ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
-          done()
-        })
-        if (fiber.unsafePoll() === null) FiberMap.unsafeSet(running, requestId, fiber, { interruptAs: parent.id() })
-        return Effect.void
+          (own) => start({ ...handled, effect: spanned.run((exit) => end(own, exit)) }, own)
+        )
       })
 
     const run = (requestId: string, request: RequestBody): Effect.Effect<void> => {

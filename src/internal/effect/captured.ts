@@ -4,7 +4,7 @@
 // providing it would put every span a callback makes under the session. Spans a hook, permission
 // callback, tool or elicitation handler makes belong under the request it answers: the caller's
 // current span is kept as the parent.
-import { Context, Effect, Option, Predicate, Tracer } from "effect"
+import { Context, Effect, type Exit, Option, Predicate, Tracer } from "effect"
 import { OptionsError } from "../../SdkError.js"
 
 /** `Effect.provide(self, captured)`, keeping the current span as the parent of `self`'s spans. */
@@ -27,14 +27,32 @@ export const provideCaptured = <A, E, R>(
  * @internal
  */
 export interface Unprovided {
+  readonly _tag: "Unprovided"
   readonly provided: Effect.Effect<unknown, unknown>
   readonly effect: Effect.Effect<unknown, unknown, unknown>
   readonly services: Context.Context<never>
 }
 
-// The last call of a `providing` handler, until `unprovided` takes it: the control channel calls a
-// handler and looks here on the same stack, before anything else can run.
-let last: Unprovided | undefined
+/**
+ * What a `spanning` handler's call returned, seen from inside: a call that runs under a span of
+ * its own (an MCP tool's), with services of its own. The control channel makes the span under the
+ * request's, starts the answer's fiber with the services and that span as the parent of its spans,
+ * and runs `run(end)`; the call ends the span with its own exit (`end`), and the fiber's end ends
+ * it if it is still open (an interruption).
+ *
+ * @internal
+ */
+export interface Spanned {
+  readonly _tag: "Spanned"
+  readonly provided: Effect.Effect<unknown, unknown>
+  readonly services: Context.Context<never>
+  readonly span: { readonly name: string; readonly attributes: Record<string, unknown> }
+  readonly run: (end: (exit: Exit.Exit<unknown, unknown>) => void) => Effect.Effect<unknown, unknown, unknown>
+}
+
+// The last call of a `providing` or `spanning` handler, until `unprovided` takes it: the control
+// channel calls a handler and looks here on the same stack, before anything else can run.
+let last: Unprovided | Spanned | undefined
 
 /**
  * `run` with `captured` provided to every call, as `provideCaptured` does; the control channel,
@@ -52,17 +70,31 @@ export const providing = <Args extends ReadonlyArray<unknown>, A, E, R>(
 (...args: Args): Effect.Effect<A, E> => {
   const effect = run(...args)
   const provided = provideCaptured(effect, captured)
-  last = { provided, effect, services: captured }
+  last = { _tag: "Unprovided", provided, effect, services: captured }
   return provided
 }
 
 /**
- * The effect and services behind `handled` when a `providing` handler returned it just now;
- * `undefined` otherwise (any other handler).
+ * Returns `provided` (what a direct caller runs) and, for the control channel, what the same call
+ * is when its answer's fiber starts with `services` and a span of its own (see `Spanned`).
  *
  * @internal
  */
-export const unprovided = (handled: Effect.Effect<unknown, unknown>): Unprovided | undefined => {
+export const spanning = <A, E>(
+  provided: Effect.Effect<A, E>,
+  spanned: Omit<Spanned, "_tag" | "provided">
+): Effect.Effect<A, E> => {
+  last = { _tag: "Spanned", provided, ...spanned }
+  return provided
+}
+
+/**
+ * The effect and services behind `handled` when a `providing` or `spanning` handler returned it
+ * just now; `undefined` otherwise (any other handler).
+ *
+ * @internal
+ */
+export const unprovided = (handled: Effect.Effect<unknown, unknown>): Unprovided | Spanned | undefined => {
   const found = last
   last = undefined
   return found !== undefined && found.provided === handled ? found : undefined

@@ -1,0 +1,283 @@
+// Callback round trips in one process, the control channel against the Effect floor's code, with
+// no subprocess and no pipe: the bytes of each request are pushed into the transport's stdout
+// reader from a macrotask (`setImmediate`, where a pipe's data event would come from), and each
+// answer, once encoded, schedules the next request. What is left is the library's own CPU per
+// round trip from bytes in to the answer's line out, next to the floor's (split, `JSON.parse`,
+// `Runtime.runFork(withSpan(callback))`, `JSON.stringify` from the fiber's observer).
+//
+//   npx tsx scripts/bench/callbacks.ts [--root=DIR] [--baseline=DIR] [--kind=hooks|mcp] [--count=20000] [--reps=7]
+//     [--only=library|session|floor]
+//
+// --root=DIR runs another checkout's src/ instead of this one's; --baseline=DIR runs another
+// checkout's src/ as well, in the same process, its runs alternated with this one's (A/B in one
+// sitting, the machine's load hitting both alike).
+import { readFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { pathToFileURL } from "node:url"
+import { Effect, Exit, Layer, Option, Runtime, Schema, Stream } from "effect"
+
+const option = (name: string): string | undefined =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3)
+const root = resolve(option("root") ?? ".")
+const baseline = option("baseline")
+const kind = option("kind") ?? "hooks"
+const count = Number(option("count") ?? 20_000)
+const reps = Number(option("reps") ?? 7)
+const only = option("only")
+
+const loader = (root: string) => async <A>(path: string): Promise<A> =>
+  await import(pathToFileURL(join(root, "src", path)).href)
+
+const frames: {
+  readonly preToolUseInput: Record<string, unknown>
+  readonly initializeResponse: Record<string, unknown>
+  readonly systemInit: Record<string, unknown>
+  readonly result: Record<string, unknown>
+} = JSON.parse(
+  readFileSync(join(import.meta.dirname, "..", "fixtures", "bench-frames.json"), "utf8")
+)
+const encoder = new TextEncoder()
+// The requests as the bench's fake CLI writes them, each its own bytes.
+const requestBytes = (i: number): Uint8Array => {
+  const toolUseId = `toolu_${i}`
+  const request = kind === "hooks"
+    ? {
+      subtype: "hook_callback",
+      callback_id: "hook_0",
+      input: { ...frames.preToolUseInput, tool_use_id: toolUseId },
+      tool_use_id: toolUseId
+    }
+    : {
+      subtype: "mcp_message",
+      server_name: "bench",
+      message: {
+        method: "tools/call",
+        params: { name: "echo", arguments: { text: `hello ${i}` }, _meta: { "claudecode/toolUseId": toolUseId } },
+        jsonrpc: "2.0",
+        id: i + 2
+      }
+    }
+  return encoder.encode(JSON.stringify({ type: "control_request", request_id: `cli_${i}`, request }) + "\n")
+}
+const lines = Array.from({ length: count }, (_, i) => requestBytes(i))
+
+const cpu = (): number => {
+  const u = process.cpuUsage()
+  return u.user + u.system
+}
+
+const hookAnswer = {
+  hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", permissionDecisionReason: "bench" }
+} as const
+
+// One run: `count` round trips, one after the other; resolves with CPU µs per round trip.
+type Run = () => Promise<number>
+
+const library = async (root: string): Promise<Run> => {
+  const load = loader(root)
+  const { ControlChannel } = await load<typeof import("../../src/services/ControlChannel.js")>(
+    "services/ControlChannel.ts"
+  )
+  const { Transport } = await load<typeof import("../../src/services/Transport.js")>("services/Transport.ts")
+  const { StdoutFrames } = await load<typeof import("../../src/internal/process/stdout.js")>(
+    "internal/process/stdout.ts"
+  )
+  const HookRegistry = await load<typeof import("../../src/services/HookRegistry.js")>("services/HookRegistry.ts")
+  const McpBridge = await load<typeof import("../../src/services/McpBridge.js")>("services/McpBridge.ts")
+  const Hook = await load<typeof import("../../src/Hook.js")>("Hook.ts")
+  const Tool = await load<typeof import("../../src/Tool.js")>("Tool.ts")
+  const McpServer = await load<typeof import("../../src/McpServer.js")>("McpServer.ts")
+  const Control = await load<typeof import("../../src/schema/Control.js")>("schema/Control.ts")
+  const allow = Hook.allow("bench")
+  const echo = Tool.make("echo", {
+    description: "Echoes its input",
+    parameters: Schema.Struct({ text: Schema.String }),
+    handler: ({ text }) => Effect.succeed(Tool.text(text))
+  })
+  const server = McpServer.make({ name: "bench", version: "1.0.0", tools: [echo] })
+
+  return () =>
+    new Promise<number>((done) => {
+      const stdout = new StdoutFrames(1024 * 1024)
+      let i = 0
+      let start = 0
+      const transport = {
+        send: (frame: unknown) =>
+          Effect.sync(() => {
+            JSON.stringify(frame)
+            if (++i < count) setImmediate(() => stdout.onData(lines[i]!))
+            else done((cpu() - start) / count)
+          }),
+        frames: stdout.stream,
+        endInput: Effect.void,
+        terminate: Effect.void,
+        exitStatus: Effect.never,
+        stderrTail: Effect.succeed(""),
+        stderr: Stream.empty,
+        pid: Option.none()
+      }
+      const program = Effect.gen(function*() {
+        const channel = yield* ControlChannel.make({})
+        const hooks = yield* HookRegistry.make({
+          PreToolUse: [{ matcher: "Bash", hooks: [() => Effect.succeed(allow)] }]
+        })
+        const bridge = yield* McpBridge.make([server])
+        yield* channel.handle(Control.HookCallback, hooks.handleCallback)
+        yield* channel.handle(Control.McpMessage, bridge.handleMessage)
+        start = cpu()
+        yield* Effect.sync(() => stdout.onData(lines[0]!))
+        return yield* Effect.never
+      })
+      Effect.runFork(Effect.scoped(program.pipe(Effect.provide(Layer.succeed(Transport, transport)))))
+    })
+}
+
+// The whole session (`ClaudeAgent.query`) over a transport that plays the CLI in memory: the
+// `initialize` reply, then `count` requests in the turn, each sent when the previous one's
+// answer is written, then the result and `idle`.
+const session = async (root: string): Promise<Run> => {
+  const load = loader(root)
+  const ClaudeAgent = await load<typeof import("../../src/ClaudeAgent.js")>("ClaudeAgent.ts")
+  const { Transport } = await load<typeof import("../../src/services/Transport.js")>("services/Transport.ts")
+  const { StdoutFrames } = await load<typeof import("../../src/internal/process/stdout.js")>(
+    "internal/process/stdout.ts"
+  )
+  const Hook = await load<typeof import("../../src/Hook.js")>("Hook.ts")
+  const Tool = await load<typeof import("../../src/Tool.js")>("Tool.ts")
+  const McpServer = await load<typeof import("../../src/McpServer.js")>("McpServer.ts")
+  const allow = Hook.allow("bench")
+  const echo = Tool.make("echo", {
+    description: "Echoes its input",
+    parameters: Schema.Struct({ text: Schema.String }),
+    handler: ({ text }) => Effect.succeed(Tool.text(text))
+  })
+  const server = McpServer.make({ name: "bench", version: "1.0.0", tools: [echo] })
+  const line = (frame: unknown) => encoder.encode(JSON.stringify(frame) + "\n")
+  const sessionId = frames.systemInit.session_id
+  const state = (s: string) =>
+    line({ type: "system", subtype: "session_state_changed", state: s, sdk_host_only: true, session_id: sessionId })
+
+  return () =>
+    new Promise<number>((done, fail) => {
+      const stdout = new StdoutFrames(1024 * 1024)
+      let exited: (() => void) | undefined
+      let i = -1
+      let start = 0
+      let cpuPerRoundTrip = 0
+      const later = (bytes: Uint8Array) => setImmediate(() => stdout.onData(bytes))
+      const transport = {
+        send: (frame: any) =>
+          Effect.sync(() => {
+            JSON.stringify(frame)
+            if (frame.type === "control_request") {
+              const response = frame.request.subtype === "initialize" ? frames.initializeResponse : {}
+              later(
+                line({
+                  type: "control_response",
+                  response: { subtype: "success", request_id: frame.request_id, response }
+                })
+              )
+            } else if (frame.type === "user") {
+              stdout.onData(state("running"))
+              stdout.onData(line(frames.systemInit))
+              i = 0
+              start = cpu()
+              later(lines[0]!)
+            } else if (frame.type === "control_response" && i >= 0) {
+              if (++i < count) later(lines[i]!)
+              else {
+                cpuPerRoundTrip = (cpu() - start) / count
+                stdout.onData(line({ ...frames.result, result: "done" }))
+                later(state("idle"))
+              }
+            }
+          }),
+        frames: stdout.stream,
+        endInput: Effect.sync(() => {
+          stdout.onEnd()
+          exited?.()
+        }),
+        terminate: Effect.sync(() => stdout.onEnd()),
+        exitStatus: Effect.async<{ exitCode: number | undefined; signal: string | undefined }>((resume) => {
+          exited = () => resume(Effect.succeed({ exitCode: 0, signal: undefined }))
+        }),
+        stderrTail: Effect.succeed(""),
+        stderr: Stream.empty,
+        pid: Option.none()
+      }
+      const agent = ClaudeAgent.make({ transport: Layer.succeed(Transport, transport) })
+      const program = ClaudeAgent.query("bench", {
+        ...(kind === "hooks"
+          ? { hooks: { PreToolUse: [{ matcher: "Bash", hooks: [() => Effect.succeed(allow)] }] } }
+          : { mcpServers: { bench: server } })
+      }).pipe(Stream.runDrain, Effect.provideService(ClaudeAgent.ClaudeAgent, agent))
+      Effect.runPromise(program).then(() => done(cpuPerRoundTrip), fail)
+    })
+}
+
+const floor = async (): Promise<Run> => {
+  const runFork = Runtime.runFork(Runtime.defaultRuntime)
+  const hook = (_input: unknown) => Effect.succeed(hookAnswer)
+  const echo = (message: any) => Effect.succeed({ content: [{ type: "text", text: message.params.arguments.text }] })
+  const decoder = new TextDecoder()
+  return () =>
+    new Promise<number>((done) => {
+      let i = 0
+      let buffer = ""
+      const start = cpu()
+      const write = (value: unknown) => {
+        JSON.stringify(value)
+        if (++i < count) setImmediate(() => onData(lines[i]!))
+        else done((cpu() - start) / count)
+      }
+      const reply = (requestId: unknown, response: unknown) =>
+        write({ type: "control_response", response: { subtype: "success", request_id: requestId, response } })
+      const answer = <A>(requestId: unknown, effect: Effect.Effect<A>, name: string, encode: (a: A) => unknown) => {
+        const fiber = runFork(Effect.withSpan(effect, name, { captureStackTrace: false }))
+        fiber.addObserver((exit) => {
+          if (Exit.isSuccess(exit)) reply(requestId, encode(exit.value))
+        })
+      }
+      const onData = (chunk: Uint8Array) => {
+        buffer += decoder.decode(chunk)
+        const parts = buffer.split("\n")
+        buffer = parts.pop() ?? ""
+        for (const line of parts) {
+          if (line === "") continue
+          const m = JSON.parse(line)
+          if (m.type !== "control_request") continue
+          const request = m.request
+          if (request.subtype === "hook_callback") answer(m.request_id, hook(request.input), "floor.hook", (a) => a)
+          else if (request.subtype === "mcp_message") {
+            const message = request.message
+            answer(m.request_id, echo(message), "floor.tools/call", (result) => ({
+              mcp_response: { jsonrpc: "2.0", id: message.id, result }
+            }))
+          }
+        }
+      }
+      onData(lines[0]!)
+    })
+}
+
+const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
+const contenders: Array<[string, Run]> = []
+const roots = baseline === undefined ? [root] : [root, resolve(baseline)]
+for (const dir of roots) {
+  if (only === undefined || only === "library") contenders.push([`channel (${dir})`, await library(dir)])
+  if (only === undefined || only === "session") contenders.push([`session (${dir})`, await session(dir)])
+}
+if (only === undefined || only === "floor") contenders.push(["floor", await floor()])
+const samples = new Map<string, Array<number>>(contenders.map(([name]) => [name, []]))
+for (const [, run] of contenders) await run()
+for (let r = 0; r < reps; r++) {
+  for (const [name, run] of contenders) samples.get(name)!.push(await run())
+}
+for (const [name, xs] of samples) {
+  console.log(
+    `${kind} ${name}: ${median(xs).toFixed(1)} CPU µs per round trip (${Math.min(...xs).toFixed(1)}–${
+      Math.max(...xs).toFixed(1)
+    })`
+  )
+}
+process.exit(0)

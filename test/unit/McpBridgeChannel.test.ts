@@ -1,0 +1,171 @@
+// SDK MCP tool calls through the control channel, where a `tools/call` of a served tool runs in
+// the answer's own fiber under its `Tool.<name>` span (`Captured.spanning`): answers, errors,
+// cancellation (notifications/cancelled, control_cancel_request, a server's removal), the
+// tool's services and spans.
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Deferred, Effect, Fiber, Layer, Schema, type Scope, type Tracer } from "effect"
+import * as McpServer from "../../src/McpServer.js"
+import * as Control from "../../src/schema/Control.js"
+import { ControlChannel } from "../../src/services/ControlChannel.js"
+import { make as makeBridge } from "../../src/services/McpBridge.js"
+import * as FakeCli from "../../src/testing/FakeCli.js"
+import * as SpanRecorder from "../../src/testing/SpanRecorder.js"
+import * as Tool from "../../src/Tool.js"
+
+class Greeting extends Context.Tag("test/Greeting")<Greeting, string>() {}
+
+const env = ControlChannel.layer().pipe(Layer.provideMerge(FakeCli.layer()))
+
+// The test's body over a channel whose reader, and so the answers' fibers, record their spans.
+const traced = <A, E>(
+  body: (spans: ReadonlyArray<Tracer.Span>) => Effect.Effect<A, E, ControlChannel | FakeCli.FakeCli | Scope.Scope>
+) =>
+  Effect.flatMap(
+    SpanRecorder.make,
+    ({ spans, tracer }) => body(spans).pipe(Effect.provide(env), Effect.withTracer(tracer))
+  )
+
+const call = (id: number, name: string, args: unknown) => ({
+  subtype: "mcp_message",
+  server_name: "srv",
+  message: { jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } }
+})
+const cancelled = (requestId: number) => ({
+  subtype: "mcp_message",
+  server_name: "srv",
+  message: { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId } }
+})
+
+const tools = Effect.gen(function*() {
+  const started = yield* Deferred.make<void>()
+  const interrupted = yield* Deferred.make<void>()
+  const greet = Tool.make("greet", {
+    description: "Greets",
+    parameters: Schema.Struct({ name: Schema.String }),
+    handler: ({ name }) =>
+      Effect.flatMap(Greeting, (greeting) => Effect.succeed(`${greeting}, ${name}`)).pipe(
+        Effect.withSpan("user.greet")
+      )
+  })
+  const blocking = Tool.make("blocking", {
+    description: "Runs until interrupted",
+    parameters: Schema.Struct({}),
+    handler: () =>
+      Deferred.succeed(started, undefined).pipe(
+        Effect.zipRight(Effect.never),
+        Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined)),
+        Effect.as("unreachable")
+      )
+  })
+  const dying = Tool.make("dying", {
+    description: "Dies",
+    parameters: Schema.Struct({}),
+    handler: () => Effect.die(new Error("kaboom"))
+  })
+  return { tools: [greet, blocking, dying], started, interrupted }
+})
+
+const setUp = Effect.gen(function*() {
+  const control = yield* ControlChannel
+  const cli = yield* FakeCli.FakeCli
+  const { interrupted, started, tools: served } = yield* tools
+  const bridge = yield* makeBridge([McpServer.make({ name: "srv", tools: served })]).pipe(
+    Effect.provideService(Greeting, "hello")
+  )
+  yield* control.handle(Control.McpMessage, bridge.handleMessage)
+  return { bridge, cli, interrupted, started }
+})
+
+const responsesTo = (cli: FakeCli.FakeCliHandle, requestId: string) =>
+  Effect.map(
+    cli.sent,
+    (frames) =>
+      frames.filter((f) =>
+        f.type === "control_response" && typeof f.response === "object" && f.response !== null &&
+        Reflect.get(f.response, "request_id") === requestId
+      )
+  )
+
+describe("McpBridge through the control channel", () => {
+  it.scoped("a tool call is answered with the server's services, its spans under Tool.<name>", () =>
+    traced((spans) =>
+      Effect.gen(function*() {
+        const { cli } = yield* setUp
+        const answer = yield* cli.requestRaw(call(1, "greet", { name: "Ada" }), "r-1")
+        expect(answer).toMatchObject({
+          subtype: "success",
+          response: {
+            mcp_response: { jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "hello, Ada" }] } }
+          }
+        })
+        const named = (name: string) => spans.filter((s) => s.name === name)
+        const [tool] = named("Tool.greet")
+        const [request] = named("ControlChannel.mcp_message")
+        const [inner] = named("user.greet")
+        expect(tool?.parent._tag === "Some" && tool.parent.value.spanId).toBe(request?.spanId)
+        expect(inner?.parent._tag === "Some" && inner.parent.value.spanId).toBe(tool?.spanId)
+        expect(tool?.attributes.get("mcp.server")).toBe("srv")
+        expect(tool?.status._tag).toBe("Ended")
+      })
+    ))
+
+  it.scoped("a tool that dies is answered with -32603, its span ended with the defect", () =>
+    traced((spans) =>
+      Effect.gen(function*() {
+        const { cli } = yield* setUp
+        const answer = yield* cli.requestRaw(call(2, "dying", {}), "r-2")
+        expect(answer).toMatchObject({
+          subtype: "success",
+          response: {
+            mcp_response: { id: 2, error: { code: -32603, message: "Internal error in tool dying: kaboom" } }
+          }
+        })
+        const tool = spans.find((s) => s.name === "Tool.dying")
+        expect(tool?.status._tag === "Ended" && tool.status.exit._tag).toBe("Failure")
+      })
+    ))
+
+  it.scoped("notifications/cancelled interrupts the tool and its request gets no answer", () =>
+    traced((spans) =>
+      Effect.gen(function*() {
+        const { cli, interrupted, started } = yield* setUp
+        const pending = yield* Effect.fork(cli.requestRaw(call(7, "blocking", {}), "r-7"))
+        yield* Deferred.await(started)
+        // While it runs, the same JSON-RPC id is refused.
+        const duplicate = yield* cli.requestRaw(call(7, "greet", { name: "x" }), "r-dup")
+        expect(duplicate).toMatchObject({ response: { mcp_response: { id: 7, error: { code: -32600 } } } })
+        yield* cli.requestRaw(cancelled(7), "r-cancel")
+        yield* Deferred.await(interrupted)
+        expect(yield* responsesTo(cli, "r-7")).toEqual([])
+        expect(pending.unsafePoll()).toBeNull()
+        yield* Fiber.interrupt(pending)
+        const tool = spans.find((s) => s.name === "Tool.blocking")
+        expect(tool?.status._tag).toBe("Ended")
+        // The id is free again.
+        const again = yield* cli.requestRaw(call(7, "greet", { name: "y" }), "r-again")
+        expect(again).toMatchObject({
+          response: { mcp_response: { id: 7, result: { content: [{ text: "hello, y" }] } } }
+        })
+      })
+    ))
+
+  it.scoped("control_cancel_request interrupts the tool; removing its server does too", () =>
+    Effect.gen(function*() {
+      const { bridge, cli, interrupted, started } = yield* setUp
+      const first = yield* Effect.fork(cli.requestRaw(call(8, "blocking", {}), "r-8"))
+      yield* Deferred.await(started)
+      yield* cli.cancel("r-8")
+      yield* Deferred.await(interrupted)
+      expect(yield* responsesTo(cli, "r-8")).toEqual([])
+      yield* Fiber.interrupt(first)
+
+      const second = yield* setUp.pipe(Effect.provideService(ControlChannel, yield* ControlChannel))
+      const running = yield* Effect.fork(second.cli.requestRaw(call(9, "blocking", {}), "r-9"))
+      yield* Deferred.await(second.started)
+      yield* second.bridge.setServers([])
+      yield* Deferred.await(second.interrupted)
+      expect(yield* responsesTo(second.cli, "r-9")).toEqual([])
+      yield* Fiber.interrupt(running)
+      expect(bridge).toBeDefined()
+    }).pipe(Effect.provide(env)))
+})
