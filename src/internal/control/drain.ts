@@ -10,7 +10,7 @@
  *
  * @internal
  */
-import { Effect, Option, Stream } from "effect"
+import { Channel, Effect, Option, Stream } from "effect"
 import type { Chunk } from "effect"
 
 /**
@@ -58,4 +58,19 @@ export const forEachPulled = <A, E, R, E2, R2>(
   return Effect.whileLoop({ while: () => true, body: () => body, step: () => {} }).pipe(
     Effect.catchAll((error: Option.Option<E | E2>) => Option.isNone(error) ? Effect.void : Effect.fail(error.value))
   )
+}
+
+/**
+ * The stream of `next`'s chunks, ended by its `undefined`: a channel that runs `next` and writes
+ * what it gives, with no `Option` to wrap each chunk in and no failure to catch at the end (what
+ * `Stream.repeatEffectChunkOption` does per chunk). The chunk the user reads is `next`'s own.
+ *
+ * @internal
+ */
+export const streamOf = <A, E>(next: Effect.Effect<Chunk.Chunk<A> | undefined, E>): Stream.Stream<A, E> => {
+  const loop: Channel.Channel<Chunk.Chunk<A>, unknown, E, unknown, void, unknown> = Channel.flatMap(
+    Channel.fromEffect(next),
+    (chunk) => chunk === undefined ? Channel.void : Channel.zipRight(Channel.write(chunk), loop)
+  )
+  return Stream.fromChannel(loop)
 }
