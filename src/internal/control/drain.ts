@@ -74,3 +74,24 @@ export const streamOf = <A, E>(next: Effect.Effect<Chunk.Chunk<A> | undefined, E
   )
   return Stream.fromChannel(loop)
 }
+
+/**
+ * Runs `f` on every chunk `next` gives until it gives `undefined` (the end); fails with `next`'s
+ * or `f`'s failure, as they are: nothing to map per chunk, where `forEachPulled` keeps `f`'s
+ * failures apart from the pull's `Option`.
+ *
+ * @internal
+ */
+export const forEachNext = <A, E, R, E2, R2>(
+  next: Effect.Effect<Chunk.Chunk<A> | undefined, E, R>,
+  f: (chunk: Chunk.Chunk<A>) => Effect.Effect<unknown, E2, R2>
+): Effect.Effect<void, E | E2, R | R2> =>
+  Effect.suspend(() => {
+    let more = true
+    const body = Effect.flatMap(next, (chunk): Effect.Effect<unknown, E2, R2> => {
+      if (chunk !== undefined) return f(chunk)
+      more = false
+      return Effect.void
+    })
+    return Effect.whileLoop({ while: () => more, body: () => body, step: () => {} })
+  })

@@ -10,7 +10,7 @@ import { CLIConnectionError, CLIEndedError, ProcessError } from "../../SdkError.
 import type { RequestError, StreamError } from "../../services/ControlChannel.js"
 import type { Frame, TransportShape } from "../../services/Transport.js"
 import * as Drain from "./drain.js"
-import { pullOf } from "../process/stdout.js"
+import { nextOf } from "../process/stdout.js"
 import type { PendingTable } from "../protocol/pending.js"
 import { isControl, isObject, type RawObject, route } from "../protocol/router.js"
 import type { Watch } from "../budget/guard.js"
@@ -207,15 +207,15 @@ const finish = ({ outbound, queue, state, terminal }: Parts, error: Option.Optio
 
 /**
  * Starts the reader in the current scope. A pull loop rather than `Stream.runForEachChunk`: see
- * ./drain.ts; straight on the transport's pull when its frames come from one.
+ * ./drain.ts; straight on the transport's take (`StdoutFrames.next`) when its frames come from one.
  *
  * @internal
  */
 export const start = (parts: Parts): Effect.Effect<void, never, Scope.Scope> => {
-  const pull = pullOf(parts.transport.frames)
-  const drained = pull === undefined
+  const next = nextOf(parts.transport.frames)
+  const drained = next === undefined
     ? Drain.forEachChunk(parts.transport.frames, routeChunk(parts))
-    : Drain.forEachPulled(pull, routeChunk(parts))
+    : Drain.forEachNext(next, routeChunk(parts))
   // Frames that came after the last result are stored before the stream ends.
   const read = parts.mirror === undefined ? drained : Effect.ensuring(drained, parts.mirror.flush)
   return read.pipe(
