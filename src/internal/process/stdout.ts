@@ -3,7 +3,7 @@
  * testing kit's in-memory CLI, replay), frames pulled out by the reader of `Transport.frames`.
  *
  * Chunks are kept as they arrive and read (split and parsed) when the reader takes them, all at
- * once: chunks waiting here are bytes outside the JavaScript heap, and parsed messages (several
+ * once, or as they arrive while it waits for them: chunks waiting here are bytes outside the JavaScript heap, and parsed messages (several
  * times the size of their bytes) are made only when the reader is ready for them, so they never
  * wait for a busy reader, where they would outlive young-generation collections.
  *
@@ -132,12 +132,15 @@ export class StdoutFrames {
     this.flow?.resume()
   }
 
-  // The waiting reader takes what is there on its own fiber.
+  // A waiting reader is ready for frames: they are read now and handed to it, and a chunk that
+  // completes no line (a part of a long line) does not wake it at all.
   private wake(): void {
     const waiter = this.waiter
     if (waiter === undefined) return
+    const next = this.take()
+    if (next === undefined) return
     this.waiter = undefined
-    waiter(this.next)
+    waiter(next)
   }
 
   // Reads the pending chunks, and the end once the source is closed.
