@@ -24,6 +24,11 @@ export interface MessageQueue {
    * cap, waits until the consumer has taken them, warning the first time.
    */
   readonly offer: (messages: Array<unknown>, bytes: number) => Effect.Effect<void>
+  /**
+   * `offer`, done now: appends the messages, and returns the wait for the consumer when the
+   * queue is at its cap (`undefined` below it). For a caller that would run the offer at once.
+   */
+  readonly push: (messages: Array<unknown>, bytes: number) => Effect.Effect<void> | undefined
   /** Ends the queue after what it holds; `error` undefined: a clean end. First call wins. */
   readonly end: (error: StreamError | undefined) => void
   /** Ends the queue with an error made only if someone reads it. First call wins. */
@@ -144,18 +149,19 @@ export const make = (cap: number): Effect.Effect<MessageQueue> =>
 
     const stream = Stream.repeatEffectChunkOption(take)
     sources.set(stream, source)
+    const push = (messages: Array<unknown>, bytes: number): Effect.Effect<void> | undefined => {
+      if (ended !== undefined) return undefined
+      if (queue.length === 0) queue = messages
+      else for (const message of messages) queue.push(message)
+      queuedBytes += bytes
+      ready.unsafeOpen()
+      if (queuedBytes < cap) return undefined
+      space.unsafeClose()
+      return waitForSpace()
+    }
     return {
-      offer: (messages, bytes) =>
-        Effect.suspend(() => {
-          if (ended !== undefined) return Effect.void
-          if (queue.length === 0) queue = messages
-          else for (const message of messages) queue.push(message)
-          queuedBytes += bytes
-          ready.unsafeOpen()
-          if (queuedBytes < cap) return Effect.void
-          space.unsafeClose()
-          return waitForSpace()
-        }),
+      offer: (messages, bytes) => Effect.suspend(() => push(messages, bytes) ?? Effect.void),
+      push,
       end: (error) => endWith(() => error),
       endLazily: (error) => {
         let made: StreamError | undefined

@@ -88,8 +88,9 @@ const routeControl = ({ inbound, outbound, table }: Parts, frame: RawObject): Ef
 
 /**
  * One pass over a chunk of frames with plain bookkeeping, then at most one effect per kind of
- * change and one offer for the messages. Control frames are acted on before the chunk's messages
- * are queued, so a slow consumer never delays a reply.
+ * change and one offer for the messages (made during the pass when nothing else is to run, as
+ * the bookkeeping is). Control frames are acted on before the chunk's messages are queued, so a
+ * slow consumer never delays a reply.
  *
  * @internal
  */
@@ -160,7 +161,11 @@ export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.
     if (onResults !== undefined && changes.results !== undefined) effects.push(onResults(changes.results))
     effects.push(parts.state.publish(changes))
   }
-  if (out.length > 0) effects.push(parts.queue.offer(out, bytes))
+  if (out.length > 0) {
+    // A chunk of messages alone (the usual one) is queued now, with no effect to run for it.
+    if (effects.length === 0) return parts.queue.push(out, bytes) ?? Effect.void
+    effects.push(parts.queue.offer(out, bytes))
+  }
   return effects.length === 1 && effects[0] !== undefined ? effects[0] : sequence(effects)
 }
 

@@ -106,4 +106,19 @@ describe("MessageQueue", () => {
       expect(seen).toEqual([1, 2, 3])
       expect(source.ended()).toEqual(Option.none())
     }))
+
+  it.effect("push queues at once; at the cap it returns the wait for the consumer", () =>
+    Effect.gen(function*() {
+      const queue = yield* MessageQueue.make(10)
+      expect(queue.push(["a"], 4)).toBeUndefined()
+      const wait = queue.push(["b"], 6)
+      if (wait === undefined) return expect.fail("at the cap, push returns the wait")
+      const waiting = yield* Effect.fork(wait)
+      yield* suspended(waiting)
+      const pull = yield* Stream.toPull(queue.stream)
+      expect(Chunk.toReadonlyArray(yield* pull)).toEqual(["a", "b"])
+      yield* Fiber.join(waiting)
+      queue.end(undefined)
+      expect(queue.push(["c"], 100)).toBeUndefined()
+    }).pipe(Effect.scoped))
 })
