@@ -5,6 +5,12 @@
 //
 //   npx tsx scripts/bench/steps.ts [--sessions=40] [--warmup=10] [--fake=process|memory] [--prompt=string|stream]
 //                                  [--dist[=DIR]] [--cpu-reps=0]
+//   npx tsx scripts/bench/steps.ts --flood=20000 [--size=1024] [--chunk=4096] [--sessions=3] [--warmup=2]
+//
+// --flood=N counts per message instead: each session is the bench's flood workload (N assistant
+// messages of --size bytes, written in --chunk-byte pieces when given), and the steps and fibers
+// from the first delivered message to the result are divided by N. --prompt=stream sends the
+// prompt as a one-element Stream (the multi-turn input path) instead of a string.
 //
 // --fake=process (default) drives the bench's fake CLI (scripts/fixtures/bench-cli.mjs) through
 // `ClaudeAgent.layer`, as `npm run bench`'s set-up row does; --fake=memory uses
@@ -23,6 +29,12 @@ const warmup = arg("warmup", 10)
 const cpuReps = arg("cpu-reps", 0)
 const fake = process.argv.find((a) => a.startsWith("--fake="))?.slice(7) ?? "process"
 const promptKind = process.argv.find((a) => a.startsWith("--prompt="))?.slice(9) ?? "string"
+const flood = arg("flood", 0)
+const size = arg("size", 1024)
+const chunk = arg("chunk", 0)
+const prompt = flood > 0
+  ? `bench ${JSON.stringify({ kind: "flood", count: flood, size, ...(chunk > 0 ? { chunk } : {}) })}`
+  : `bench {"kind":"echo"}`
 const CLI = fileURLToPath(new URL("../fixtures/bench-cli.mjs", import.meta.url))
 
 class Counter extends Supervisor.AbstractSupervisor<void> {
@@ -57,9 +69,8 @@ const session = (counter: Counter | undefined, phases: Phases | undefined) =>
     let result = -1
     const start = counter?.steps ?? 0
     const fibers = counter?.fibers ?? 0
-    const text = `bench {"kind":"echo"}`
     const query = ClaudeAgent.query(
-      promptKind === "stream" ? Stream.make(text) : text,
+      promptKind === "stream" ? Stream.make(prompt) : prompt,
       fake === "memory" ? {} : { pathToClaudeCodeExecutable: CLI }
     ).pipe(
       Stream.runForEach((message) =>
@@ -98,11 +109,22 @@ const program = Effect.gen(function*() {
   )
   yield* counted
   const per = (x: number) => (x / sessions).toFixed(1)
-  console.log(
-    `${fake} fake, ${promptKind} prompt, ${sessions} sessions: ${per(phases.fibers)} fibers and ${
-      per(phases.open + phases.turn + phases.close)
-    } steps per session (opening ${per(phases.open)}, turn ${per(phases.turn)}, closing ${per(phases.close)})`
-  )
+  if (flood > 0) {
+    const perMessage = (x: number) => (x / sessions / flood).toFixed(3)
+    console.log(
+      `${fake} fake, ${promptKind} prompt, ${sessions} floods of ${flood} × ${size} B${
+        chunk > 0 ? ` in ${chunk} B writes` : ""
+      }: ` +
+        `${perMessage(phases.turn)} steps per message (first message → result), ` +
+        `${per(phases.fibers)} fibers and ${per(phases.open + phases.close)} steps per session outside the flood`
+    )
+  } else {
+    console.log(
+      `${fake} fake, ${promptKind} prompt, ${sessions} sessions: ${per(phases.fibers)} fibers and ${
+        per(phases.open + phases.turn + phases.close)
+      } steps per session (opening ${per(phases.open)}, turn ${per(phases.turn)}, closing ${per(phases.close)})`
+    )
+  }
   const xs: Array<number> = []
   for (let r = 0; r < cpuReps; r++) {
     const t0 = cpuMicros()

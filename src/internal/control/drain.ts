@@ -10,7 +10,7 @@
  *
  * @internal
  */
-import { Effect, Option, Stream } from "effect"
+import { Channel, Effect, Option, Stream } from "effect"
 import type { Chunk } from "effect"
 
 /**
@@ -59,3 +59,39 @@ export const forEachPulled = <A, E, R, E2, R2>(
     Effect.catchAll((error: Option.Option<E | E2>) => Option.isNone(error) ? Effect.void : Effect.fail(error.value))
   )
 }
+
+/**
+ * The stream of `next`'s chunks, ended by its `undefined`: a channel that runs `next` and writes
+ * what it gives, with no `Option` to wrap each chunk in and no failure to catch at the end (what
+ * `Stream.repeatEffectChunkOption` does per chunk). The chunk the user reads is `next`'s own.
+ *
+ * @internal
+ */
+export const streamOf = <A, E>(next: Effect.Effect<Chunk.Chunk<A> | undefined, E>): Stream.Stream<A, E> => {
+  const loop: Channel.Channel<Chunk.Chunk<A>, unknown, E, unknown, void, unknown> = Channel.flatMap(
+    Channel.fromEffect(next),
+    (chunk) => chunk === undefined ? Channel.void : Channel.zipRight(Channel.write(chunk), loop)
+  )
+  return Stream.fromChannel(loop)
+}
+
+/**
+ * Runs `f` on every chunk `next` gives until it gives `undefined` (the end); fails with `next`'s
+ * or `f`'s failure, as they are: nothing to map per chunk, where `forEachPulled` keeps `f`'s
+ * failures apart from the pull's `Option`.
+ *
+ * @internal
+ */
+export const forEachNext = <A, E, R, E2, R2>(
+  next: Effect.Effect<Chunk.Chunk<A> | undefined, E, R>,
+  f: (chunk: Chunk.Chunk<A>) => Effect.Effect<unknown, E2, R2>
+): Effect.Effect<void, E | E2, R | R2> =>
+  Effect.suspend(() => {
+    let more = true
+    const body = Effect.flatMap(next, (chunk): Effect.Effect<unknown, E2, R2> => {
+      if (chunk !== undefined) return f(chunk)
+      more = false
+      return Effect.void
+    })
+    return Effect.whileLoop({ while: () => more, body: () => body, step: () => {} })
+  })

@@ -10,7 +10,7 @@
  *
  * @internal
  */
-import { Chunk, Effect, Option, Stream } from "effect"
+import { Chunk, Effect, Option, type Scope, Stream } from "effect"
 import type { StreamError } from "../../services/ControlChannel.js"
 
 /**
@@ -24,6 +24,11 @@ export interface MessageQueue {
    * cap, waits until the consumer has taken them, warning the first time.
    */
   readonly offer: (messages: Array<unknown>, bytes: number) => Effect.Effect<void>
+  /**
+   * `offer`, done now: appends the messages, and returns the wait for the consumer when the
+   * queue is at its cap (`undefined` below it). For a caller that would run the offer at once.
+   */
+  readonly push: (messages: Array<unknown>, bytes: number) => Effect.Effect<void> | undefined
   /** Ends the queue after what it holds; `error` undefined: a clean end. First call wins. */
   readonly end: (error: StreamError | undefined) => void
   /** Ends the queue with an error made only if someone reads it. First call wins. */
@@ -32,19 +37,57 @@ export interface MessageQueue {
   readonly stream: Stream.Stream<unknown, StreamError>
 }
 
-type Pull = Effect.Effect<Chunk.Chunk<unknown>, Option.Option<StreamError>>
-
-// The take behind each queue's stream: its single consumer (the session's message pull) takes
-// from it directly, without `Stream.toPull`'s channel around every take.
-const pulls = new WeakMap<Stream.Stream<unknown, StreamError>, Pull>()
-
 /**
- * The take behind `stream` when a `MessageQueue` made it (fails with `None` at the end, as
- * `Stream.toPull`'s pull does); `undefined` for any other stream.
+ * The consumer's side of a queue, as plain calls and one wait: its single consumer (the session's
+ * message pull) takes what is queued and decodes it in the same step, with no effect around each
+ * take.
  *
  * @internal
  */
-export const pullOf = (stream: Stream.Stream<unknown, StreamError>): Pull | undefined => pulls.get(stream)
+export interface Source {
+  /** Everything queued, taken at once; `undefined` when nothing is. */
+  readonly poll: () => Array<unknown> | undefined
+  /** Once nothing is queued: how the queue ended (`None`: cleanly), or `undefined` while it has not. */
+  readonly ended: () => Option.Option<StreamError> | undefined
+  /** Waits until `poll` or `ended` has an answer. */
+  readonly ready: Effect.Effect<void>
+}
+
+const sources = new WeakMap<Stream.Stream<unknown, StreamError>, Source>()
+
+/**
+ * The source behind `stream` when a `MessageQueue` made it; `undefined` for any other stream.
+ *
+ * @internal
+ */
+export const sourceOf = (stream: Stream.Stream<unknown, StreamError>): Source | undefined => sources.get(stream)
+
+/**
+ * A `Source` over any stream of messages (a `ControlChannel` made by other means): each wait pulls
+ * the stream's next chunk.
+ *
+ * @internal
+ */
+export const toSource = (
+  stream: Stream.Stream<unknown, StreamError>
+): Effect.Effect<Source, never, Scope.Scope> =>
+  Effect.map(Stream.toPull(stream), (pull) => {
+    let held: Array<unknown> | undefined
+    let end: Option.Option<StreamError> | undefined
+    const ready = Effect.matchEffect(pull, {
+      onFailure: (error) => Effect.sync(() => end = error),
+      onSuccess: (chunk) => Effect.sync(() => held = Chunk.isEmpty(chunk) ? held : Chunk.toArray(chunk))
+    })
+    return {
+      poll: () => {
+        const taken = held
+        held = undefined
+        return taken
+      },
+      ended: () => end,
+      ready
+    }
+  })
 
 /**
  * A queue bounded at `cap` bytes.
@@ -60,20 +103,29 @@ export const make = (cap: number): Effect.Effect<MessageQueue> =>
     const ready = Effect.unsafeMakeLatch(false)
     const space = Effect.unsafeMakeLatch(true)
 
-    const take: Pull = Effect.suspend(() => {
-      if (queue.length > 0) {
-        const taken = queue
-        queue = []
-        queuedBytes = 0
-        space.unsafeOpen()
-        if (ended === undefined) ready.unsafeClose()
-        return Effect.succeed(Chunk.unsafeFromArray(taken))
-      }
-      if (ended !== undefined) {
+    const poll = (): Array<unknown> | undefined => {
+      if (queue.length === 0) return undefined
+      const taken = queue
+      queue = []
+      queuedBytes = 0
+      space.unsafeOpen()
+      if (ended === undefined) ready.unsafeClose()
+      return taken
+    }
+    const source: Source = {
+      poll,
+      ended: () => {
+        if (ended === undefined) return undefined
         const error = ended.error()
-        return Effect.fail(error === undefined ? Option.none() : Option.some(error))
-      }
-      return Effect.zipRight(ready.await, take)
+        return error === undefined ? Option.none() : Option.some(error)
+      },
+      ready: ready.await
+    }
+    const take: Effect.Effect<Chunk.Chunk<unknown>, Option.Option<StreamError>> = Effect.suspend(() => {
+      const taken = poll()
+      if (taken !== undefined) return Effect.succeed(Chunk.unsafeFromArray(taken))
+      const end = source.ended()
+      return end === undefined ? Effect.zipRight(ready.await, take) : Effect.fail(end)
     })
 
     const endWith = (error: () => StreamError | undefined) => {
@@ -96,19 +148,20 @@ export const make = (cap: number): Effect.Effect<MessageQueue> =>
     }
 
     const stream = Stream.repeatEffectChunkOption(take)
-    pulls.set(stream, take)
+    sources.set(stream, source)
+    const push = (messages: Array<unknown>, bytes: number): Effect.Effect<void> | undefined => {
+      if (ended !== undefined) return undefined
+      if (queue.length === 0) queue = messages
+      else for (const message of messages) queue.push(message)
+      queuedBytes += bytes
+      ready.unsafeOpen()
+      if (queuedBytes < cap) return undefined
+      space.unsafeClose()
+      return waitForSpace()
+    }
     return {
-      offer: (messages, bytes) =>
-        Effect.suspend(() => {
-          if (ended !== undefined) return Effect.void
-          if (queue.length === 0) queue = messages
-          else for (const message of messages) queue.push(message)
-          queuedBytes += bytes
-          ready.unsafeOpen()
-          if (queuedBytes < cap) return Effect.void
-          space.unsafeClose()
-          return waitForSpace()
-        }),
+      offer: (messages, bytes) => Effect.suspend(() => push(messages, bytes) ?? Effect.void),
+      push,
       end: (error) => endWith(() => error),
       endLazily: (error) => {
         let made: StreamError | undefined

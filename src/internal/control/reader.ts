@@ -10,7 +10,7 @@ import { CLIConnectionError, CLIEndedError, ProcessError } from "../../SdkError.
 import type { RequestError, StreamError } from "../../services/ControlChannel.js"
 import type { Frame, TransportShape } from "../../services/Transport.js"
 import * as Drain from "./drain.js"
-import { pullOf } from "../process/stdout.js"
+import { nextOf } from "../process/stdout.js"
 import type { PendingTable } from "../protocol/pending.js"
 import { isControl, isObject, type RawObject, route } from "../protocol/router.js"
 import type { Watch } from "../budget/guard.js"
@@ -88,8 +88,9 @@ const routeControl = ({ inbound, outbound, table }: Parts, frame: RawObject): Ef
 
 /**
  * One pass over a chunk of frames with plain bookkeeping, then at most one effect per kind of
- * change and one offer for the messages. Control frames are acted on before the chunk's messages
- * are queued, so a slow consumer never delays a reply.
+ * change and one offer for the messages (made during the pass when nothing else is to run, as
+ * the bookkeeping is). Control frames are acted on before the chunk's messages are queued, so a
+ * slow consumer never delays a reply.
  *
  * @internal
  */
@@ -160,7 +161,11 @@ export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.
     if (onResults !== undefined && changes.results !== undefined) effects.push(onResults(changes.results))
     effects.push(parts.state.publish(changes))
   }
-  if (out.length > 0) effects.push(parts.queue.offer(out, bytes))
+  if (out.length > 0) {
+    // A chunk of messages alone (the usual one) is queued now, with no effect to run for it.
+    if (effects.length === 0) return parts.queue.push(out, bytes) ?? Effect.void
+    effects.push(parts.queue.offer(out, bytes))
+  }
   return effects.length === 1 && effects[0] !== undefined ? effects[0] : sequence(effects)
 }
 
@@ -207,15 +212,15 @@ const finish = ({ outbound, queue, state, terminal }: Parts, error: Option.Optio
 
 /**
  * Starts the reader in the current scope. A pull loop rather than `Stream.runForEachChunk`: see
- * ./drain.ts; straight on the transport's pull when its frames come from one.
+ * ./drain.ts; straight on the transport's take (`StdoutFrames.next`) when its frames come from one.
  *
  * @internal
  */
 export const start = (parts: Parts): Effect.Effect<void, never, Scope.Scope> => {
-  const pull = pullOf(parts.transport.frames)
-  const drained = pull === undefined
+  const next = nextOf(parts.transport.frames)
+  const drained = next === undefined
     ? Drain.forEachChunk(parts.transport.frames, routeChunk(parts))
-    : Drain.forEachPulled(pull, routeChunk(parts))
+    : Drain.forEachNext(next, routeChunk(parts))
   // Frames that came after the last result are stored before the stream ends.
   const read = parts.mirror === undefined ? drained : Effect.ensuring(drained, parts.mirror.flush)
   return read.pipe(

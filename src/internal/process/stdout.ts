@@ -3,7 +3,7 @@
  * testing kit's in-memory CLI, replay), frames pulled out by the reader of `Transport.frames`.
  *
  * Chunks are kept as they arrive and read (split and parsed) when the reader takes them, all at
- * once: chunks waiting here are bytes outside the JavaScript heap, and parsed messages (several
+ * once, or as they arrive while it waits for them: chunks waiting here are bytes outside the JavaScript heap, and parsed messages (several
  * times the size of their bytes) are made only when the reader is ready for them, so they never
  * wait for a busy reader, where they would outlive young-generation collections.
  *
@@ -35,23 +35,28 @@ export interface Flow {
   readonly resume: () => void
 }
 
-type Pull = Effect.Effect<Chunk.Chunk<Frame>, Option.Option<ReadError>>
-
-// The pull behind each `StdoutFrames` stream: a reader given the stream takes frames from it
-// directly, without a stream's channel machinery around every take.
-const pulls = new WeakMap<Stream.Stream<Frame, ReadError>, Pull>()
-
 /**
- * The pull behind `frames` when a `StdoutFrames` made it (fails with `None` at the end, as
- * `Stream.toPull`'s pull does); `undefined` for any other stream.
+ * The next frames, all that are complete (`undefined`: the end). The end is a value rather than a
+ * failure so that a loop over it needs no error mapping per chunk.
  *
  * @internal
  */
-export const pullOf = (frames: Stream.Stream<Frame, ReadError>): Pull | undefined => pulls.get(frames)
+export type Next = Effect.Effect<Chunk.Chunk<Frame> | undefined, ReadError>
+
+// The take behind each `StdoutFrames` stream: a reader given the stream takes frames from it
+// directly, without a stream's channel machinery around every take.
+const nexts = new WeakMap<Stream.Stream<Frame, ReadError>, Next>()
+
+/**
+ * The take behind `frames` when a `StdoutFrames` made it; `undefined` for any other stream.
+ *
+ * @internal
+ */
+export const nextOf = (frames: Stream.Stream<Frame, ReadError>): Next | undefined => nexts.get(frames)
 
 const decodeError = (problem: ReadProblem): CLIJSONDecodeError => new CLIJSONDecodeError(problem)
 
-const END: Pull = Effect.fail(Option.none())
+const END: Next = Effect.succeed(undefined)
 
 /**
  * Frames for one reader, fed by any byte source.
@@ -67,13 +72,13 @@ export class StdoutFrames {
   private outcome: Option.Option<ReadError> | undefined
   private delivered = false
   private paused = false
-  private waiter: ((next: Pull) => void) | undefined
+  private waiter: ((next: Next) => void) | undefined
   private readonly reader: FrameReader
 
   constructor(maxBytes: number, private readonly flow?: Flow) {
     this.reader = new FrameReader(maxBytes)
-    // Field initialisers have run: `pull` and `stream` are set.
-    pulls.set(this.stream, this.pull)
+    // Field initialisers have run: `next` and `stream` are set.
+    nexts.set(this.stream, this.next)
   }
 
   /**
@@ -127,12 +132,15 @@ export class StdoutFrames {
     this.flow?.resume()
   }
 
-  // The waiting reader takes what is there on its own fiber.
+  // A waiting reader is ready for frames: they are read now and handed to it, and a chunk that
+  // completes no line (a part of a long line) does not wake it at all.
   private wake(): void {
     const waiter = this.waiter
     if (waiter === undefined) return
+    const next = this.take()
+    if (next === undefined) return
     this.waiter = undefined
-    waiter(this.pull)
+    waiter(next)
   }
 
   // Reads the pending chunks, and the end once the source is closed.
@@ -161,25 +169,25 @@ export class StdoutFrames {
   }
 
   // Everything complete so far, or the end, or the failure; undefined when there is nothing yet.
-  private take(): Pull | undefined {
+  private take(): Next | undefined {
     if (this.outcome === undefined) this.read()
     const frames = this.reader.takeFrames()
-    let next: Pull | undefined
+    let next: Next | undefined
     if (frames.length > 0) {
       next = Effect.succeed(Chunk.unsafeFromArray(frames))
     } else if (this.outcome !== undefined) {
-      next = this.delivered || Option.isNone(this.outcome) ? END : Effect.fail(this.outcome)
+      next = this.delivered || Option.isNone(this.outcome) ? END : Effect.fail(this.outcome.value)
       this.delivered = true
     }
     const noise = this.reader.takeNoise()
     if (noise === undefined) return next
     const logged = Effect.logDebug("effect-claude-agent: skipped non-JSON stdout lines", noise)
-    return Effect.zipRight(logged, next ?? this.pull)
+    return Effect.zipRight(logged, next ?? this.next)
   }
 
-  /** The next frames, all that are complete; fails with `None` at the end. Single reader. */
-  readonly pull: Pull = Effect.suspend(() =>
-    this.take() ?? Effect.async<Chunk.Chunk<Frame>, Option.Option<ReadError>>((resume) => {
+  /** The next frames, all that are complete; `undefined` at the end. Single reader. */
+  readonly next: Next = Effect.suspend(() =>
+    this.take() ?? Effect.async<Chunk.Chunk<Frame> | undefined, ReadError>((resume) => {
       this.waiter = resume
       return Effect.sync(() => {
         if (this.waiter === resume) this.waiter = undefined
@@ -188,5 +196,12 @@ export class StdoutFrames {
   )
 
   /** The frames as a stream: single consumer, run it once. */
-  readonly stream: Stream.Stream<Frame, ReadError> = Stream.fromPull(Effect.succeed(this.pull))
+  readonly stream: Stream.Stream<Frame, ReadError> = Stream.repeatEffectChunkOption(
+    Effect.flatMap(
+      Effect.mapError(this.next, Option.some),
+      (chunk) => chunk === undefined ? END_OF_STREAM : Effect.succeed(chunk)
+    )
+  )
 }
+
+const END_OF_STREAM = Effect.fail(Option.none())

@@ -12,6 +12,7 @@ import type { RequestError, StreamError } from "../../services/ControlChannel.js
 import type { SessionStoreError } from "../../services/SessionStore.js"
 import type { InitState } from "./initialize.js"
 import { BudgetFailure } from "../budget/guard.js"
+import * as Drain from "../control/drain.js"
 import * as MessageQueue from "../control/messageQueue.js"
 import * as Guard from "../schema/guard.js"
 import { MirrorFailure } from "./mirror.js"
@@ -85,18 +86,13 @@ export const make = (
   options: PullOptions = {}
 ): Effect.Effect<MessagePull, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const rawPull = MessageQueue.pullOf(frames) ?? (yield* Stream.toPull(frames))
+    const source = MessageQueue.sourceOf(frames) ?? (yield* MessageQueue.toSource(frames))
     // A failed handshake stops the CLI (see `Initialize.track`), so a pull waiting for frames
     // then ends: with the handshake's failure, which says more than the end of the output.
-    const initFailure = (): Effect.Effect<never, Option.Option<PullError>> | undefined => {
-      const failed = init.error()
-      return failed === undefined ? undefined : Effect.fail(Option.some(failed))
+    const endOf = (end: Option.Option<StreamError>): Option.Option<PullError> => {
+      const failed = init.answered() ? undefined : init.error()
+      return failed === undefined ? end : Option.some(failed)
     }
-    const pullFrames: Effect.Effect<Chunk.Chunk<unknown>, Option.Option<PullError>> = Effect.suspend(() =>
-      init.answered()
-        ? rawPull
-        : (initFailure() ?? Effect.catchAll(rawPull, (end) => initFailure() ?? Effect.fail(end)))
-    )
 
     // Frames taken from the channel but not yet emitted: a turn's stream stops at its `result`,
     // and whatever followed it in the same chunk waits here for the next consumer.
@@ -155,35 +151,52 @@ export const make = (
       return Chunk.unsafeFromArray(out)
     }
 
-    const pull: Effect.Effect<Chunk.Chunk<Message.Message>, Option.Option<PullError>> = Effect.suspend(() => {
-      endsTurn = false
-      if (pendingError !== undefined) {
-        const e = pendingError
-        pendingError = undefined
-        return Effect.fail(Option.some(e))
+    // The next messages (`undefined`: the end): what is queued, decoded in the same step, with a
+    // wait only when nothing is. For `receiveResponse`, `turn` ends it after the chunk that holds
+    // the turn's result (`takeUntil(isResult)` without a stage of its own).
+    const next = (turn: { done: boolean } | undefined) => {
+      const deliver = (frames: ReadonlyArray<unknown>) => {
+        const chunk = emit(frames)
+        if (turn !== undefined && endsTurn) turn.done = true
+        return Effect.succeed(chunk)
       }
-      const failed = init.error()
-      if (failed !== undefined) return Effect.fail(Option.some(failed))
-      if (leftover.length > 0) {
-        const taken = leftover
-        leftover = []
-        return Effect.sync(() => emit(taken))
-      }
-      return Effect.map(pullFrames, (chunk) => emit(Chunk.toReadonlyArray(chunk)))
-    })
+      const step: Effect.Effect<Chunk.Chunk<Message.Message> | undefined, PullError> = Effect.suspend(() => {
+        if (turn?.done === true) return Effect.succeed(undefined)
+        endsTurn = false
+        if (pendingError !== undefined) {
+          const e = pendingError
+          pendingError = undefined
+          return Effect.fail(e)
+        }
+        const failed = init.error()
+        if (failed !== undefined) return Effect.fail(failed)
+        if (leftover.length > 0) {
+          const taken = leftover
+          leftover = []
+          return deliver(taken)
+        }
+        const taken = source.poll()
+        if (taken !== undefined) return deliver(taken)
+        const end = source.ended()
+        if (end === undefined) return Effect.zipRight(source.ready, step)
+        const ended = endOf(end)
+        return Option.isNone(ended) ? Effect.succeed(undefined) : Effect.fail(ended.value)
+      })
+      return step
+    }
 
-    const messages: Stream.Stream<Message.Message, PullError> = Stream.repeatEffectChunkOption(pull)
-    pulls.set(messages, pull)
-    // `takeUntil(isResult)` without a stage of its own: the chunk that holds the result ends with it.
-    const receiveResponse: Stream.Stream<Message.Message, PullError> = Stream.suspend(() => {
-      let done = false
-      return Stream.repeatEffectChunkOption(Effect.suspend(() => {
-        if (done) return Effect.fail(Option.none())
-        return Effect.map(pull, (chunk) => {
-          if (endsTurn) done = true
-          return chunk
-        })
-      }))
-    })
+    const messagesNext = next(undefined)
+    const messages: Stream.Stream<Message.Message, PullError> = Drain.streamOf(messagesNext)
+    // The same pull in `Stream.toPull`'s shape (the end as a failure with `None`), for `pullOf`.
+    pulls.set(
+      messages,
+      Effect.flatMap(
+        Effect.mapError(messagesNext, Option.some),
+        (chunk) => chunk === undefined ? Effect.fail(Option.none()) : Effect.succeed(chunk)
+      )
+    )
+    const receiveResponse: Stream.Stream<Message.Message, PullError> = Stream.suspend(() =>
+      Drain.streamOf(next({ done: false }))
+    )
     return { messages, receiveResponse, latestCommands: () => latestCommands }
   })

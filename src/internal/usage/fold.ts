@@ -24,7 +24,9 @@ import type * as F from "./figures.js"
 import { isObject, num, optionalNum, type Raw, str } from "./raw.js"
 
 /**
- * One API response as its assistant messages showed it.
+ * One API response as its assistant messages showed it. The fold updates the running turn's
+ * responses in place (each message of a response adds to its `size` and `tools`); readers see
+ * them as read-only.
  *
  * @internal
  */
@@ -43,6 +45,19 @@ export interface Response {
   readonly tools: ReadonlyArray<{ readonly id: string; readonly name: string }>
 }
 
+// A response as the fold builds it.
+interface Building {
+  readonly id: string | undefined
+  readonly agent: string | undefined
+  readonly model: string
+  readonly inputTokens: number
+  readonly cacheReadInputTokens: number
+  readonly cacheCreationInputTokens: number
+  outputTokens: number | undefined
+  size: number
+  readonly tools: Array<{ readonly id: string; readonly name: string }>
+}
+
 /**
  * What the fold keeps: the running turn's responses, and what lasts across turns. A state belongs
  * to one fold, which updates it in place: a turn can hold tens of thousands of messages, and
@@ -51,7 +66,7 @@ export interface Response {
  * @internal
  */
 export interface State {
-  readonly responses: Array<Response>
+  readonly responses: Array<Building>
   /** Where each response is in `responses`, by agent and message id (`responseKey`). */
   readonly index: Map<string, number>
   /** The response the last frame added or changed (-1: none yet), for running totals. */
@@ -102,23 +117,32 @@ const contentSize = (block: Raw): number => {
   }
 }
 
+// Where the response of (`agent`, `id`) is in `responses`: most often the one the last message
+// touched (a response's messages come one after the other), so the index is asked only on a change.
+const indexOf = (state: State, agent: string | undefined, id: string): number | undefined => {
+  const last = state.responses[state.touched.index]
+  return last !== undefined && last.id === id && last.agent === agent
+    ? state.touched.index
+    : state.index.get(responseKey(agent, id))
+}
+
 const observeAssistant = (state: State, frame: Raw): State => {
   const message = frame.message
   if (!isObject(message)) return state
   const id = str(message.id)
   const agent = str(frame.parent_tool_use_id)
-  const usage = isObject(message.usage) ? message.usage : {}
   let size = 0
-  const tools: Array<{ readonly id: string; readonly name: string }> = []
+  let tools: Array<{ readonly id: string; readonly name: string }> | undefined
   const agentTypes = state.agentTypes
   if (Array.isArray(message.content)) {
     for (const block of message.content) {
       if (!isObject(block)) continue
       size += contentSize(block)
+      if (block.type !== "tool_use") continue
       const toolId = str(block.id)
       const name = str(block.name)
-      if (block.type !== "tool_use" || toolId === undefined || name === undefined) continue
-      tools.push({ id: toolId, name })
+      if (toolId === undefined || name === undefined) continue
+      ;(tools ??= []).push({ id: toolId, name })
       const type = isObject(block.input) ? str(block.input.subagent_type) : undefined
       if (SUBAGENT_TOOLS.has(name) && type !== undefined && !agentTypes.has(toolId)) {
         agentTypes.set(toolId, type)
@@ -126,18 +150,16 @@ const observeAssistant = (state: State, frame: Raw): State => {
     }
   }
   const responses = state.responses
-  const at = id === undefined ? undefined : state.index.get(responseKey(agent, id))
+  const at = id === undefined ? undefined : indexOf(state, agent, id)
   const seen = at === undefined ? undefined : responses[at]
   if (at !== undefined && seen !== undefined) {
-    responses[at] = {
-      ...seen,
-      size: seen.size + size,
-      tools: tools.length > 0 ? [...seen.tools, ...tools] : seen.tools
-    }
+    seen.size += size
+    if (tools !== undefined) { for (const tool of tools) seen.tools.push(tool) }
     state.touched.index = at
     return state
   }
-  const response: Response = {
+  const usage = isObject(message.usage) ? message.usage : {}
+  const response: Building = {
     id,
     agent,
     model: str(message.model) ?? "unknown",
@@ -146,7 +168,7 @@ const observeAssistant = (state: State, frame: Raw): State => {
     cacheCreationInputTokens: num(usage.cache_creation_input_tokens),
     outputTokens: undefined,
     size,
-    tools
+    tools: tools ?? []
   }
   if (id !== undefined) state.index.set(responseKey(agent, id), responses.length)
   state.touched.index = responses.length
@@ -168,10 +190,10 @@ const observeStreamEvent = (state: State, frame: Raw): State => {
   const output = optionalNum(event.usage.output_tokens)
   const id = state.streaming.get(key)
   if (output === undefined || id === undefined) return state
-  const at = state.index.get(responseKey(str(frame.parent_tool_use_id), id))
+  const at = indexOf(state, str(frame.parent_tool_use_id), id)
   const seen = at === undefined ? undefined : state.responses[at]
   if (at !== undefined && seen !== undefined) {
-    state.responses[at] = { ...seen, outputTokens: output }
+    seen.outputTokens = output
     state.touched.index = at
   }
   return state

@@ -71,4 +71,54 @@ describe("MessageQueue", () => {
       expect(second).toEqual(first)
       expect(made).toBe(1)
     }))
+
+  it.effect("its source: poll takes everything queued at once, ready waits for an offer or the end", () =>
+    Effect.gen(function*() {
+      const queue = yield* MessageQueue.make(1_000)
+      const source = MessageQueue.sourceOf(queue.stream)
+      if (source === undefined) return expect.fail("a MessageQueue's stream has a source")
+      expect(source.poll()).toBeUndefined()
+      expect(source.ended()).toBeUndefined()
+      const waiting = yield* Effect.fork(source.ready)
+      yield* suspended(waiting)
+      yield* queue.offer([1, 2], 2)
+      yield* queue.offer([3], 1)
+      yield* Fiber.join(waiting)
+      expect(source.poll()).toEqual([1, 2, 3])
+      expect(source.poll()).toBeUndefined()
+      const error = new CLIConnectionError({ reason: "ReadFailed", description: "gone" })
+      const ending = yield* Effect.fork(source.ready)
+      yield* suspended(ending)
+      queue.end(error)
+      yield* Fiber.join(ending)
+      expect(source.ended()).toEqual(Option.some(error))
+      expect(MessageQueue.sourceOf(Stream.make(1))).toBeUndefined()
+    }))
+
+  it.scoped("toSource gives any stream's chunks through the same poll, ended and ready", () =>
+    Effect.gen(function*() {
+      const source = yield* MessageQueue.toSource(Stream.fromIterable([1, 2, 3]).pipe(Stream.rechunk(2)))
+      const seen: Array<unknown> = []
+      while (source.ended() === undefined) {
+        yield* source.ready
+        seen.push(...(source.poll() ?? []))
+      }
+      expect(seen).toEqual([1, 2, 3])
+      expect(source.ended()).toEqual(Option.none())
+    }))
+
+  it.effect("push queues at once; at the cap it returns the wait for the consumer", () =>
+    Effect.gen(function*() {
+      const queue = yield* MessageQueue.make(10)
+      expect(queue.push(["a"], 4)).toBeUndefined()
+      const wait = queue.push(["b"], 6)
+      if (wait === undefined) return expect.fail("at the cap, push returns the wait")
+      const waiting = yield* Effect.fork(wait)
+      yield* suspended(waiting)
+      const pull = yield* Stream.toPull(queue.stream)
+      expect(Chunk.toReadonlyArray(yield* pull)).toEqual(["a", "b"])
+      yield* Fiber.join(waiting)
+      queue.end(undefined)
+      expect(queue.push(["c"], 100)).toBeUndefined()
+    }).pipe(Effect.scoped))
 })

@@ -11,6 +11,13 @@ const line = (value: unknown) => JSON.stringify(value) + "\n"
 
 const values = (chunk: Chunk.Chunk<{ readonly value: unknown }>) => Chunk.toArray(chunk).map((f) => f.value)
 
+// `next` as a pull of `Stream.toPull`'s shape (the end as `None`), which the tests below read.
+const pull = (source: StdoutFrames) =>
+  Effect.flatMap(
+    Effect.mapError(source.next, Option.some),
+    (chunk) => chunk === undefined ? Effect.fail(Option.none()) : Effect.succeed(chunk)
+  )
+
 // The tag of the error a pull failed with (`Some(error)`), if it failed with one.
 const failedWith = (exit: Exit.Exit<unknown, Option.Option<{ readonly _tag: string }>>) =>
   Exit.isFailure(exit) && exit.cause._tag === "Fail" && Option.isSome(exit.cause.error)
@@ -22,7 +29,7 @@ const drain = (source: StdoutFrames) =>
   Effect.gen(function*() {
     const out: Array<unknown> = []
     for (;;) {
-      const exit = yield* Effect.exit(source.pull)
+      const exit = yield* Effect.exit(pull(source))
       if (Exit.isSuccess(exit)) {
         out.push(...values(exit.value))
         continue
@@ -54,7 +61,7 @@ describe("StdoutFrames (the subprocess transport's stdout)", () => {
     Effect.gen(function*() {
       const stdout = new PassThrough()
       const source = StdoutFrames.fromReadable(stdout, 1024)
-      const fiber = yield* Effect.fork(source.pull)
+      const fiber = yield* Effect.fork(pull(source))
       yield* Effect.yieldNow()
       stdout.write("{\"a\":")
       yield* Effect.yieldNow()
@@ -75,7 +82,7 @@ describe("StdoutFrames (the subprocess transport's stdout)", () => {
       for (let i = 0; i < writes; i++) stdout.write(frame.repeat(perWrite))
       expect(stdout.isPaused()).toBe(true)
       // What came before the pause: at least the read-ahead, at most one write more.
-      const taken = yield* source.pull
+      const taken = yield* pull(source)
       expect(Chunk.size(taken) * frame.length).toBeGreaterThanOrEqual(READ_AHEAD_BYTES)
       expect(Chunk.size(taken) * frame.length).toBeLessThan(READ_AHEAD_BYTES + perWrite * frame.length)
       expect(stdout.isPaused()).toBe(false)
@@ -138,7 +145,7 @@ describe("StdoutFrames fed by any source", () => {
       const { exit, out } = yield* drain(source)
       expect(out).toEqual([{ a: 1 }, { b: 2 }])
       expect(failedWith(exit)).toBe("CLIConnectionError")
-      expect(yield* Effect.exit(source.pull)).toStrictEqual(Exit.fail(Option.none()))
+      expect(yield* Effect.exit(pull(source))).toStrictEqual(Exit.fail(Option.none()))
     }))
 
   it.effect("a waiting reader is woken by a push; the stream ends at onEnd; frames are sized in UTF-8 bytes", () =>
