@@ -73,6 +73,21 @@ const hookAnswer = {
 // One run: `count` round trips, one after the other; resolves with CPU µs per round trip.
 type Run = () => Promise<number>
 
+// The hook answer and the `echo` tool's server every library run serves, from one checkout.
+const callbacksOf = async (load: ReturnType<typeof loader>) => {
+  const Hook = await load<typeof import("../../src/Hook.js")>("Hook.ts")
+  const Tool = await load<typeof import("../../src/Tool.js")>("Tool.ts")
+  const McpServer = await load<typeof import("../../src/McpServer.js")>("McpServer.ts")
+  const allow = Hook.allow("bench")
+  const echo = Tool.make("echo", {
+    description: "Echoes its input",
+    parameters: Schema.Struct({ text: Schema.String }),
+    handler: ({ text }) => Effect.succeed(Tool.text(text))
+  })
+  const server = McpServer.make({ name: "bench", version: "1.0.0", tools: [echo] })
+  return { allow, server }
+}
+
 const library = async (root: string): Promise<Run> => {
   const load = loader(root)
   const { ControlChannel } = await load<typeof import("../../src/services/ControlChannel.js")>(
@@ -84,17 +99,8 @@ const library = async (root: string): Promise<Run> => {
   )
   const HookRegistry = await load<typeof import("../../src/services/HookRegistry.js")>("services/HookRegistry.ts")
   const McpBridge = await load<typeof import("../../src/services/McpBridge.js")>("services/McpBridge.ts")
-  const Hook = await load<typeof import("../../src/Hook.js")>("Hook.ts")
-  const Tool = await load<typeof import("../../src/Tool.js")>("Tool.ts")
-  const McpServer = await load<typeof import("../../src/McpServer.js")>("McpServer.ts")
+  const { allow, server } = await callbacksOf(load)
   const Control = await load<typeof import("../../src/schema/Control.js")>("schema/Control.ts")
-  const allow = Hook.allow("bench")
-  const echo = Tool.make("echo", {
-    description: "Echoes its input",
-    parameters: Schema.Struct({ text: Schema.String }),
-    handler: ({ text }) => Effect.succeed(Tool.text(text))
-  })
-  const server = McpServer.make({ name: "bench", version: "1.0.0", tools: [echo] })
 
   return () =>
     new Promise<number>((done) => {
@@ -142,16 +148,7 @@ const session = async (root: string): Promise<Run> => {
   const { StdoutFrames } = await load<typeof import("../../src/internal/process/stdout.js")>(
     "internal/process/stdout.ts"
   )
-  const Hook = await load<typeof import("../../src/Hook.js")>("Hook.ts")
-  const Tool = await load<typeof import("../../src/Tool.js")>("Tool.ts")
-  const McpServer = await load<typeof import("../../src/McpServer.js")>("McpServer.ts")
-  const allow = Hook.allow("bench")
-  const echo = Tool.make("echo", {
-    description: "Echoes its input",
-    parameters: Schema.Struct({ text: Schema.String }),
-    handler: ({ text }) => Effect.succeed(Tool.text(text))
-  })
-  const server = McpServer.make({ name: "bench", version: "1.0.0", tools: [echo] })
+  const { allow, server } = await callbacksOf(load)
   const line = (frame: unknown) => encoder.encode(JSON.stringify(frame) + "\n")
   const sessionId = frames.systemInit.session_id
   const state = (s: string) =>

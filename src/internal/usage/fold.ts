@@ -45,14 +45,8 @@ export interface Response {
   readonly tools: ReadonlyArray<{ readonly id: string; readonly name: string }>
 }
 
-// A response as the fold builds it.
-interface Building {
-  readonly id: string | undefined
-  readonly agent: string | undefined
-  readonly model: string
-  readonly inputTokens: number
-  readonly cacheReadInputTokens: number
-  readonly cacheCreationInputTokens: number
+// A response as the fold builds it: the same fields, the ones a later message adds to writable.
+type Building = Omit<Response, "outputTokens" | "size" | "tools"> & {
   outputTokens: number | undefined
   size: number
   readonly tools: Array<{ readonly id: string; readonly name: string }>
