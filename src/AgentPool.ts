@@ -36,6 +36,7 @@ import * as Query from "./internal/session/query.js"
 import type * as Message from "./schema/Message.js"
 import type * as Options from "./schema/Options.js"
 import { type ClaimRefusalReason, OptionsError, type SdkError } from "./SdkError.js"
+import * as Streams from "./internal/effect/streams.js"
 
 /**
  * How the pool behaves. Every field is optional.
@@ -305,7 +306,7 @@ export const chat = <R = never>(
   prompt: AgentSession.Prompt,
   options?: Options.Options<R>
 ): Stream.Stream<Message.Message, SdkError, AgentPool | R> =>
-  Stream.unwrap(Effect.map(AgentPool, (pool) => pool.chat(key, prompt, options)))
+  Streams.unwrap(Effect.map(AgentPool, (pool) => pool.chat(key, prompt, options)))
 
 /**
  * Runs `use` with the session kept under `key` by the pool in context, for several turns or
@@ -479,7 +480,7 @@ export const make = (
       withSession: (key, options, use) =>
         Effect.scoped(Effect.flatMap(lookup(key, options), use)).pipe(Shutdown.stoppedEffect(shutdown)),
       chat: (key, prompt, options) =>
-        Stream.unwrapScoped(Effect.gen(function*() {
+        Streams.unwrapScoped(Effect.gen(function*() {
           const s = yield* lookup(key, options)
           yield* s.send(prompt)
           return s.receiveResponse.pipe(Query.requireResult)

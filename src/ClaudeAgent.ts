@@ -34,6 +34,7 @@ import {
 } from "./SdkError.js"
 import * as Structured from "./Structured.js"
 import * as Telemetry from "./Telemetry.js"
+import * as Streams from "./internal/effect/streams.js"
 
 /**
  * A prompt for `query`: a string (one turn), or a stream of prompts (one turn each, in order;
@@ -250,7 +251,7 @@ export const query = <R = never, E = never, RP = never>(
   prompt: QueryPrompt<E, RP>,
   options?: Options.Options<R>
 ): Stream.Stream<Message.Message, SdkError | E, ClaudeAgent | R | RP> =>
-  Stream.unwrap(Effect.map(ClaudeAgent, (agent) => agent.query(prompt, options)))
+  Streams.unwrap(Effect.map(ClaudeAgent, (agent) => agent.query(prompt, options)))
 
 /**
  * Opens a session in the current scope. Closing the scope ends the CLI process.

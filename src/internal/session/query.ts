@@ -1,11 +1,12 @@
 // `query` on top of any way of opening sessions: `ClaudeAgent.make`'s, or the pool's.
-import { Cause, Channel, Chunk, Effect, Either, Exit, Option, Predicate, Scope, Stream } from "effect"
+import { Cause, Channel, Chunk, Effect, Either, Exit, Option, Predicate, type Scope, Stream } from "effect"
 import * as AgentSession from "../../AgentSession.js"
 import * as Message from "../../schema/Message.js"
 import type * as Options from "../../schema/Options.js"
 import { CLIEndedError, OptionsError, type SdkError } from "../../SdkError.js"
 import * as MessagePull from "./messagePull.js"
 import * as Pump from "./pump.js"
+import * as Streams from "../effect/streams.js"
 
 /** A prompt for `query`: a string, or a stream of prompts with its own error and services. */
 export type QueryPrompt<E = never, R = never> = string | Stream.Stream<AgentSession.Prompt, E, R>
@@ -21,7 +22,7 @@ export const fromSessions = (open: OpenSession) =>
   prompt: QueryPrompt<E, RP>,
   options?: Options.Options<R>
 ): Stream.Stream<Message.Message, SdkError | E, R | RP> =>
-  withScope(Effect.gen(function*() {
+  Streams.unwrapScoped(Effect.gen(function*() {
     if (typeof prompt !== "string" && !Predicate.hasProperty(prompt, Stream.StreamTypeId)) {
       return yield* Effect.fail(
         new OptionsError({ field: "prompt", detail: "expected a string or a Stream of prompts" })
@@ -93,18 +94,6 @@ const forEachWhile = <A, E, R, E2, R2>(
     })
     return loop
   }))
-
-// `Stream.unwrapScoped`, in one channel stage: the stream `effect` makes runs inside an
-// `ensuring` that closes the scope `effect` ran in. `unwrapScoped` adds a scoped stage and a
-// flattening one, whose teardown costs some 200 runtime steps at the end of every query.
-const withScope = <A, E, R, E2, R2>(
-  effect: Effect.Effect<Stream.Stream<A, E, R>, E2, R2>
-): Stream.Stream<A, E | E2, R | Exclude<R2, Scope.Scope>> =>
-  Stream.fromChannel(Channel.unwrap(Effect.map(Scope.make(), (scope) =>
-    Channel.ensuringWith(
-      Channel.unwrap(Effect.map(Scope.extend(effect, scope), Stream.toChannel)),
-      (exit) => Scope.close(scope, exit)
-    ))))
 
 const noResult = Stream.failSync(() => new CLIEndedError({ reason: "NoResult" }))
 
