@@ -23,6 +23,7 @@ import { McpBridge, make as makeBridge } from "../../src/services/McpBridge.js"
 import type { McpBridgeShape } from "../../src/services/McpBridge.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
 import * as Tool from "../../src/Tool.js"
+import { makeBlockingTool } from "../support/blockingTool.js"
 
 const mcpMessage = (server: string, message: unknown) => ({ subtype: "mcp_message", server_name: server, message })
 
@@ -502,18 +503,7 @@ describe("McpBridge", () => {
     }))
 
   const makeBlocking = Effect.gen(function*() {
-    const started = yield* Deferred.make<void>()
-    const interrupted = yield* Deferred.make<void>()
-    const blocking = Tool.make("blocking", {
-      description: "Runs until interrupted",
-      parameters: Schema.Struct({}),
-      handler: () =>
-        Deferred.succeed(started, undefined).pipe(
-          Effect.zipRight(Effect.never),
-          Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined)),
-          Effect.as("unreachable")
-        )
-    })
+    const { blocking, interrupted, started } = yield* makeBlockingTool
     const bridge = yield* makeBridge([McpServer.make({ name: "slow", tools: [blocking] })])
     return { bridge, started, interrupted }
   })

@@ -11,6 +11,7 @@ import { make as makeBridge } from "../../src/services/McpBridge.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
 import * as SpanRecorder from "../../src/testing/SpanRecorder.js"
 import * as Tool from "../../src/Tool.js"
+import { makeBlockingTool } from "../support/blockingTool.js"
 
 class Greeting extends Context.Tag("test/Greeting")<Greeting, string>() {}
 
@@ -37,24 +38,13 @@ const cancelled = (requestId: number) => ({
 })
 
 const tools = Effect.gen(function*() {
-  const started = yield* Deferred.make<void>()
-  const interrupted = yield* Deferred.make<void>()
+  const { blocking, interrupted, started } = yield* makeBlockingTool
   const greet = Tool.make("greet", {
     description: "Greets",
     parameters: Schema.Struct({ name: Schema.String }),
     handler: ({ name }) =>
       Effect.flatMap(Greeting, (greeting) => Effect.succeed(`${greeting}, ${name}`)).pipe(
         Effect.withSpan("user.greet")
-      )
-  })
-  const blocking = Tool.make("blocking", {
-    description: "Runs until interrupted",
-    parameters: Schema.Struct({}),
-    handler: () =>
-      Deferred.succeed(started, undefined).pipe(
-        Effect.zipRight(Effect.never),
-        Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined)),
-        Effect.as("unreachable")
       )
   })
   const dying = Tool.make("dying", {
