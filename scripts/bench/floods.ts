@@ -4,9 +4,14 @@
 // process (after one warm-up); this shows how a process gets there and where it settles.
 //
 //   npx tsx scripts/bench/floods.ts [--floods=8] [--count=20000] [--size=1024] [--chunk=4096] [--dist[=DIR]] [--floor]
+//                                   [--cpu-prof=DIR]
 //
 // --floor runs the bench's Effect floor instead (spawn, `split("\n")` + `JSON.parse`, one
 // `Stream.asyncPush` emit per read, `Stream.runForEach`; the fake CLI's initialize is not answered).
+//
+// --cpu-prof=DIR writes one V8 CPU profile per flood (DIR/flood-N.cpuprofile, through `node:inspector`
+// in this process: the main thread only), to compare the first floods with the settled ones
+// (`scripts/bench/profile.ts`).
 //
 // CPU is the whole query's (`process.cpuUsage`, spawn and set-up included) ÷ messages; GC is the
 // sum of the `gc` performance entries during the query.
@@ -14,6 +19,8 @@ import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer, ManagedRuntime, Stream } from "effect"
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { Session } from "node:inspector"
 import { PerformanceObserver } from "node:perf_hooks"
 import { arg, ClaudeAgent } from "./library.js"
 
@@ -76,17 +83,36 @@ const floor = Stream.asyncPush<unknown, Error>((emit) =>
     (child) => Effect.sync(() => child.kill())
   ), { bufferSize: "unbounded" })
 const useFloor = process.argv.includes("--floor")
+const profileDir = process.argv.find((a) => a.startsWith("--cpu-prof="))?.slice(11)
+const inspector = profileDir === undefined ? undefined : new Session()
+const post = (method: string, params?: object): Promise<unknown> =>
+  new Promise((resolve, reject) => {
+    inspector?.post(method, params, (error, result) => error === null ? resolve(result) : reject(error))
+  })
+if (inspector !== undefined && profileDir !== undefined) {
+  mkdirSync(profileDir, { recursive: true })
+  inspector.connect()
+  await post("Profiler.enable")
+  await post("Profiler.setSamplingInterval", { interval: 100 })
+}
 const main = async () => {
   const xs: Array<string> = []
   for (let i = 0; i < floods; i++) {
-    const cpu0 = cpuMicros()
     const gc0 = gcMs
     const gcs0 = gcs
     let delivered = 0
+    if (inspector !== undefined) await post("Profiler.start")
+    const cpu0 = cpuMicros()
     const messages = useFloor ? floor : ClaudeAgent.query(prompt, { pathToClaudeCodeExecutable: CLI })
     await runtime.runPromise(Stream.runForEach(messages, () => Effect.sync(() => delivered++)))
+    const cpu = cpuMicros() - cpu0
+    if (inspector !== undefined) {
+      const result = await post("Profiler.stop")
+      const profile = typeof result === "object" && result !== null ? Reflect.get(result, "profile") : undefined
+      writeFileSync(`${profileDir}/flood-${i}.cpuprofile`, JSON.stringify(profile))
+    }
     if (delivered < count) throw new Error(`flood ${i}: ${delivered} messages`)
-    xs.push(`${((cpuMicros() - cpu0) / count).toFixed(2)} (gc ${(gcMs - gc0).toFixed(0)} ms/${gcs - gcs0})`)
+    xs.push(`${(cpu / count).toFixed(2)} (gc ${(gcMs - gc0).toFixed(0)} ms/${gcs - gcs0})`)
     if (process.argv.includes("--mark")) console.log(`=== flood ${i} done: ${xs[xs.length - 1]}`)
   }
   console.log(

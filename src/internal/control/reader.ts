@@ -86,6 +86,14 @@ const routeControl = ({ inbound, outbound, table }: Parts, frame: RawObject): Ef
   }
 }
 
+// A new array for the messages of a chunk, which goes through the queue to the consumer. Not an
+// array literal: V8 allocates the arrays of a literal in the old generation once enough of them
+// have outlived a young collection (the consumer holds its chunk while the next read is parsed),
+// and an old array keeps the young frames it holds alive through every young collection until the
+// next full one: all frames are promoted. `Array.of` allocates through a builtin, with no
+// allocation site to pretenure (docs/performance.md, "Warm-up and deoptimisations").
+const newBatch = (): Array<unknown> => Array.of()
+
 /**
  * One pass over a chunk of frames with plain bookkeeping, then at most one effect per kind of
  * change and one offer for the messages (made during the pass when nothing else is to run, as
@@ -96,7 +104,7 @@ const routeControl = ({ inbound, outbound, table }: Parts, frame: RawObject): Ef
  */
 export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.Effect<void> => {
   const book = parts.state.book
-  let out: Array<unknown> = []
+  let out = newBatch()
   let bytes = 0
   const effects: Array<Effect.Effect<void>> = []
   const mirror = parts.mirror
@@ -115,7 +123,7 @@ export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.
         if (append !== undefined) {
           // What came before the frame is queued before what its append may report.
           if (out.length > 0) effects.push(parts.queue.offer(out, bytes))
-          out = []
+          out = newBatch()
           bytes = 0
           effects.push(append)
         }
@@ -123,7 +131,7 @@ export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.
       }
       if (mirror !== undefined && frame.type === "result" && mirror.pending()) {
         if (out.length > 0) effects.push(parts.queue.offer(out, bytes))
-        out = []
+        out = newBatch()
         bytes = 0
         effects.push(mirror.flush)
       }
@@ -131,7 +139,7 @@ export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.
       const recorded = parts.deferred !== undefined && frame.type === "result" ? parts.deferred(frame) : undefined
       if (recorded !== undefined) {
         if (out.length > 0) effects.push(parts.queue.offer(out, bytes))
-        out = []
+        out = newBatch()
         bytes = 0
         effects.push(recorded)
       }
@@ -145,7 +153,7 @@ export const routeChunk = (parts: Parts) => (chunk: Chunk.Chunk<Frame>): Effect.
         bytes += size
         if (frame.type !== "result") {
           effects.push(parts.queue.offer(out, bytes))
-          out = []
+          out = newBatch()
           bytes = 0
         }
         effects.push(charge)

@@ -148,7 +148,9 @@ export class StdoutFrames {
     let problem: ReadProblem | undefined
     if (this.chunks.length > 0) {
       const chunks = this.chunks
-      this.chunks = []
+      // Not a literal, as `FrameReader.takeFrames`'s: the array waits for the next data, and an
+      // array V8 pretenured would keep the chunks pushed into it until a full collection.
+      this.chunks = Array.of()
       this.bufferedBytes = 0
       this.resumeSource()
       for (const chunk of chunks) {

@@ -100,10 +100,15 @@ export class FrameReader {
     return last === undefined ? undefined : this.parse([last], [bytes])
   }
 
-  /** The frames read since the last call, in order. */
+  /**
+   * The frames read since the last call, in order. The next array is made by `Array.of`, not a
+   * literal: it waits for the next read, and V8 allocates a literal's arrays in the old generation
+   * once enough of them have outlived a young collection; an old array would keep every frame
+   * parsed into it alive until the next full collection.
+   */
   takeFrames(): Array<Frame> {
     const frames = this.frames
-    if (frames.length > 0) this.frames = []
+    if (frames.length > 0) this.frames = Array.of()
     return frames
   }
 

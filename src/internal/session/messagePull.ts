@@ -51,6 +51,13 @@ const pulls = new WeakMap<object, Pull>()
  */
 export const pullOf = (stream: Stream.Stream<Message.Message, unknown>): Pull | undefined => pulls.get(stream)
 
+// `passed` counts the frames at the head of `frames` that `Message.decode` passed as they are, so
+// when it counts them all, each is the message it was decoded to.
+const passedAsIs = (frames: ReadonlyArray<unknown>, passed: number): frames is ReadonlyArray<Message.Message> =>
+  passed === frames.length
+const copiedAsIs = (frames: Array<unknown>, passed: number): frames is Array<Message.Message> =>
+  passed === frames.length
+
 const isResultFrame = (frame: unknown): boolean => Predicate.isRecord(frame) && frame.type === "result"
 
 const CommandsChanged = Schema.Struct({ commands: Schema.Array(Control.SlashCommand) })
@@ -117,16 +124,30 @@ export const make = (
         ? dropLifecycle
         : m.type === "system" && m.subtype === "session_state_changed" && m.sdk_host_only === true && dropHostOnly
 
+    // The usual chunk's frames are all delivered as they are (`Message.decode` passes a valid frame
+    // through): it goes on in the array it was taken in. `out` is built only from the first frame
+    // left out or replaced, or when a turn ends inside the chunk. No array per chunk on the hot
+    // path: an array literal whose arrays once outlived a young collection gets allocated in the
+    // old generation by V8, and an old array holding a chunk's frames keeps them past every young
+    // collection until the next full one (docs/performance.md, "Warm-up and deoptimisations").
     const emit = (frames: ReadonlyArray<unknown>): Chunk.Chunk<Message.Message> => {
-      const out: Array<Message.Message> = []
+      let passed = 0
+      let out: Array<Message.Message> | undefined
+      // The frames before the first that is not delivered as it is, as messages.
+      const head = (): Array<Message.Message> => {
+        const kept = frames.slice(0, passed)
+        return copiedAsIs(kept, passed) ? kept : []
+      }
       for (let i = 0; i < frames.length; i++) {
         const frame = frames[i]
         if (skipTurn) {
+          out ??= head()
           if (isResultFrame(frame)) skipTurn = false
           continue
         }
         const decoded = Message.decode(frame)
         if (decoded._tag === "Left") {
+          out ??= head()
           // The mirror's failures are not frames: told apart only once decoding has refused one.
           if (frame instanceof MirrorFailure || frame instanceof BudgetFailure) {
             pendingError = frame.error
@@ -138,17 +159,26 @@ export const make = (
           break
         }
         const message = decoded.right
-        if (hidden(message)) continue
-        out.push(message)
+        if (hidden(message)) {
+          out ??= head()
+          continue
+        }
+        if (out !== undefined) out.push(message)
+        else if (message === frame) passed++
+        else (out = head()).push(message)
         const commands = changedCommands(frame)
         if (Option.isSome(commands)) latestCommands = commands.value
         if (isResultFrame(frame)) {
           endsTurn = true
-          if (i + 1 < frames.length) leftover = frames.slice(i + 1)
+          if (i + 1 < frames.length) {
+            out ??= head()
+            leftover = frames.slice(i + 1)
+          }
           break
         }
       }
-      return Chunk.unsafeFromArray(out)
+      if (out !== undefined) return Chunk.unsafeFromArray(out)
+      return passedAsIs(frames, passed) ? Chunk.unsafeFromArray(frames) : Chunk.unsafeFromArray(head())
     }
 
     // The next messages (`undefined`: the end): what is queued, decoded in the same step, with a
