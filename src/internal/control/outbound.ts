@@ -2,12 +2,13 @@
  * Outbound control requests: encode the payload, record the request in the pending table with
  * what completes it and its deadline, write it, wait for the reply (on interruption, withdraw it
  * with `control_cancel_request`), decode the reply. A started request is decoded, and its
- * `onSettled` run, where it is settled. Deadlines are kept by one timer fiber per
- * channel that sleeps until the earliest one, rather than a race of two fibers per request.
+ * `onSettled` run, where it is settled. Deadlines are kept by one timer fiber per channel that
+ * sleeps until the earliest one while a request is pending, rather than a race of two fibers per
+ * request.
  *
  * @internal
  */
-import { Clock, Deferred, Duration, Effect, Either, Exit, FiberHandle, FiberId, ParseResult } from "effect"
+import { Clock, Deferred, Duration, Effect, Either, Exit, FiberHandle, FiberId, Option, ParseResult } from "effect"
 import type * as Control from "../../schema/Control.js"
 import { ControlError, OptionsError, TimeoutException } from "../../SdkError.js"
 import type { ControlChannelShape, RequestError, RequestOptions, StartOptions } from "../../services/ControlChannel.js"
@@ -101,6 +102,15 @@ export const make = (
       ? Effect.void
       : Effect.asVoid(FiberHandle.run(timer, Effect.suspend(() => sweep)))
 
+  // No timer runs while nothing is pending. It is signalled rather than awaited (as `FiberHandle`
+  // replaces a fiber): the reader settles replies, and the handle lets go of the timer once it ends.
+  const disarm = () => {
+    if (armedFor === undefined || table.nextDeadline() !== undefined) return
+    armedFor = undefined
+    const running = FiberHandle.unsafeGet(timer)
+    if (Option.isSome(running)) running.value.unsafeInterruptAsFork(FiberId.none)
+  }
+
   // Decodes a reply to `descriptor`. A reply without `response` reads as `{}` for a request that
   // expects fields (all optional then), and as nothing for one that expects none.
   const decodeReply = <Req extends Control.Request.Any>(
@@ -130,7 +140,11 @@ export const make = (
 
   // Withdraws a request still pending (its caller was interrupted or its scope closed).
   const withdraw = (requestId: string) =>
-    Effect.suspend(() => (table.remove(requestId) ? sendQuietly(Frames.cancel(requestId)) : Effect.void))
+    Effect.suspend(() => {
+      if (!table.remove(requestId)) return Effect.void
+      disarm()
+      return sendQuietly(Frames.cancel(requestId))
+    })
 
   // Records and writes the request, to be completed by `complete`; returns its id.
   const send = <Req extends Control.Request.Any>(
@@ -201,7 +215,10 @@ export const make = (
       )
     })
 
-  const settle = (outcome: Outcome<Waiter>): Effect.Effect<void> => {
+  const settle = (outcome: Outcome<Waiter>): Effect.Effect<void> =>
+    Effect.zipRight(settleOne(outcome), Effect.sync(disarm))
+
+  const settleOne = (outcome: Outcome<Waiter>): Effect.Effect<void> => {
     const { requestId, subtype, waiter } = outcome.entry
     switch (outcome._tag) {
       case "Succeeded":
