@@ -51,6 +51,34 @@ export interface Outbound {
   readonly failPending: (error: () => RequestError) => Effect.Effect<void>
 }
 
+// What a reply does to its request: its response, or the CLI's error as a `ControlError`.
+const replyOutcome = (outcome: Outcome<Waiter>): Exit.Exit<unknown, RequestError> => {
+  const { requestId, subtype } = outcome.entry
+  switch (outcome._tag) {
+    case "Succeeded":
+      return Exit.succeed(outcome.response)
+    case "Failed":
+      return Exit.fail(
+        new ControlError({
+          subtype,
+          requestId,
+          error: outcome.error,
+          ...(outcome.errorCode !== undefined ? { errorCode: outcome.errorCode } : {})
+        })
+      )
+    case "Unreadable":
+      // A reply this version cannot read still ends its request, rather than leaving it to time out.
+      return Exit.fail(
+        new ControlError({
+          subtype,
+          requestId,
+          error: `malformed control_response: ${errorText(outcome.response)}`,
+          errorCode: "invalid_response"
+        })
+      )
+  }
+}
+
 /**
  * The outbound half of a channel over `transport`, with its pending requests in `table` and its
  * deadline timer in `timer` (a handle in the channel's scope).
@@ -216,40 +244,7 @@ export const make = (
     })
 
   const settle = (outcome: Outcome<Waiter>): Effect.Effect<void> =>
-    Effect.zipRight(settleOne(outcome), Effect.sync(disarm))
-
-  const settleOne = (outcome: Outcome<Waiter>): Effect.Effect<void> => {
-    const { requestId, subtype, waiter } = outcome.entry
-    switch (outcome._tag) {
-      case "Succeeded":
-        return waiter.complete(Exit.succeed(outcome.response), requestId)
-      case "Failed":
-        return waiter.complete(
-          Exit.fail(
-            new ControlError({
-              subtype,
-              requestId,
-              error: outcome.error,
-              ...(outcome.errorCode !== undefined ? { errorCode: outcome.errorCode } : {})
-            })
-          ),
-          requestId
-        )
-      case "Unreadable":
-        // A reply this version cannot read still ends its request, rather than leaving it to time out.
-        return waiter.complete(
-          Exit.fail(
-            new ControlError({
-              subtype,
-              requestId,
-              error: `malformed control_response: ${errorText(outcome.response)}`,
-              errorCode: "invalid_response"
-            })
-          ),
-          requestId
-        )
-    }
-  }
+    Effect.zipRight(outcome.entry.waiter.complete(replyOutcome(outcome), outcome.entry.requestId), Effect.sync(disarm))
 
   const failEntries = (error: RequestError) =>
     Effect.suspend(() => {
