@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import type { Duration, Effect, Scope, Stream } from "effect"
+import type { Duration, Effect, Exit, Scope, Stream } from "effect"
 import { Context, Layer } from "effect"
 import type * as Control from "../schema/Control.js"
 import type {
@@ -60,6 +60,26 @@ export interface RequestOptions {
 }
 
 /**
+ * Options for a request written with `start`: those of any request, and what to run where the
+ * request is settled.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StartOptions<Req extends Control.Request.Any> extends RequestOptions {
+  /**
+   * Runs with the request's outcome (its reply decoded, or its failure) where the request is
+   * settled, before the wait completes and uninterruptibly: on the reader's fiber for a reply, the
+   * deadline's for a timeout, the one that ends the channel otherwise. So a check of the reply
+   * needs no fiber waiting for it. It must not wait (the reader waits on it). Not run for a
+   * request withdrawn because its scope closed.
+   */
+  readonly onSettled?:
+    | ((outcome: Exit.Exit<Control.Request.Success<Req>, RequestError>) => Effect.Effect<void>)
+    | undefined
+}
+
+/**
  * What an outbound control request can fail with: the CLI's error answer (or a reply that breaks
  * the descriptor's success Schema: `ControlError` with `errorCode: "invalid_response"`), the
  * deadline, an invalid argument (`OptionsError`: nothing was sent), a broken pipe, the CLI's end
@@ -98,6 +118,17 @@ export type RequestArgs<Req extends Control.Request.Any> = {} extends Control.Re
   : [payload: Control.Request.Payload<Req>, options?: RequestOptions]
 
 /**
+ * The arguments of `start` after the descriptor: the payload (optional when the request sends
+ * nothing beside its subtype), then the options.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type StartArgs<Req extends Control.Request.Any> = {} extends Control.Request.Payload<Req>
+  ? [payload?: Control.Request.Payload<Req>, options?: StartOptions<Req>]
+  : [payload: Control.Request.Payload<Req>, options?: StartOptions<Req>]
+
+/**
  * The control channel's operations.
  *
  * @since 0.1.0
@@ -114,13 +145,15 @@ export interface ControlChannelShape {
     ...args: RequestArgs<Req>
   ) => Effect.Effect<Control.Request.Success<Req>, RequestError>
   /**
-   * Writes a request now and returns the wait for its reply (the deadline runs from the write).
-   * For a request that must be on the wire before anything sent after it, like `initialize`,
-   * without making the caller wait for the reply. The wait runs in the caller's scope.
+   * Writes a request now and returns the wait for its reply (the deadline runs from the write),
+   * decoded where the reply is settled and kept: every wait gets the same outcome. For a request
+   * that must be on the wire before anything sent after it, like `initialize`, without making the
+   * caller wait for the reply. The caller's scope withdraws the request if it is still pending
+   * when the scope closes (a wait then never completes).
    */
   readonly start: <Req extends Control.Request.Any>(
     request: Req,
-    ...args: RequestArgs<Req>
+    ...args: StartArgs<Req>
   ) => Effect.Effect<Effect.Effect<Control.Request.Success<Req>, RequestError>, RequestError, Scope.Scope>
   /** Registers the handler for one CLI→SDK request, replacing any previous one for its subtype. */
   readonly handle: <Req extends Control.Request.Any>(request: Req, handler: InboundHandler<Req>) => Effect.Effect<void>

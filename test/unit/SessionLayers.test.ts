@@ -292,3 +292,34 @@ describe("inbound control requests are traced", () => {
       expect(span?.kind).toBe("server")
     }))
 })
+
+describe("the CLI's environment", () => {
+  it.effect("each session reads process.env as it is then, merged under the options' env", () =>
+    Effect.gen(function*() {
+      const envs: Array<Readonly<Record<string, string>>> = []
+      const agent = ClaudeAgent.make({
+        transport: Layer.scoped(
+          Transport,
+          Effect.flatMap(SessionServices.SessionLaunch, ({ launch }) => {
+            envs.push(launch.env)
+            return Effect.map(FakeCli.make(), ({ transport }) => transport)
+          })
+        )
+      })
+      const key = "EFFECT_CLAUDE_AGENT_TEST_PARENT"
+      const withValue = (value: string | undefined) =>
+        Effect.acquireUseRelease(
+          Effect.sync(() => {
+            if (value === undefined) delete process.env[key]
+            else process.env[key] = value
+          }),
+          () => agent.query("hi", { env: { OWN: "1" } }).pipe(Stream.runDrain),
+          () => Effect.sync(() => void delete process.env[key])
+        )
+      yield* withValue("first")
+      yield* withValue("second")
+      yield* withValue(undefined)
+      expect(envs.map((env) => env[key])).toEqual(["first", "second", undefined])
+      expect(envs.every((env) => env.OWN === "1" && env.PATH === process.env.PATH)).toBe(true)
+    }))
+})

@@ -1,15 +1,17 @@
 /**
- * Outbound control requests: encode the payload, record the request in the pending table with a
- * `Deferred` to wait on and its deadline, write it, wait for the reply (on interruption, withdraw
- * it with `control_cancel_request`), decode the reply. Deadlines are kept by one timer fiber per
- * channel that sleeps until the earliest one, rather than a race of two fibers per request.
+ * Outbound control requests: encode the payload, record the request in the pending table with
+ * what completes it and its deadline, write it, wait for the reply (on interruption, withdraw it
+ * with `control_cancel_request`), decode the reply. A started request is decoded, and its
+ * `onSettled` run, where it is settled. Deadlines are kept by one timer fiber per channel that
+ * sleeps until the earliest one while a request is pending, rather than a race of two fibers per
+ * request.
  *
  * @internal
  */
-import { Clock, Deferred, Duration, Effect, Either, FiberHandle, FiberId, ParseResult } from "effect"
+import { Clock, Deferred, Duration, Effect, Either, Exit, FiberHandle, FiberId, Option, ParseResult } from "effect"
 import type * as Control from "../../schema/Control.js"
 import { ControlError, OptionsError, TimeoutException } from "../../SdkError.js"
-import type { ControlChannelShape, RequestError, RequestOptions } from "../../services/ControlChannel.js"
+import type { ControlChannelShape, RequestError, RequestOptions, StartOptions } from "../../services/ControlChannel.js"
 import type { TransportShape } from "../../services/Transport.js"
 import { positiveDurationProblem } from "../schema/duration.js"
 import * as Guard from "../schema/guard.js"
@@ -23,18 +25,14 @@ import { errorText } from "./text.js"
 const decodeOptions = { onExcessProperty: "preserve" } as const
 
 /**
- * What the shell waits on for a pending request, and the timeout it was given (for the error).
+ * What completes a pending request with its reply (undecoded) or its failure, on whichever fiber
+ * settles it, and the timeout it was given (for the error).
  *
  * @internal
  */
 export interface Waiter {
-  readonly deferred: Deferred.Deferred<unknown, RequestError>
+  readonly complete: (outcome: Exit.Exit<unknown, RequestError>, requestId: string) => Effect.Effect<void>
   readonly timeoutMillis: number
-}
-
-interface Sent<A> {
-  readonly requestId: string
-  readonly wait: Effect.Effect<A, RequestError>
 }
 
 /**
@@ -51,6 +49,34 @@ export interface Outbound {
   readonly failAll: (error: RequestError) => Effect.Effect<void>
   /** Fails every pending request with `error`, made only if one is pending. */
   readonly failPending: (error: () => RequestError) => Effect.Effect<void>
+}
+
+// What a reply does to its request: its response, or the CLI's error as a `ControlError`.
+const replyOutcome = (outcome: Outcome<Waiter>): Exit.Exit<unknown, RequestError> => {
+  const { requestId, subtype } = outcome.entry
+  switch (outcome._tag) {
+    case "Succeeded":
+      return Exit.succeed(outcome.response)
+    case "Failed":
+      return Exit.fail(
+        new ControlError({
+          subtype,
+          requestId,
+          error: outcome.error,
+          ...(outcome.errorCode !== undefined ? { errorCode: outcome.errorCode } : {})
+        })
+      )
+    case "Unreadable":
+      // A reply this version cannot read still ends its request, rather than leaving it to time out.
+      return Exit.fail(
+        new ControlError({
+          subtype,
+          requestId,
+          error: `malformed control_response: ${errorText(outcome.response)}`,
+          errorCode: "invalid_response"
+        })
+      )
+  }
 }
 
 /**
@@ -71,18 +97,17 @@ export const make = (
   // When the running timer wakes; `undefined`: no timer runs.
   let armedFor: number | undefined
 
-  const invalid = (subtype: string, requestId: string, error: string, errorCode: string) =>
-    Effect.fail(new ControlError({ subtype, requestId, error, errorCode }))
-
   const timedOut = (entry: Entry<Waiter>) =>
     Effect.zipRight(
-      Deferred.fail(
-        entry.waiter.deferred,
-        new TimeoutException({
-          requestId: entry.requestId,
-          subtype: entry.subtype,
-          timeoutMillis: entry.waiter.timeoutMillis
-        })
+      entry.waiter.complete(
+        Exit.fail(
+          new TimeoutException({
+            requestId: entry.requestId,
+            subtype: entry.subtype,
+            timeoutMillis: entry.waiter.timeoutMillis
+          })
+        ),
+        entry.requestId
       ),
       sendQuietly(Frames.cancel(entry.requestId))
     )
@@ -105,9 +130,22 @@ export const make = (
       ? Effect.void
       : Effect.asVoid(FiberHandle.run(timer, Effect.suspend(() => sweep)))
 
+  // No timer runs while nothing is pending. It is signalled rather than awaited (as `FiberHandle`
+  // replaces a fiber): the reader settles replies, and the handle lets go of the timer once it ends.
+  const disarm = () => {
+    if (armedFor === undefined || table.nextDeadline() !== undefined) return
+    armedFor = undefined
+    const running = FiberHandle.unsafeGet(timer)
+    if (Option.isSome(running)) running.value.unsafeInterruptAsFork(FiberId.none)
+  }
+
   // Decodes a reply to `descriptor`. A reply without `response` reads as `{}` for a request that
   // expects fields (all optional then), and as nothing for one that expects none.
-  const decodeReply = <Req extends Control.Request.Any>(descriptor: Req, requestId: string, reply: unknown) => {
+  const decodeReply = <Req extends Control.Request.Any>(
+    descriptor: Req,
+    requestId: string,
+    reply: unknown
+  ): Exit.Exit<Control.Request.Success<Req>, RequestError> => {
     const body = reply === undefined && descriptor.success.ast._tag !== "VoidKeyword" ? {} : reply
     // A reply the compiled guard accepts (most are; `initialize`'s is 17 KB) is its own decoding
     // when the Schema transforms nothing.
@@ -117,25 +155,32 @@ export const make = (
       { excessKept: true }
     )(body)
     return Either.isLeft(decoded)
-      ? invalid(
-        descriptor.subtype,
-        requestId,
-        `unexpected ${descriptor.subtype} reply: ${Issues.describe(decoded.left)}`,
-        "invalid_response"
+      ? Exit.fail(
+        new ControlError({
+          subtype: descriptor.subtype,
+          requestId,
+          error: `unexpected ${descriptor.subtype} reply: ${Issues.describe(decoded.left)}`,
+          errorCode: "invalid_response"
+        })
       )
-      : Effect.succeed(decoded.right)
+      : Exit.succeed(decoded.right)
   }
 
   // Withdraws a request still pending (its caller was interrupted or its scope closed).
   const withdraw = (requestId: string) =>
-    Effect.suspend(() => (table.remove(requestId) ? sendQuietly(Frames.cancel(requestId)) : Effect.void))
+    Effect.suspend(() => {
+      if (!table.remove(requestId)) return Effect.void
+      disarm()
+      return sendQuietly(Frames.cancel(requestId))
+    })
 
-  // Records and writes the request; returns its id and the wait for its decoded reply.
+  // Records and writes the request, to be completed by `complete`; returns its id.
   const send = <Req extends Control.Request.Any>(
     descriptor: Req,
     payload: Control.Request.Payload<Req> | undefined,
-    options: RequestOptions | undefined
-  ): Effect.Effect<Sent<Control.Request.Success<Req>>, RequestError> =>
+    options: RequestOptions | undefined,
+    complete: Waiter["complete"]
+  ): Effect.Effect<string, RequestError> =>
     Effect.suspend(() => {
       if (failedWith !== undefined) return Effect.fail(failedWith)
       const subtype = descriptor.subtype
@@ -152,64 +197,66 @@ export const make = (
       const timeoutMillis = Duration.toMillis(
         options?.timeout !== undefined ? Duration.decode(options.timeout) : defaultTimeout
       )
-      const deferred = Deferred.unsafeMake<unknown, RequestError>(FiberId.none)
       return Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const deadline = now + timeoutMillis
-        table.add(requestId, subtype, deadline, { deferred, timeoutMillis })
-        const wait = Deferred.await(deferred).pipe(
-          Effect.onInterrupt(() => withdraw(requestId)),
-          Effect.flatMap((reply) => decodeReply(descriptor, requestId, reply))
-        )
+        table.add(requestId, subtype, deadline, { complete, timeoutMillis })
         return transport.send(Frames.request(requestId, subtype, fields.right)).pipe(
           Effect.tapError(() => Effect.sync(() => table.remove(requestId))),
           Effect.zipRight(arm(deadline)),
-          Effect.as({ requestId, wait })
+          Effect.as(requestId)
         )
       })
     })
 
-  const settle = (outcome: Outcome<Waiter>): Effect.Effect<void> => {
-    const { requestId, subtype, waiter } = outcome.entry
-    switch (outcome._tag) {
-      case "Succeeded":
-        return Deferred.succeed(waiter.deferred, outcome.response)
-      case "Failed":
-        return Deferred.fail(
-          waiter.deferred,
-          new ControlError({
-            subtype,
-            requestId,
-            error: outcome.error,
-            ...(outcome.errorCode !== undefined ? { errorCode: outcome.errorCode } : {})
-          })
-        )
-      case "Unreadable":
-        // A reply this version cannot read still ends its request, rather than leaving it to time out.
-        return Deferred.fail(
-          waiter.deferred,
-          new ControlError({
-            subtype,
-            requestId,
-            error: `malformed control_response: ${errorText(outcome.response)}`,
-            errorCode: "invalid_response"
-          })
-        )
-    }
-  }
+  const request: Outbound["request"] = (descriptor, ...[payload, options]) =>
+    Effect.suspend(() => {
+      const deferred = Deferred.unsafeMake<unknown, RequestError>(FiberId.none)
+      return Effect.flatMap(
+        send(descriptor, payload, options, (outcome) => Deferred.done(deferred, outcome)),
+        (requestId) =>
+          Deferred.await(deferred).pipe(
+            Effect.onInterrupt(() => withdraw(requestId)),
+            Effect.flatMap((reply) => decodeReply(descriptor, requestId, reply))
+          )
+      )
+    })
+
+  // The wait needs no fiber of its own: the timer keeps the deadline, the reply is decoded (and
+  // `onSettled` run) where it is settled, and the caller's scope withdraws the request if it is
+  // still pending when the scope closes.
+  const start = <Req extends Control.Request.Any>(
+    descriptor: Req,
+    payload: Control.Request.Payload<Req> | undefined,
+    options: StartOptions<Req> | undefined
+  ) =>
+    Effect.suspend(() => {
+      const result = Deferred.unsafeMake<Control.Request.Success<Req>, RequestError>(FiberId.none)
+      const onSettled = options?.onSettled
+      const complete = (outcome: Exit.Exit<unknown, RequestError>, requestId: string) => {
+        const decoded = Exit.flatMap(outcome, (reply) => decodeReply(descriptor, requestId, reply))
+        const done = Deferred.done(result, decoded)
+        return onSettled === undefined ? done : Effect.uninterruptible(Effect.zipRight(onSettled(decoded), done))
+      }
+      return Effect.flatMap(
+        send(descriptor, payload, options, complete),
+        (requestId) => Effect.as(Effect.addFinalizer(() => withdraw(requestId)), Deferred.await(result))
+      )
+    })
+
+  const settle = (outcome: Outcome<Waiter>): Effect.Effect<void> =>
+    Effect.zipRight(outcome.entry.waiter.complete(replyOutcome(outcome), outcome.entry.requestId), Effect.sync(disarm))
 
   const failEntries = (error: RequestError) =>
-    Effect.forEach(table.drain(), (entry) => Deferred.fail(entry.waiter.deferred, error), { discard: true })
+    Effect.suspend(() => {
+      const failed = Exit.fail(error)
+      return Effect.forEach(table.drain(), (entry) => entry.waiter.complete(failed, entry.requestId), {
+        discard: true
+      })
+    })
 
   return {
-    request: (descriptor, ...[payload, options]) =>
-      Effect.flatMap(send(descriptor, payload, options), (sent) => sent.wait),
-    // The wait needs no fiber of its own: the timer keeps the deadline, and the caller's scope
-    // withdraws the request if it is still pending when the scope closes.
-    start: (descriptor, ...[payload, options]) =>
-      Effect.flatMap(
-        send(descriptor, payload, options),
-        (sent) => Effect.as(Effect.addFinalizer(() => withdraw(sent.requestId)), sent.wait)
-      ),
+    request,
+    start: (descriptor, ...[payload, options]) => start(descriptor, payload, options),
     settle,
     failAll: (error) =>
       Effect.suspend(() => {

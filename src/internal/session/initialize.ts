@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { Deferred, Effect, Predicate, type Scope } from "effect"
+import { Cause, Deferred, Effect, Exit, Option, Predicate, type Scope } from "effect"
 import * as Control from "../../schema/Control.js"
 import { OptionsError } from "../../SdkError.js"
 import type { ControlChannelShape, RequestError, RequestOptions } from "../../services/ControlChannel.js"
@@ -104,9 +104,9 @@ const confirmed = (transport: TransportShape, sent: Control.InitializePayload, r
   )
 
 /**
- * Writes the first `initialize` now (on the wire before any user message) and returns its checked
- * reply, awaited once and cached (the first prompt does not wait for a round trip), with the
- * handshake's state.
+ * Writes the first `initialize` now (on the wire before any user message) and returns the
+ * handshake: its reply is decoded and checked where the channel settles it (the first prompt does
+ * not wait for a round trip, and no fiber waits for the reply).
  *
  * @internal
  */
@@ -116,8 +116,18 @@ export const start = (
   sent: Control.InitializePayload
 ): Effect.Effect<Tracked<Control.InitializeResponse>, RequestError, Scope.Scope> =>
   Effect.flatMap(
-    control.start(Control.Initialize, sent),
-    (reply) => track(Effect.flatMap(reply, (r) => confirmed(transport, sent, r)), transport.terminate)
+    // A failed check also closes stdin, as `send`'s does.
+    handshake<Control.InitializeResponse>(
+      transport.terminate,
+      Effect.zipRight(transport.terminate, transport.endInput)
+    ),
+    (init) =>
+      Effect.as(
+        control.start(Control.Initialize, sent, {
+          onSettled: (reply) => init.settle(Effect.flatMap(reply, (r) => Effect.as(confirmApplied(sent, r), r)))
+        }),
+        init
+      )
   )
 
 /**
@@ -132,7 +142,7 @@ export interface InitState {
 }
 
 /**
- * The handshake's state and its result, awaited once and cached.
+ * The handshake's state and its result, kept once settled.
  *
  * @internal
  */
@@ -141,30 +151,54 @@ export interface Tracked<A> extends InitState {
 }
 
 /**
- * Follows `initialized` in the current scope, on a fiber of its own. The state changes before the
- * result is completed, so whoever sees the result sees the state. A failed handshake stops the CLI
- * (a session that could not initialise serves nothing), which ends its output: a message pull
- * waiting for it then ends, with the handshake's failure, and needs no race against it.
+ * A handshake that `settle` completes, on whichever fiber settles the request.
  *
  * @internal
  */
-export const track = <A>(
-  initialized: Effect.Effect<A, RequestError>,
-  /** Stops the CLI (the transport's `terminate`); not awaited: it waits for the exit. */
-  stop: Effect.Effect<void>
-): Effect.Effect<Tracked<A>, never, Scope.Scope> =>
+export interface Handshake<A> extends Tracked<A> {
+  /**
+   * Runs the reply's outcome (its checks included: they must not wait) and records it. The state
+   * changes before the result is completed, so whoever sees the result sees the state.
+   */
+  readonly settle: (outcome: Effect.Effect<A, RequestError>) => Effect.Effect<void>
+}
+
+/**
+ * A handshake in the current scope. A failed handshake stops the CLI (a session that could not
+ * initialise serves nothing), which ends its output: a message pull waiting for it then ends, with
+ * the handshake's failure, and needs no race against it. The stop is not awaited (it waits for the
+ * exit, and the reader may be the one settling). If the scope closes first, later waits for the
+ * result are interrupted.
+ *
+ * @internal
+ */
+export const handshake = <A>(
+  /** Stops the CLI (the transport's `terminate`). */
+  stop: Effect.Effect<void>,
+  /** Stops it when the reply came but failed its checks. */
+  refuse: Effect.Effect<void> = stop
+): Effect.Effect<Handshake<A>, never, Scope.Scope> =>
   Effect.flatMap(Deferred.make<A, RequestError>(), (done) => {
     let answered = false
     let error: RequestError | undefined
-    const observed = initialized.pipe(
-      Effect.tap(() => Effect.sync(() => void (answered = true))),
-      Effect.tapError((e) => Effect.zipRight(Effect.sync(() => void (error = e)), Effect.forkDaemon(stop))),
-      // Also an interruption (the session's scope closed first): later waits end with it.
-      Effect.intoDeferred(done)
-    )
-    return Effect.as(Effect.forkScoped(observed), {
+    const settle = (outcome: Effect.Effect<A, RequestError>) =>
+      Effect.flatMap(Effect.exit(outcome), (exit) => {
+        if (Exit.isSuccess(exit)) {
+          answered = true
+          return Deferred.done(done, exit)
+        }
+        const failure = Cause.failureOption(exit.cause)
+        if (Option.isNone(failure)) return Deferred.done(done, exit)
+        error = failure.value
+        return Effect.zipRight(
+          Effect.forkDaemon(error._tag === "OptionsError" ? refuse : stop),
+          Deferred.done(done, exit)
+        )
+      })
+    return Effect.as(Effect.addFinalizer(() => Deferred.interrupt(done)), {
       answered: () => answered,
       error: () => error,
-      result: Deferred.await(done)
+      result: Deferred.await(done),
+      settle
     })
   })

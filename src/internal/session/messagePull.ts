@@ -94,7 +94,7 @@ export const make = (
 ): Effect.Effect<MessagePull, never, Scope.Scope> =>
   Effect.gen(function*() {
     const source = MessageQueue.sourceOf(frames) ?? (yield* MessageQueue.toSource(frames))
-    // A failed handshake stops the CLI (see `Initialize.track`), so a pull waiting for frames
+    // A failed handshake stops the CLI (see `Initialize.handshake`), so a pull waiting for frames
     // then ends: with the handshake's failure, which says more than the end of the output.
     const endOf = (end: Option.Option<StreamError>): Option.Option<PullError> => {
       const failed = init.answered() ? undefined : init.error()

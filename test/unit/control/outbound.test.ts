@@ -1,7 +1,7 @@
 // The outbound half of the channel over the in-memory fake CLI, answering by hand: replies this
 // version cannot read, interruption, and the end of the channel's scope.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Exit, Fiber, Layer, Scope, TestClock } from "effect"
+import { Cause, Effect, Either, Exit, Fiber, Layer, Scope, TestClock } from "effect"
 import * as Control from "../../../src/schema/Control.js"
 import { ControlChannel } from "../../../src/services/ControlChannel.js"
 import * as FakeCli from "../../../src/testing/FakeCli.js"
@@ -155,5 +155,33 @@ describe("outbound control requests", () => {
         response: { subtype: "success", request_id: id, response: { mcpServers: [] } }
       })
       expect(yield* wait).toEqual({ mcpServers: [] })
+    }).pipe(Effect.provide(env)))
+
+  it.scoped("onSettled sees a started request's decoded reply, or its failure, before any wait completes", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      const seen: Array<Exit.Exit<unknown, unknown>> = []
+      // Nobody waits on `answered`: the reply is still decoded and handed to onSettled.
+      const answered = yield* control.start(Control.McpStatus, {}, {
+        onSettled: (outcome) => Effect.sync(() => void seen.push(outcome))
+      })
+      const answeredId = yield* sentRequest(cli, "mcp_status")
+      yield* cli.emit({
+        type: "control_response",
+        response: { subtype: "success", request_id: answeredId, response: { mcpServers: [] } }
+      })
+      expect(yield* answered).toEqual({ mcpServers: [] })
+      expect(seen).toEqual([Exit.succeed({ mcpServers: [] })])
+
+      const late = yield* control.start(Control.McpStatus, {}, {
+        timeout: "2 seconds",
+        onSettled: (outcome) => Effect.sync(() => void seen.push(outcome))
+      })
+      yield* TestClock.adjust("2 seconds")
+      expect(yield* Effect.flip(late)).toMatchObject({ _tag: "TimeoutException", timeoutMillis: 2000 })
+      const [, timedOut] = seen
+      expect(timedOut !== undefined && Exit.isFailure(timedOut) && Cause.squash(timedOut.cause))
+        .toMatchObject({ _tag: "TimeoutException" })
     }).pipe(Effect.provide(env)))
 })

@@ -1,10 +1,13 @@
 // The message pull's state machine over plain chunks: no CLI, no control channel.
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, Fiber, Option, Queue, Stream, TestClock } from "effect"
+import { Chunk, Effect, Fiber, Option, Queue, Stream, TestClock } from "effect"
 import * as Initialize from "../../../src/internal/session/initialize.js"
 import * as MessagePull from "../../../src/internal/session/messagePull.js"
 import { ControlError } from "../../../src/SdkError.js"
 import type { StreamError } from "../../../src/services/ControlChannel.js"
+
+// A handshake already answered.
+const answered = Effect.tap(Initialize.handshake<void>(Effect.void), (init) => init.settle(Effect.void))
 
 const session = "00000000-0000-4000-8000-000000000001"
 let counter = 0
@@ -97,7 +100,7 @@ describe("messagePull", () => {
   it.scoped("a turn's stream stops at its result; what followed in the chunk waits for the next consumer", () =>
     Effect.gen(function*() {
       const { frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void))
+      const pull = yield* MessagePull.make(frames, yield* answered)
       yield* offer(assistant("a1"), result("r1"), assistant("a2"), result("r2"), assistant("a3"))
       expect(yield* labels(pull.receiveResponse)).toEqual(["assistant:a1", "result:r1"])
       expect(yield* labels(pull.receiveResponse)).toEqual(["assistant:a2", "result:r2"])
@@ -108,7 +111,7 @@ describe("messagePull", () => {
   it.scoped("messages runs across results until the source ends", () =>
     Effect.gen(function*() {
       const { end, frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void))
+      const pull = yield* MessagePull.make(frames, yield* answered)
       yield* offer(assistant("a1"), result("r1"), assistant("a2"))
       yield* offer(result("r2"))
       yield* end
@@ -118,7 +121,7 @@ describe("messagePull", () => {
   it.scoped("a frame that fails decoding fails the pull after the frames before it, then the stream goes on", () =>
     Effect.gen(function*() {
       const { frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void))
+      const pull = yield* MessagePull.make(frames, yield* answered)
       yield* offer(assistant("a1"), 42, assistant("a2"), result("r1"))
       const seen: Array<string> = []
       const error = yield* pull.receiveResponse.pipe(
@@ -134,7 +137,7 @@ describe("messagePull", () => {
   it.scoped("a bad frame first in its chunk fails the pull with nothing delivered", () =>
     Effect.gen(function*() {
       const { frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void))
+      const pull = yield* MessagePull.make(frames, yield* answered)
       yield* offer("not an object", result("r1"))
       const error = yield* Effect.flip(labels(pull.receiveResponse))
       expect(error._tag).toBe("MessageParseError")
@@ -145,8 +148,9 @@ describe("messagePull", () => {
     Effect.gen(function*() {
       const { end, frames, offer } = yield* source
       // `initialize` unanswered until its deadline: the pull waits on a source that stays silent.
-      const initialized = Effect.zipRight(Effect.sleep("60 seconds"), Effect.fail(initError))
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(initialized, end))
+      const init = yield* Initialize.handshake<void>(end)
+      yield* Effect.forkScoped(Effect.zipRight(Effect.sleep("60 seconds"), init.settle(Effect.fail(initError))))
+      const pull = yield* MessagePull.make(frames, init)
       const waiting = yield* Effect.fork(Effect.flip(labels(pull.receiveResponse)))
       yield* TestClock.adjust("59 seconds")
       expect(Option.isNone(yield* Fiber.poll(waiting))).toBe(true)
@@ -159,11 +163,11 @@ describe("messagePull", () => {
   it.scoped("frames that come before initialize is answered are delivered", () =>
     Effect.gen(function*() {
       const { frames, offer } = yield* source
-      const answered = yield* Deferred.make<void, ControlError>()
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Deferred.await(answered), Effect.void))
+      const init = yield* Initialize.handshake<void>(Effect.void)
+      const pull = yield* MessagePull.make(frames, init)
       yield* offer(assistant("early"), result("r1"))
       expect(yield* labels(pull.receiveResponse)).toEqual(["assistant:early", "result:r1"])
-      yield* Deferred.succeed(answered, undefined)
+      yield* init.settle(Effect.void)
       yield* offer(result("r2"))
       expect(yield* labels(pull.receiveResponse)).toEqual(["result:r2"])
     }))
@@ -171,7 +175,7 @@ describe("messagePull", () => {
   it.scoped("once initialize is answered, its later failure cannot happen and pulls run on the source alone", () =>
     Effect.gen(function*() {
       const { end, frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void))
+      const pull = yield* MessagePull.make(frames, yield* answered)
       yield* offer(result("r1"))
       yield* end
       expect(yield* labels(pull.messages)).toEqual(["result:r1"])
@@ -180,7 +184,7 @@ describe("messagePull", () => {
   it.scoped("system/commands_changed replaces the commands, once it has been read", () =>
     Effect.gen(function*() {
       const { frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void))
+      const pull = yield* MessagePull.make(frames, yield* answered)
       expect(pull.latestCommands()).toBeUndefined()
       yield* offer(commandsChanged(["review"]), result("r1"), commandsChanged(["review", "deploy"]))
       yield* Stream.runDrain(pull.receiveResponse)
@@ -193,7 +197,7 @@ describe("messagePull", () => {
   it.scoped("command_lifecycle frames are left out by default, a chunk of nothing else included", () =>
     Effect.gen(function*() {
       const { end, frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void))
+      const pull = yield* MessagePull.make(frames, yield* answered)
       yield* offer(lifecycle("queued"), lifecycle("started"))
       yield* offer(assistant("a1"), lifecycle("cancelled"), result("r1"), lifecycle("completed"))
       expect(yield* labels(pull.receiveResponse)).toEqual(["assistant:a1", "result:r1"])
@@ -205,7 +209,7 @@ describe("messagePull", () => {
   it.scoped("with includeCommandLifecycle they are delivered where they came", () =>
     Effect.gen(function*() {
       const { end, frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void), {
+      const pull = yield* MessagePull.make(frames, yield* answered, {
         includeCommandLifecycle: true
       })
       yield* offer(lifecycle("queued"), lifecycle("started"))
@@ -223,7 +227,7 @@ describe("messagePull", () => {
   it.scoped("run states the CLI marks sdk_host_only are left out; unmarked ones are delivered", () =>
     Effect.gen(function*() {
       const { end, frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void), {
+      const pull = yield* MessagePull.make(frames, yield* answered, {
         includeCommandLifecycle: true
       })
       const state = (value: string, hostOnly?: boolean) => ({
@@ -247,7 +251,7 @@ describe("messagePull", () => {
   it.scoped("with includeSessionState the marked run states are delivered too", () =>
     Effect.gen(function*() {
       const { end, frames, offer } = yield* source
-      const pull = yield* MessagePull.make(frames, yield* Initialize.track(Effect.void, Effect.void), {
+      const pull = yield* MessagePull.make(frames, yield* answered, {
         includeSessionState: true
       })
       const running = {
