@@ -1,5 +1,5 @@
-// The library's own import, on top of `effect` and `@effect/platform-node` (issue #18's target:
-// ≤ 50 ms), for the barrel and for `effect-claude-agent/ClaudeAgent` alone, in builds side by side.
+// The library's own import, on top of `effect` and `@effect/platform-node`'s `NodeContext` (issue
+// #18's target: ≤ 50 ms), for the barrel and for `effect-claude-agent/ClaudeAgent` alone, in builds side by side.
 //
 //   npx tsx scripts/bench/import.ts [--reps=N] [DIR…]
 //
@@ -22,7 +22,7 @@ const checkouts = (dirs.length > 0 ? dirs : [root]).map((dir) => resolve(dir))
 const probe = [
   "const { performance } = await import(\"node:perf_hooks\")",
   "await import(\"effect\")",
-  "await import(\"@effect/platform-node\")",
+  "await import(\"@effect/platform-node/NodeContext\")",
   "const cpu = process.cpuUsage()",
   "const t = performance.now()",
   "await import(process.argv[1])",

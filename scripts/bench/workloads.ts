@@ -237,14 +237,14 @@ export const workloads: ReadonlyArray<Workload> = [
       { key: "importRssMb", label: "RSS after import, MB", better: "lower", digits: 1, targetVsFloor: FLOOR },
       {
         key: "ownImportMs",
-        label: "library's own import on top of effect + platform-node, ms (target ≤ 50)",
+        label: "library's own import on top of effect + NodeContext, ms (target ≤ 50)",
         better: "lower",
         digits: 0
       },
       { key: "ownImportCpuMs", label: "the same, CPU ms", better: "lower", digits: 0 },
       {
         key: "ownSubpathImportMs",
-        label: "`effect-claude-agent/ClaudeAgent` alone on top of effect + platform-node, ms",
+        label: "`effect-claude-agent/ClaudeAgent` alone on top of effect + NodeContext, ms",
         better: "lower",
         digits: 0
       },
