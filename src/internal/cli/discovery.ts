@@ -7,7 +7,7 @@
 import { execFile } from "node:child_process"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { Effect, Option } from "effect"
+import { Deferred, Effect, Option } from "effect"
 import { CLINotFoundError } from "../../SdkError.js"
 
 /** The oldest CLI this SDK is tested against; older ones only get a warning. */
@@ -175,10 +175,11 @@ export const versionLessThan = (a: string, b: string): boolean => {
 }
 
 /**
- * Runs `claude -v` once per path (cached; 2 s limit) and warns when the CLI is older than
- * `minimumVersion`. Never fails: a CLI that cannot report its version may still work, and if
- * it cannot start at all the spawn reports that properly. `args` go before `-v` (a runtime and a
- * script CLI, see `invocation`).
+ * Reads the CLI's version once per path (cached) and warns when it is older than
+ * `minimumVersion`: the version the CLI reported (`reported`, from its `initialize` reply), or
+ * else `claude -v`'s (2 s limit). Never fails: a CLI that cannot report its version may still
+ * work, and if it cannot start at all the spawn reports that properly. `args` go before `-v` (a
+ * runtime and a script CLI, see `invocation`).
  */
 const checking = new Set<string>()
 
@@ -216,7 +217,9 @@ export const versionCheckDone = (
 export const checkVersion = Effect.fn("ClaudeAgent.checkVersion")(function*(
   command: string,
   env: Readonly<Record<string, string | undefined>>,
-  args: ReadonlyArray<string> = []
+  args: ReadonlyArray<string> = [],
+  /** The version the CLI reported itself, if any: when it has one, `-v` is not run. */
+  reported: Effect.Effect<string | undefined> = Effect.succeed(undefined)
 ) {
   if (env[skipVersionCheckEnv] !== undefined) return Option.none<string>()
   const key = [command, ...args].join("\u0000")
@@ -225,7 +228,10 @@ export const checkVersion = Effect.fn("ClaudeAgent.checkVersion")(function*(
   // Sessions opened together check once: the others go on without waiting (the check only warns).
   if (checking.has(key)) return Option.none<string>()
   checking.add(key)
-  const output = yield* versionOutput(command, args).pipe(Effect.ensuring(Effect.sync(() => checking.delete(key))))
+  const output = yield* Effect.flatMap(
+    reported,
+    (version) => version === undefined ? versionOutput(command, args) : Effect.succeed(version)
+  ).pipe(Effect.ensuring(Effect.sync(() => checking.delete(key))))
   const label = [command, ...args].join(" ")
   const version = Option.flatMap(
     Option.fromNullable(output),
@@ -244,5 +250,28 @@ export const checkVersion = Effect.fn("ClaudeAgent.checkVersion")(function*(
 }) satisfies (
   command: string,
   env: Readonly<Record<string, string | undefined>>,
-  args?: ReadonlyArray<string>
+  args?: ReadonlyArray<string>,
+  reported?: Effect.Effect<string | undefined>
 ) => Effect.Effect<Option.Option<string>>
+
+// The version each session's CLI reports in its `initialize` reply, by the session's transport:
+// the check waits for it rather than starting a second CLI process beside the first one's start-up.
+const reports = new WeakMap<object, Deferred.Deferred<string | undefined>>()
+
+/**
+ * The version the CLI behind `transport` reports (`reportVersion`), to give `checkVersion`: it
+ * waits for the `initialize` reply, and is `undefined` when the reply has no version or never came.
+ */
+export const versionReportOf = (transport: object): Effect.Effect<Effect.Effect<string | undefined>> =>
+  Effect.map(Deferred.make<string | undefined>(), (report) => {
+    reports.set(transport, report)
+    return Deferred.await(report)
+  })
+
+/** Hands the version the `initialize` reply reported (`undefined`: none, or no reply) to the check waiting for it. */
+export const reportVersion = (transport: object, version: string | undefined): Effect.Effect<void> => {
+  const report = reports.get(transport)
+  if (report === undefined) return Effect.void
+  reports.delete(transport)
+  return Deferred.succeed(report, version)
+}
