@@ -7,7 +7,7 @@
 import { execFile } from "node:child_process"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { Deferred, Effect, Option } from "effect"
+import { Deferred, Effect, Fiber, Option } from "effect"
 import { CLINotFoundError } from "../../SdkError.js"
 
 /** The oldest CLI this SDK is tested against; older ones only get a warning. */
@@ -214,6 +214,29 @@ export const versionCheckDone = (
   return versionCache.has(key) || checking.has(key)
 }
 
+// Reads the version out of what the CLI said (`-v`'s output, or the version it reported), keeps it
+// for the path, and warns when it is older than `minimumVersion`.
+const judge = (key: string, label: string) => (output: string | undefined): Effect.Effect<Option.Option<string>> =>
+  Effect.suspend((): Effect.Effect<Option.Option<string>> => {
+    checking.delete(key)
+    const version = Option.flatMap(
+      Option.fromNullable(output),
+      (text) => Option.fromNullable(/(\d+\.\d+\.\d+)/.exec(text)?.[1])
+    )
+    versionCache.set(key, version)
+    if (Option.isNone(version)) {
+      return Effect.as(Effect.logDebug(`effect-claude-agent: could not read the version of ${label}`), version)
+    }
+    if (!versionLessThan(version.value, minimumVersion)) return Effect.succeed(version)
+    return Effect.as(
+      Effect.logWarning(
+        `effect-claude-agent: Claude Code ${version.value} at ${label} is older than ${minimumVersion}, ` +
+          `the oldest version this SDK supports; update it with \`npm install @anthropic-ai/claude-code@latest\``
+      ),
+      version
+    )
+  })
+
 export const checkVersion = Effect.fn("ClaudeAgent.checkVersion")(function*(
   command: string,
   env: Readonly<Record<string, string | undefined>>,
@@ -228,25 +251,12 @@ export const checkVersion = Effect.fn("ClaudeAgent.checkVersion")(function*(
   // Sessions opened together check once: the others go on without waiting (the check only warns).
   if (checking.has(key)) return Option.none<string>()
   checking.add(key)
-  const output = yield* Effect.flatMap(
-    reported,
-    (version) => version === undefined ? versionOutput(command, args) : Effect.succeed(version)
-  ).pipe(Effect.ensuring(Effect.sync(() => checking.delete(key))))
-  const label = [command, ...args].join(" ")
-  const version = Option.flatMap(
-    Option.fromNullable(output),
-    (text) => Option.fromNullable(/(\d+\.\d+\.\d+)/.exec(text)?.[1])
-  )
-  versionCache.set(key, version)
-  if (Option.isNone(version)) {
-    yield* Effect.logDebug(`effect-claude-agent: could not read the version of ${label}`)
-  } else if (versionLessThan(version.value, minimumVersion)) {
-    yield* Effect.logWarning(
-      `effect-claude-agent: Claude Code ${version.value} at ${label} is older than ${minimumVersion}, ` +
-        `the oldest version this SDK supports; update it with \`npm install @anthropic-ai/claude-code@latest\``
-    )
-  }
-  return version
+  const judged = judge(key, [command, ...args].join(" "))
+  const version = yield* reported.pipe(Effect.onInterrupt(() => Effect.sync(() => checking.delete(key))))
+  if (version !== undefined) return yield* judged(version)
+  // `-v` runs to its end (2 s at most) even if the session ends first: a CLI too old to answer
+  // `initialize` is the one the warning is for.
+  return yield* Fiber.join(yield* Effect.forkDaemon(Effect.flatMap(versionOutput(command, args), judged)))
 }) satisfies (
   command: string,
   env: Readonly<Record<string, string | undefined>>,
