@@ -133,7 +133,7 @@ const makeSubprocessTransport = Effect.gen(function*() {
   })
   // Beside the session, never in front of it: it only warns. It takes the version the CLI reports
   // in its `initialize` reply, so no second CLI process competes with this one's start-up; `-v`
-  // runs only when the reply has none (or never comes).
+  // runs only when the reply has none or the request fails (a timeout, a CLI that exited).
   if (!Discovery.versionCheckDone(command, launch.env, args)) {
     const reported = yield* Discovery.versionReportOf(transport)
     yield* Effect.forkScoped(Discovery.checkVersion(command, launch.env, args, reported))

@@ -270,7 +270,8 @@ const reports = new WeakMap<object, Deferred.Deferred<string | undefined>>()
 
 /**
  * The version the CLI behind `transport` reports (`reportVersion`), to give `checkVersion`: it
- * waits for the `initialize` reply, and is `undefined` when the reply has no version or never came.
+ * waits for the `initialize` reply, and is `undefined` when the reply has no version or the
+ * request failed.
  */
 export const versionReportOf = (transport: object): Effect.Effect<Effect.Effect<string | undefined>> =>
   Effect.map(Deferred.make<string | undefined>(), (report) => {
