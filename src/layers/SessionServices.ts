@@ -122,12 +122,7 @@ const makeSubprocessTransport = Effect.gen(function*() {
   const cli = yield* Discovery.findCli(options.pathToClaudeCodeExecutable, launch.env)
   // A JavaScript CLI runs under `executable` (node by default), like the official SDK does.
   const { args, command } = Discovery.invocation(cli, options.executable, options.executableArgs)
-  // Beside the spawn, never in front of it: it only warns, and a wrapper script that does not
-  // answer `-v` must not delay the session.
-  if (!Discovery.versionCheckDone(command, launch.env, args)) {
-    yield* Effect.forkScoped(Discovery.checkVersion(command, launch.env, args))
-  }
-  return yield* Transport.makeSubprocess({
+  const transport = yield* Transport.makeSubprocess({
     command,
     args: [...args, ...launch.args],
     env: launch.env,
@@ -136,6 +131,14 @@ const makeSubprocessTransport = Effect.gen(function*() {
     closeGracePeriod: options.closeGracePeriod,
     onStderr: options.stderr
   })
+  // Beside the session, never in front of it: it only warns. It takes the version the CLI reports
+  // in its `initialize` reply, so no second CLI process competes with this one's start-up; `-v`
+  // runs only when the reply has none or the request fails (a timeout, a CLI that exited).
+  if (!Discovery.versionCheckDone(command, launch.env, args)) {
+    const reported = yield* Discovery.versionReportOf(transport)
+    yield* Effect.forkScoped(Discovery.checkVersion(command, launch.env, args, reported))
+  }
+  return transport
 })
 
 /**

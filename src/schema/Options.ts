@@ -12,6 +12,7 @@
  */
 import { Duration, Effect, Either, Option, ParseResult, Predicate, Schema, SchemaAST } from "effect"
 import { positiveDurationProblem } from "../internal/schema/duration.js"
+import * as Guard from "../internal/schema/guard.js"
 import { objectJsonSchema } from "../internal/schema/jsonSchema.js"
 import { OptionsError } from "../SdkError.js"
 import type * as McpServer from "../McpServer.js"
@@ -1037,7 +1038,12 @@ const toOptionsError = (error: ParseResult.ParseError): OptionsError => {
  * @category validation
  */
 export const check = (input: unknown): Effect.Effect<void, OptionsError> =>
-  decode(input).pipe(Effect.mapError(toOptionsError), Effect.asVoid)
+  acceptedAtOnce(input) ? Effect.void : decode(input).pipe(Effect.mapError(toOptionsError), Effect.asVoid)
+
+// Options of plain fields only (strings, numbers, literals: most sessions' options) pass without
+// running the parser, whose first run in a process is the costly part of a first session's
+// validation; anything else, and anything wrong, is parsed.
+const acceptedAtOnce = Guard.lazily(() => Guard.flatStructAccepts(Options.ast))
 
 /**
  * Validates options (Schema and cross-field rules) and returns them unchanged, callbacks included.

@@ -3,10 +3,11 @@ import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { FileSystem } from "@effect/platform"
 import { SystemError } from "@effect/platform/Error"
-import { Duration, Effect, Either, Layer } from "effect"
+import { Chunk, Duration, Effect, Either, Layer, Logger, Option, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Discovery from "../../src/internal/cli/discovery.js"
 import { decodePositiveDuration } from "../../src/internal/schema/duration.js"
 import * as Launch from "../../src/internal/cli/launch.js"
@@ -502,6 +503,65 @@ describe("CLI discovery", () => {
       expect(skipped._tag).toBe("None")
       fs.rmSync(dir, { recursive: true })
     }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.effect("takes the version the CLI reports in its initialize reply, and runs -v only without one", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eca-reported-"))
+      const counter = path.join(dir, "count")
+      const script = `#!/bin/sh\necho x >> ${counter}\necho "2.5.0 (Claude Code)"\n`
+      const reporting = path.join(dir, "reporting")
+      const silent = path.join(dir, "silent")
+      fs.writeFileSync(reporting, script, { mode: 0o755 })
+      fs.writeFileSync(silent, script, { mode: 0o755 })
+      const warnings: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => {
+        if (logLevel._tag === "Warning") warnings.push(String(message))
+      })
+      const withLogs = Logger.replace(Logger.defaultLogger, logger)
+
+      // The session's transport is the key; its `initialize` reply reports an old version.
+      const session = {}
+      const reported = yield* Discovery.versionReportOf(session)
+      yield* Discovery.reportVersion(session, "1.0.4")
+      const version = yield* Discovery.checkVersion(reporting, {}, [], reported).pipe(Effect.provide(withLogs))
+      expect(Option.getOrUndefined(version)).toBe("1.0.4")
+      expect(fs.existsSync(counter)).toBe(false)
+      expect(warnings.join("\n")).toContain("1.0.4")
+      expect(Discovery.versionCheckDone(reporting, {})).toBe(true)
+
+      // A reply without a version (or no reply): `-v` is asked.
+      const other = {}
+      const none = yield* Discovery.versionReportOf(other)
+      yield* Discovery.reportVersion(other, undefined)
+      const asked = yield* Discovery.checkVersion(silent, {}, [], none).pipe(Effect.provide(withLogs))
+      expect(Option.getOrUndefined(asked)).toBe("2.5.0")
+      expect(fs.readFileSync(counter, "utf8").trim().split("\n")).toHaveLength(1)
+      // A transport nobody waits on: reporting is a no-op.
+      yield* Discovery.reportVersion({}, "9.9.9")
+      fs.rmSync(dir, { recursive: true })
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.live("a session's CLI that reports its version in the initialize reply is not run with -v", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "eca-session-version-"))
+      const argvLog = path.join(dir, "argv")
+      const cli = path.join(dir, "claude")
+      const benchCli = new URL("../../scripts/fixtures/bench-cli.mjs", import.meta.url).pathname
+      fs.writeFileSync(
+        cli,
+        `#!/bin/sh\necho "$1" >> ${argvLog}\nexec "${process.execPath}" "${benchCli}" "$@"\n`,
+        { mode: 0o755 }
+      )
+      const messages = yield* ClaudeAgent.query("bench {\"kind\":\"echo\"}", { pathToClaudeCodeExecutable: cli }).pipe(
+        Stream.runCollect,
+        Effect.provide(ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer)))
+      )
+      expect(Chunk.some(messages, (m) => m.type === "result")).toBe(true)
+      const runs = fs.readFileSync(argvLog, "utf8").trim().split("\n")
+      expect(runs).toHaveLength(1)
+      expect(runs).not.toContain("-v")
+      fs.rmSync(dir, { recursive: true })
+    }))
 })
 
 describe("the official SDK's options", () => {

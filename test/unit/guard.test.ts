@@ -2,7 +2,7 @@
 // thousands of mutations of them, against every message and content-block schema; hook inputs and
 // outputs and permission answers likewise, from samples. `Guard.member` adds the slow path.
 import { describe, expect, it } from "@effect/vitest"
-import { Either, ParseResult, Schema } from "effect"
+import { Effect, Either, FastCheck as fc, ParseResult, Schema } from "effect"
 import * as fs from "node:fs"
 import * as Guard from "../../src/internal/schema/guard.js"
 import * as Permission from "../../src/Permission.js"
@@ -10,6 +10,7 @@ import * as ContentBlock from "../../src/schema/ContentBlock.js"
 import * as Control from "../../src/schema/Control.js"
 import * as Hook from "../../src/schema/Hook.js"
 import * as Message from "../../src/schema/Message.js"
+import * as Options from "../../src/schema/Options.js"
 import { messageSamples } from "../support/messageSamples.js"
 
 const recorded: Array<unknown> = fs
@@ -328,5 +329,53 @@ describe("Guard.lazily", () => {
     expect(built).toBe(0)
     expect([isPerson({ name: "Ada" }), isPerson({ name: 1 }), isPerson(null)]).toEqual([true, false, false])
     expect(built).toBe(1)
+  })
+})
+
+describe("Guard.flatStructAccepts", () => {
+  // The options Schema parsed as `Options.check` parses it: excess properties refused.
+  const parsesAsOptions = (u: unknown) =>
+    Either.isRight(ParseResult.decodeUnknownEither(Options.Options, { onExcessProperty: "error" })(u))
+  const accepts = Guard.flatStructAccepts(Options.Options.ast)
+  const fields = Options.Options.ast._tag === "TypeLiteral"
+    ? Options.Options.ast.propertySignatures.map((ps) => String(ps.name))
+    : []
+  const key = fc.oneof(fc.constantFrom(...fields), fc.constantFrom("maxTurn", "modle", "__proto__x", "0"))
+  const value = fc.oneof(
+    fc.constantFrom<unknown>(undefined, null, true, false, "", "x", "plan", "default", -1, 0, 1, 2.5, NaN, [], {}),
+    fc.string(),
+    fc.integer(),
+    fc.array(fc.string(), { maxLength: 2 }),
+    fc.dictionary(fc.string({ maxLength: 3 }), fc.string(), { maxKeys: 2 })
+  )
+
+  it.prop("accepts only options the parser accepts", [fc.dictionary(key, value, { maxKeys: 5 })], ([input]) => {
+    if (accepts(input)) expect(parsesAsOptions(input)).toBe(true)
+    // `Options.check` answers what the parser answers, shortcut or not.
+    const checked = Effect.runSync(Effect.either(Options.check(input)))
+    expect(Either.isRight(checked)).toBe(parsesAsOptions(input))
+  })
+
+  it("takes the shortcut for options of plain fields, and not for anything else", () => {
+    expect(accepts({})).toBe(true)
+    expect(accepts({ pathToClaudeCodeExecutable: "/bin/claude", model: "m", maxTurns: 3, cwd: "/w" })).toBe(true)
+    expect(accepts({ model: undefined })).toBe(true)
+    // Refused by a refinement, an unknown key, a symbol key, a field that is not flat, not a plain object.
+    expect(accepts({ maxTurns: -1 })).toBe(false)
+    expect(accepts({ maxTurn: 3 })).toBe(false)
+    expect(accepts({ [Symbol("s")]: 1 })).toBe(false)
+    expect(accepts({ env: { A: "1" } })).toBe(false)
+    expect(accepts([])).toBe(false)
+    expect(accepts(
+      new (class {
+        model = "m"
+      })()
+    )).toBe(false)
+    expect(accepts(null)).toBe(false)
+    // Required fields must be there; a struct with an index signature is never shortcut.
+    const required = Guard.flatStructAccepts(Schema.Struct({ a: Schema.String, b: Schema.optional(Schema.Number) }).ast)
+    expect(required({ a: "x" })).toBe(true)
+    expect(required({ b: 1 })).toBe(false)
+    expect(Guard.flatStructAccepts(Schema.Record({ key: Schema.String, value: Schema.String }).ast)({})).toBe(false)
   })
 })

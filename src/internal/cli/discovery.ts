@@ -7,7 +7,7 @@
 import { execFile } from "node:child_process"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { Effect, Option } from "effect"
+import { Deferred, Effect, Fiber, Option } from "effect"
 import { CLINotFoundError } from "../../SdkError.js"
 
 /** The oldest CLI this SDK is tested against; older ones only get a warning. */
@@ -175,10 +175,11 @@ export const versionLessThan = (a: string, b: string): boolean => {
 }
 
 /**
- * Runs `claude -v` once per path (cached; 2 s limit) and warns when the CLI is older than
- * `minimumVersion`. Never fails: a CLI that cannot report its version may still work, and if
- * it cannot start at all the spawn reports that properly. `args` go before `-v` (a runtime and a
- * script CLI, see `invocation`).
+ * Reads the CLI's version once per path (cached) and warns when it is older than
+ * `minimumVersion`: the version the CLI reported (`reported`, from its `initialize` reply), or
+ * else `claude -v`'s (2 s limit). Never fails: a CLI that cannot report its version may still
+ * work, and if it cannot start at all the spawn reports that properly. `args` go before `-v` (a
+ * runtime and a script CLI, see `invocation`).
  */
 const checking = new Set<string>()
 
@@ -213,10 +214,35 @@ export const versionCheckDone = (
   return versionCache.has(key) || checking.has(key)
 }
 
+// Reads the version out of what the CLI said (`-v`'s output, or the version it reported), keeps it
+// for the path, and warns when it is older than `minimumVersion`.
+const judge = (key: string, label: string) => (output: string | undefined): Effect.Effect<Option.Option<string>> =>
+  Effect.suspend((): Effect.Effect<Option.Option<string>> => {
+    checking.delete(key)
+    const version = Option.flatMap(
+      Option.fromNullable(output),
+      (text) => Option.fromNullable(/(\d+\.\d+\.\d+)/.exec(text)?.[1])
+    )
+    versionCache.set(key, version)
+    if (Option.isNone(version)) {
+      return Effect.as(Effect.logDebug(`effect-claude-agent: could not read the version of ${label}`), version)
+    }
+    if (!versionLessThan(version.value, minimumVersion)) return Effect.succeed(version)
+    return Effect.as(
+      Effect.logWarning(
+        `effect-claude-agent: Claude Code ${version.value} at ${label} is older than ${minimumVersion}, ` +
+          `the oldest version this SDK supports; update it with \`npm install @anthropic-ai/claude-code@latest\``
+      ),
+      version
+    )
+  })
+
 export const checkVersion = Effect.fn("ClaudeAgent.checkVersion")(function*(
   command: string,
   env: Readonly<Record<string, string | undefined>>,
-  args: ReadonlyArray<string> = []
+  args: ReadonlyArray<string> = [],
+  /** The version the CLI reported itself, if any: when it has one, `-v` is not run. */
+  reported: Effect.Effect<string | undefined> = Effect.succeed(undefined)
 ) {
   if (env[skipVersionCheckEnv] !== undefined) return Option.none<string>()
   const key = [command, ...args].join("\u0000")
@@ -225,24 +251,38 @@ export const checkVersion = Effect.fn("ClaudeAgent.checkVersion")(function*(
   // Sessions opened together check once: the others go on without waiting (the check only warns).
   if (checking.has(key)) return Option.none<string>()
   checking.add(key)
-  const output = yield* versionOutput(command, args).pipe(Effect.ensuring(Effect.sync(() => checking.delete(key))))
-  const label = [command, ...args].join(" ")
-  const version = Option.flatMap(
-    Option.fromNullable(output),
-    (text) => Option.fromNullable(/(\d+\.\d+\.\d+)/.exec(text)?.[1])
-  )
-  versionCache.set(key, version)
-  if (Option.isNone(version)) {
-    yield* Effect.logDebug(`effect-claude-agent: could not read the version of ${label}`)
-  } else if (versionLessThan(version.value, minimumVersion)) {
-    yield* Effect.logWarning(
-      `effect-claude-agent: Claude Code ${version.value} at ${label} is older than ${minimumVersion}, ` +
-        `the oldest version this SDK supports; update it with \`npm install @anthropic-ai/claude-code@latest\``
-    )
-  }
-  return version
+  const judged = judge(key, [command, ...args].join(" "))
+  const version = yield* reported.pipe(Effect.onInterrupt(() => Effect.sync(() => checking.delete(key))))
+  if (version !== undefined) return yield* judged(version)
+  // `-v` runs to its end (2 s at most) even if the session ends first: a CLI too old to answer
+  // `initialize` is the one the warning is for.
+  return yield* Fiber.join(yield* Effect.forkDaemon(Effect.flatMap(versionOutput(command, args), judged)))
 }) satisfies (
   command: string,
   env: Readonly<Record<string, string | undefined>>,
-  args?: ReadonlyArray<string>
+  args?: ReadonlyArray<string>,
+  reported?: Effect.Effect<string | undefined>
 ) => Effect.Effect<Option.Option<string>>
+
+// The version each session's CLI reports in its `initialize` reply, by the session's transport:
+// the check waits for it rather than starting a second CLI process beside the first one's start-up.
+const reports = new WeakMap<object, Deferred.Deferred<string | undefined>>()
+
+/**
+ * The version the CLI behind `transport` reports (`reportVersion`), to give `checkVersion`: it
+ * waits for the `initialize` reply, and is `undefined` when the reply has no version or the
+ * request failed.
+ */
+export const versionReportOf = (transport: object): Effect.Effect<Effect.Effect<string | undefined>> =>
+  Effect.map(Deferred.make<string | undefined>(), (report) => {
+    reports.set(transport, report)
+    return Deferred.await(report)
+  })
+
+/** Hands the version the `initialize` reply reported (`undefined`: none, or no reply) to the check waiting for it. */
+export const reportVersion = (transport: object, version: string | undefined): Effect.Effect<void> => {
+  const report = reports.get(transport)
+  if (report === undefined) return Effect.void
+  reports.delete(transport)
+  return Deferred.succeed(report, version)
+}

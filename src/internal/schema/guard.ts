@@ -395,6 +395,62 @@ export const fastPath = <T, X, E>(
   return (u) => is(u) ? Either.right(u) : parse(u)
 }
 
+// A type with no struct, declaration, transformation or suspension inside: keywords, literals,
+// and unions, refinements and tuples of them. Parsing one keeps the value as it is, whatever the
+// parse options (`onExcessProperty` has no struct to apply to), so its guard decides the parse.
+const flat = (ast: SchemaAST.AST): boolean => {
+  switch (ast._tag) {
+    case "StringKeyword":
+    case "NumberKeyword":
+    case "BooleanKeyword":
+    case "UndefinedKeyword":
+    case "UnknownKeyword":
+    case "AnyKeyword":
+    case "Literal":
+      return true
+    case "Union":
+      return ast.types.every(flat)
+    case "Refinement":
+      return flat(ast.from)
+    case "TupleType":
+      return ast.elements.every((e) => flat(e.type)) && ast.rest.every((r) => flat(r.type))
+    default:
+      return false
+  }
+}
+
+/**
+ * A shortcut for parsing a struct whose parse options refuse excess properties: `true` only when
+ * the parse surely succeeds and returns a value equal to `u` (a plain object whose own keys are
+ * all properties of the struct with a flat type, every required property among them, each value
+ * accepted by its property's compiled guard). `false` decides nothing: the caller parses, which
+ * says why. A struct with index signatures, or not a struct, is never shortcut.
+ *
+ * @internal
+ */
+export const flatStructAccepts = (ast: SchemaAST.AST): (u: unknown) => boolean => {
+  if (!SchemaAST.isTypeLiteral(ast) || ast.indexSignatures.length > 0) return () => false
+  const fields = new Map<string, { readonly check: Check; readonly required: boolean }>()
+  let required = 0
+  for (const ps of ast.propertySignatures) {
+    if (!ps.isOptional) required++
+    if (typeof ps.name === "string" && flat(ps.type)) {
+      fields.set(ps.name, { check: compileNode(ps.type), required: !ps.isOptional })
+    }
+  }
+  return (u) => {
+    if (!isObject(u) || !isPlain(u)) return false
+    let requiredSeen = 0
+    for (const key of Reflect.ownKeys(u)) {
+      if (typeof key !== "string") return false
+      const field = fields.get(key)
+      if (field === undefined || !field.check(u[key])) return false
+      if (field.required) requiredSeen++
+    }
+    return requiredSeen === required
+  }
+}
+
 /**
  * A unary function built on its first call rather than where it is defined: a parser
  * (`Schema.decodeUnknown(schema)`, `Schema.is(schema)`, `fastPath(…)`) walks its whole Schema when

@@ -6,6 +6,7 @@
  */
 import { Cause, Deferred, Effect, Exit, Option, Predicate, type Scope } from "effect"
 import * as Control from "../../schema/Control.js"
+import * as Discovery from "../cli/discovery.js"
 import { OptionsError } from "../../SdkError.js"
 import type { ControlChannelShape, RequestError, RequestOptions } from "../../services/ControlChannel.js"
 import type { HookRegistryShape } from "../../services/HookRegistry.js"
@@ -124,7 +125,14 @@ export const start = (
     (init) =>
       Effect.as(
         control.start(Control.Initialize, sent, {
-          onSettled: (reply) => init.settle(Effect.flatMap(reply, (r) => Effect.as(confirmApplied(sent, r), r)))
+          onSettled: (reply) =>
+            init.settle(Effect.flatMap(
+              Effect.tapBoth(reply, {
+                onSuccess: (r) => Discovery.reportVersion(transport, r.claude_code_version),
+                onFailure: () => Discovery.reportVersion(transport, undefined)
+              }),
+              (r) => Effect.as(confirmApplied(sent, r), r)
+            ))
         }),
         init
       )

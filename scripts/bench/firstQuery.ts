@@ -1,0 +1,111 @@
+// A process's first query, builds side by side: `query()` → first message, and the process's CPU
+// until then, each repetition a fresh Node process that has imported effect, the platform's
+// NodeContext and the library (not timed), as `npm run bench`'s cold first-query row does but
+// without its import timings, so more repetitions fit in the same time and the builds alternate
+// within each round (A, B, A, B, …).
+//
+//   npx tsx scripts/bench/firstQuery.ts [--reps=N] [--spans] [DIR…]
+//
+// DIR is a checkout with a build (DIR/dist/esm; default: this one), e.g. main's next to this
+// branch's. --spans prints, for one more run per build, when each of the library's spans started and
+// ended (ms after `query()`) and when each message arrived: where a first session's time goes, with
+// no profiler to slow it down.
+import { execFileSync } from "node:child_process"
+import { existsSync } from "node:fs"
+import { resolve } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+
+const root = fileURLToPath(new URL("../..", import.meta.url))
+const CLI = fileURLToPath(new URL("../fixtures/bench-cli.mjs", import.meta.url))
+const argv = process.argv.slice(2)
+const reps = Number(argv.find((a) => a.startsWith("--reps="))?.slice("--reps=".length) ?? "15")
+const spans = argv.includes("--spans")
+const dirs = argv.filter((a) => !a.startsWith("--"))
+const checkouts = (dirs.length > 0 ? dirs : [root]).map((dir) => resolve(dir))
+
+// argv: the library's URL, the fake CLI, "spans" or not. Prints one JSON line.
+const probe = `
+const { performance } = await import("node:perf_hooks")
+const { Effect, Layer, ManagedRuntime, Stream, Tracer } = await import("effect")
+const NodeContext = await import("@effect/platform-node/NodeContext")
+const lib = await import(process.argv[1])
+const cli = process.argv[2]
+const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000 }
+const log = []
+let t0 = 0
+const now = () => (performance.now() - t0).toFixed(1)
+// A tracer that only notes when spans start and end (--spans).
+const noting = Tracer.make({
+  span: (name, parent, context, links, startTime, kind) => {
+    log.push(now() + " start " + name)
+    return {
+      _tag: "Span", name, parent, context, links, kind, spanId: String(log.length), traceId: "t", sampled: true,
+      status: { _tag: "Started", startTime }, attributes: new Map(), events: [],
+      end: () => { log.push(now() + " end   " + name) },
+      attribute() {}, event() {}, addLinks() {}
+    }
+  },
+  context: (f) => f()
+})
+const layer = lib.ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer))
+const runtime = ManagedRuntime.make(process.argv[3] === "spans" ? Layer.merge(layer, Layer.setTracer(noting)) : layer)
+const c0 = cpu()
+t0 = performance.now()
+let first
+await runtime.runPromise(lib.ClaudeAgent.query('bench {"kind":"echo"}', { pathToClaudeCodeExecutable: cli }).pipe(
+  Stream.runForEach((m) => Effect.sync(() => {
+    if (first === undefined) first = { first: performance.now() - t0, cpu: cpu() - c0 }
+    log.push(now() + " message " + m.type + ("subtype" in m ? "/" + m.subtype : ""))
+  }))
+))
+await runtime.dispose()
+process.stdout.write(JSON.stringify({ ...first, log }))
+`
+
+interface Target {
+  readonly checkout: string
+  readonly url: string
+  readonly first: Array<number>
+  readonly cpu: Array<number>
+}
+
+const targets: Array<Target> = checkouts.map((checkout) => {
+  const path = resolve(checkout, "dist", "esm", "index.js")
+  if (!existsSync(path)) throw new Error(`firstQuery: no ${path} (npm run build there first)`)
+  return { checkout, url: pathToFileURL(path).href, first: [], cpu: [] }
+})
+
+const run = (target: Target, mode: string): { first: number; cpu: number; log: Array<string> } =>
+  JSON.parse(
+    // From the checkout, so `effect` resolves to the packages that build imports.
+    execFileSync(process.execPath, ["--input-type=module", "-e", probe, target.url, CLI, mode], {
+      cwd: target.checkout,
+      encoding: "utf8"
+    })
+  )
+
+for (let round = 0; round < reps; round++) {
+  for (const target of targets) {
+    const sample = run(target, "")
+    target.first.push(sample.first)
+    target.cpu.push(sample.cpu)
+  }
+}
+
+const quantile = (values: ReadonlyArray<number>, q: number): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.round((sorted.length - 1) * q)] ?? Number.NaN
+}
+const cell = (values: ReadonlyArray<number>): string =>
+  `${quantile(values, 0.5).toFixed(1)} (${quantile(values, 0.25).toFixed(1)}–${quantile(values, 0.75).toFixed(1)})`
+
+process.stdout.write(`${reps} fresh processes per row, alternated; ms, median (quartiles)\n`)
+process.stdout.write("| build | query() → first message | CPU until then |\n|---|---|---|\n")
+for (const target of targets) {
+  process.stdout.write(`| ${target.checkout} | ${cell(target.first)} | ${cell(target.cpu)} |\n`)
+}
+if (spans) {
+  for (const target of targets) {
+    process.stdout.write(`\n${target.checkout}, one run, ms after query():\n${run(target, "spans").log.join("\n")}\n`)
+  }
+}
