@@ -150,6 +150,27 @@ const died = (defect: unknown): Handled => ({ effect: Effect.die(defect), encode
 // callbacks and tools; a CLI that names more only costs the annotations' rebuilding.
 const MAX_ANNOTATION_BASES = 256
 
+// A node of the trie of log annotation bases: the base for the details on the path to it, and
+// one level down per further detail, by its name and then its value.
+interface Bases {
+  base: HashMap.HashMap<string, unknown> | undefined
+  readonly next: Map<string, Map<string, Bases>>
+}
+const newBases = (): Bases => ({ base: undefined, next: new Map() })
+const childOf = (node: Bases, name: string, value: string): Bases => {
+  let byValue = node.next.get(name)
+  if (byValue === undefined) {
+    byValue = new Map()
+    node.next.set(name, byValue)
+  }
+  let child = byValue.get(value)
+  if (child === undefined) {
+    child = newBases()
+    byValue.set(value, child)
+  }
+  return child
+}
+
 // Histograms tagged by subtype, made once per subtype: this runs on every request.
 const histograms = new Map<string, typeof Telemetry.callbackDuration>()
 const histogram = (subtype: string) => {
@@ -258,31 +279,36 @@ export const make = (
     // The log annotations of an answer's fiber but its request id: the reader's, the subtype and
     // the request's details. Kept per details while the reader's annotations stay the same (a
     // session sees a handful: its callback ids, tool and server names), so that each request adds
-    // one entry where it would add five.
+    // one entry where it would add five. Found through a trie (subtype, then each detail's name
+    // and value) rather than a key made of them all: no string is built per request.
     let basesOf: HashMap.HashMap<string, unknown> | undefined
-    const bases = new Map<string, HashMap.HashMap<string, unknown>>()
+    let roots = new Map<string, Bases>()
+    let kept = 0
     const annotationsFor = (
       current: HashMap.HashMap<string, unknown>,
       subtype: string,
       details: Record<string, string>,
       requestId: string
     ): HashMap.HashMap<string, unknown> => {
-      if (current !== basesOf || bases.size >= MAX_ANNOTATION_BASES) {
-        bases.clear()
+      if (current !== basesOf || kept >= MAX_ANNOTATION_BASES) {
+        roots = new Map()
+        kept = 0
         basesOf = current
       }
-      // A NUL inside a value could make two details one key: those are not kept.
-      let key: string | undefined = subtype
-      for (const name in details) {
-        const value = details[name] ?? ""
-        key = value.includes("\u0000") ? undefined : `${key}\u0000${name}\u0000${value}`
-        if (key === undefined) break
+      let node = roots.get(subtype)
+      if (node === undefined) {
+        node = newBases()
+        roots.set(subtype, node)
       }
-      let base = key === undefined ? undefined : bases.get(key)
+      for (const name in details) {
+        node = childOf(node, name, details[name] ?? "")
+      }
+      let base = node.base
       if (base === undefined) {
         base = HashMap.set(current, "controlSubtype", subtype)
         for (const name in details) base = HashMap.set(base, name, details[name])
-        if (key !== undefined) bases.set(key, base)
+        node.base = base
+        kept++
       }
       return HashMap.set(base, "controlRequestId", requestId)
     }
