@@ -22,6 +22,7 @@ import {
   Predicate,
   Runtime,
   Schema,
+  type SchemaAST,
   Tracer
 } from "effect"
 import * as Control from "../../schema/Control.js"
@@ -87,6 +88,39 @@ const inboundDetails = (request: { readonly [key: string]: unknown }): Record<st
   return details
 }
 
+// Property types whose values a struct's encoding passes on as they are (nothing inside them is
+// dropped or transformed).
+const isFlat = (ast: SchemaAST.AST): boolean => {
+  switch (ast._tag) {
+    case "UnknownKeyword":
+    case "StringKeyword":
+    case "NumberKeyword":
+    case "BooleanKeyword":
+    case "UndefinedKeyword":
+    case "Literal":
+      return true
+    case "Union":
+      return ast.types.every(isFlat)
+    default:
+      return false
+  }
+}
+
+// The property names of a struct with no index signature and flat properties: a plain object
+// with no other property is its own encoding when valid. `undefined` for any other Schema.
+const namedOnly = (ast: SchemaAST.AST): ReadonlySet<PropertyKey> | undefined =>
+  ast._tag === "TypeLiteral" && ast.indexSignatures.length === 0 && ast.propertySignatures.every((p) => isFlat(p.type))
+    ? new Set(ast.propertySignatures.map((p) => p.name))
+    : undefined
+
+const hasOnly = (u: unknown, names: ReadonlySet<PropertyKey>): boolean => {
+  if (!Predicate.isRecord(u)) return false
+  const proto: unknown = Object.getPrototypeOf(u)
+  if (proto !== Object.prototype && proto !== null) return false
+  for (const key in u) if (!names.has(key)) return false
+  return Object.getOwnPropertySymbols(u).length === 0
+}
+
 // Encodes a descriptor's answer, dropping the properties a struct does not name; `Left` is the
 // failure's text. Built once per descriptor (`Schema.encodedSchema` walks the AST every time):
 // every session registers the same.
@@ -95,11 +129,16 @@ const encoders = new WeakMap<Control.Request.Any, Encode>()
 const encoderOf = (descriptor: Control.Request.Any): Encode => {
   const known = encoders.get(descriptor)
   if (known !== undefined) return known
-  const encodeSuccess = Guard.fastPath(
-    Schema.encodedSchema(descriptor.success),
-    ParseResult.encodeUnknownEither(descriptor.success),
-    { excessKept: false }
-  )
+  const encoded = Schema.encodedSchema(descriptor.success)
+  const parse = ParseResult.encodeUnknownEither(descriptor.success)
+  const dropping = Guard.fastPath(encoded, parse, { excessKept: false })
+  const names = namedOnly(encoded.ast)
+  // A struct that names all its properties (`mcp_message`'s `{ mcp_response }`) drops the others,
+  // so `fastPath` cannot return a valid answer as it is; one that has no other property can be.
+  const keeping = names === undefined ? undefined : Guard.fastPath(encoded, parse, { excessKept: true })
+  const encodeSuccess = keeping === undefined || names === undefined
+    ? dropping
+    : (success: unknown) => hasOnly(success, names) ? keeping(success) : dropping(success)
   const encode: Encode = (success) =>
     Either.mapLeft(encodeSuccess(success), (issue) => `invalid ${descriptor.subtype} answer: ${Issues.describe(issue)}`)
   encoders.set(descriptor, encode)
