@@ -12,6 +12,7 @@ import {
   Effect,
   Either,
   type Exit,
+  type Fiber,
   FiberMap,
   FiberRef,
   FiberRefs,
@@ -189,13 +190,15 @@ const died = (defect: unknown): Handled => ({ effect: Effect.die(defect), encode
 // callbacks and tools; a CLI that names more only costs the annotations' rebuilding.
 const MAX_ANNOTATION_BASES = 256
 
-// A node of the trie of log annotation bases: the base for the details on the path to it, and
-// one level down per further detail, by its name and then its value.
+// A node of the trie of log annotation bases (and span attributes): the base for the details on
+// the path to it, and one level down per further detail, by its name and then its value.
 interface Bases {
   base: HashMap.HashMap<string, unknown> | undefined
+  /** The request span's attributes but its request id, set on each span once made. */
+  attributes: Record<string, unknown> | undefined
   readonly next: Map<string, Map<string, Bases>>
 }
-const newBases = (): Bases => ({ base: undefined, next: new Map() })
+const newBases = (): Bases => ({ base: undefined, attributes: undefined, next: new Map() })
 const childOf = (node: Bases, name: string, value: string): Bases => {
   let byValue = node.next.get(name)
   if (byValue === undefined) {
@@ -318,17 +321,17 @@ export const make = (
     // The log annotations of an answer's fiber but its request id: the reader's, the subtype and
     // the request's details. Kept per details while the reader's annotations stay the same (a
     // session sees a handful: its callback ids, tool and server names), so that each request adds
-    // one entry where it would add five. Found through a trie (subtype, then each detail's name
-    // and value) rather than a key made of them all: no string is built per request.
+    // one entry where it would add five; the span's attributes likewise. Found through a trie
+    // (subtype, then each detail's name and value) rather than a key made of them all: no string
+    // is built per request.
     let basesOf: HashMap.HashMap<string, unknown> | undefined
     let roots = new Map<string, Bases>()
     let kept = 0
-    const annotationsFor = (
+    const nodeFor = (
       current: HashMap.HashMap<string, unknown>,
       subtype: string,
-      details: Record<string, string>,
-      requestId: string
-    ): HashMap.HashMap<string, unknown> => {
+      details: Record<string, string>
+    ): Bases => {
       if (current !== basesOf || kept >= MAX_ANNOTATION_BASES) {
         roots = new Map()
         kept = 0
@@ -342,14 +345,14 @@ export const make = (
       for (const name in details) {
         node = childOf(node, name, details[name] ?? "")
       }
-      let base = node.base
-      if (base === undefined) {
-        base = HashMap.set(current, "controlSubtype", subtype)
+      if (node.attributes === undefined) {
+        node.attributes = { "control.subtype": subtype, ...details }
+        let base = HashMap.set(current, "controlSubtype", subtype)
         for (const name in details) base = HashMap.set(base, name, details[name])
         node.base = base
         kept++
       }
-      return HashMap.set(base, "controlRequestId", requestId)
+      return node
     }
 
     // `FiberMap.run`, except that the handler's fiber starts at once, on this stack: a handler
@@ -360,63 +363,57 @@ export const make = (
     // observer ends it. The log annotations are part of the new fiber's initial state, as
     // `Effect.annotateLogs` around the work would set them, in one update.
     const fork = (
+      parent: Fiber.RuntimeFiber<unknown, unknown>,
       run: Run,
       requestId: string,
       request: RequestBody,
       span: Tracer.Span,
-      details: Record<string, string>
-    ) =>
-      Effect.withFiberRuntime<void>((parent) => {
-        if (inFlight++ === 0) idle.unsafeClose()
-        const annotations = annotationsFor(
-          parent.getFiberRef(FiberRef.currentLogAnnotations),
-          request.subtype,
-          details,
-          requestId
-        )
-        // The handler is called here, so that one that throws instead of failing is answered as
-        // a defect, and so that the services it captured are known before its fiber starts.
-        let handled: Handled
-        try {
-          handled = run(request, requestId)
-        } catch (defect) {
-          handled = died(defect)
-        }
-        const start = (handled: Handled, own: Tracer.Span | undefined): Effect.Effect<void> => {
-          const runtime = Runtime.make({
-            context: contextFor(parent.currentContext, handled.services, own ?? span),
-            fiberRefs: FiberRefs.updateAs(parent.getFiberRefs(), {
-              fiberId: parent.id(),
-              fiberRef: FiberRef.currentLogAnnotations,
-              value: annotations
-            }),
-            runtimeFlags: Runtime.defaultRuntime.runtimeFlags
-          })
-          const fiber = Runtime.runFork(runtime, answer(send, clock, handled, requestId, request.subtype), {
-            immediate: true
-          })
-          // Called at once if the fiber is already done.
-          fiber.addObserver((exit) => {
-            if (own !== undefined) end(own, exit)
-            end(span, exit)
-            done()
-          })
-          if (fiber.unsafePoll() === null) FiberMap.unsafeSet(running, requestId, fiber, { interruptAs: parent.id() })
-          return Effect.void
-        }
-        const spanned = handled.spanned
-        if (spanned === undefined) return start(handled, undefined)
-        // The call's own span, under the request's: the parent of the call's spans, ended by the
-        // call with its own exit.
-        return Effect.flatMap(
-          Effect.makeSpan(spanned.span.name, {
-            parent: span,
-            captureStackTrace: false,
-            attributes: spanned.span.attributes
+      annotations: HashMap.HashMap<string, unknown>
+    ): Effect.Effect<void> => {
+      if (inFlight++ === 0) idle.unsafeClose()
+      // The handler is called here, so that one that throws instead of failing is answered as
+      // a defect, and so that the services it captured are known before its fiber starts.
+      let handled: Handled
+      try {
+        handled = run(request, requestId)
+      } catch (defect) {
+        handled = died(defect)
+      }
+      const start = (handled: Handled, own: Tracer.Span | undefined): Effect.Effect<void> => {
+        const runtime = Runtime.make({
+          context: contextFor(parent.currentContext, handled.services, own ?? span),
+          fiberRefs: FiberRefs.updateAs(parent.getFiberRefs(), {
+            fiberId: parent.id(),
+            fiberRef: FiberRef.currentLogAnnotations,
+            value: annotations
           }),
-          (own) => start({ ...handled, effect: spanned.run((exit) => end(own, exit)) }, own)
-        )
-      })
+          runtimeFlags: Runtime.defaultRuntime.runtimeFlags
+        })
+        const fiber = Runtime.runFork(runtime, answer(send, clock, handled, requestId, request.subtype), {
+          immediate: true
+        })
+        // Called at once if the fiber is already done.
+        fiber.addObserver((exit) => {
+          if (own !== undefined) end(own, exit)
+          end(span, exit)
+          done()
+        })
+        if (fiber.unsafePoll() === null) FiberMap.unsafeSet(running, requestId, fiber, { interruptAs: parent.id() })
+        return Effect.void
+      }
+      const spanned = handled.spanned
+      if (spanned === undefined) return start(handled, undefined)
+      // The call's own span, under the request's: the parent of the call's spans, ended by the
+      // call with its own exit.
+      return Effect.flatMap(
+        Effect.makeSpan(spanned.span.name, {
+          parent: span,
+          captureStackTrace: false,
+          attributes: spanned.span.attributes
+        }),
+        (own) => start({ ...handled, effect: spanned.run((exit) => end(own, exit)) }, own)
+      )
+    }
 
     const run = (requestId: string, request: RequestBody): Effect.Effect<void> => {
       const subtype = request.subtype
@@ -427,16 +424,24 @@ export const make = (
       const turn = Option.isSome(currentTurn)
         ? currentTurn.value.agentSpans?.parentFor(request) ?? currentTurn.value.span
         : undefined
-      return Effect.flatMap(
-        Effect.makeSpan(`ControlChannel.${subtype}`, {
-          kind: "server",
-          // The call site is always this line: capturing it costs a stack trace per request.
-          captureStackTrace: false,
-          ...(turn === undefined ? {} : { parent: turn }),
-          attributes: { "control.subtype": subtype, "control.request_id": requestId, ...details }
-        }),
-        (span) => fork(handler, requestId, request, span, details)
-      )
+      return Effect.withFiberRuntime((parent) => {
+        const current = parent.getFiberRef(FiberRef.currentLogAnnotations)
+        const node = nodeFor(current, subtype, details)
+        return Effect.flatMap(
+          Effect.makeSpan(`ControlChannel.${subtype}`, {
+            kind: "server",
+            // The call site is always this line: capturing it costs a stack trace per request.
+            captureStackTrace: false,
+            parent: turn,
+            attributes: node.attributes
+          }),
+          (span) => {
+            span.attribute("control.request_id", requestId)
+            const annotations = HashMap.set(node.base ?? current, "controlRequestId", requestId)
+            return fork(parent, handler, requestId, request, span, annotations)
+          }
+        )
+      })
     }
 
     // An `initialize` reply lists the permission prompts the CLI is still waiting for (a host that
