@@ -102,17 +102,23 @@ const stepName = (effect: any): string => {
 class Counter extends Supervisor.AbstractSupervisor<void> {
   fibers = 0
   steps = 0
+  // Steps in fibers started with no parent (`Runtime.runFork`: the answers') since `fresh` was
+  // last replaced, apart.
+  freshSteps = 0
+  fresh = new WeakSet<object>()
   readonly names = new Map<string, number>()
   get value() {
     return Effect.void
   }
-  override onStart() {
+  override onStart(_context: unknown, _effect: unknown, parent: Option.Option<unknown>, fiber: object) {
     this.fibers++
+    if (Option.isNone(parent)) this.fresh.add(fiber)
   }
-  override onEffect(_fiber: unknown, effect: unknown) {
+  override onEffect(fiber: object, effect: unknown) {
     this.steps++
+    if (this.fresh.has(fiber)) this.freshSteps++
     if (top > 0) {
-      const name = stepName(effect)
+      const name = `${this.fresh.has(fiber) ? "answer" : "other "}  ${stepName(effect)}`
       this.names.set(name, (this.names.get(name) ?? 0) + 1)
     }
   }
@@ -356,9 +362,14 @@ if (counting) {
   for (const [name, run] of contenders) {
     const fibers = counter.fibers
     counter.names.clear()
+    counter.fresh = new WeakSet()
+    const fresh = counter.freshSteps
     const steps = await run()
+    const answers = (counter.freshSteps - fresh) / count
     console.log(
-      `${kind} ${name}: ${steps.toFixed(1)} steps, ${
+      `${kind} ${name}: ${steps.toFixed(1)} steps (${
+        answers.toFixed(1)
+      } in fibers forked with no parent: the answers', ${(steps - answers).toFixed(1)} in the others), ${
         ((counter.fibers - fibers) / count).toFixed(2)
       } fibers per round trip`
     )
