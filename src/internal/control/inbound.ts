@@ -72,10 +72,12 @@ export interface Inbound {
   readonly awaitNoneInFlight: Effect.Effect<void>
 }
 
+const DETAIL_KEYS = ["callback_id", "tool_name", "server_name"] as const
+
 // Attributes for the inbound request's span and logs: what the request is about.
 const inboundDetails = (request: { readonly [key: string]: unknown }): Record<string, string> => {
   const details: Record<string, string> = {}
-  for (const key of ["callback_id", "tool_name", "server_name"]) {
+  for (const key of DETAIL_KEYS) {
     const value = request[key]
     if (typeof value === "string") details[key] = value
   }
