@@ -194,6 +194,11 @@ export const on = <K extends HookEvent, E = never, R = never>(
 // answers
 // ---------------------------------------------------------------------------------------------
 
+// An absent reason is no member at all, rather than one set to `undefined`: the answer then goes on
+// the wire as it is, where `encodeOutput` copies an answer with an `undefined` member to drop it.
+const reasonOf = (reason: string | undefined): { readonly permissionDecisionReason?: string } =>
+  reason === undefined ? {} : { permissionDecisionReason: reason }
+
 /**
  * `PreToolUse`: allow the tool use without a permission prompt, optionally replacing its input.
  *
@@ -210,8 +215,8 @@ export const allow = (reason?: string, updatedInput?: { readonly [key: string]: 
   hookSpecificOutput: {
     hookEventName: "PreToolUse",
     permissionDecision: "allow",
-    permissionDecisionReason: reason,
-    updatedInput
+    ...reasonOf(reason),
+    ...(updatedInput === undefined ? {} : { updatedInput })
   }
 })
 
@@ -239,7 +244,7 @@ export const defer = (reason?: string): SyncHookOutput => ({
   hookSpecificOutput: {
     hookEventName: "PreToolUse",
     permissionDecision: "defer",
-    permissionDecisionReason: reason
+    ...reasonOf(reason)
   }
 })
 
@@ -272,7 +277,7 @@ export const deny = (reason: string): SyncHookOutput => ({
  * @category answers
  */
 export const ask = (reason?: string): SyncHookOutput => ({
-  hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "ask", permissionDecisionReason: reason }
+  hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "ask", ...reasonOf(reason) }
 })
 
 /**

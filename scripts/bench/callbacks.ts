@@ -6,15 +6,41 @@
 // `Runtime.runFork(withSpan(callback))`, `JSON.stringify` from the fiber's observer).
 //
 //   npx tsx scripts/bench/callbacks.ts [--root=DIR] [--baseline=DIR] [--kind=hooks|mcp] [--count=20000] [--reps=7]
-//     [--only=library|session|floor]
+//     [--only=library,session,floor] [--steps[=top]] [--compiled]
 //
 // --root=DIR runs another checkout's src/ instead of this one's; --baseline=DIR runs another
 // checkout's src/ as well, in the same process, its runs alternated with this one's (A/B in one
 // sitting, the machine's load hitting both alike).
+//
+// --compiled takes --root and --baseline as tsc's output for a checkout's src/ (e.g. `tsc -p
+// tsconfig.build.json --outDir DIR`, with node_modules reachable from DIR) rather than its
+// sources through tsx, whose transform wraps every function made at run time in a `__name` call
+// (esbuild's keepNames), a cost per closure that the published build does not have.
+//
+// --steps counts instead of timing: a `Supervisor` with `RuntimeFlags.OpSupervision` (as
+// scripts/bench/steps.ts does for sessions) counts the runtime steps and the fibers started per
+// round trip, every fiber included (the answers' fibers start from `Runtime.defaultRuntime`'s
+// flags, which this mode turns the flag on in); --steps=N also lists the N most frequent steps
+// per round trip, by opcode and the name of the function it runs.
 import { readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
-import { Effect, Exit, Layer, Option, Runtime, Schema, Stream } from "effect"
+import {
+  Context,
+  Effect,
+  Exit,
+  FiberId,
+  FiberRef,
+  FiberRefs,
+  Layer,
+  Option,
+  Runtime,
+  RuntimeFlags,
+  RuntimeFlagsPatch,
+  Schema,
+  Stream,
+  Supervisor
+} from "effect"
 
 const option = (name: string): string | undefined =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3)
@@ -23,10 +49,14 @@ const baseline = option("baseline")
 const kind = option("kind") ?? "hooks"
 const count = Number(option("count") ?? 20_000)
 const reps = Number(option("reps") ?? 7)
-const only = option("only")
+const only = option("only")?.split(",")
+const stepsOption = process.argv.find((a) => a === "--steps" || a.startsWith("--steps="))
+const top = stepsOption === undefined ? 0 : Number(stepsOption.slice(8) || 0)
+const counting = stepsOption !== undefined
 
+const compiled = process.argv.includes("--compiled")
 const loader = (root: string) => async <A>(path: string): Promise<A> =>
-  await import(pathToFileURL(join(root, "src", path)).href)
+  await import(pathToFileURL(compiled ? join(root, path.replace(/\.ts$/, ".js")) : join(root, "src", path)).href)
 
 const frames: {
   readonly preToolUseInput: Record<string, unknown>
@@ -61,7 +91,56 @@ const requestBytes = (i: number): Uint8Array => {
 }
 const lines = Array.from({ length: count }, (_, i) => requestBytes(i))
 
+// What a step is, for --steps=N: its opcode and the name of the function it runs, if any.
+const stepName = (effect: any): string => {
+  const op = String(effect?._op ?? "?")
+  const f = [effect?.effect_instruction_i0, effect?.effect_instruction_i1, effect?.effect_instruction_i2]
+    .find((x) => typeof x === "function")
+  return f === undefined ? op : `${op} ${f.name || "(anonymous)"}`
+}
+
+class Counter extends Supervisor.AbstractSupervisor<void> {
+  fibers = 0
+  steps = 0
+  // Steps in fibers started with no parent (`Runtime.runFork`: the answers') since `fresh` was
+  // last replaced, apart.
+  freshSteps = 0
+  fresh = new WeakSet<object>()
+  readonly names = new Map<string, number>()
+  get value() {
+    return Effect.void
+  }
+  override onStart(_context: unknown, _effect: unknown, parent: Option.Option<unknown>, fiber: object) {
+    this.fibers++
+    if (Option.isNone(parent)) this.fresh.add(fiber)
+  }
+  override onEffect(fiber: object, effect: unknown) {
+    this.steps++
+    if (this.fresh.has(fiber)) this.freshSteps++
+    if (top > 0) {
+      const name = `${this.fresh.has(fiber) ? "answer" : "other "}  ${stepName(effect)}`
+      this.names.set(name, (this.names.get(name) ?? 0) + 1)
+    }
+  }
+}
+const counter = new Counter()
+if (counting) {
+  // The answers' fibers (library and floor) start with the default runtime's flags.
+  const defaultRuntime: { runtimeFlags: RuntimeFlags.RuntimeFlags } = Runtime.defaultRuntime
+  defaultRuntime.runtimeFlags = RuntimeFlags.enable(defaultRuntime.runtimeFlags, RuntimeFlags.OpSupervision)
+}
+// A program under the counter (when counting).
+const supervised = <A, E>(self: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  counting
+    ? self.pipe(
+      Effect.supervised(counter),
+      Effect.withRuntimeFlagsPatch(RuntimeFlagsPatch.enable(RuntimeFlags.OpSupervision))
+    )
+    : self
+
+// CPU µs, or with --steps the steps counted (the fibers are read apart).
 const cpu = (): number => {
+  if (counting) return counter.steps
   const u = process.cpuUsage()
   return u.user + u.system
 }
@@ -134,7 +213,7 @@ const library = async (root: string): Promise<Run> => {
         yield* Effect.sync(() => stdout.onData(lines[0]!))
         return yield* Effect.never
       })
-      Effect.runFork(Effect.scoped(program.pipe(Effect.provide(Layer.succeed(Transport, transport)))))
+      Effect.runFork(supervised(Effect.scoped(program.pipe(Effect.provide(Layer.succeed(Transport, transport))))))
     })
 }
 
@@ -208,12 +287,24 @@ const session = async (root: string): Promise<Run> => {
           ? { hooks: { PreToolUse: [{ matcher: "Bash", hooks: [() => Effect.succeed(allow)] }] } }
           : { mcpServers: { bench: server } })
       }).pipe(Stream.runDrain, Effect.provideService(ClaudeAgent.ClaudeAgent, agent))
-      Effect.runPromise(program).then(() => done(cpuPerRoundTrip), fail)
+      Effect.runPromise(supervised(program)).then(() => done(cpuPerRoundTrip), fail)
     })
 }
 
 const floor = async (): Promise<Run> => {
-  const runFork = Runtime.runFork(Runtime.defaultRuntime)
+  const runFork = Runtime.runFork(
+    counting
+      ? Runtime.make({
+        context: Context.empty(),
+        fiberRefs: FiberRefs.updateAs(FiberRefs.empty(), {
+          fiberId: FiberId.none,
+          fiberRef: FiberRef.currentSupervisor,
+          value: counter
+        }),
+        runtimeFlags: Runtime.defaultRuntime.runtimeFlags
+      })
+      : Runtime.defaultRuntime
+  )
   const hook = (_input: unknown) => Effect.succeed(hookAnswer)
   const echo = (message: any) => Effect.succeed({ content: [{ type: "text", text: message.params.arguments.text }] })
   const decoder = new TextDecoder()
@@ -261,12 +352,32 @@ const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a -
 const contenders: Array<[string, Run]> = []
 const roots = baseline === undefined ? [root] : [root, resolve(baseline)]
 for (const dir of roots) {
-  if (only === undefined || only === "library") contenders.push([`channel (${dir})`, await library(dir)])
-  if (only === undefined || only === "session") contenders.push([`session (${dir})`, await session(dir)])
+  if (only === undefined || only.includes("library")) contenders.push([`channel (${dir})`, await library(dir)])
+  if (only === undefined || only.includes("session")) contenders.push([`session (${dir})`, await session(dir)])
 }
-if (only === undefined || only === "floor") contenders.push(["floor", await floor()])
+if (only === undefined || only.includes("floor")) contenders.push(["floor", await floor()])
 const samples = new Map<string, Array<number>>(contenders.map(([name]) => [name, []]))
 for (const [, run] of contenders) await run()
+if (counting) {
+  for (const [name, run] of contenders) {
+    const fibers = counter.fibers
+    counter.names.clear()
+    counter.fresh = new WeakSet()
+    const fresh = counter.freshSteps
+    const steps = await run()
+    const answers = (counter.freshSteps - fresh) / count
+    console.log(
+      `${kind} ${name}: ${steps.toFixed(1)} steps (${
+        answers.toFixed(1)
+      } in fibers forked with no parent: the answers', ${(steps - answers).toFixed(1)} in the others), ${
+        ((counter.fibers - fibers) / count).toFixed(2)
+      } fibers per round trip`
+    )
+    const names = [...counter.names].sort((a, b) => b[1] - a[1]).slice(0, top)
+    for (const [step, n] of names) console.log(`  ${(n / count).toFixed(2)}  ${step}`)
+  }
+  process.exit(0)
+}
 for (let r = 0; r < reps; r++) {
   for (const [name, run] of contenders) samples.get(name)!.push(await run())
 }

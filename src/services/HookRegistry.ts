@@ -109,6 +109,12 @@ export class HookRegistry extends Context.Tag("effect-claude-agent/HookRegistry"
 interface Registered<R> {
   readonly event: string
   readonly callback: Hook.HookCallback<unknown, R>
+  readonly fail: (detail: string) => Effect.Effect<never, HookCallbackError>
+  /** What a call's outcome becomes: made once per callback, as its id and event are known then. */
+  readonly outcome: {
+    readonly onFailure: (cause: Cause.Cause<unknown>) => Effect.Effect<never, unknown>
+    readonly onSuccess: (output: Hook.HookOutput) => Effect.Effect<Record<string, unknown>, HookCallbackError>
+  }
 }
 
 // The CLI takes seconds; an infinite duration means "no deadline", which is the CLI's default.
@@ -158,6 +164,34 @@ export class HookCallbackError extends Schema.TaggedError<HookCallbackError>(
 const describe = (e: unknown): string =>
   Predicate.hasProperty(e, "message") && typeof e.message === "string" ? e.message : String(e)
 
+// A callback as the registry keeps it, with its failures and the handling of its outcome. One
+// step for what `catchAllDefect`, `catchAll` and `flatMap` did in three: a defect first, then a
+// failure; an interruption goes through as it is.
+const registered = <R>(id: string, event: string, callback: Hook.HookCallback<unknown, R>): Registered<R> => {
+  const fail = (detail: string) => Effect.fail(new HookCallbackError({ event, callbackId: id, detail }))
+  return {
+    event,
+    callback,
+    fail,
+    outcome: {
+      onFailure: (cause) => {
+        const defect = Cause.dieOption(cause)
+        if (Option.isSome(defect)) return fail(`died: ${describe(defect.value)}`)
+        const failure = Cause.failureOption(cause)
+        if (Option.isNone(failure)) return Effect.failCause(cause)
+        const e = failure.value
+        return e instanceof HookCallbackError ? Effect.fail(e) : fail(`failed: ${describe(e)}`)
+      },
+      onSuccess: (output) => {
+        const encoded = Hook.encodeOutput(output)
+        if (Either.isLeft(encoded)) return fail(`returned an invalid output: ${Issues.describe(encoded.left)}`)
+        const wire = encoded.right
+        return Predicate.isRecord(wire) ? Effect.succeed(wire) : fail("returned an output that is not an object")
+      }
+    }
+  }
+}
+
 /**
  * Builds the registry for a session's hooks. Ids are `hook_0`, `hook_1`, … in a stable order:
  * events in the object's order, then matchers, then callbacks. The services the callbacks need
@@ -187,10 +221,7 @@ export const make = <R>(hooks: Hook.Hooks<R>): Effect.Effect<HookRegistryShape, 
         const ids = matcher.hooks.map((callback) => {
           const id = `hook_${byId.size}`
           const field = `hooks.${event}`
-          byId.set(id, {
-            event,
-            callback: (input, toolUseId) => callbackEffect(callback(input, toolUseId), field)
-          })
+          byId.set(id, registered(id, event, (input, toolUseId) => callbackEffect(callback(input, toolUseId), field)))
           return id
         })
         return initializeMatcher(matcher, ids)
@@ -208,28 +239,9 @@ export const make = <R>(hooks: Hook.Hooks<R>): Effect.Effect<HookRegistryShape, 
             new HookCallbackError({ callbackId: id, detail: "no hook callback is registered with this id" })
           )
         }
-        const fail = (detail: string) =>
-          Effect.fail(new HookCallbackError({ event: registered.event, callbackId: id, detail }))
         const decoded = Hook.decodeInput(request.input)
-        if (Either.isLeft(decoded)) return fail(`invalid input: ${decoded.left.detail}`)
-        // One step for what `catchAllDefect`, `catchAll` and `flatMap` did in three: a defect
-        // first, then a failure; an interruption goes through as it is.
-        return Effect.matchCauseEffect(registered.callback(decoded.right, request.tool_use_id), {
-          onFailure: (cause) => {
-            const defect = Cause.dieOption(cause)
-            if (Option.isSome(defect)) return fail(`died: ${describe(defect.value)}`)
-            const failure = Cause.failureOption(cause)
-            if (Option.isNone(failure)) return Effect.failCause(cause)
-            const e = failure.value
-            return e instanceof HookCallbackError ? Effect.fail(e) : fail(`failed: ${describe(e)}`)
-          },
-          onSuccess: (output) => {
-            const encoded = Hook.encodeOutput(output)
-            if (Either.isLeft(encoded)) return fail(`returned an invalid output: ${Issues.describe(encoded.left)}`)
-            const wire = encoded.right
-            return Predicate.isRecord(wire) ? Effect.succeed(wire) : fail("returned an output that is not an object")
-          }
-        })
+        if (Either.isLeft(decoded)) return registered.fail(`invalid input: ${decoded.left.detail}`)
+        return Effect.matchCauseEffect(registered.callback(decoded.right, request.tool_use_id), registered.outcome)
       })
 
     const handleCallback: InboundHandler<typeof Control.HookCallback> = providing(answer, context)

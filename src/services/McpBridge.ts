@@ -258,6 +258,8 @@ interface ServerEntry {
   readonly tools: ReadonlyMap<string, ToolCall>
   /** The tools by name, and the services they need (for the control channel's fast path). */
   readonly byName: ReadonlyMap<string, Tool.Tool<unknown>>
+  /** Each tool's span, as the control channel's fast path makes it: the same for every call. */
+  readonly spans: ReadonlyMap<string, Captured.Spanned["span"]>
   readonly services: Context.Context<never>
   readonly timeoutMs: number | undefined
 }
@@ -293,6 +295,7 @@ const validate = <R>(
     }
     const tools = new Map<string, ToolCall>()
     const byName = new Map<string, Tool.Tool<unknown>>()
+    const spans = new Map<string, Captured.Spanned["span"]>()
     for (const tool of server.tools) {
       if (tool.name === "") {
         return Either.left(
@@ -308,6 +311,10 @@ const validate = <R>(
         )
       }
       byName.set(tool.name, tool)
+      spans.set(tool.name, {
+        name: `Tool.${tool.name}`,
+        attributes: { "mcp.server": server.name, "tool.name": tool.name }
+      })
       tools.set(tool.name, (caller, span, args, toolUseId) =>
         Runtime.runFork(
           Runtime.make({
@@ -334,7 +341,7 @@ const validate = <R>(
         )
       }
     }
-    table.set(server.name, { server, tools, byName, services: context, timeoutMs })
+    table.set(server.name, { server, tools, byName, spans, services: context, timeoutMs })
   }
   return Either.right(table)
 }
@@ -432,11 +439,13 @@ const fastToolCall = (
   if (Either.isLeft(params)) return undefined
   const { name, arguments: args, _meta } = params.right
   const tool = entry.byName.get(name)
+  const span = entry.spans.get(name)
+  if (tool === undefined || span === undefined) return undefined
   const key = fiberKey(entry.server.name, id)
-  if (tool === undefined || inFlight.has(key)) return undefined
+  if (inFlight.has(key)) return undefined
   return {
     services: entry.services,
-    span: { name: `Tool.${name}`, attributes: { "mcp.server": entry.server.name, "tool.name": name } },
+    span,
     run: (end) =>
       Effect.withFiberRuntime<Control.Request.Success<typeof Control.McpMessage>, never, unknown>((fiber) => {
         const release = () => {

@@ -177,6 +177,13 @@ describe("ControlChannel", () => {
       // A NUL in a value must not make it another request's details.
       yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0\u0000x", input: stop }, "r-4")
       yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0\u0000x", input: stop }, "r-5")
+      // The same values under other names, and fewer details, are other details.
+      yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: {} }, "r-6")
+      yield* cli.requestRaw(
+        { subtype: "hook_callback", callback_id: "hook_0", tool_name: "Stop", input: {} },
+        "r-7"
+      )
+      yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: stop }, "r-8")
       const annotation = (callbackId: string, requestId: string) => ({
         controlSubtype: "hook_callback",
         controlRequestId: requestId,
@@ -188,7 +195,10 @@ describe("ControlChannel", () => {
         annotation("hook_0", "r-2"),
         annotation("hook_1", "r-3"),
         annotation("hook_0\u0000x", "r-4"),
-        annotation("hook_0\u0000x", "r-5")
+        annotation("hook_0\u0000x", "r-5"),
+        { controlSubtype: "hook_callback", controlRequestId: "r-6", callback_id: "hook_0" },
+        { controlSubtype: "hook_callback", controlRequestId: "r-7", callback_id: "hook_0", tool_name: "Stop" },
+        annotation("hook_0", "r-8")
       ])
     }).pipe(Effect.provide(env())))
 

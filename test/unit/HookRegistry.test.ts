@@ -374,6 +374,29 @@ describe("Hook.encodeOutput", () => {
     expect(Object.keys(Object(Object(wire).hookSpecificOutput))).not.toContain("permissionDecisionReason")
   })
 
+  it("the PreToolUse answers leave out what they are not given, and go on the wire without a copy", () => {
+    const answers = [
+      Hook.allow(),
+      Hook.allow("reason"),
+      Hook.allow(undefined, { command: "ls" }),
+      Hook.ask(),
+      Hook.ask("reason"),
+      Hook.defer(),
+      Hook.defer("reason")
+    ]
+    for (const answer of answers) {
+      const specific = Object(answer.hookSpecificOutput)
+      for (const key of Object.keys(specific)) expect(specific[key], key).not.toBeUndefined()
+      expect(Either.getOrThrow(Hook.encodeOutput(answer))).toBe(answer)
+    }
+    expect(Hook.allow("r", { a: 1 }).hookSpecificOutput).toEqual({
+      hookEventName: "PreToolUse",
+      permissionDecision: "allow",
+      permissionDecisionReason: "r",
+      updatedInput: { a: 1 }
+    })
+  })
+
   it("PreToolUse deny with a reason, as recorded in c-hooks.deny", () => {
     expect(JSON.stringify(encoded(Hook.deny("blocked by test hook")))).toBe(
       "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"blocked by test hook\"}}"

@@ -22,6 +22,10 @@ import * as Outbound from "./outbound.js"
 import * as Reader from "./reader.js"
 import * as SessionState from "./sessionState.js"
 
+// A write that failed: the CLI is gone or going, and the reader reports that.
+const couldNotAnswer = (e: { readonly message: string }) =>
+  Effect.logDebug(`effect-claude-agent: could not answer a control request: ${e.message}`)
+
 /**
  * A control channel over the `Transport` in context, its reader in the current scope.
  *
@@ -36,10 +40,7 @@ export const make = (config: ControlChannelConfig) =>
     const defaultTimeout = config.controlTimeout !== undefined
       ? Duration.decode(config.controlTimeout)
       : Defaults.controlTimeout
-    const sendQuietly = (frame: unknown) =>
-      transport.send(frame).pipe(
-        Effect.catchAll((e) => Effect.logDebug(`effect-claude-agent: could not answer a control request: ${e.message}`))
-      )
+    const sendQuietly = (frame: unknown) => Effect.catchAll(transport.send(frame), couldNotAnswer)
     const table = new PendingTable<Outbound.Waiter>()
     const terminal = yield* Deferred.make<void, StreamError>()
     const outbound = Outbound.make(

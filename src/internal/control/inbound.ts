@@ -12,6 +12,7 @@ import {
   Effect,
   Either,
   type Exit,
+  type Fiber,
   FiberMap,
   FiberRef,
   FiberRefs,
@@ -22,6 +23,7 @@ import {
   Predicate,
   Runtime,
   Schema,
+  type SchemaAST,
   Tracer
 } from "effect"
 import * as Control from "../../schema/Control.js"
@@ -70,10 +72,12 @@ export interface Inbound {
   readonly awaitNoneInFlight: Effect.Effect<void>
 }
 
+const DETAIL_KEYS = ["callback_id", "tool_name", "server_name"] as const
+
 // Attributes for the inbound request's span and logs: what the request is about.
 const inboundDetails = (request: { readonly [key: string]: unknown }): Record<string, string> => {
   const details: Record<string, string> = {}
-  for (const key of ["callback_id", "tool_name", "server_name"]) {
+  for (const key of DETAIL_KEYS) {
     const value = request[key]
     if (typeof value === "string") details[key] = value
   }
@@ -87,6 +91,39 @@ const inboundDetails = (request: { readonly [key: string]: unknown }): Record<st
   return details
 }
 
+// Property types whose values a struct's encoding passes on as they are (nothing inside them is
+// dropped or transformed).
+const isFlat = (ast: SchemaAST.AST): boolean => {
+  switch (ast._tag) {
+    case "UnknownKeyword":
+    case "StringKeyword":
+    case "NumberKeyword":
+    case "BooleanKeyword":
+    case "UndefinedKeyword":
+    case "Literal":
+      return true
+    case "Union":
+      return ast.types.every(isFlat)
+    default:
+      return false
+  }
+}
+
+// The property names of a struct with no index signature and flat properties: a plain object
+// with no other property is its own encoding when valid. `undefined` for any other Schema.
+const namedOnly = (ast: SchemaAST.AST): ReadonlySet<PropertyKey> | undefined =>
+  ast._tag === "TypeLiteral" && ast.indexSignatures.length === 0 && ast.propertySignatures.every((p) => isFlat(p.type))
+    ? new Set(ast.propertySignatures.map((p) => p.name))
+    : undefined
+
+const hasOnly = (u: unknown, names: ReadonlySet<PropertyKey>): boolean => {
+  if (!Predicate.isRecord(u)) return false
+  const proto: unknown = Object.getPrototypeOf(u)
+  if (proto !== Object.prototype && proto !== null) return false
+  for (const key in u) if (!names.has(key)) return false
+  return Object.getOwnPropertySymbols(u).length === 0
+}
+
 // Encodes a descriptor's answer, dropping the properties a struct does not name; `Left` is the
 // failure's text. Built once per descriptor (`Schema.encodedSchema` walks the AST every time):
 // every session registers the same.
@@ -95,11 +132,16 @@ const encoders = new WeakMap<Control.Request.Any, Encode>()
 const encoderOf = (descriptor: Control.Request.Any): Encode => {
   const known = encoders.get(descriptor)
   if (known !== undefined) return known
-  const encodeSuccess = Guard.fastPath(
-    Schema.encodedSchema(descriptor.success),
-    ParseResult.encodeUnknownEither(descriptor.success),
-    { excessKept: false }
-  )
+  const encoded = Schema.encodedSchema(descriptor.success)
+  const parse = ParseResult.encodeUnknownEither(descriptor.success)
+  const dropping = Guard.fastPath(encoded, parse, { excessKept: false })
+  const names = namedOnly(encoded.ast)
+  // A struct that names all its properties (`mcp_message`'s `{ mcp_response }`) drops the others,
+  // so `fastPath` cannot return a valid answer as it is; one that has no other property can be.
+  const keeping = names === undefined ? undefined : Guard.fastPath(encoded, parse, { excessKept: true })
+  const encodeSuccess = keeping === undefined || names === undefined
+    ? dropping
+    : (success: unknown) => hasOnly(success, names) ? keeping(success) : dropping(success)
   const encode: Encode = (success) =>
     Either.mapLeft(encodeSuccess(success), (issue) => `invalid ${descriptor.subtype} answer: ${Issues.describe(issue)}`)
   encoders.set(descriptor, encode)
@@ -149,6 +191,29 @@ const died = (defect: unknown): Handled => ({ effect: Effect.die(defect), encode
 // Distinct request details whose log annotations a channel keeps: far more than a session's
 // callbacks and tools; a CLI that names more only costs the annotations' rebuilding.
 const MAX_ANNOTATION_BASES = 256
+
+// A node of the trie of log annotation bases (and span attributes): the base for the details on
+// the path to it, and one level down per further detail, by its name and then its value.
+interface Bases {
+  base: HashMap.HashMap<string, unknown> | undefined
+  /** The request span's attributes but its request id, set on each span once made. */
+  attributes: Record<string, unknown> | undefined
+  readonly next: Map<string, Map<string, Bases>>
+}
+const newBases = (): Bases => ({ base: undefined, attributes: undefined, next: new Map() })
+const childOf = (node: Bases, name: string, value: string): Bases => {
+  let byValue = node.next.get(name)
+  if (byValue === undefined) {
+    byValue = new Map()
+    node.next.set(name, byValue)
+  }
+  let child = byValue.get(value)
+  if (child === undefined) {
+    child = newBases()
+    byValue.set(value, child)
+  }
+  return child
+}
 
 // Histograms tagged by subtype, made once per subtype: this runs on every request.
 const histograms = new Map<string, typeof Telemetry.callbackDuration>()
@@ -258,33 +323,38 @@ export const make = (
     // The log annotations of an answer's fiber but its request id: the reader's, the subtype and
     // the request's details. Kept per details while the reader's annotations stay the same (a
     // session sees a handful: its callback ids, tool and server names), so that each request adds
-    // one entry where it would add five.
+    // one entry where it would add five; the span's attributes likewise. Found through a trie
+    // (subtype, then each detail's name and value) rather than a key made of them all: no string
+    // is built per request.
     let basesOf: HashMap.HashMap<string, unknown> | undefined
-    const bases = new Map<string, HashMap.HashMap<string, unknown>>()
-    const annotationsFor = (
+    let roots = new Map<string, Bases>()
+    let kept = 0
+    const nodeFor = (
       current: HashMap.HashMap<string, unknown>,
       subtype: string,
-      details: Record<string, string>,
-      requestId: string
-    ): HashMap.HashMap<string, unknown> => {
-      if (current !== basesOf || bases.size >= MAX_ANNOTATION_BASES) {
-        bases.clear()
+      details: Record<string, string>
+    ): Bases => {
+      if (current !== basesOf || kept >= MAX_ANNOTATION_BASES) {
+        roots = new Map()
+        kept = 0
         basesOf = current
       }
-      // A NUL inside a value could make two details one key: those are not kept.
-      let key: string | undefined = subtype
+      let node = roots.get(subtype)
+      if (node === undefined) {
+        node = newBases()
+        roots.set(subtype, node)
+      }
       for (const name in details) {
-        const value = details[name] ?? ""
-        key = value.includes("\u0000") ? undefined : `${key}\u0000${name}\u0000${value}`
-        if (key === undefined) break
+        node = childOf(node, name, details[name] ?? "")
       }
-      let base = key === undefined ? undefined : bases.get(key)
-      if (base === undefined) {
-        base = HashMap.set(current, "controlSubtype", subtype)
+      if (node.attributes === undefined) {
+        node.attributes = { "control.subtype": subtype, ...details }
+        let base = HashMap.set(current, "controlSubtype", subtype)
         for (const name in details) base = HashMap.set(base, name, details[name])
-        if (key !== undefined) bases.set(key, base)
+        node.base = base
+        kept++
       }
-      return HashMap.set(base, "controlRequestId", requestId)
+      return node
     }
 
     // `FiberMap.run`, except that the handler's fiber starts at once, on this stack: a handler
@@ -295,63 +365,57 @@ export const make = (
     // observer ends it. The log annotations are part of the new fiber's initial state, as
     // `Effect.annotateLogs` around the work would set them, in one update.
     const fork = (
+      parent: Fiber.RuntimeFiber<unknown, unknown>,
       run: Run,
       requestId: string,
       request: RequestBody,
       span: Tracer.Span,
-      details: Record<string, string>
-    ) =>
-      Effect.withFiberRuntime<void>((parent) => {
-        if (inFlight++ === 0) idle.unsafeClose()
-        const annotations = annotationsFor(
-          parent.getFiberRef(FiberRef.currentLogAnnotations),
-          request.subtype,
-          details,
-          requestId
-        )
-        // The handler is called here, so that one that throws instead of failing is answered as
-        // a defect, and so that the services it captured are known before its fiber starts.
-        let handled: Handled
-        try {
-          handled = run(request, requestId)
-        } catch (defect) {
-          handled = died(defect)
-        }
-        const start = (handled: Handled, own: Tracer.Span | undefined): Effect.Effect<void> => {
-          const runtime = Runtime.make({
-            context: contextFor(parent.currentContext, handled.services, own ?? span),
-            fiberRefs: FiberRefs.updateAs(parent.getFiberRefs(), {
-              fiberId: parent.id(),
-              fiberRef: FiberRef.currentLogAnnotations,
-              value: annotations
-            }),
-            runtimeFlags: Runtime.defaultRuntime.runtimeFlags
-          })
-          const fiber = Runtime.runFork(runtime, answer(send, clock, handled, requestId, request.subtype), {
-            immediate: true
-          })
-          // Called at once if the fiber is already done.
-          fiber.addObserver((exit) => {
-            if (own !== undefined) end(own, exit)
-            end(span, exit)
-            done()
-          })
-          if (fiber.unsafePoll() === null) FiberMap.unsafeSet(running, requestId, fiber, { interruptAs: parent.id() })
-          return Effect.void
-        }
-        const spanned = handled.spanned
-        if (spanned === undefined) return start(handled, undefined)
-        // The call's own span, under the request's: the parent of the call's spans, ended by the
-        // call with its own exit.
-        return Effect.flatMap(
-          Effect.makeSpan(spanned.span.name, {
-            parent: span,
-            captureStackTrace: false,
-            attributes: spanned.span.attributes
+      annotations: HashMap.HashMap<string, unknown>
+    ): Effect.Effect<void> => {
+      if (inFlight++ === 0) idle.unsafeClose()
+      // The handler is called here, so that one that throws instead of failing is answered as
+      // a defect, and so that the services it captured are known before its fiber starts.
+      let handled: Handled
+      try {
+        handled = run(request, requestId)
+      } catch (defect) {
+        handled = died(defect)
+      }
+      const start = (handled: Handled, own: Tracer.Span | undefined): Effect.Effect<void> => {
+        const runtime = Runtime.make({
+          context: contextFor(parent.currentContext, handled.services, own ?? span),
+          fiberRefs: FiberRefs.updateAs(parent.getFiberRefs(), {
+            fiberId: parent.id(),
+            fiberRef: FiberRef.currentLogAnnotations,
+            value: annotations
           }),
-          (own) => start({ ...handled, effect: spanned.run((exit) => end(own, exit)) }, own)
-        )
-      })
+          runtimeFlags: Runtime.defaultRuntime.runtimeFlags
+        })
+        const fiber = Runtime.runFork(runtime, answer(send, clock, handled, requestId, request.subtype), {
+          immediate: true
+        })
+        // Called at once if the fiber is already done.
+        fiber.addObserver((exit) => {
+          if (own !== undefined) end(own, exit)
+          end(span, exit)
+          done()
+        })
+        if (fiber.unsafePoll() === null) FiberMap.unsafeSet(running, requestId, fiber, { interruptAs: parent.id() })
+        return Effect.void
+      }
+      const spanned = handled.spanned
+      if (spanned === undefined) return start(handled, undefined)
+      // The call's own span, under the request's: the parent of the call's spans, ended by the
+      // call with its own exit.
+      return Effect.flatMap(
+        Effect.makeSpan(spanned.span.name, {
+          parent: span,
+          captureStackTrace: false,
+          attributes: spanned.span.attributes
+        }),
+        (own) => start({ ...handled, effect: spanned.run((exit) => end(own, exit)) }, own)
+      )
+    }
 
     const run = (requestId: string, request: RequestBody): Effect.Effect<void> => {
       const subtype = request.subtype
@@ -362,16 +426,24 @@ export const make = (
       const turn = Option.isSome(currentTurn)
         ? currentTurn.value.agentSpans?.parentFor(request) ?? currentTurn.value.span
         : undefined
-      return Effect.flatMap(
-        Effect.makeSpan(`ControlChannel.${subtype}`, {
-          kind: "server",
-          // The call site is always this line: capturing it costs a stack trace per request.
-          captureStackTrace: false,
-          ...(turn === undefined ? {} : { parent: turn }),
-          attributes: { "control.subtype": subtype, "control.request_id": requestId, ...details }
-        }),
-        (span) => fork(handler, requestId, request, span, details)
-      )
+      return Effect.withFiberRuntime((parent) => {
+        const current = parent.getFiberRef(FiberRef.currentLogAnnotations)
+        const node = nodeFor(current, subtype, details)
+        return Effect.flatMap(
+          Effect.makeSpan(`ControlChannel.${subtype}`, {
+            kind: "server",
+            // The call site is always this line: capturing it costs a stack trace per request.
+            captureStackTrace: false,
+            parent: turn,
+            attributes: node.attributes
+          }),
+          (span) => {
+            span.attribute("control.request_id", requestId)
+            const annotations = HashMap.set(node.base ?? current, "controlRequestId", requestId)
+            return fork(parent, handler, requestId, request, span, annotations)
+          }
+        )
+      })
     }
 
     // An `initialize` reply lists the permission prompts the CLI is still waiting for (a host that

@@ -154,6 +154,39 @@ describe("inbound control requests", () => {
         .toEqual(requests.map((s) => s.spanId))
     }))
 
+  it.scoped("an answer whose struct names all its fields goes out without the others, whatever its shape", () =>
+    Effect.gen(function*() {
+      const control = yield* ControlChannel
+      const cli = yield* FakeCli.FakeCli
+      class Answer {
+        readonly mcp_response = { jsonrpc: "2.0", id: 3, result: {} }
+        readonly extra = "class"
+      }
+      const symbol = Symbol("extra")
+      const answers: Record<string, unknown> = {
+        exact: { mcp_response: { jsonrpc: "2.0", id: 1, result: {} } },
+        extra: { mcp_response: { jsonrpc: "2.0", id: 2, result: {} }, extra: "dropped" },
+        instance: new Answer(),
+        symbol: { mcp_response: { jsonrpc: "2.0", id: 4, result: {} }, [symbol]: "dropped" },
+        missing: { other: "dropped" }
+      }
+      const seen: Array<unknown> = []
+      // Untyped code can answer anything.
+      yield* control.handle(Control.McpMessage, (payload) => Effect.sync(() => Object(answers[payload.server_name])))
+      for (const name of Object.keys(answers)) {
+        const answer = yield* cli.requestRaw({ subtype: "mcp_message", server_name: name, message: {} }, `r-${name}`)
+        seen.push(answer.subtype === "success" ? answer.response : `error: ${String(answer.error)}`)
+      }
+      expect(seen.slice(0, 4)).toStrictEqual([
+        { mcp_response: { jsonrpc: "2.0", id: 1, result: {} } },
+        { mcp_response: { jsonrpc: "2.0", id: 2, result: {} } },
+        { mcp_response: { jsonrpc: "2.0", id: 3, result: {} } },
+        { mcp_response: { jsonrpc: "2.0", id: 4, result: {} } }
+      ])
+      // Unknown accepts a missing value: the answer is `{ mcp_response: undefined }`, `{}` on the wire.
+      expect(seen[4]).toStrictEqual({})
+    }).pipe(Effect.provide(env)))
+
   it.scoped("cancelling a request interrupts a hook callback with captured services, and nothing is answered", () =>
     Effect.gen(function*() {
       const control = yield* ControlChannel
