@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Option, type Scope, type Stream } from "effect"
+import { Duration, Effect, Option, Scope, type Stream } from "effect"
 import type * as McpServer from "./McpServer.js"
 import type * as ContentBlock from "./schema/ContentBlock.js"
 import type * as Control from "./schema/Control.js"
@@ -532,7 +532,10 @@ export const make = <R = never>(
     const grace = config.closeGracePeriod !== undefined
       ? Duration.decode(config.closeGracePeriod)
       : Defaults.closeGracePeriod
-    yield* Effect.addFinalizer(() => Close.close(control, transport, init, grace))
+    // A scope's own finalizer, uninterruptible as `Effect.addFinalizer`'s are: the close reads
+    // nothing from the fiber (its clock is the live one), so the fiber's refs need no diff and
+    // patch around it.
+    yield* Scope.addFinalizer(yield* Effect.scope, Effect.uninterruptible(Close.close(control, transport, init, grace)))
 
     const session: AgentSession = {
       send: Methods.send(

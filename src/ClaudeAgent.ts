@@ -10,7 +10,7 @@
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
-import { Context, Effect, Layer, Metric, Option, type Schema, type Scope, Stream } from "effect"
+import { Context, Effect, FiberRef, Layer, Option, type Schema, Scope, Stream } from "effect"
 import { dual } from "effect/Function"
 import * as AgentSession from "./AgentSession.js"
 import { Budget } from "./Budget.js"
@@ -129,9 +129,15 @@ export const make = (layers: SessionServices.Layers): ClaudeAgentShape => {
         captureStackTrace: false,
         attributes: { ...(options.model === undefined ? {} : { "claude.model": options.model }) }
       })
-      yield* Metric.increment(Telemetry.sessionsStarted)
-      yield* Metric.increment(Telemetry.sessionsActive)
-      yield* Effect.addFinalizer(() => Metric.incrementBy(Telemetry.sessionsActive, -1))
+      // Updated in place with the opener's metric labels, the close's too: `Effect.addFinalizer`
+      // would diff and patch the fiber's refs around the decrement (twice per session).
+      const labels = yield* FiberRef.get(FiberRef.currentMetricLabels)
+      Telemetry.sessionsStarted.unsafeUpdate(1, labels)
+      Telemetry.sessionsActive.unsafeUpdate(1, labels)
+      yield* Scope.addFinalizer(
+        yield* Effect.scope,
+        Effect.sync(() => Telemetry.sessionsActive.unsafeUpdate(-1, labels))
+      )
       const prepared = Launch.prepareLaunch(options, processEnv(), SessionServices.asksPermissions(layers, options))
       const launch = prepared.env.TRACEPARENT !== undefined ? prepared : {
         ...prepared,

@@ -11,7 +11,7 @@ import {
   Metric,
   Option,
   Predicate,
-  type Scope,
+  Scope,
   Stream,
   SubscriptionRef,
   Tracer
@@ -230,19 +230,24 @@ export const track = (
     }
     // Spans that will see no `result` end failed: when the CLI's connection fails, with its error's
     // tag, and otherwise when the session closes.
+    // The tracker's clock, whichever fiber ends the spans.
+    const clock = yield* Effect.clock
     const endOpen = (errorType: string) =>
-      Effect.flatMap(Clock.currentTimeNanos, (now) =>
-        Effect.sync(() => {
-          agentSpans?.close(errorType)
-          for (const turn of open.splice(0)) {
-            turn.span.attribute("claude.turn.unfinished", true)
-            turn.span.attribute(GenAi.ERROR_TYPE, errorType)
-            turn.span.end(now, Exit.fail(errorType))
-          }
-          opened()
-        }))
-    // Results after the close are not this tracker's: the reader stops handing them over.
-    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        const now = clock.unsafeCurrentTimeNanos()
+        agentSpans?.close(errorType)
+        for (const turn of open.splice(0)) {
+          turn.span.attribute("claude.turn.unfinished", true)
+          turn.span.attribute(GenAi.ERROR_TYPE, errorType)
+          turn.span.end(now, Exit.fail(errorType))
+        }
+        opened()
+      })
+    // Results after the close are not this tracker's: the reader stops handing them over. The
+    // scope's own finalizer: it reads nothing from the fiber's refs, which `Effect.addFinalizer`
+    // would diff and patch around it.
+    yield* Scope.addFinalizer(
+      yield* Effect.scope,
       Effect.zipRight(Effect.sync(() => void (running.onResults = undefined)), endOpen(GenAi.ErrorType.sessionClosed))
     )
     if (agentSpans !== undefined) {
