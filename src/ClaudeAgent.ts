@@ -138,11 +138,12 @@ export const make = (layers: SessionServices.Layers): ClaudeAgentShape => {
         yield* Effect.scope,
         Effect.sync(() => Telemetry.sessionsActive.unsafeUpdate(-1, labels))
       )
-      const prepared = Launch.prepareLaunch(options, processEnv(), SessionServices.asksPermissions(layers, options))
-      const launch = prepared.env.TRACEPARENT !== undefined ? prepared : {
-        ...prepared,
-        env: { ...prepared.env, TRACEPARENT: `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}` }
-      }
+      const launch = Launch.prepareLaunch(
+        options,
+        processEnv(),
+        SessionServices.asksPermissions(layers, options),
+        `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
+      )
       // Under a `Budget`, the session's channel and `send` share one guard for its account.
       const budget = yield* Effect.serviceOption(Budget)
       const guard = Option.isSome(budget)
