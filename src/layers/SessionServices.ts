@@ -390,7 +390,14 @@ export const build = <R>(
         )
       )
     const mcp = McpBridge.make(sdkServers(options))
-    const withMcp = Context.merge(withHooks, yield* step(McpBridge.McpBridge, layers.mcpBridge, mcp, withChannel))
+    // The default bridge needs the scope alone (its tools' services are the caller's): in the
+    // caller's own scope it runs as it is, with no context to provide around it.
+    const withMcp = Context.merge(
+      withHooks,
+      layers.mcpBridge === undefined && scope === parent
+        ? Context.make(McpBridge.McpBridge, yield* mcp)
+        : yield* step(McpBridge.McpBridge, layers.mcpBridge, mcp, withChannel)
+    )
     if (layers.permissionHandler !== undefined) {
       return Context.merge(withMcp, yield* buildOn(layers.permissionHandler, withChannel))
     }
