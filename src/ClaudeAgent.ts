@@ -12,12 +12,13 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import { Context, Effect, FiberRef, Layer, Option, type Schema, Scope, Stream } from "effect"
 import { dual } from "effect/Function"
-import * as AgentSession from "./AgentSession.js"
+import type * as AgentSession from "./AgentSession.js"
 import { Budget } from "./Budget.js"
 import * as Accounts from "./internal/budget/account.js"
 import * as BudgetGuard from "./internal/budget/guard.js"
 import * as Launch from "./internal/cli/launch.js"
 import * as Claim from "./internal/session/claim.js"
+import * as Open from "./internal/session/open.js"
 import * as Query from "./internal/session/query.js"
 import * as StoredSession from "./internal/session/storedSession.js"
 import * as ResultErrors from "./internal/session/resultError.js"
@@ -150,8 +151,9 @@ export const make = (layers: SessionServices.Layers): ClaudeAgentShape => {
         ? BudgetGuard.make(budget.value, yield* Accounts.resolve(budget.value, options))
         : undefined
       return yield* SessionServices.build(layers, launch, options).pipe(
+        // Over the services as they are: providing them would set and restore the fiber's context.
         Effect.flatMap((services) =>
-          AgentSession.make({
+          Open.open(services, {
             initialize: launch.initialize,
             sessionId: options.sessionId,
             closeGracePeriod: options.closeGracePeriod,
@@ -160,7 +162,7 @@ export const make = (layers: SessionServices.Layers): ClaudeAgentShape => {
             includeCommandLifecycle: options.includeCommandLifecycle,
             includeSessionState: options.includeSessionState,
             controlTimeout: options.controlTimeout
-          }).pipe(Effect.provide(services))
+          })
         ),
         (opening) => guard === undefined ? opening : Effect.provideService(opening, BudgetGuard.BudgetGuard, guard),
         Effect.withParentSpan(span)
