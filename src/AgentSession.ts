@@ -8,22 +8,15 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Option, type Scope, type Stream } from "effect"
+import { type Duration, Effect, type Option, type Scope, type Stream } from "effect"
 import type * as McpServer from "./McpServer.js"
 import type * as ContentBlock from "./schema/ContentBlock.js"
 import type * as Control from "./schema/Control.js"
 import type * as Message from "./schema/Message.js"
 import type * as Options from "./schema/Options.js"
 import type * as Usage from "./Usage.js"
-import { BudgetGuard } from "./internal/budget/guard.js"
-import * as Defaults from "./internal/defaults.js"
 import * as Close from "./internal/session/close.js"
-import * as Handlers from "./internal/session/handlers.js"
-import * as Initialize from "./internal/session/initialize.js"
-import * as SetMcpServers from "./internal/session/mcpServers.js"
-import * as MessagePull from "./internal/session/messagePull.js"
-import * as Methods from "./internal/session/methods.js"
-import * as Turns from "./internal/session/turns.js"
+import * as Open from "./internal/session/open.js"
 import type {
   BudgetExceededError,
   CLIConnectionError,
@@ -34,18 +27,17 @@ import type {
   SessionClosedError
 } from "./SdkError.js"
 import {
-  ControlChannel,
+  type ControlChannel,
   type ControlChannelShape,
   type RequestError,
   type RequestOptions,
   type RunState,
   type StreamError
 } from "./services/ControlChannel.js"
-import { HookRegistry } from "./services/HookRegistry.js"
-import { McpBridge } from "./services/McpBridge.js"
-import { PermissionHandler } from "./services/PermissionHandler.js"
+import { type HookRegistry } from "./services/HookRegistry.js"
+import { type McpBridge } from "./services/McpBridge.js"
 import type { SessionStoreError } from "./services/SessionStore.js"
-import { Transport } from "./services/Transport.js"
+import { type Transport } from "./services/Transport.js"
 
 /**
  * What the message streams (`messages`, `receiveResponse`) can fail with: the framing of stdout,
@@ -510,59 +502,7 @@ export const make = <R = never>(
   RequestError,
   Transport | ControlChannel | HookRegistry | McpBridge | Scope.Scope | R
 > =>
-  Effect.gen(function*() {
-    const transport = yield* Transport
-    const control = yield* ControlChannel
-    const hooks = yield* HookRegistry
-    const mcp = yield* McpBridge
-    const permissions = yield* Effect.serviceOption(PermissionHandler)
-    yield* Handlers.register(control, { hooks, mcp, permissions }, config.onElicitation)
-
-    const payload = Initialize.payload(config.initialize, hooks, mcp)
-    // A CLI that never answers `initialize` (a wrapper script, a login prompt) must not leave the
-    // message streams waiting forever: its failure ends them.
-    const init = yield* Initialize.start(control, transport, yield* payload)
-    const initializationResult = init.result
-    const turns = yield* Turns.track(control, Option.getOrUndefined(yield* Effect.serviceOption(Turns.CurrentTurn)))
-    const guard = yield* Effect.serviceOption(BudgetGuard)
-    const pull = yield* MessagePull.make(control.messages, init, {
-      includeCommandLifecycle: config.includeCommandLifecycle,
-      includeSessionState: config.includeSessionState
-    })
-    const grace = config.closeGracePeriod !== undefined
-      ? Duration.decode(config.closeGracePeriod)
-      : Defaults.closeGracePeriod
-    yield* Effect.addFinalizer(() => Close.close(control, transport, init, grace))
-
-    const session: AgentSession = {
-      send: Methods.send(
-        transport,
-        turns.started,
-        config.verbatimPrompts === true,
-        Option.isSome(guard) ? guard.value.admit : undefined
-      ),
-      messages: pull.messages,
-      receiveResponse: pull.receiveResponse,
-      ...Methods.make(control),
-      setMcpServers: yield* SetMcpServers.make(control, mcp, config.controlTimeout),
-      // `system/commands_changed` replaces the commands of the `initialize` reply.
-      supportedCommands: Effect.suspend(() => {
-        const latest = pull.latestCommands()
-        return latest !== undefined
-          ? Effect.succeed(latest)
-          : Effect.map(initializationResult, (reply) => pull.latestCommands() ?? reply.commands)
-      }),
-      supportedModels: Effect.map(initializationResult, (reply) => reply.models),
-      supportedAgents: Effect.map(initializationResult, (reply) => reply.agents ?? []),
-      accountInfo: Effect.map(initializationResult, (reply) => reply.account ?? {}),
-      reinitialize: Methods.reinitialize(control, transport, payload),
-      initializationResult,
-      sessionId: config.sessionId !== undefined ? Effect.succeed(config.sessionId) : control.awaitSessionId,
-      endInput: transport.endInput,
-      usage: turns.usage,
-      pid: transport.pid,
-      stderr: transport.stderr,
-      control
-    }
-    return session
-  }).pipe(Effect.withSpan("AgentSession.make", { captureStackTrace: false }))
+  Effect.flatMap(
+    Effect.context<Transport | ControlChannel | HookRegistry | McpBridge>(),
+    (services) => Open.open(services, config)
+  )

@@ -10,14 +10,15 @@
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
-import { Context, Effect, Layer, Metric, Option, type Schema, type Scope, Stream } from "effect"
+import { Context, Effect, FiberRef, Layer, Option, type Schema, Scope, Stream } from "effect"
 import { dual } from "effect/Function"
-import * as AgentSession from "./AgentSession.js"
+import type * as AgentSession from "./AgentSession.js"
 import { Budget } from "./Budget.js"
 import * as Accounts from "./internal/budget/account.js"
 import * as BudgetGuard from "./internal/budget/guard.js"
 import * as Launch from "./internal/cli/launch.js"
 import * as Claim from "./internal/session/claim.js"
+import * as Open from "./internal/session/open.js"
 import * as Query from "./internal/session/query.js"
 import * as StoredSession from "./internal/session/storedSession.js"
 import * as ResultErrors from "./internal/session/resultError.js"
@@ -129,22 +130,30 @@ export const make = (layers: SessionServices.Layers): ClaudeAgentShape => {
         captureStackTrace: false,
         attributes: { ...(options.model === undefined ? {} : { "claude.model": options.model }) }
       })
-      yield* Metric.increment(Telemetry.sessionsStarted)
-      yield* Metric.increment(Telemetry.sessionsActive)
-      yield* Effect.addFinalizer(() => Metric.incrementBy(Telemetry.sessionsActive, -1))
-      const prepared = Launch.prepareLaunch(options, processEnv(), SessionServices.asksPermissions(layers, options))
-      const launch = prepared.env.TRACEPARENT !== undefined ? prepared : {
-        ...prepared,
-        env: { ...prepared.env, TRACEPARENT: `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}` }
-      }
+      // Updated in place with the opener's metric labels, the close's too: `Effect.addFinalizer`
+      // would diff and patch the fiber's refs around the decrement (twice per session).
+      const labels = yield* FiberRef.get(FiberRef.currentMetricLabels)
+      Telemetry.sessionsStarted.unsafeUpdate(1, labels)
+      Telemetry.sessionsActive.unsafeUpdate(1, labels)
+      yield* Scope.addFinalizer(
+        yield* Effect.scope,
+        Effect.sync(() => Telemetry.sessionsActive.unsafeUpdate(-1, labels))
+      )
+      const launch = Launch.prepareLaunch(
+        options,
+        processEnv(),
+        SessionServices.asksPermissions(layers, options),
+        `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
+      )
       // Under a `Budget`, the session's channel and `send` share one guard for its account.
       const budget = yield* Effect.serviceOption(Budget)
       const guard = Option.isSome(budget)
         ? BudgetGuard.make(budget.value, yield* Accounts.resolve(budget.value, options))
         : undefined
       return yield* SessionServices.build(layers, launch, options).pipe(
+        // Over the services as they are: providing them would set and restore the fiber's context.
         Effect.flatMap((services) =>
-          AgentSession.make({
+          Open.open(services, {
             initialize: launch.initialize,
             sessionId: options.sessionId,
             closeGracePeriod: options.closeGracePeriod,
@@ -153,7 +162,7 @@ export const make = (layers: SessionServices.Layers): ClaudeAgentShape => {
             includeCommandLifecycle: options.includeCommandLifecycle,
             includeSessionState: options.includeSessionState,
             controlTimeout: options.controlTimeout
-          }).pipe(Effect.provide(services))
+          })
         ),
         (opening) => guard === undefined ? opening : Effect.provideService(opening, BudgetGuard.BudgetGuard, guard),
         Effect.withParentSpan(span)

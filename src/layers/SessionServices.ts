@@ -290,9 +290,9 @@ export const asksPermissions = <R>(layers: Layers, options: Options.Options<R>):
   layers.permissionHandler !== undefined || options.canUseTool !== undefined
 
 /**
- * Builds a session's services, one after the other, in a scope of their own forked from the
- * current one: closing it stops the callbacks, the control channel's reader and the process, in
- * that order. The layers given are built with one memo map (a layer two of them share is built
+ * Builds a session's services, one after the other, in the current scope when it closes its
+ * finalizers sequentially, and otherwise in a sequential scope forked from it: closing it stops the
+ * callbacks, the control channel's reader and the process, in that order. The layers given are built with one memo map (a layer two of them share is built
  * once), each with `SessionLaunch` and the services below it in context; a service with no layer
  * given is made by its constructor from the options. A session without a permission callback
  * gets no `PermissionHandler`.
@@ -320,7 +320,12 @@ export const build = <R>(
   options: Options.Options<R>
 ): Effect.Effect<Context.Context<Services>, SdkError, Scope.Scope | R> =>
   Effect.gen(function*() {
-    const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    // The services stop one after the other, in reverse: a session's scope closed sequentially
+    // (a query's, an `Effect.scoped`'s) holds them itself, any other gets a sequential child scope.
+    const parent = yield* Effect.scope
+    const scope = parent.strategy._tag === "Sequential"
+      ? parent
+      : yield* Scope.fork(parent, ExecutionStrategy.sequential)
     const memoMap = yield* Layer.makeMemoMap
     // One step: the given layer, or the default's constructor run in the same scope. The default
     // is not built as a layer: that costs a memo-map entry and a scope of its own per service per
@@ -388,7 +393,14 @@ export const build = <R>(
         )
       )
     const mcp = McpBridge.make(sdkServers(options))
-    const withMcp = Context.merge(withHooks, yield* step(McpBridge.McpBridge, layers.mcpBridge, mcp, withChannel))
+    // The default bridge needs the scope alone (its tools' services are the caller's): in the
+    // caller's own scope it runs as it is, with no context to provide around it.
+    const withMcp = Context.merge(
+      withHooks,
+      layers.mcpBridge === undefined && scope === parent
+        ? Context.make(McpBridge.McpBridge, yield* mcp)
+        : yield* step(McpBridge.McpBridge, layers.mcpBridge, mcp, withChannel)
+    )
     if (layers.permissionHandler !== undefined) {
       return Context.merge(withMcp, yield* buildOn(layers.permissionHandler, withChannel))
     }

@@ -3,7 +3,7 @@ import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { FileSystem } from "@effect/platform"
 import { SystemError } from "@effect/platform/Error"
-import { Chunk, Duration, Effect, Either, Layer, Logger, Option, Stream } from "effect"
+import { Chunk, Duration, Effect, Either, FastCheck as fc, Layer, Logger, Option, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -404,6 +404,25 @@ describe("options → env and initialize", () => {
       "mine"
     )
   })
+
+  it.prop(
+    "the merge is `{ ...parent, ...options.env }` without the removed and undefined variables, in that order",
+    {
+      parent: fc.dictionary(fc.constantFrom("PATH", "HOME", "FOO", "BAR", "NODE_OPTIONS", "CLAUDECODE"), fc.string()),
+      own: fc.dictionary(
+        fc.constantFrom("FOO", "BAR", "BAZ", "CLAUDECODE", "TRACEPARENT"),
+        fc.option(fc.string(), { nil: undefined })
+      )
+    },
+    ({ own, parent }) => {
+      const merged: Record<string, string | undefined> = { ...parent, ...own }
+      for (const key of Launch.removedEnv) delete merged[key]
+      const expected = Object.entries(merged).filter(([, value]) => value !== undefined)
+      const env = Launch.buildEnv(validated({ env: own }), parent, "00-trace")
+      expect(Object.entries(env).slice(0, expected.length)).toEqual(expected)
+      expect(env.TRACEPARENT).toBe(own.TRACEPARENT ?? "00-trace")
+    }
+  )
 
   it("sends the system prompt, agents and output schema in initialize", () => {
     expect(Launch.buildInitialize(validated({}))).toEqual({ systemPrompt: [""] })

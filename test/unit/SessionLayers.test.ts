@@ -3,7 +3,7 @@
 // in-memory fake CLI (a mock transport, no process), and check that the session really goes
 // through the replacement: the services are load-bearing, not decorative.
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Layer, Option, Predicate, Ref, Stream } from "effect"
+import { Deferred, Effect, ExecutionStrategy, Exit, Layer, Option, Predicate, Ref, Scope, Stream } from "effect"
 import * as AgentSession from "../../src/AgentSession.js"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as SessionServices from "../../src/layers/SessionServices.js"
@@ -99,6 +99,41 @@ describe("Transport is a layer swap", () => {
       const pid = yield* Effect.scoped(Effect.map(ClaudeAgent.session(), (s) => s.pid))
       expect(pid).toEqual(Option.some(777))
     }).pipe(Effect.provide(FakeCli.layerClaudeAgent({ pid: 777 }))))
+})
+
+describe("the services' lifetime", () => {
+  // Each service's layer logs its stop; the registry's logs its start and its end with yields in
+  // between, so stops run side by side would log the transport's in between.
+  const stops = (log: Ref.Ref<ReadonlyArray<string>>) => {
+    const stopped = (name: string) => Ref.update(log, (all) => [...all, name])
+    return {
+      transport: Layer.merge(FakeCli.layer(), Layer.scopedDiscard(Effect.addFinalizer(() => stopped("transport")))),
+      hookRegistry: Layer.scoped(
+        HookRegistry,
+        Effect.as(
+          Effect.addFinalizer(() =>
+            stopped("hooks").pipe(
+              Effect.zipRight(Effect.repeatN(Effect.yieldNow(), 10)),
+              Effect.zipRight(stopped("hooks"))
+            )
+          ),
+          HookRegistry.empty
+        )
+      )
+    }
+  }
+
+  it.effect("stop one after the other, the last built first, in a sequential scope and in a parallel one", () =>
+    Effect.gen(function*() {
+      for (const strategy of [ExecutionStrategy.sequential, ExecutionStrategy.parallel]) {
+        const log = yield* Ref.make<ReadonlyArray<string>>([])
+        const agent = ClaudeAgent.make(stops(log))
+        const scope = yield* Scope.make(strategy)
+        yield* Scope.extend(agent.session(), scope)
+        yield* Scope.close(scope, Exit.void)
+        expect(yield* Ref.get(log)).toEqual(["hooks", "hooks", "transport"])
+      }
+    }))
 })
 
 describe("ControlChannel is a layer swap", () => {

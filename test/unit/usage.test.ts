@@ -3,7 +3,7 @@
 // recordings of the real CLI and over random turns.
 import Anthropic from "@anthropic-ai/sdk"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, FastCheck as fc, Fiber, Metric, Option, PubSub, Ref, Stream } from "effect"
+import { Effect, FastCheck as fc, Fiber, Metric, MetricLabel, Option, PubSub, Ref, Stream } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
@@ -378,7 +378,7 @@ describe("spend metrics", () => {
     Effect.gen(function*() {
       const [turn] = Usage.fromMessages(recording("two-subagents"))
       if (turn === undefined) return expect.fail("no turn")
-      yield* Spend.record(turn)
+      Spend.record(turn, [])
       const value = (metric: Metric.Metric.Counter<number>, ...tags: ReadonlyArray<readonly [string, string]>) =>
         Metric.value(tags.reduce((m, [k, v]) => m.pipe(Metric.tagged(k, v)), metric)).pipe(Effect.map((s) => s.count))
       const model = ["model", "claude-opus-5-5"] as const
@@ -388,6 +388,12 @@ describe("spend metrics", () => {
       )
       expect(yield* value(Telemetry.agentTokens, ["agent", "main"], model, ["kind", "output"])).toBe(74)
       expect(yield* value(Telemetry.agentTokens, ["agent", "general-purpose"], model, ["kind", "input"])).toBe(2117)
+      // The labels given (the fiber's, as `Metric.update` reads them) tag every counter too.
+      Spend.record(turn, [MetricLabel.make("tenant", "spend-test")])
+      expect(
+        yield* value(Telemetry.agentTokens, ["agent", "main"], model, ["kind", "output"], ["tenant", "spend-test"])
+      )
+        .toBe(74)
     }))
 })
 

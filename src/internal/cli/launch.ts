@@ -182,23 +182,31 @@ const settingsArg = <R>(options: Options<R>): string | undefined => {
 
 export const buildEnv = <R>(
   options: Options<R>,
-  parentEnv: Readonly<Record<string, string | undefined>>
+  parentEnv: Readonly<Record<string, string | undefined>>,
+  traceparent?: string | undefined
 ): Record<string, string> => {
   // Merged over the parent's environment like the Python SDK (the official TS SDK replaces it):
-  // PATH, HOME and credentials keep working unless the caller overrides them.
-  const merged: Record<string, string | undefined> = { ...parentEnv, ...options.env }
-  for (const key of removedEnv) delete merged[key]
-  merged.CLAUDE_CODE_ENTRYPOINT = options.env?.CLAUDE_CODE_ENTRYPOINT ?? "sdk-ts"
-  merged.CLAUDE_AGENT_SDK_CLIENT_APP ??= clientApp
-  // The CLI then reports `session_state_changed`, which tells when a run is really idle.
-  merged.CLAUDE_CODE_SDK_READS_SESSION_STATE = "1"
-  if (options.enableFileCheckpointing === true) merged.CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING = "true"
-  const previewFormat = options.toolConfig?.askUserQuestion?.previewFormat
-  if (previewFormat !== undefined) merged.CLAUDE_CODE_QUESTION_PREVIEW_FORMAT = previewFormat
+  // PATH, HOME and credentials keep working unless the caller overrides them. One pass, in the
+  // order `{ ...parentEnv, ...options.env }` has: the environment has a hundred variables or more,
+  // and this runs per session.
+  const own = options.env ?? {}
   const env: Record<string, string> = {}
-  for (const [key, value] of Object.entries(merged)) {
-    if (value !== undefined) env[key] = value
+  const put = (key: string, value: string | undefined) => {
+    if (value !== undefined && !removedEnv.includes(key)) env[key] = value
   }
+  for (const key of Object.keys(parentEnv)) put(key, Object.hasOwn(own, key) ? own[key] : parentEnv[key])
+  for (const key of Object.keys(own)) {
+    if (!Object.hasOwn(parentEnv, key)) put(key, own[key])
+  }
+  env.CLAUDE_CODE_ENTRYPOINT = own.CLAUDE_CODE_ENTRYPOINT ?? "sdk-ts"
+  env.CLAUDE_AGENT_SDK_CLIENT_APP ??= clientApp
+  // The CLI then reports `session_state_changed`, which tells when a run is really idle.
+  env.CLAUDE_CODE_SDK_READS_SESSION_STATE = "1"
+  if (options.enableFileCheckpointing === true) env.CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING = "true"
+  const previewFormat = options.toolConfig?.askUserQuestion?.previewFormat
+  if (previewFormat !== undefined) env.CLAUDE_CODE_QUESTION_PREVIEW_FORMAT = previewFormat
+  // The session's trace, unless the environment names one already.
+  if (traceparent !== undefined) env.TRACEPARENT ??= traceparent
   return env
 }
 
@@ -255,14 +263,18 @@ const outputJsonSchema = <R>(options: Options<R>): unknown =>
     ? Either.getOrUndefined(objectJsonSchema(options.outputSchema.ast))
     : undefined
 
-/** Everything a transport needs to start the CLI for these (validated) options. */
+/**
+ * Everything a transport needs to start the CLI for these (validated) options. `traceparent` is
+ * the session's trace context, set as `TRACEPARENT` unless the environment has one.
+ */
 export const prepareLaunch = <R>(
   options: Options<R>,
   parentEnv: Readonly<Record<string, string | undefined>>,
-  stdioPermissions = options.canUseTool !== undefined
+  stdioPermissions = options.canUseTool !== undefined,
+  traceparent?: string | undefined
 ): Launch => ({
   args: buildArgs(options, stdioPermissions),
-  env: buildEnv(options, parentEnv),
+  env: buildEnv(options, parentEnv, traceparent),
   cwd: options.cwd,
   initialize: buildInitialize(options)
 })

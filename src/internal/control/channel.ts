@@ -83,12 +83,14 @@ export const make = (config: ControlChannelConfig) =>
     // the end of the CLI's output may never be seen). Both are no-ops once the reader has finished.
     // The error is made only when someone receives it: a `Schema.TaggedError` validates its fields
     // and captures a stack trace, and most sessions close with nothing pending and nobody reading on.
-    yield* Effect.addFinalizer(() =>
-      Effect.suspend(() => {
+    // The scope's own finalizer (no diff and patch of the fiber's refs around it).
+    yield* Scope.addFinalizer(
+      scope,
+      Effect.uninterruptible(Effect.suspend(() => {
         let closed: SessionClosedError | undefined
         const closedError = () => closed ??= new SessionClosedError({ reason: "ScopeClosed" })
         return Effect.zipRight(outbound.failPending(closedError), Effect.sync(() => queue.endLazily(closedError)))
-      })
+      }))
     )
 
     const shape: ControlChannelShape = {

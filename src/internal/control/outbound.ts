@@ -8,7 +8,19 @@
  *
  * @internal
  */
-import { Clock, Deferred, Duration, Effect, Either, Exit, FiberHandle, FiberId, Option, ParseResult } from "effect"
+import {
+  Clock,
+  Deferred,
+  Duration,
+  Effect,
+  Either,
+  Exit,
+  FiberHandle,
+  FiberId,
+  Option,
+  ParseResult,
+  Scope
+} from "effect"
 import type * as Control from "../../schema/Control.js"
 import { ControlError, OptionsError, TimeoutException } from "../../SdkError.js"
 import type { ControlChannelShape, RequestError, RequestOptions, StartOptions } from "../../services/ControlChannel.js"
@@ -237,9 +249,12 @@ export const make = (
         const done = Deferred.done(result, decoded)
         return onSettled === undefined ? done : Effect.uninterruptible(Effect.zipRight(onSettled(decoded), done))
       }
+      // The scope's own finalizer, uninterruptible as `Effect.addFinalizer`'s: no diff and patch
+      // of the fiber's refs around it.
       return Effect.flatMap(
-        send(descriptor, payload, options, complete),
-        (requestId) => Effect.as(Effect.addFinalizer(() => withdraw(requestId)), Deferred.await(result))
+        Effect.zip(send(descriptor, payload, options, complete), Effect.scope),
+        ([requestId, scope]) =>
+          Effect.as(Scope.addFinalizer(scope, Effect.uninterruptible(withdraw(requestId))), Deferred.await(result))
       )
     })
 

@@ -11,7 +11,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import type { Readable, Writable } from "node:stream"
-import { Duration, Effect, type Scope } from "effect"
+import { Duration, Effect, Scope } from "effect"
 import { CLIConnectionError, type CLINotFoundError } from "../../SdkError.js"
 import type { ExitStatus } from "../../services/Transport.js"
 import { startError } from "./errors.js"
@@ -170,14 +170,20 @@ const stop = <A>(options: Options<A>) => (process: Child<A>): Effect.Effect<void
 
 /**
  * Spawns the process in the current scope. The start and the stop sequence are one resource,
- * acquired and released atomically: no interruption can leave the process behind.
+ * acquired and released atomically: no interruption can leave the process behind. The stop is the
+ * scope's own finalizer, uninterruptible as `Effect.acquireRelease`'s release is, without the diff
+ * and patch of the fiber's refs that `acquireRelease` runs around it.
  *
  * @internal
  */
 export const spawnScoped = <A>(
   options: Options<A>
 ): Effect.Effect<Child<A>, CLINotFoundError | CLIConnectionError, Scope.Scope> =>
-  Effect.acquireRelease(start(options), stop(options))
+  Effect.uninterruptible(Effect.flatMap(Effect.scope, (scope) =>
+    Effect.tap(
+      start(options),
+      (process) => Scope.addFinalizer(scope, Effect.uninterruptible(stop(options)(process)))
+    )))
 
 /**
  * Ends what a process that failed left in its group (MCP servers, tool processes), as the

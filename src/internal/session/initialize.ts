@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { Cause, Deferred, Effect, Exit, Option, Predicate, type Scope } from "effect"
+import { Cause, Deferred, Effect, Exit, Option, Predicate, Scope } from "effect"
 import * as Control from "../../schema/Control.js"
 import * as Discovery from "../cli/discovery.js"
 import { OptionsError } from "../../SdkError.js"
@@ -203,7 +203,8 @@ export const handshake = <A>(
           Deferred.done(done, exit)
         )
       })
-    return Effect.as(Effect.addFinalizer(() => Deferred.interrupt(done)), {
+    // The scope's own finalizer: interrupting the wait reads nothing from the fiber's refs.
+    return Effect.as(Effect.flatMap(Effect.scope, (scope) => Scope.addFinalizer(scope, Deferred.interrupt(done))), {
       answered: () => answered,
       error: () => error,
       result: Deferred.await(done),

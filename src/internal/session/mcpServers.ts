@@ -88,9 +88,9 @@ export const make = (
   mcp: McpBridgeShape,
   controlTimeout: Duration.DurationInput | undefined
 ): Effect.Effect<AgentSession["setMcpServers"]> =>
-  Effect.map(
-    Effect.makeSemaphore(1),
-    (lock) => <R>(servers: McpServers<R>, options?: SetMcpServersOptions) =>
+  Effect.sync(() => {
+    const lock = Effect.unsafeMakeSemaphore(1)
+    return <R>(servers: McpServers<R>, options?: SetMcpServersOptions) =>
       Effect.gen(function*() {
         // The same checks as the `mcpServers` option, before anything is sent or changed.
         yield* Options.validate({ mcpServers: servers })
@@ -116,4 +116,4 @@ export const make = (
         }
         return reply
       }).pipe(lock.withPermits(1), Effect.withSpan("AgentSession.setMcpServers"))
-  )
+  })

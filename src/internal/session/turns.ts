@@ -9,9 +9,10 @@ import {
   Exit,
   FiberRef,
   Metric,
+  type MetricLabel,
   Option,
   Predicate,
-  type Scope,
+  Scope,
   Stream,
   SubscriptionRef,
   Tracer
@@ -20,7 +21,6 @@ import type { ControlChannelShape } from "../../services/ControlChannel.js"
 import * as Telemetry from "../../Telemetry.js"
 import type { Usage } from "../../Usage.js"
 import * as Drain from "../control/drain.js"
-import { each } from "../control/sequence.js"
 import * as Spend from "../usage/metrics.js"
 import { settledFor } from "../usage/tally.js"
 import * as Fold from "../usage/fold.js"
@@ -166,54 +166,62 @@ export const track = (
     // the run state; fed by the reader, it never does.
     const published = running.fed ? undefined : yield* SubscriptionRef.make(spent)
 
+    // The tracker's clock, whichever fiber finishes a turn or ends the spans.
+    const clock = yield* Effect.clock
+    // A result's metrics and span, in plain code: the metrics are updated in place with the
+    // labels `Metric.update` would read from the fiber (a dozen effects per turn otherwise).
+    const finishNow = (result: { readonly [key: string]: unknown }, labels: ReadonlyArray<MetricLabel.MetricLabel>) => {
+      const settled = settledFor(result)
+      if (settled !== undefined) Spend.record(settled.turn, labels)
+      spent = { seen: spent.seen + 1, usage: settled?.session ?? spent.usage }
+      const now = clock.unsafeCurrentTimeNanos()
+      const isError = result.is_error === true
+      const cost = numberAt(result, "total_cost_usd")
+      const input = numberAt(result, "usage", "input_tokens")
+      const output = numberAt(result, "usage", "output_tokens")
+      ;(isError ? failed : succeeded).unsafeUpdate(1, labels)
+      // The CLI's `total_cost_usd` is the session's so far: the turn's own cost is its `Usage`'s.
+      const turnCost = settled?.turn.costUsd ?? cost
+      if (turnCost !== undefined) Telemetry.costUsd.unsafeUpdate(turnCost, labels)
+      if (input !== undefined) Telemetry.inputTokens.unsafeUpdate(input, labels)
+      if (output !== undefined) Telemetry.outputTokens.unsafeUpdate(output, labels)
+      const errorType = isError ? (typeof result.subtype === "string" ? result.subtype : "_OTHER") : undefined
+      const prompted = open.shift()
+      opened()
+      const ms = prompted === undefined ? undefined : Number(now - prompted.at) / 1e6
+      const seconds = ms === undefined ? undefined : ms / 1000
+      GenAiMetrics.recordTurn(settled?.turn, seconds, running.requestModel, errorType, labels)
+      if (ms !== undefined) Telemetry.turnDuration.unsafeUpdate(ms, labels)
+      // A turn the CLI ran on its own is a span too where spans are recorded, so that the turns'
+      // spans add up to the session's spend; its calls sit under the session.
+      const turn = prompted?.span ?? agentSpans?.unprompted(result, turnName(running), Option.getOrUndefined(parent))
+      if (turn === undefined) return
+      if (prompted === undefined) {
+        for (const [key, value] of Object.entries(turnAttributes(running))) turn.attribute(key, value)
+        turn.attribute("claude.turn.prompted", false)
+      }
+      const attributes: Record<string, unknown> = {
+        "claude.result.subtype": result.subtype,
+        "claude.result.is_error": isError,
+        "claude.result.stop_reason": result.stop_reason,
+        "claude.result.num_turns": result.num_turns,
+        "claude.result.cost_usd": cost,
+        "claude.usage.input_tokens": input,
+        "claude.usage.output_tokens": output,
+        "claude.session_id": result.session_id
+      }
+      for (const [key, value] of Object.entries(attributes)) {
+        if (value !== undefined && value !== null) turn.attribute(key, value)
+      }
+      genAiAttributes(turn, result, settled?.turn)
+      if (errorType !== undefined) turn.attribute(GenAi.ERROR_TYPE, errorType)
+      turn.end(now, errorType === undefined ? Exit.void : Exit.fail(errorType))
+    }
     const finish = (result: { readonly [key: string]: unknown }) =>
-      Effect.gen(function*() {
-        const settled = settledFor(result)
-        if (settled !== undefined) yield* Spend.record(settled.turn)
-        spent = { seen: spent.seen + 1, usage: settled?.session ?? spent.usage }
-        if (published !== undefined) yield* SubscriptionRef.set(published, spent)
-        const now = yield* Clock.currentTimeNanos
-        const isError = result.is_error === true
-        const cost = numberAt(result, "total_cost_usd")
-        const input = numberAt(result, "usage", "input_tokens")
-        const output = numberAt(result, "usage", "output_tokens")
-        yield* Metric.increment(isError ? failed : succeeded)
-        // The CLI's `total_cost_usd` is the session's so far: the turn's own cost is its `Usage`'s.
-        const turnCost = settled?.turn.costUsd ?? cost
-        if (turnCost !== undefined) yield* Metric.incrementBy(Telemetry.costUsd, turnCost)
-        if (input !== undefined) yield* Metric.incrementBy(Telemetry.inputTokens, input)
-        if (output !== undefined) yield* Metric.incrementBy(Telemetry.outputTokens, output)
-        const errorType = isError ? (typeof result.subtype === "string" ? result.subtype : "_OTHER") : undefined
-        const prompted = open.shift()
-        opened()
-        const ms = prompted === undefined ? undefined : Number(now - prompted.at) / 1e6
-        const seconds = ms === undefined ? undefined : ms / 1000
-        yield* GenAiMetrics.recordTurn(settled?.turn, seconds, running.requestModel, errorType)
-        if (ms !== undefined) yield* Metric.update(Telemetry.turnDuration, ms)
-        // A turn the CLI ran on its own is a span too where spans are recorded, so that the turns'
-        // spans add up to the session's spend; its calls sit under the session.
-        const turn = prompted?.span ?? agentSpans?.unprompted(result, turnName(running), Option.getOrUndefined(parent))
-        if (turn === undefined) return
-        if (prompted === undefined) {
-          for (const [key, value] of Object.entries(turnAttributes(running))) turn.attribute(key, value)
-          turn.attribute("claude.turn.prompted", false)
-        }
-        const attributes: Record<string, unknown> = {
-          "claude.result.subtype": result.subtype,
-          "claude.result.is_error": isError,
-          "claude.result.stop_reason": result.stop_reason,
-          "claude.result.num_turns": result.num_turns,
-          "claude.result.cost_usd": cost,
-          "claude.usage.input_tokens": input,
-          "claude.usage.output_tokens": output,
-          "claude.session_id": result.session_id
-        }
-        for (const [key, value] of Object.entries(attributes)) {
-          if (value !== undefined && value !== null) turn.attribute(key, value)
-        }
-        genAiAttributes(turn, result, settled?.turn)
-        if (errorType !== undefined) turn.attribute(GenAi.ERROR_TYPE, errorType)
-        turn.end(now, errorType === undefined ? Exit.void : Exit.fail(errorType))
+      Effect.flatMap(FiberRef.get(FiberRef.currentMetricLabels), (labels) => {
+        finishNow(result, labels)
+        // Published last: a `usage` that waits for this result sees its turn's metrics and span.
+        return published === undefined ? Effect.void : SubscriptionRef.set(published, spent)
       })
 
     // Results the channel had counted before this point are not this tracker's to wait for.
@@ -221,7 +229,11 @@ export const track = (
     if (running.fed) {
       // On the reader's fiber, before the run state counts them: no fiber or subscription per
       // session, and `usage` is up to date with the run state.
-      running.onResults = (results) => each(results, finish)
+      running.onResults = (results) =>
+        Effect.flatMap(FiberRef.get(FiberRef.currentMetricLabels), (labels) => {
+          for (const result of results) finishNow(result, labels)
+          return Effect.void
+        })
     } else {
       // A pull loop rather than `Stream.runForEach`: its sink channel is set up once per session and
       // costs more than the loop (see ../control/drain.ts).
@@ -231,18 +243,21 @@ export const track = (
     // Spans that will see no `result` end failed: when the CLI's connection fails, with its error's
     // tag, and otherwise when the session closes.
     const endOpen = (errorType: string) =>
-      Effect.flatMap(Clock.currentTimeNanos, (now) =>
-        Effect.sync(() => {
-          agentSpans?.close(errorType)
-          for (const turn of open.splice(0)) {
-            turn.span.attribute("claude.turn.unfinished", true)
-            turn.span.attribute(GenAi.ERROR_TYPE, errorType)
-            turn.span.end(now, Exit.fail(errorType))
-          }
-          opened()
-        }))
-    // Results after the close are not this tracker's: the reader stops handing them over.
-    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        const now = clock.unsafeCurrentTimeNanos()
+        agentSpans?.close(errorType)
+        for (const turn of open.splice(0)) {
+          turn.span.attribute("claude.turn.unfinished", true)
+          turn.span.attribute(GenAi.ERROR_TYPE, errorType)
+          turn.span.end(now, Exit.fail(errorType))
+        }
+        opened()
+      })
+    // Results after the close are not this tracker's: the reader stops handing them over. The
+    // scope's own finalizer: it reads nothing from the fiber's refs, which `Effect.addFinalizer`
+    // would diff and patch around it.
+    yield* Scope.addFinalizer(
+      yield* Effect.scope,
       Effect.zipRight(Effect.sync(() => void (running.onResults = undefined)), endOpen(GenAi.ErrorType.sessionClosed))
     )
     if (agentSpans !== undefined) {

@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { Effect, Metric } from "effect"
+import { Metric, type MetricLabel } from "effect"
 import * as Telemetry from "../../Telemetry.js"
 import type { Usage } from "../../Usage.js"
 import * as GenAi from "./genai.js"
@@ -46,7 +46,8 @@ const duration = (requestModel: string | undefined, errorType: string | undefine
   })
 
 /**
- * Records a turn's duration and, when its spend is known, its tokens per model.
+ * Records a turn's duration and, when its spend is known, its tokens per model, with the fiber's
+ * metric labels (`FiberRef.currentMetricLabels`, as `Metric.update` reads them), in place.
  *
  * @internal
  */
@@ -54,18 +55,15 @@ export const recordTurn = (
   usage: Usage | undefined,
   seconds: number | undefined,
   requestModel: string | undefined,
-  errorType: string | undefined
-): Effect.Effect<void> =>
-  Effect.suspend(() => {
-    const effects: Array<Effect.Effect<void>> = []
-    if (seconds !== undefined) effects.push(Metric.update(duration(requestModel, errorType), seconds))
-    if (usage !== undefined) {
-      for (const model in usage.models) {
-        const spend = usage.models[model]
-        if (spend === undefined) continue
-        effects.push(Metric.update(tokens(requestModel, model, "input"), GenAi.inputTokens(spend)))
-        effects.push(Metric.update(tokens(requestModel, model, "output"), spend.outputTokens))
-      }
-    }
-    return Effect.all(effects, { discard: true })
-  })
+  errorType: string | undefined,
+  labels: ReadonlyArray<MetricLabel.MetricLabel>
+): void => {
+  if (seconds !== undefined) duration(requestModel, errorType).unsafeUpdate(seconds, labels)
+  if (usage === undefined) return
+  for (const model in usage.models) {
+    const spend = usage.models[model]
+    if (spend === undefined) continue
+    tokens(requestModel, model, "input").unsafeUpdate(GenAi.inputTokens(spend), labels)
+    tokens(requestModel, model, "output").unsafeUpdate(spend.outputTokens, labels)
+  }
+}

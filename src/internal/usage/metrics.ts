@@ -3,7 +3,7 @@
  *
  * @internal
  */
-import { Effect, Metric } from "effect"
+import { Metric, type MetricLabel } from "effect"
 import * as Telemetry from "../../Telemetry.js"
 import type { AgentUsage, Spend, Usage } from "../../Usage.js"
 
@@ -44,25 +44,29 @@ const countersFor = (agent: string, model: string): Counters => {
   return found
 }
 
-const recordOne = (agent: string, model: string, spend: Spend, out: Array<Effect.Effect<void>>): void => {
+const recordOne = (
+  agent: string,
+  model: string,
+  spend: Spend,
+  labels: ReadonlyArray<MetricLabel.MetricLabel>
+): void => {
   const counters = countersFor(agent, model)
-  if (spend.costUsd !== 0) out.push(Metric.incrementBy(counters.cost, spend.costUsd))
+  if (spend.costUsd !== 0) counters.cost.unsafeUpdate(spend.costUsd, labels)
   KINDS.forEach(([, field], i) => {
     const counter = counters.tokens[i]
-    if (spend[field] !== 0 && counter !== undefined) out.push(Metric.incrementBy(counter, spend[field]))
+    if (spend[field] !== 0 && counter !== undefined) counter.unsafeUpdate(spend[field], labels)
   })
 }
 
 /**
- * Records a turn's spend on `Telemetry.agentCostUsd` and `Telemetry.agentTokens`.
+ * Records a turn's spend on `Telemetry.agentCostUsd` and `Telemetry.agentTokens`, with the fiber's
+ * metric labels (`FiberRef.currentMetricLabels`, as `Metric.incrementBy` reads them), in place.
  *
  * @internal
  */
-export const record = (usage: Usage): Effect.Effect<void> => {
-  const effects: Array<Effect.Effect<void>> = []
+export const record = (usage: Usage, labels: ReadonlyArray<MetricLabel.MetricLabel>): void => {
   for (const agent of [usage.main, ...usage.subagents, usage.unattributed]) {
     const label = agentLabel(agent)
-    for (const [model, spend] of Object.entries(agent.models)) recordOne(label, model, spend, effects)
+    for (const [model, spend] of Object.entries(agent.models)) recordOne(label, model, spend, labels)
   }
-  return effects.length === 0 ? Effect.void : Effect.all(effects, { discard: true })
 }
