@@ -360,6 +360,37 @@ const decodeCallToolParams = Guard.lazily(() =>
 const decodeInitializeParams = Guard.lazily(() => Schema.decodeUnknownOption(InitializeParams))
 const decodeCancelledParams = Guard.lazily(() => Schema.decodeUnknownEither(CancelledParams))
 
+interface ToolCallRequest {
+  readonly id: string | number | null
+  readonly name: string
+  readonly args: unknown
+  readonly _meta: unknown
+}
+
+// A `tools/call` request as the CLI sends it, read in plain code: a plain object with `jsonrpc:
+// "2.0"`, `method: "tools/call"`, a string or number id, and a plain object of params with a
+// string `name`. Such a message is what `JsonRpcMessage` and then `CallToolParams` accept as they
+// are (the bridge's property test checks that both paths answer alike); any other message goes
+// through them. `undefined` for anything but a `tools/call` request.
+const readToolCall = (message: unknown): ToolCallRequest | undefined => {
+  const envelope = Guard.plainObject(message)
+  if (envelope !== undefined && envelope.jsonrpc === "2.0" && envelope.method === "tools/call") {
+    const id = envelope.id
+    const params = Guard.plainObject(envelope.params)
+    if ((typeof id === "string" || typeof id === "number") && params !== undefined) {
+      const name = params.name
+      if (typeof name === "string") return { id, name, args: params.arguments, _meta: params._meta }
+    }
+  }
+  const decoded = decodeJsonRpcMessage(message)
+  if (Either.isLeft(decoded) || decoded.right.method !== "tools/call") return undefined
+  const id = decoded.right.id
+  if (id === undefined) return undefined
+  const params = decodeCallToolParams(decoded.right.params)
+  if (Either.isLeft(params)) return undefined
+  return { id, name: params.right.name, args: params.right.arguments, _meta: params.right._meta }
+}
+
 /**
  * Builds a bridge serving the given in-process MCP servers, and those `setServers` puts in their
  * place later. The services `R` the tools need are captured here and provided to every tool call;
@@ -431,13 +462,9 @@ const fastToolCall = (
 ): Omit<Captured.Spanned, "_tag" | "provided"> | undefined => {
   const entry = served().get(server_name)
   if (entry === undefined) return undefined
-  const decoded = decodeJsonRpcMessage(message)
-  if (Either.isLeft(decoded) || decoded.right.method !== "tools/call") return undefined
-  const id = decoded.right.id
-  if (id === undefined) return undefined
-  const params = decodeCallToolParams(decoded.right.params)
-  if (Either.isLeft(params)) return undefined
-  const { name, arguments: args, _meta } = params.right
+  const call = readToolCall(message)
+  if (call === undefined) return undefined
+  const { _meta, args, id, name } = call
   const tool = entry.byName.get(name)
   const span = entry.spans.get(name)
   if (tool === undefined || span === undefined) return undefined

@@ -3,7 +3,7 @@
 // cancellation (notifications/cancelled, control_cancel_request, a server's removal), the
 // tool's services and spans.
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Fiber, Layer, Schema, type Scope, type Tracer } from "effect"
+import { Context, Deferred, Effect, FastCheck as fc, Fiber, Layer, Schema, type Scope, type Tracer } from "effect"
 import * as McpServer from "../../src/McpServer.js"
 import * as Control from "../../src/schema/Control.js"
 import { ControlChannel } from "../../src/services/ControlChannel.js"
@@ -98,6 +98,75 @@ describe("McpBridge through the control channel", () => {
         expect(tool?.status._tag).toBe("Ended")
       })
     ))
+
+  // The channel reads a `tools/call` in plain code and leaves other shapes to the Schemas, which
+  // a direct call of the handler goes through: both must answer every message alike.
+  it.scoped("any message is answered through the channel as the handler answers it directly", () =>
+    Effect.gen(function*() {
+      const { bridge, cli } = yield* setUp
+      const scalar = fc.oneof(fc.string({ maxLength: 4 }), fc.integer(), fc.constant(null), fc.boolean())
+      const value = fc.oneof(
+        scalar,
+        fc.array(scalar, { maxLength: 2 }),
+        fc.dictionary(fc.constantFrom("name", "x"), scalar)
+      )
+      const message = fc.oneof(
+        {
+          weight: 4,
+          arbitrary: fc.record({
+            jsonrpc: fc.oneof({ weight: 4, arbitrary: fc.constant("2.0") }, { weight: 1, arbitrary: value }),
+            id: fc.oneof(fc.integer({ min: 100 }), fc.string({ maxLength: 4 }), value),
+            method: fc.oneof({
+              weight: 4,
+              arbitrary: fc.constantFrom("tools/call", "tools/call", "ping", "tools/call ")
+            }, {
+              weight: 1,
+              arbitrary: value
+            }),
+            params: fc.oneof(
+              {
+                weight: 4,
+                arbitrary: fc.record({
+                  name: fc.oneof({ weight: 4, arbitrary: fc.constantFrom("greet", "greet", "dying", "nope") }, {
+                    weight: 1,
+                    arbitrary: value
+                  }),
+                  arguments: fc.oneof(fc.record({ name: fc.string({ maxLength: 4 }) }), value),
+                  _meta: fc.oneof(fc.record({ "claudecode/toolUseId": fc.string({ maxLength: 4 }) }), value)
+                }, { requiredKeys: ["name"] })
+              },
+              { weight: 1, arbitrary: value }
+            )
+          }, { requiredKeys: ["jsonrpc", "method", "params"] })
+        },
+        { weight: 1, arbitrary: value }
+      )
+      const messages = fc.sample(message, 400).map((m) => JSON.parse(JSON.stringify(m)))
+      const fast = messages.filter((m) =>
+        m?.jsonrpc === "2.0" && m?.method === "tools/call" && m?.params?.name === "greet"
+      )
+        .length
+      expect(fast).toBeGreaterThan(10)
+      let n = 0
+      for (const m of messages) {
+        const payload = { server_name: "srv", message: m }
+        const direct = yield* bridge.handleMessage(payload, `d-${n}`)
+        const answer = yield* cli.requestRaw({ subtype: "mcp_message", ...payload }, `p-${n++}`)
+        expect({ message: m, answer: answer.response }).toEqual({ message: m, answer: direct })
+      }
+    }).pipe(Effect.provide(env)))
+
+  it.scoped("with tracing off, a tool call is still answered, and its spans are not recorded", () =>
+    traced((spans) =>
+      Effect.gen(function*() {
+        const { cli } = yield* setUp
+        const answer = yield* cli.requestRaw(call(3, "greet", { name: "Bo" }), "r-3")
+        expect(answer).toMatchObject({
+          response: { mcp_response: { id: 3, result: { content: [{ type: "text", text: "hello, Bo" }] } } }
+        })
+        expect(spans.filter((s) => s.name === "Tool.greet")).toEqual([])
+      })
+    ).pipe(Effect.withTracerEnabled(false)))
 
   it.scoped("a tool that dies is answered with -32603, its span ended with the defect", () =>
     traced((spans) =>

@@ -452,6 +452,16 @@ export const flatStructAccepts = (ast: SchemaAST.AST): (u: unknown) => boolean =
 }
 
 /**
+ * `u` when it is a plain object (a JSON object's prototype, or none), for a check written by hand
+ * that accepts a Schema's common shape and leaves anything else to the Schema; `undefined`
+ * otherwise.
+ *
+ * @internal
+ */
+export const plainObject = (u: unknown): { readonly [key: PropertyKey]: unknown } | undefined =>
+  isObject(u) && isPlain(u) ? u : undefined
+
+/**
  * A unary function built on its first call rather than where it is defined: a parser
  * (`Schema.decodeUnknown(schema)`, `Schema.is(schema)`, `fastPath(…)`) walks its whole Schema when
  * made, and a module's parsers are defined at import, when the process may never parse what they
