@@ -481,7 +481,14 @@ const fastToolCall = (
         inFlight.set(key, fiber)
         // An interruption skips the branches below.
         fiber.addObserver(release)
-        return Effect.matchCauseEffect(Effect.suspend(() => tool.call(args ?? {}, toolUseIdOf(_meta))), {
+        // A `call` that throws instead of failing: the tool died (answered as `onFailure` says).
+        let called: Effect.Effect<Tool.ToolResult, never, unknown>
+        try {
+          called = tool.call(args ?? {}, toolUseIdOf(_meta))
+        } catch (defect) {
+          called = Effect.die(defect)
+        }
+        return Effect.matchCauseEffect(called, {
           onSuccess: (result) => {
             release()
             end(Exit.succeed(result))

@@ -52,7 +52,16 @@ const tools = Effect.gen(function*() {
     parameters: Schema.Struct({}),
     handler: () => Effect.die(new Error("kaboom"))
   })
-  return { tools: [greet, blocking, dying], started, interrupted }
+  // A tool written by hand whose `call` throws rather than returning an effect.
+  const thrower: Tool.Tool = {
+    name: "thrower",
+    description: "Throws",
+    inputSchema: { type: "object", properties: {} },
+    call: () => {
+      throw new Error("thrown")
+    }
+  }
+  return { tools: [greet, blocking, dying, thrower], started, interrupted }
 })
 
 const setUp = Effect.gen(function*() {
@@ -127,7 +136,10 @@ describe("McpBridge through the control channel", () => {
               {
                 weight: 4,
                 arbitrary: fc.record({
-                  name: fc.oneof({ weight: 4, arbitrary: fc.constantFrom("greet", "greet", "dying", "nope") }, {
+                  name: fc.oneof({
+                    weight: 4,
+                    arbitrary: fc.constantFrom("greet", "greet", "dying", "thrower", "nope")
+                  }, {
                     weight: 1,
                     arbitrary: value
                   }),
@@ -180,6 +192,21 @@ describe("McpBridge through the control channel", () => {
           }
         })
         const tool = spans.find((s) => s.name === "Tool.dying")
+        expect(tool?.status._tag === "Ended" && tool.status.exit._tag).toBe("Failure")
+      })
+    ))
+
+  it.scoped("a tool whose call throws is answered with -32603, its span ended with the defect", () =>
+    traced((spans) =>
+      Effect.gen(function*() {
+        const { cli } = yield* setUp
+        const answer = yield* cli.requestRaw(call(4, "thrower", {}), "r-4")
+        expect(answer).toMatchObject({
+          response: {
+            mcp_response: { id: 4, error: { code: -32603, message: "Internal error in tool thrower: thrown" } }
+          }
+        })
+        const tool = spans.find((s) => s.name === "Tool.thrower")
         expect(tool?.status._tag === "Ended" && tool.status.exit._tag).toBe("Failure")
       })
     ))
