@@ -14,6 +14,7 @@ import { execFileSync } from "node:child_process"
 import { existsSync } from "node:fs"
 import { resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { cell } from "./quartiles.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const CLI = fileURLToPath(new URL("../fixtures/bench-cli.mjs", import.meta.url))
@@ -91,13 +92,6 @@ for (let round = 0; round < reps; round++) {
     target.cpu.push(sample.cpu)
   }
 }
-
-const quantile = (values: ReadonlyArray<number>, q: number): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.round((sorted.length - 1) * q)] ?? Number.NaN
-}
-const cell = (values: ReadonlyArray<number>): string =>
-  `${quantile(values, 0.5).toFixed(1)} (${quantile(values, 0.25).toFixed(1)}–${quantile(values, 0.75).toFixed(1)})`
 
 process.stdout.write(`${reps} fresh processes per row, alternated; ms, median (quartiles)\n`)
 process.stdout.write("| build | query() → first message | CPU until then |\n|---|---|---|\n")

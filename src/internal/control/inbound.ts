@@ -91,28 +91,11 @@ const inboundDetails = (request: { readonly [key: string]: unknown }): Record<st
   return details
 }
 
-// Property types whose values a struct's encoding passes on as they are (nothing inside them is
-// dropped or transformed).
-const isFlat = (ast: SchemaAST.AST): boolean => {
-  switch (ast._tag) {
-    case "UnknownKeyword":
-    case "StringKeyword":
-    case "NumberKeyword":
-    case "BooleanKeyword":
-    case "UndefinedKeyword":
-    case "Literal":
-      return true
-    case "Union":
-      return ast.types.every(isFlat)
-    default:
-      return false
-  }
-}
-
 // The property names of a struct with no index signature and flat properties: a plain object
 // with no other property is its own encoding when valid. `undefined` for any other Schema.
 const namedOnly = (ast: SchemaAST.AST): ReadonlySet<PropertyKey> | undefined =>
-  ast._tag === "TypeLiteral" && ast.indexSignatures.length === 0 && ast.propertySignatures.every((p) => isFlat(p.type))
+  ast._tag === "TypeLiteral" && ast.indexSignatures.length === 0 &&
+    ast.propertySignatures.every((p) => Guard.flat(p.type))
     ? new Set(ast.propertySignatures.map((p) => p.name))
     : undefined
 

@@ -395,10 +395,14 @@ export const fastPath = <T, X, E>(
   return (u) => is(u) ? Either.right(u) : parse(u)
 }
 
-// A type with no struct, declaration, transformation or suspension inside: keywords, literals,
-// and unions, refinements and tuples of them. Parsing one keeps the value as it is, whatever the
-// parse options (`onExcessProperty` has no struct to apply to), so its guard decides the parse.
-const flat = (ast: SchemaAST.AST): boolean => {
+/**
+ * A type with no struct, declaration, transformation or suspension inside: keywords, literals,
+ * and unions, refinements and tuples of them. Parsing one keeps the value as it is, whatever the
+ * parse options (`onExcessProperty` has no struct to apply to), so its guard decides the parse.
+ *
+ * @internal
+ */
+export const flat = (ast: SchemaAST.AST): boolean => {
   switch (ast._tag) {
     case "StringKeyword":
     case "NumberKeyword":
