@@ -3,7 +3,7 @@ import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { FileSystem } from "@effect/platform"
 import { SystemError } from "@effect/platform/Error"
-import { Chunk, Duration, Effect, Either, FastCheck as fc, Layer, Logger, Option, Stream } from "effect"
+import { Chunk, Duration, Effect, Either, Exit, FastCheck as fc, Layer, Logger, Option, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -13,6 +13,7 @@ import { decodePositiveDuration } from "../../src/internal/schema/duration.js"
 import * as Launch from "../../src/internal/cli/launch.js"
 import * as McpServer from "../../src/McpServer.js"
 import * as Permission from "../../src/Permission.js"
+import * as SpanTree from "../../src/SpanTree.js"
 import * as Control from "../../src/schema/Control.js"
 import * as Options from "../../src/schema/Options.js"
 
@@ -454,6 +455,18 @@ describe("CLI discovery", () => {
       expect(missing.searched).toEqual([path.join(dir, "nope")])
       expect(missing.message).toContain("pathToClaudeCodeExecutable")
       fs.rmSync(dir, { recursive: true })
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.effect("runs in a span ClaudeAgent.findCli, which ends failed when the CLI is missing", () =>
+    Effect.gen(function*() {
+      const recorder = yield* SpanTree.record
+      const missing = path.join(os.tmpdir(), `eca-missing-${Date.now()}`, "claude")
+      const error = yield* Effect.flip(Discovery.findCli(missing, {}).pipe(Effect.withTracer(recorder.tracer)))
+      expect(error._tag).toBe("CLINotFoundError")
+      const spans = recorder.spans.filter((span) => span.name === "ClaudeAgent.findCli")
+      expect(spans).toHaveLength(1)
+      const status = spans[0]?.status
+      expect(status?._tag === "Ended" && Exit.isFailure(status.exit)).toBe(true)
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("finds the binary of @anthropic-ai/claude-code in node_modules before PATH", () =>

@@ -97,11 +97,7 @@ const usable = (fs: FileSystem.FileSystem, file: string) =>
 
 const searched = new Map<string, string>()
 
-/**
- * Resolves the executable. `explicit` is the `pathToClaudeCodeExecutable` option; `env` is the
- * child's environment (it may set `CLAUDE_CODE_PATH` and `PATH`).
- */
-export const findCli = Effect.fn("ClaudeAgent.findCli")(function*(
+const resolve = Effect.fnUntraced(function*(
   explicit: string | undefined,
   env: Readonly<Record<string, string | undefined>>
 ) {
@@ -132,6 +128,17 @@ export const findCli = Effect.fn("ClaudeAgent.findCli")(function*(
   }
   return yield* new CLINotFoundError({ searched: list, reason: "no claude executable in any searched location" })
 })
+
+/**
+ * Resolves the executable. `explicit` is the `pathToClaudeCodeExecutable` option; `env` is the
+ * child's environment (it may set `CLAUDE_CODE_PATH` and `PATH`). It runs once per session: its
+ * span has no call-site stack trace (`Effect.fn`'s costs an `Error` per call).
+ */
+export const findCli = (
+  explicit: string | undefined,
+  env: Readonly<Record<string, string | undefined>>
+): Effect.Effect<string, CLINotFoundError, FileSystem.FileSystem | Path.Path> =>
+  Effect.withSpan(resolve(explicit, env), "ClaudeAgent.findCli", { captureStackTrace: false })
 
 /** How the CLI is started: the command, and the arguments before the CLI's own. */
 export interface Invocation {
