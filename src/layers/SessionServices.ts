@@ -116,10 +116,13 @@ export type Services =
   | HookRegistry.HookRegistry
   | McpBridge.McpBridge
 
-// Finds the CLI and spawns it with the session's launch.
-const makeSubprocessTransport = Effect.gen(function*() {
-  const { launch, options } = yield* SessionLaunch
-  const cli = yield* Discovery.findCli(options.pathToClaudeCodeExecutable, launch.env)
+// Finds the CLI and spawns it with the session's launch, in the scope of the context.
+const spawnCli = Effect.fnUntraced(function*(
+  { launch, options }: Context.Tag.Service<SessionLaunch>,
+  fs: FileSystem.FileSystem,
+  path: Path.Path
+) {
+  const cli = yield* Discovery.findCliWith(fs, path, options.pathToClaudeCodeExecutable, launch.env)
   // A JavaScript CLI runs under `executable` (node by default), like the official SDK does.
   const { args, command } = Discovery.invocation(cli, options.executable, options.executableArgs)
   const transport = yield* Transport.makeSubprocess({
@@ -139,6 +142,10 @@ const makeSubprocessTransport = Effect.gen(function*() {
     yield* Effect.forkScoped(Discovery.checkVersion(command, launch.env, args, reported))
   }
   return transport
+})
+
+const makeSubprocessTransport = Effect.gen(function*() {
+  return yield* spawnCli(yield* SessionLaunch, yield* FileSystem.FileSystem, yield* Path.Path)
 })
 
 /**
@@ -191,18 +198,25 @@ export const subprocessTransportWith = (
 ): Layer.Layer<Transport, SdkError, SessionLaunch> => {
   const picked = Context.pick(FileSystem.FileSystem, Path.Path)(services)
   const layer = subprocessTransport.pipe(Layer.provide(Layer.succeedContext(picked)))
-  direct.set(
-    layer,
-    (below, scope) =>
-      Effect.provide(makeSubprocessTransport, Context.add(Context.merge(below, picked), Scope.Scope, scope))
-  )
+  const fs = Context.get(picked, FileSystem.FileSystem)
+  const path = Context.get(picked, Path.Path)
+  // In the caller's own scope it runs as it is: providing the context would set and restore the
+  // fiber's (the CLI's stderr callbacks and the version check need none of it).
+  direct.set(layer, (below, scope, callers) => {
+    const spawn = spawnCli(Context.get(below, SessionLaunch), fs, path)
+    return callers ? spawn : Scope.extend(spawn, scope)
+  })
   return layer
 }
 
 // Layers made by this module whose service is made by a known effect: built by running it.
 const direct = new WeakMap<
   Layer.Layer<Transport, SdkError, SessionLaunch>,
-  (below: Context.Context<SessionLaunch>, scope: Scope.Scope) => Effect.Effect<Context.Tag.Service<Transport>, SdkError>
+  (
+    below: Context.Context<SessionLaunch>,
+    scope: Scope.Scope,
+    callers: boolean
+  ) => Effect.Effect<Context.Tag.Service<Transport>, SdkError, Scope.Scope>
 >()
 
 /**
@@ -368,7 +382,7 @@ export const build = <R>(
       base,
       transport === undefined
         ? yield* buildOn(layers.transport, base)
-        : Context.make(Transport, yield* transport(base, scope))
+        : Context.make(Transport, yield* transport(base, scope, scope === parent))
     )
     const channel = ControlChannel.make({
       controlTimeout: options.controlTimeout,

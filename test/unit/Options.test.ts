@@ -3,7 +3,21 @@ import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { FileSystem } from "@effect/platform"
 import { SystemError } from "@effect/platform/Error"
-import { Chunk, Duration, Effect, Either, Exit, FastCheck as fc, Layer, Logger, Option, Stream } from "effect"
+import {
+  Chunk,
+  Duration,
+  Effect,
+  Either,
+  ExecutionStrategy,
+  Exit,
+  FastCheck as fc,
+  Layer,
+  Logger,
+  Option,
+  Scope,
+  Stream,
+  type Tracer
+} from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -594,6 +608,52 @@ describe("CLI discovery", () => {
       expect(runs).not.toContain("-v")
       fs.rmSync(dir, { recursive: true })
     }))
+})
+
+describe("CLI discovery in a session", () => {
+  const benchCli = new URL("../../scripts/fixtures/bench-cli.mjs", import.meta.url).pathname
+  const layer = ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer))
+  // The session's span is the parent of findCli and of the version check (forked by the transport's
+  // constructor; only the first session of a CLI checks).
+  const underSession = (spans: ReadonlyArray<Tracer.Span>) => {
+    const session = spans.find((span) => span.name === "ClaudeAgent.session")
+    const parentOf = (span: Tracer.Span) => Option.isSome(span.parent) ? span.parent.value.spanId : undefined
+    const discovery = spans.filter((span) =>
+      span.name === "ClaudeAgent.findCli" || span.name === "ClaudeAgent.checkVersion"
+    )
+    expect(session).toBeDefined()
+    expect(discovery.map((span) => span.name)).toContain("ClaudeAgent.findCli")
+    expect(discovery.map(parentOf)).toEqual(discovery.map(() => session?.spanId))
+  }
+
+  it.live("runs under the session's span, in a scope closed in sequence or in parallel", () =>
+    Effect.gen(function*() {
+      for (const strategy of [ExecutionStrategy.sequential, ExecutionStrategy.parallel]) {
+        const recorder = yield* SpanTree.record
+        const scope = yield* Scope.make(strategy)
+        const session = yield* Scope.extend(
+          // A parallel close can wait out the grace period for the CLI's exit (not this test's subject).
+          ClaudeAgent.session({ pathToClaudeCodeExecutable: benchCli, closeGracePeriod: "100 millis" }),
+          scope
+        ).pipe(Effect.withTracer(recorder.tracer))
+        yield* session.send("bench {\"kind\":\"echo\"}")
+        const messages = yield* session.messages.pipe(
+          Stream.takeUntil((m) => m.type === "result"),
+          Stream.runCollect
+        )
+        expect(Chunk.some(messages, (m) => m.type === "result")).toBe(true)
+        yield* Scope.close(scope, Exit.void)
+        underSession(recorder.spans)
+      }
+    }).pipe(Effect.provide(layer)))
+
+  it.live("a missing explicit path fails the session with CLINotFoundError", () =>
+    Effect.gen(function*() {
+      const missing = path.join(os.tmpdir(), `eca-missing-${Date.now()}`, "claude")
+      const error = yield* Effect.flip(Effect.scoped(ClaudeAgent.session({ pathToClaudeCodeExecutable: missing })))
+      expect(error._tag).toBe("CLINotFoundError")
+      expect(error.message).toContain("pathToClaudeCodeExecutable")
+    }).pipe(Effect.provide(layer)))
 })
 
 describe("the official SDK's options", () => {

@@ -49,8 +49,10 @@ const ancestors = (path: Path.Path, start: string): Array<string> => {
 }
 
 /** The candidate paths, in the order they are tried (without the explicit ones). */
-export const candidates = Effect.fnUntraced(function*(env: Readonly<Record<string, string | undefined>>) {
-  const path = yield* Path.Path
+export const candidates = (env: Readonly<Record<string, string | undefined>>) =>
+  Effect.flatMap(Path.Path, (path) => candidatesWith(path, env))
+
+const candidatesWith = Effect.fnUntraced(function*(path: Path.Path, env: Readonly<Record<string, string | undefined>>) {
   const host = hostProcess()
   const exe = host.platform === "win32" ? "claude.exe" : "claude"
   const platformPackages = [
@@ -98,10 +100,11 @@ const usable = (fs: FileSystem.FileSystem, file: string) =>
 const searched = new Map<string, string>()
 
 const resolve = Effect.fnUntraced(function*(
+  fs: FileSystem.FileSystem,
+  path: Path.Path,
   explicit: string | undefined,
   env: Readonly<Record<string, string | undefined>>
 ) {
-  const fs = yield* FileSystem.FileSystem
   const chosen = explicit ?? env.CLAUDE_CODE_PATH
   if (chosen !== undefined) {
     const exists = yield* fs.exists(chosen).pipe(Effect.orElseSucceed(() => false))
@@ -119,7 +122,7 @@ const resolve = Effect.fnUntraced(function*(
   const found = searched.get(key)
   if (found !== undefined && (yield* usable(fs, found))) return found
   searched.delete(key)
-  const list = yield* candidates(env)
+  const list = yield* candidatesWith(path, env)
   for (const file of list) {
     if (yield* usable(fs, file)) {
       searched.set(key, file)
@@ -138,7 +141,19 @@ export const findCli = (
   explicit: string | undefined,
   env: Readonly<Record<string, string | undefined>>
 ): Effect.Effect<string, CLINotFoundError, FileSystem.FileSystem | Path.Path> =>
-  Effect.withSpan(resolve(explicit, env), "ClaudeAgent.findCli", { captureStackTrace: false })
+  Effect.flatMap(
+    FileSystem.FileSystem,
+    (fs) => Effect.flatMap(Path.Path, (path) => findCliWith(fs, path, explicit, env))
+  )
+
+/** `findCli` with its file system and path services given (a caller that holds them needs no context). */
+export const findCliWith = (
+  fs: FileSystem.FileSystem,
+  path: Path.Path,
+  explicit: string | undefined,
+  env: Readonly<Record<string, string | undefined>>
+): Effect.Effect<string, CLINotFoundError> =>
+  Effect.withSpan(resolve(fs, path, explicit, env), "ClaudeAgent.findCli", { captureStackTrace: false })
 
 /** How the CLI is started: the command, and the arguments before the CLI's own. */
 export interface Invocation {
