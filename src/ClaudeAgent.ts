@@ -10,7 +10,7 @@
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
-import { Context, Effect, FiberRef, Layer, Option, type Schema, Scope, Stream } from "effect"
+import { Context, Effect, ExecutionStrategy, FiberRef, Layer, Option, type Schema, Scope, Stream } from "effect"
 import { dual } from "effect/Function"
 import type * as AgentSession from "./AgentSession.js"
 import { Budget } from "./Budget.js"
@@ -111,9 +111,7 @@ export class ClaudeAgent extends Context.Tag("effect-claude-agent/ClaudeAgent")<
  * @category constructors
  */
 export const make = (layers: SessionServices.Layers): ClaudeAgentShape => {
-  const session = <R = never>(
-    input: Options.Options<R> = {}
-  ): Effect.Effect<AgentSession.AgentSession, SdkError, Scope.Scope | R> =>
+  const open = <R>(input: Options.Options<R>): Effect.Effect<AgentSession.AgentSession, SdkError, Scope.Scope | R> =>
     Effect.gen(function*() {
       const validated = yield* Options.validate(input)
       const store = validated.sessionStore
@@ -168,6 +166,18 @@ export const make = (layers: SessionServices.Layers): ClaudeAgentShape => {
         Effect.withParentSpan(span)
       )
     })
+
+  // A session's finalizers depend on their order: its close waits for the CLI's `idle` through the
+  // control channel's reader and then ends stdin, before the channel and the process stop. A scope
+  // that runs its finalizers in parallel would race them (the reader stopped first, the close then
+  // waiting out its grace period), so such a scope gets a sequential child holding the session.
+  const session = <R = never>(
+    input: Options.Options<R> = {}
+  ): Effect.Effect<AgentSession.AgentSession, SdkError, Scope.Scope | R> =>
+    Effect.flatMap(Effect.scope, (scope) =>
+      scope.strategy._tag === "Sequential"
+        ? open(input)
+        : Effect.flatMap(Scope.fork(scope, ExecutionStrategy.sequential), (child) => Scope.extend(open(input), child)))
 
   return { session, query: Query.fromSessions(session) }
 }

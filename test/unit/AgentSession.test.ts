@@ -1,9 +1,25 @@
 // Unit tests of sessions and queries over the in-memory fake CLI (a mock transport, no process).
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Duration, Effect, Exit, Fiber, Logger, LogLevel, Option, Ref, Scope, Stream } from "effect"
+import {
+  Chunk,
+  Deferred,
+  Duration,
+  Effect,
+  ExecutionStrategy,
+  Exit,
+  Fiber,
+  Layer,
+  Logger,
+  LogLevel,
+  Option,
+  Ref,
+  Scope,
+  Stream
+} from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Control from "../../src/schema/Control.js"
 import * as Message from "../../src/schema/Message.js"
+import { Transport } from "../../src/services/Transport.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
 import * as Query from "../../src/internal/session/query.js"
 
@@ -182,6 +198,34 @@ describe("closing a session", () => {
         yield* session.messages.pipe(Stream.filter(Message.isAssistant), Stream.take(1), Stream.runDrain)
       })).pipe(Effect.provide(layer))
       expect(yield* Deferred.await(interruptSeenAtEof)).toBe(true)
+    }))
+
+  // The close reads the CLI's `idle` through the channel's reader, so the reader and the process
+  // must outlive it even when the caller's scope runs its finalizers in parallel. The CLI here
+  // never reports idle: the close waits its grace period and then ends stdin, and only then may
+  // the transport stop (in a parallel race the transport stopped first and the close waited on).
+  it.live("in a scope closed in parallel, stdin ends from the close before the transport stops", () =>
+    Effect.gen(function*() {
+      const log = yield* Ref.make<ReadonlyArray<string>>([])
+      const record = (event: string) => Ref.update(log, (all) => [...all, event])
+      const transport = Layer.scoped(
+        Transport,
+        Effect.gen(function*() {
+          const { transport } = yield* FakeCli.make({
+            onUserMessage: (m, cli) => Effect.zipRight(cli.emit(stateFrame("running")), FakeCli.echoTurn(m, cli)),
+            onInputEnd: () => record("stdin ended")
+          })
+          yield* Effect.addFinalizer(() => record("transport stopping"))
+          return transport
+        })
+      )
+      const agent = ClaudeAgent.make({ transport })
+      const scope = yield* Scope.make(ExecutionStrategy.parallel)
+      const session = yield* Scope.extend(agent.session({ closeGracePeriod: "200 millis" }), scope)
+      yield* session.send("hello")
+      yield* session.messages.pipe(Stream.takeUntil(Message.isResult), Stream.runDrain)
+      yield* Scope.close(scope, Exit.void)
+      expect(yield* Ref.get(log)).toEqual(["stdin ended", "transport stopping"])
     }))
 
   it.effect("after the result: no interrupt; stdin closes once the CLI reports idle", () =>

@@ -632,8 +632,7 @@ describe("CLI discovery in a session", () => {
         const recorder = yield* SpanTree.record
         const scope = yield* Scope.make(strategy)
         const session = yield* Scope.extend(
-          // A parallel close can wait out the grace period for the CLI's exit (not this test's subject).
-          ClaudeAgent.session({ pathToClaudeCodeExecutable: benchCli, closeGracePeriod: "100 millis" }),
+          ClaudeAgent.session({ pathToClaudeCodeExecutable: benchCli }),
           scope
         ).pipe(Effect.withTracer(recorder.tracer))
         yield* session.send("bench {\"kind\":\"echo\"}")
