@@ -180,36 +180,24 @@ describe("McpBridge through the control channel", () => {
       })
     ).pipe(Effect.withTracerEnabled(false)))
 
-  it.scoped("a tool that dies is answered with -32603, its span ended with the defect", () =>
-    traced((spans) =>
-      Effect.gen(function*() {
-        const { cli } = yield* setUp
-        const answer = yield* cli.requestRaw(call(2, "dying", {}), "r-2")
-        expect(answer).toMatchObject({
-          subtype: "success",
-          response: {
-            mcp_response: { id: 2, error: { code: -32603, message: "Internal error in tool dying: kaboom" } }
-          }
+  // A tool's failure as a defect: one that dies in its effect, one whose `call` throws.
+  for (const [id, name, message] of [[2, "dying", "kaboom"], [4, "thrower", "thrown"]] as const) {
+    it.scoped(`a tool that ${name === "dying" ? "dies" : "throws"} is answered with -32603, its span ended with the defect`, () =>
+      traced((spans) =>
+        Effect.gen(function*() {
+          const { cli } = yield* setUp
+          const answer = yield* cli.requestRaw(call(id, name, {}), `r-${id}`)
+          expect(answer).toMatchObject({
+            subtype: "success",
+            response: {
+              mcp_response: { id, error: { code: -32603, message: `Internal error in tool ${name}: ${message}` } }
+            }
+          })
+          const tool = spans.find((s) => s.name === `Tool.${name}`)
+          expect(tool?.status._tag === "Ended" && tool.status.exit._tag).toBe("Failure")
         })
-        const tool = spans.find((s) => s.name === "Tool.dying")
-        expect(tool?.status._tag === "Ended" && tool.status.exit._tag).toBe("Failure")
-      })
-    ))
-
-  it.scoped("a tool whose call throws is answered with -32603, its span ended with the defect", () =>
-    traced((spans) =>
-      Effect.gen(function*() {
-        const { cli } = yield* setUp
-        const answer = yield* cli.requestRaw(call(4, "thrower", {}), "r-4")
-        expect(answer).toMatchObject({
-          response: {
-            mcp_response: { id: 4, error: { code: -32603, message: "Internal error in tool thrower: thrown" } }
-          }
-        })
-        const tool = spans.find((s) => s.name === "Tool.thrower")
-        expect(tool?.status._tag === "Ended" && tool.status.exit._tag).toBe("Failure")
-      })
-    ))
+      ))
+  }
 
   it.scoped("notifications/cancelled interrupts the tool and its request gets no answer", () =>
     traced((spans) =>
