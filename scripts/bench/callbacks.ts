@@ -6,7 +6,8 @@
 // `Runtime.runFork(withSpan(callback))`, `JSON.stringify` from the fiber's observer).
 //
 //   npx tsx scripts/bench/callbacks.ts [--root=DIR] [--baseline=DIR] [--kind=hooks|mcp] [--count=20000] [--reps=7]
-//     [--only=library,session,floor] [--steps[=top]] [--heap[=top] [--survivors] [--heap-out=PREFIX]] [--compiled]
+//     [--only=library,session,floor] [--steps[=top]] [--heap[=top] [--survivors] [--heap-out=PREFIX]] [--cold]
+//     [--compiled]
 //
 // --root=DIR runs another checkout's src/ instead of this one's; --baseline=DIR runs another
 // checkout's src/ as well, in the same process, its runs alternated with this one's (A/B in one
@@ -369,6 +370,14 @@ for (const dir of roots) {
 }
 if (only === undefined || only.includes("floor")) contenders.push(["floor", await floor()])
 const samples = new Map<string, Array<number>>(contenders.map(([name]) => [name, []]))
+// --cold: the first run of each contender only, no warm-up (run one contender per process, e.g.
+// `--only=floor --cold`, to measure a fresh process's first `--count` round trips).
+if (process.argv.includes("--cold")) {
+  for (const [name, run] of contenders) {
+    console.log(`${kind} ${name}: ${(await run()).toFixed(1)} CPU µs per round trip, cold`)
+  }
+  process.exit(0)
+}
 for (const [, run] of contenders) await run()
 if (counting) {
   for (const [name, run] of contenders) {
