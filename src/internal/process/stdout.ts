@@ -189,12 +189,14 @@ export class StdoutFrames {
     return Effect.zipRight(logged, next ?? this.next)
   }
 
-  // The wait for data, with no canceler: `Effect.async` wraps a wait that has one in
+  // The wait for data, with no canceler (and a register function of one parameter: one that takes
+  // the `AbortSignal` too gets the same wrapping): `Effect.async` wraps a wait that has one in
   // `Effect.onInterrupt`, whose objects V8 can come to allocate in the old generation (they are
   // alive while the reader waits, across the read of the next request), and an old one keeps the
-  // wait's young objects through young collections: ~0.9 KB promoted per wait (docs/performance.md,
-  // "Callback allocation"). A waiter left by an interrupted reader is harmless: it is resumed with
-  // this take, which its fiber never runs, and the next reader's wait replaces it.
+  // wait's young objects through young collections: ~0.8 KB promoted per hook round trip
+  // (docs/performance.md, "Callback allocation"). A waiter left by an interrupted reader is
+  // harmless: it is resumed with `next`, which its fiber never runs, and the next reader's wait
+  // replaces it.
   private readonly wait: Next = Effect.async<Chunk.Chunk<Frame> | undefined, ReadError>((resume) => {
     this.waiter = resume
   })
