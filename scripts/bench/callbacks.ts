@@ -6,7 +6,8 @@
 // `Runtime.runFork(withSpan(callback))`, `JSON.stringify` from the fiber's observer).
 //
 //   npx tsx scripts/bench/callbacks.ts [--root=DIR] [--baseline=DIR] [--kind=hooks|mcp] [--count=20000] [--reps=7]
-//     [--only=library,session,floor] [--steps[=top]] [--compiled]
+//     [--only=library,session,floor] [--steps[=top]] [--heap[=top] [--survivors] [--heap-out=PREFIX]] [--cold]
+//     [--compiled]
 //
 // --root=DIR runs another checkout's src/ instead of this one's; --baseline=DIR runs another
 // checkout's src/ as well, in the same process, its runs alternated with this one's (A/B in one
@@ -22,7 +23,17 @@
 // round trip, every fiber included (the answers' fibers start from `Runtime.defaultRuntime`'s
 // flags, which this mode turns the flag on in); --steps=N also lists the N most frequent steps
 // per round trip, by opcode and the name of the function it runs.
-import { readFileSync } from "node:fs"
+//
+// --heap samples allocations instead (V8's sampling heap profiler through `node:inspector`, objects
+// a young collection freed included) over one warm run per contender, and prints the bytes
+// allocated per round trip, with --heap=N the N functions that allocated most (file:line of the
+// code run; through tsx the line is the transformed code's). --survivors leaves out what a young
+// collection freed: what is left is what reached the old generation, promoted or pretenured (plus
+// the little still young at the end), by where it was allocated. --heap-out=PREFIX also writes each
+// contender's profile (PREFIX.N.heapprofile, for a viewer or a script). As a diagnostic,
+// `node --trace-gc-nvp` gives the bytes promoted per young collection and the pauses.
+import { readFileSync, writeFileSync } from "node:fs"
+import { Session } from "node:inspector/promises"
 import { join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import {
@@ -53,6 +64,8 @@ const only = option("only")?.split(",")
 const stepsOption = process.argv.find((a) => a === "--steps" || a.startsWith("--steps="))
 const top = stepsOption === undefined ? 0 : Number(stepsOption.slice(8) || 0)
 const counting = stepsOption !== undefined
+const heapOption = process.argv.find((a) => a === "--heap" || a.startsWith("--heap="))
+const heapTop = heapOption === undefined ? 0 : Number(heapOption.slice(7) || 0)
 
 const compiled = process.argv.includes("--compiled")
 const loader = (root: string) => async <A>(path: string): Promise<A> =>
@@ -357,6 +370,14 @@ for (const dir of roots) {
 }
 if (only === undefined || only.includes("floor")) contenders.push(["floor", await floor()])
 const samples = new Map<string, Array<number>>(contenders.map(([name]) => [name, []]))
+// --cold: the first run of each contender only, no warm-up (run one contender per process, e.g.
+// `--only=floor --cold`, to measure a fresh process's first `--count` round trips).
+if (process.argv.includes("--cold")) {
+  for (const [name, run] of contenders) {
+    console.log(`${kind} ${name}: ${(await run()).toFixed(1)} CPU µs per round trip, cold`)
+  }
+  process.exit(0)
+}
 for (const [, run] of contenders) await run()
 if (counting) {
   for (const [name, run] of contenders) {
@@ -375,6 +396,46 @@ if (counting) {
     )
     const names = [...counter.names].sort((a, b) => b[1] - a[1]).slice(0, top)
     for (const [step, n] of names) console.log(`  ${(n / count).toFixed(2)}  ${step}`)
+  }
+  process.exit(0)
+}
+if (heapOption !== undefined) {
+  interface HeapNode {
+    readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
+    readonly selfSize: number
+    readonly children: ReadonlyArray<HeapNode>
+  }
+  const inspector = new Session()
+  inspector.connect()
+  for (const [name, run] of contenders) {
+    await inspector.post("HeapProfiler.startSampling", {
+      samplingInterval: 256,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: !process.argv.includes("--survivors")
+    })
+    await run()
+    const { profile } = await inspector.post("HeapProfiler.stopSampling")
+    if (option("heap-out") !== undefined) {
+      writeFileSync(
+        `${option("heap-out")}.${contenders.findIndex(([n]) => n === name)}.heapprofile`,
+        JSON.stringify(profile)
+      )
+    }
+    const sites = new Map<string, number>()
+    let total = 0
+    const walk = (node: HeapNode) => {
+      const { functionName, lineNumber, url } = node.callFrame
+      const site = `${functionName || "(anonymous)"} ${url.replace(/^.*\/(node_modules|src|esm)\//, "$1/")}:${
+        lineNumber + 1
+      }`
+      sites.set(site, (sites.get(site) ?? 0) + node.selfSize)
+      total += node.selfSize
+      for (const child of node.children) walk(child)
+    }
+    walk(profile.head as unknown as HeapNode)
+    console.log(`${kind} ${name}: ${(total / count).toFixed(0)} bytes allocated per round trip (sampled)`)
+    const ranked = [...sites].sort((a, b) => b[1] - a[1]).slice(0, heapTop)
+    for (const [site, bytes] of ranked) console.log(`  ${(bytes / count).toFixed(0).padStart(6)}  ${site}`)
   }
   process.exit(0)
 }

@@ -112,6 +112,11 @@ export class FrameReader {
     return frames
   }
 
+  /** Whether there are frames or noise lines to take. */
+  hasOutput(): boolean {
+    return this.frames.length > 0 || this.noise !== undefined
+  }
+
   /** The prefixes of the non-blank noise lines read since the last call, if any. */
   takeNoise(): Array<string> | undefined {
     const noise = this.noise

@@ -159,6 +159,22 @@ describe("StdoutFrames fed by any source", () => {
       expect(frames).toEqual([{ value: { t: "日本" }, bytes: 15 }])
     }))
 
+  it.effect("a reader interrupted while it waits takes nothing: the frames that come next go to the next reader", () =>
+    Effect.gen(function*() {
+      const source = new StdoutFrames(1024)
+      const first = yield* Effect.fork(pull(source))
+      yield* Effect.yieldNow()
+      yield* Fiber.interrupt(first)
+      source.onData(enc.encode(line({ a: 1 })))
+      source.onData(enc.encode(line({ b: 2 })))
+      expect(values(yield* pull(source))).toEqual([{ a: 1 }, { b: 2 }])
+      // A reader that waits after the interrupted one is woken as usual.
+      const second = yield* Effect.fork(pull(source))
+      yield* Effect.yieldNow()
+      source.onData(enc.encode(line({ c: 3 })))
+      expect(values(yield* Fiber.join(second))).toEqual([{ c: 3 }])
+    }))
+
   it.effect("without flow hooks nothing is paused: everything pushed is kept for the reader", () =>
     Effect.gen(function*() {
       const source = new StdoutFrames(1024 * 1024)

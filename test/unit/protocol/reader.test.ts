@@ -114,6 +114,21 @@ describe("FrameReader", () => {
     expect(r.problem).toBeUndefined()
   })
 
+  it("hasOutput: true while frames or noise wait to be taken, false once taken or for a partial line", () => {
+    const reader = new FrameReader(1024)
+    expect(reader.hasOutput()).toBe(false)
+    reader.push(enc.encode("{\"a\":"))
+    expect(reader.hasOutput()).toBe(false)
+    reader.push(enc.encode("1}\n"))
+    expect(reader.hasOutput()).toBe(true)
+    reader.takeFrames()
+    expect(reader.hasOutput()).toBe(false)
+    reader.push(enc.encode("debug\n"))
+    expect(reader.hasOutput()).toBe(true)
+    reader.takeNoise()
+    expect(reader.hasOutput()).toBe(false)
+  })
+
   it("a noise line is reported by its first 200 characters", () => {
     const r = read([enc.encode("n".repeat(500) + "\n")])
     expect(r.noise).toEqual(["n".repeat(200) + "…"])
