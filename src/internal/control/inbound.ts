@@ -205,6 +205,46 @@ const childOf = (node: Bases, name: string, value: string): Bases => {
   return child
 }
 
+// One per channel: the log annotations of an answer's fiber but its request id (the reader's, the subtype and
+// the request's details). Kept per details while the reader's annotations stay the same (a
+// session sees a handful: its callback ids, tool and server names), so that each request adds
+// one entry where it would add five; the span's attributes likewise. Found through a trie
+// (subtype, then each detail's name and value) rather than a key made of them all: no string
+// is built per request.
+const annotationBases = () => {
+  let basesOf: HashMap.HashMap<string, unknown> | undefined
+  let roots = new Map<string, Bases>()
+  let kept = 0
+  const nodeFor = (
+    current: HashMap.HashMap<string, unknown>,
+    subtype: string,
+    details: Record<string, string>
+  ): Bases => {
+    if (current !== basesOf || kept >= MAX_ANNOTATION_BASES) {
+      roots = new Map()
+      kept = 0
+      basesOf = current
+    }
+    let node = roots.get(subtype)
+    if (node === undefined) {
+      node = newBases()
+      roots.set(subtype, node)
+    }
+    for (const name in details) {
+      node = childOf(node, name, details[name] ?? "")
+    }
+    if (node.attributes === undefined) {
+      node.attributes = { "control.subtype": subtype, ...details }
+      let base = HashMap.set(current, "controlSubtype", subtype)
+      for (const name in details) base = HashMap.set(base, name, details[name])
+      node.base = base
+      kept++
+    }
+    return node
+  }
+  return nodeFor
+}
+
 // Histograms tagged by subtype, made once per subtype: this runs on every request.
 const histograms = new Map<string, typeof Telemetry.callbackDuration>()
 const histogram = (subtype: string) => {
@@ -311,42 +351,7 @@ export const make = (
       return withSpan(found.to, span)
     }
 
-    // The log annotations of an answer's fiber but its request id: the reader's, the subtype and
-    // the request's details. Kept per details while the reader's annotations stay the same (a
-    // session sees a handful: its callback ids, tool and server names), so that each request adds
-    // one entry where it would add five; the span's attributes likewise. Found through a trie
-    // (subtype, then each detail's name and value) rather than a key made of them all: no string
-    // is built per request.
-    let basesOf: HashMap.HashMap<string, unknown> | undefined
-    let roots = new Map<string, Bases>()
-    let kept = 0
-    const nodeFor = (
-      current: HashMap.HashMap<string, unknown>,
-      subtype: string,
-      details: Record<string, string>
-    ): Bases => {
-      if (current !== basesOf || kept >= MAX_ANNOTATION_BASES) {
-        roots = new Map()
-        kept = 0
-        basesOf = current
-      }
-      let node = roots.get(subtype)
-      if (node === undefined) {
-        node = newBases()
-        roots.set(subtype, node)
-      }
-      for (const name in details) {
-        node = childOf(node, name, details[name] ?? "")
-      }
-      if (node.attributes === undefined) {
-        node.attributes = { "control.subtype": subtype, ...details }
-        let base = HashMap.set(current, "controlSubtype", subtype)
-        for (const name in details) base = HashMap.set(base, name, details[name])
-        node.base = base
-        kept++
-      }
-      return node
-    }
+    const nodeFor = annotationBases()
 
     // Starts the answer's fiber at once, on this stack: a handler that answers without waiting
     // (most hooks) is done, answer queued, before the reader moves on, with no scheduler round
