@@ -356,6 +356,11 @@ export const make = <A, I extends { readonly [key: string]: unknown }, E, R>(
   const decode = Schema.decodeUnknown(options.parameters, parseOptions)
   const invalid = (parseError: ParseResult.ParseError) =>
     error(`Invalid arguments for tool "${name}":\n${ParseResult.TreeFormatter.formatErrorSync(parseError)}`)
+  // Made once: every call's answer goes through them.
+  const answer = {
+    onFailure: (failure: E): ToolResult => error(describeFailure(failure)),
+    onSuccess: (result: ToolResult | string): ToolResult => typeof result === "string" ? text(result) : result
+  }
   const run = (input: A, toolUseId: string | undefined) => {
     const handled = options.handler(input, { toolUseId })
     // Untyped JavaScript may hand back a Promise (as the official SDK's tools do): the model gets
@@ -364,10 +369,7 @@ export const make = <A, I extends { readonly [key: string]: unknown }, E, R>(
       const problem = notAnEffect(`tool "${name}" handler`, handled)
       return Effect.as(Effect.logWarning(`effect-claude-agent: ${problem.message}`), error(problem.message))
     }
-    return Effect.match(handled, {
-      onFailure: (failure) => error(describeFailure(failure)),
-      onSuccess: (result): ToolResult => typeof result === "string" ? text(result) : result
-    })
+    return Effect.match(handled, answer)
   }
   const inputSchema = objectJsonSchema(options.parameters.ast)
   if (Either.isLeft(inputSchema)) {

@@ -198,8 +198,10 @@ const endTime = (fiber: Fiber.RuntimeFiber<unknown, unknown>): bigint =>
     ? Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeNanos()
     : BigInt(0)
 
-// A NUL cannot occur in a server name the CLI routes by, and JSON keeps 1 and "1" apart.
-const fiberKey = (server: string, id: string | number | null): string => `${server}\u0000${JSON.stringify(id)}`
+// A NUL cannot occur in a server name the CLI routes by, and JSON keeps 1 and "1" apart (a number
+// from JSON is finite: its text is its JSON).
+const fiberKey = (server: string, id: string | number | null): string =>
+  typeof id === "number" ? `${server}\u0000${id}` : `${server}\u0000${JSON.stringify(id)}`
 
 /**
  * What the CLI keeps for an SDK server besides its name (the `sdkMcpServerConfigs` entry of
@@ -458,8 +460,9 @@ const fastToolCall = (
   inFlight: Map<string, Fiber.RuntimeFiber<unknown, unknown>>
 ) =>
 (
-  { message, server_name }: Control.Request.Payload<typeof Control.McpMessage>
-): Omit<Captured.Spanned, "_tag" | "provided"> | undefined => {
+  { message, server_name }: Control.Request.Payload<typeof Control.McpMessage>,
+  provided: Effect.Effect<Control.Request.Success<typeof Control.McpMessage>>
+): Captured.Spanned & { readonly provided: typeof provided } | undefined => {
   const entry = served().get(server_name)
   if (entry === undefined) return undefined
   const call = readToolCall(message)
@@ -471,6 +474,8 @@ const fastToolCall = (
   const key = fiberKey(entry.server.name, id)
   if (inFlight.has(key)) return undefined
   return {
+    _tag: "Spanned",
+    provided,
     services: entry.services,
     span,
     run: (end) =>
@@ -659,8 +664,8 @@ const makeServing = (initial: ReadonlyMap<string, ServerEntry>): Effect.Effect<M
 
     const handleMessage: InboundHandler<typeof Control.McpMessage> = (request) => {
       const answered = answerMessage(request)
-      const toolCall = toolCallOf(request)
-      return toolCall === undefined ? answered : Captured.spanning(answered, toolCall)
+      const toolCall = toolCallOf(request, answered)
+      return toolCall === undefined ? answered : Captured.spanning(toolCall)
     }
 
     const setServers = <R2>(next: ReadonlyArray<McpServer.McpServer<R2>>) =>

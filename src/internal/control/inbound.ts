@@ -49,7 +49,7 @@ interface Handled {
   readonly encode: Encode
   readonly services: Context.Context<never> | undefined
   /** A call under a span of its own (`spanning`), run in place of `effect`. */
-  readonly spanned?: Captured.Spanned | undefined
+  readonly spanned: Captured.Spanned | undefined
 }
 
 /** A registered handler: decodes the request and calls the handler (on the caller's stack). */
@@ -151,14 +151,16 @@ const compile = <Req extends Control.Request.Any>(
       return {
         effect: Effect.fail(`malformed ${descriptor.subtype} request: ${Issues.describe(payload.left)}`),
         encode: unchecked,
-        services: undefined
+        services: undefined,
+        spanned: undefined
       }
     }
     const handled = handler(payload.right, requestId)
     const inner = Captured.unprovided(handled)
-    if (inner === undefined) return { effect: handled, encode, services: undefined }
+    // One shape for every request's record (`spanned` always set), so that the reads of it see one.
+    if (inner === undefined) return { effect: handled, encode, services: undefined, spanned: undefined }
     return inner._tag === "Unprovided"
-      ? { effect: inner.effect, encode, services: inner.services }
+      ? { effect: inner.effect, encode, services: inner.services, spanned: undefined }
       : { effect: handled, encode, services: inner.services, spanned: inner }
   }
 }
@@ -169,7 +171,12 @@ const compile = <Req extends Control.Request.Any>(
 const withSpan = (context: Context.Context<never>, span: Tracer.Span): Context.Context<unknown> =>
   Context.unsafeMake(new Map(context.unsafeMap).set(Tracer.ParentSpan.key, span))
 
-const died = (defect: unknown): Handled => ({ effect: Effect.die(defect), encode: unchecked, services: undefined })
+const died = (defect: unknown): Handled => ({
+  effect: Effect.die(defect),
+  encode: unchecked,
+  services: undefined,
+  spanned: undefined
+})
 
 // Distinct request details whose log annotations a channel keeps: far more than a session's
 // callbacks and tools; a CLI that names more only costs the annotations' rebuilding.
@@ -196,6 +203,46 @@ const childOf = (node: Bases, name: string, value: string): Bases => {
     byValue.set(value, child)
   }
   return child
+}
+
+// One per channel: the log annotations of an answer's fiber but its request id (the reader's, the subtype and
+// the request's details). Kept per details while the reader's annotations stay the same (a
+// session sees a handful: its callback ids, tool and server names), so that each request adds
+// one entry where it would add five; the span's attributes likewise. Found through a trie
+// (subtype, then each detail's name and value) rather than a key made of them all: no string
+// is built per request.
+const annotationBases = () => {
+  let basesOf: HashMap.HashMap<string, unknown> | undefined
+  let roots = new Map<string, Bases>()
+  let kept = 0
+  const nodeFor = (
+    current: HashMap.HashMap<string, unknown>,
+    subtype: string,
+    details: Record<string, string>
+  ): Bases => {
+    if (current !== basesOf || kept >= MAX_ANNOTATION_BASES) {
+      roots = new Map()
+      kept = 0
+      basesOf = current
+    }
+    let node = roots.get(subtype)
+    if (node === undefined) {
+      node = newBases()
+      roots.set(subtype, node)
+    }
+    for (const name in details) {
+      node = childOf(node, name, details[name] ?? "")
+    }
+    if (node.attributes === undefined) {
+      node.attributes = { "control.subtype": subtype, ...details }
+      let base = HashMap.set(current, "controlSubtype", subtype)
+      for (const name in details) base = HashMap.set(base, name, details[name])
+      node.base = base
+      kept++
+    }
+    return node
+  }
+  return nodeFor
 }
 
 // Histograms tagged by subtype, made once per subtype: this runs on every request.
@@ -227,14 +274,15 @@ const answerFailure = (
 const answer = (
   send: (frame: unknown) => Effect.Effect<void>,
   clock: Clock.Clock,
-  handled: Handled,
+  effect: Effect.Effect<unknown, unknown, unknown>,
+  encode: Encode,
   requestId: string,
   subtype: string
 ): Effect.Effect<void, never, unknown> => {
   const start = clock.unsafeCurrentTimeNanos()
-  return Effect.matchCauseEffect(handled.effect, {
+  return Effect.matchCauseEffect(effect, {
     onSuccess: (response) => {
-      const encoded = handled.encode(response)
+      const encoded = encode(response)
       if (Either.isLeft(encoded)) return answerFailure(send, requestId, subtype, encoded.left, Cause.fail(encoded.left))
       // `Metric.update` in the step that writes the answer: the fiber's metric labels, as it reads them.
       return Effect.withFiberRuntime((fiber) => {
@@ -303,50 +351,49 @@ export const make = (
       return withSpan(found.to, span)
     }
 
-    // The log annotations of an answer's fiber but its request id: the reader's, the subtype and
-    // the request's details. Kept per details while the reader's annotations stay the same (a
-    // session sees a handful: its callback ids, tool and server names), so that each request adds
-    // one entry where it would add five; the span's attributes likewise. Found through a trie
-    // (subtype, then each detail's name and value) rather than a key made of them all: no string
-    // is built per request.
-    let basesOf: HashMap.HashMap<string, unknown> | undefined
-    let roots = new Map<string, Bases>()
-    let kept = 0
-    const nodeFor = (
-      current: HashMap.HashMap<string, unknown>,
+    const nodeFor = annotationBases()
+
+    // Starts the answer's fiber at once, on this stack: a handler that answers without waiting
+    // (most hooks) is done, answer queued, before the reader moves on, with no scheduler round
+    // trip. Only a fiber still running joins the map (where `control_cancel_request` and the
+    // scope's end interrupt it). `span` (or the call's own span, `own`) is the new fiber's parent
+    // span from its first step; the fiber's observer ends them. The log annotations are part of
+    // the new fiber's initial state, as `Effect.annotateLogs` around the work would set them, in
+    // one update.
+    const start = (
+      parent: Fiber.RuntimeFiber<unknown, unknown>,
+      effect: Effect.Effect<unknown, unknown, unknown>,
+      handled: Handled,
+      requestId: string,
       subtype: string,
-      details: Record<string, string>
-    ): Bases => {
-      if (current !== basesOf || kept >= MAX_ANNOTATION_BASES) {
-        roots = new Map()
-        kept = 0
-        basesOf = current
-      }
-      let node = roots.get(subtype)
-      if (node === undefined) {
-        node = newBases()
-        roots.set(subtype, node)
-      }
-      for (const name in details) {
-        node = childOf(node, name, details[name] ?? "")
-      }
-      if (node.attributes === undefined) {
-        node.attributes = { "control.subtype": subtype, ...details }
-        let base = HashMap.set(current, "controlSubtype", subtype)
-        for (const name in details) base = HashMap.set(base, name, details[name])
-        node.base = base
-        kept++
-      }
-      return node
+      span: Tracer.Span,
+      own: Tracer.Span | undefined,
+      annotations: HashMap.HashMap<string, unknown>
+    ): Effect.Effect<void> => {
+      const runtime = Runtime.make({
+        context: contextFor(parent.currentContext, handled.services, own ?? span),
+        fiberRefs: FiberRefs.updateAs(parent.getFiberRefs(), {
+          fiberId: parent.id(),
+          fiberRef: FiberRef.currentLogAnnotations,
+          value: annotations
+        }),
+        runtimeFlags: Runtime.defaultRuntime.runtimeFlags
+      })
+      const fiber = Runtime.runFork(runtime, answer(send, clock, effect, handled.encode, requestId, subtype), {
+        immediate: true
+      })
+      // Called at once if the fiber is already done.
+      fiber.addObserver((exit) => {
+        if (own !== undefined) end(own, exit)
+        end(span, exit)
+        done()
+      })
+      if (fiber.unsafePoll() === null) FiberMap.unsafeSet(running, requestId, fiber, { interruptAs: parent.id() })
+      return Effect.void
     }
 
-    // `FiberMap.run`, except that the handler's fiber starts at once, on this stack: a handler
-    // that answers without waiting (most hooks) is done, answer queued, before the reader moves
-    // on, with no scheduler round trip. Only a fiber still running joins the map (where
-    // `control_cancel_request` and the scope's end interrupt it). The span is made here with
-    // `Effect.makeSpan` and is the new fiber's parent span from its first step; the fiber's
-    // observer ends it. The log annotations are part of the new fiber's initial state, as
-    // `Effect.annotateLogs` around the work would set them, in one update.
+    // `FiberMap.run` with the handler's fiber started at once (`start`), under the request's span
+    // made here with `Effect.makeSpan`.
     const fork = (
       parent: Fiber.RuntimeFiber<unknown, unknown>,
       run: Run,
@@ -364,30 +411,10 @@ export const make = (
       } catch (defect) {
         handled = died(defect)
       }
-      const start = (handled: Handled, own: Tracer.Span | undefined): Effect.Effect<void> => {
-        const runtime = Runtime.make({
-          context: contextFor(parent.currentContext, handled.services, own ?? span),
-          fiberRefs: FiberRefs.updateAs(parent.getFiberRefs(), {
-            fiberId: parent.id(),
-            fiberRef: FiberRef.currentLogAnnotations,
-            value: annotations
-          }),
-          runtimeFlags: Runtime.defaultRuntime.runtimeFlags
-        })
-        const fiber = Runtime.runFork(runtime, answer(send, clock, handled, requestId, request.subtype), {
-          immediate: true
-        })
-        // Called at once if the fiber is already done.
-        fiber.addObserver((exit) => {
-          if (own !== undefined) end(own, exit)
-          end(span, exit)
-          done()
-        })
-        if (fiber.unsafePoll() === null) FiberMap.unsafeSet(running, requestId, fiber, { interruptAs: parent.id() })
-        return Effect.void
-      }
       const spanned = handled.spanned
-      if (spanned === undefined) return start(handled, undefined)
+      if (spanned === undefined) {
+        return start(parent, handled.effect, handled, requestId, request.subtype, span, undefined, annotations)
+      }
       // The call's own span, under the request's: the parent of the call's spans, ended by the
       // call with its own exit.
       return Effect.flatMap(
@@ -396,7 +423,17 @@ export const make = (
           captureStackTrace: false,
           attributes: spanned.span.attributes
         }),
-        (own) => start({ ...handled, effect: spanned.run((exit) => end(own, exit)) }, own)
+        (own) =>
+          start(
+            parent,
+            spanned.run((exit) => end(own, exit)),
+            handled,
+            requestId,
+            request.subtype,
+            span,
+            own,
+            annotations
+          )
       )
     }
 

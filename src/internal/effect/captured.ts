@@ -75,17 +75,15 @@ export const providing = <Args extends ReadonlyArray<unknown>, A, E, R>(
 }
 
 /**
- * Returns `provided` (what a direct caller runs) and, for the control channel, what the same call
- * is when its answer's fiber starts with `services` and a span of its own (see `Spanned`).
+ * Returns `spanned.provided` (what a direct caller runs) and keeps `spanned` for the control
+ * channel: what the same call is when its answer's fiber starts with `services` and a span of its
+ * own (see `Spanned`). The record is the caller's, kept as it is: one object per call.
  *
  * @internal
  */
-export const spanning = <A, E>(
-  provided: Effect.Effect<A, E>,
-  spanned: Omit<Spanned, "_tag" | "provided">
-): Effect.Effect<A, E> => {
-  last = { _tag: "Spanned", provided, ...spanned }
-  return provided
+export const spanning = <A, E>(spanned: Spanned & { readonly provided: Effect.Effect<A, E> }): Effect.Effect<A, E> => {
+  last = spanned
+  return spanned.provided
 }
 
 /**
