@@ -68,7 +68,10 @@ const standalone = [...Object.values(pkg.bin).map(inDist), "internal/cli/discove
 // ~0.3 ms each to load), so every exported entry also imports `ClaudeAgent`: they all reach its
 // modules, which land in one chunk, and a feature outside it (the pool, approvals, the cluster, ...)
 // in chunks of its own. The relay server and the bin do not load the agent, so they do not import it.
-const core = "ClaudeAgent"
+// The small public modules whose top-level work is small (a few KB, a Schema or two) ride along with
+// `ClaudeAgent` the same way: alone, each would be a chunk of its own that the barrel loads, a file
+// for a few hundred bytes; in the core's chunk they cost `effect-claude-agent/ClaudeAgent` a few KB.
+const core = ["ClaudeAgent", "Tool", "McpServer", "SpanTree", "Usage", "layers/SessionStores"]
 const wrappers = join(tsc, "__entries")
 const wrapped = exported.map(({ out, subpath }) => {
   const file = join(wrappers, `${out}.js`)
@@ -77,7 +80,7 @@ const wrapped = exported.map(({ out, subpath }) => {
     return rel.startsWith(".") ? rel : `./${rel}`
   }
   mkdirSync(dirname(file), { recursive: true })
-  const anchor = subpath.startsWith("./relay") ? "" : `import ${JSON.stringify(from(core))}\n`
+  const anchor = subpath.startsWith("./relay") ? "" : core.map((m) => `import ${JSON.stringify(from(m))}\n`).join("")
   writeFileSync(file, `${anchor}export * from ${JSON.stringify(from(out))}\n`)
   return { in: file, out }
 })

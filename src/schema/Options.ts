@@ -624,7 +624,8 @@ export interface Options<R = never>
 }
 
 const parseOptions: SchemaAST.ParseOptions = { onExcessProperty: "error", errors: "first" }
-const decode = Schema.decodeUnknown(Options, parseOptions)
+// Compiled on first call: options of plain fields never reach it (`acceptedAtOnce`).
+const decode = Guard.lazily(() => Schema.decodeUnknown(Options, parseOptions))
 
 const storeError = <R>(options: Options<R>): OptionsError | undefined => {
   if (options.approvalTimeout !== undefined && options.approvalStore === undefined) {
@@ -1187,7 +1188,7 @@ export const claimOptionKeys: ReadonlyArray<string> = [
   "agents"
 ]
 
-const decodeClaim = Schema.decodeUnknown(ClaimOptions, parseOptions)
+const decodeClaim = Guard.lazily(() => Schema.decodeUnknown(ClaimOptions, parseOptions))
 
 /**
  * Validates claim options like `validate` does options: an `OptionsError` names the first bad

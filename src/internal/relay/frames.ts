@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { Either, Schema } from "effect"
+import { Either, type ParseResult, Schema } from "effect"
 import { parseJsonBoundary } from "../protocol/json.js"
 import { optionalString, NullOrString } from "../schema/schemas.js"
 
@@ -108,7 +108,9 @@ export const Control = Schema.Union(Hello, Started, Exit, ErrorFrame, Credit, Si
  */
 export type Control = typeof Control.Type
 
-const decodeControl = Schema.decodeUnknownEither(Control)
+// Compiled when the relay reads its first control frame, not when the barrel is imported (not by
+// `Guard.lazily`: the relay's server loads this module without the rest of the library).
+let decodeControl: ((u: unknown) => Either.Either<Control, ParseResult.ParseError>) | undefined
 
 /**
  * A text message as a control frame, or why it is not one.
@@ -122,7 +124,7 @@ export const parseControl = (text: string): Either.Either<Control, string> => {
   } catch {
     return Either.left("a text message that is not JSON")
   }
-  return Either.mapLeft(decodeControl(json), () => "an unknown control frame")
+  return Either.mapLeft((decodeControl ??= Schema.decodeUnknownEither(Control))(json), () => "an unknown control frame")
 }
 
 /**
