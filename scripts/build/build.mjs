@@ -53,15 +53,20 @@ execFileSync(
 )
 
 // The entry points: every ES file package.json exports, the bin, and the one internal module that
-// scripts/fixtures/cjs-consumer.cjs loads to compare CLI discovery between the two builds.
+// scripts/fixtures/cjs-consumer.cjs loads to compare CLI discovery between the two builds (wrapped
+// like the exported ones: alone it would keep the modules it reaches out of the core's chunk, a
+// chunk more for every import).
 const inDist = (file) => {
   if (!file.startsWith("./dist/esm/")) throw new Error(`build: ${file} is not in dist/esm`)
   return file.slice("./dist/esm/".length, -".js".length)
 }
-const exported = Object.entries(pkg.exports).flatMap(([subpath, entry]) =>
-  typeof entry === "string" ? [] : [{ subpath, out: inDist(entry.import.default) }]
-)
-const standalone = [...Object.values(pkg.bin).map(inDist), "internal/cli/discovery"]
+const exported = [
+  ...Object.entries(pkg.exports).flatMap(([subpath, entry]) =>
+    typeof entry === "string" ? [] : [{ subpath, out: inDist(entry.import.default) }]
+  ),
+  { subpath: "./internal/cli/discovery", out: "internal/cli/discovery" }
+]
+const standalone = Object.values(pkg.bin).map(inDist)
 
 // esbuild puts the modules that the same set of entry points reach in one chunk. With an entry per
 // public module, the modules `ClaudeAgent` needs would be cut into dozens of chunks (a file each,
