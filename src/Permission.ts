@@ -10,7 +10,12 @@
  */
 import { Effect, Predicate, Schema } from "effect"
 import * as Guard from "./internal/schema/guard.js"
-import { optionalBoolean, optionalString as OptionalString, optionalRawObject } from "./internal/schema/schemas.js"
+import {
+  optionalBoolean,
+  optionalString as OptionalString,
+  optionalRawObject,
+  Strings
+} from "./internal/schema/schemas.js"
 import type * as Control from "./schema/Control.js"
 import { OptionsError } from "./SdkError.js"
 import type { InboundHandler } from "./services/ControlChannel.js"
@@ -51,7 +56,7 @@ export const PermissionUpdate = Schema.Union(
   }),
   Schema.Struct({
     type: Schema.Literal("addDirectories", "removeDirectories"),
-    directories: Schema.Array(Schema.String),
+    directories: Strings,
     destination: Destination
   })
 )

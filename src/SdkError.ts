@@ -9,7 +9,7 @@
  */
 import { Predicate, Schema } from "effect"
 import type { SessionStoreError } from "./services/SessionStore.js"
-import { optionalNumber, optionalString, optionalUnknown } from "./internal/schema/schemas.js"
+import { optionalNumber, optionalString, optionalUnknown, Strings } from "./internal/schema/schemas.js"
 
 const TypeIdKey = "effect-claude-agent/SdkError"
 
@@ -54,7 +54,7 @@ export class CLINotFoundError extends Schema.TaggedError<CLINotFoundError>(
   "effect-claude-agent/CLINotFoundError"
 )("CLINotFoundError", {
   /** Every location that was tried, in order. */
-  searched: Schema.Array(Schema.String),
+  searched: Strings,
   /** Why the last candidate failed (e.g. `ENOENT`, `EACCES`, exec format error). */
   reason: Schema.String
 }) {
@@ -665,7 +665,7 @@ export class McpServersPendingError extends Schema.TaggedError<McpServersPending
   "effect-claude-agent/McpServersPendingError"
 )("McpServersPendingError", {
   /** The servers still `pending` at the deadline. */
-  servers: Schema.Array(Schema.String),
+  servers: Strings,
   /** The deadline that passed, in milliseconds. */
   timeoutMillis: Schema.Number
 }) {

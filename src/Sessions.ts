@@ -27,6 +27,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import { Chunk, Clock, Effect, Option, Schema, Stream } from "effect"
 import * as ConfigDir from "./internal/transcripts/configDir.js"
 import { LineSplitter } from "./internal/protocol/lineSplitter.js"
+import * as Guard from "./internal/schema/guard.js"
 import * as Args from "./internal/transcripts/args.js"
 import * as Read from "./internal/transcripts/read.js"
 import * as Stored from "./internal/transcripts/stored.js"
@@ -683,8 +684,11 @@ const readLite = (ctx: Ctx, file: string) =>
     return Option.some(lite)
   }))
 
-const SideTitle = Schema.parseJson(Schema.Struct({ customTitle: Schema.String }))
-const ArchiveMarkJson = Schema.parseJson(T.ArchiveMark)
+// The side files' decoders, built when a listing first reads one.
+const decodeSideTitle = Guard.lazily(() =>
+  Schema.decodeUnknownOption(Schema.parseJson(Schema.Struct({ customTitle: Schema.String })))
+)
+const decodeArchiveMark = Guard.lazily(() => Schema.decodeUnknownOption(Schema.parseJson(T.ArchiveMark)))
 const MARK_MAX_BYTES = 4096
 
 const sideFile = (ctx: Ctx, located: { readonly projectDir: string }, sessionId: string, name: string) =>
@@ -693,7 +697,7 @@ const sideFile = (ctx: Ctx, located: { readonly projectDir: string }, sessionId:
 /** The title in `<project>/<sessionId>/custom-title.json`, where one is kept beside the transcript. */
 const readSideTitle = (ctx: Ctx, located: Located, sessionId: string) =>
   readText(ctx, sideFile(ctx, located, sessionId, "custom-title.json")).pipe(
-    Effect.map(Option.flatMap((text) => Schema.decodeUnknownOption(SideTitle)(text))),
+    Effect.map(Option.flatMap(decodeSideTitle)),
     Effect.map((o) => Option.isSome(o) ? T.cleanTitle(o.value.customTitle) || undefined : undefined)
   )
 
@@ -703,7 +707,7 @@ const readArchiveMark = (ctx: Ctx, located: Located, sessionId: string) =>
     const info = yield* Effect.option(ctx.fs.stat(file))
     if (Option.isNone(info) || info.value.size > MARK_MAX_BYTES) return undefined
     const text = yield* readText(ctx, file)
-    const mark = Option.flatMap(text, (t) => Schema.decodeUnknownOption(ArchiveMarkJson)(t))
+    const mark = Option.flatMap(text, decodeArchiveMark)
     if (Option.isNone(mark)) return undefined
     const atMs = Date.parse(mark.value.at)
     return Number.isNaN(atMs) ? undefined : { archived: mark.value.archived, atMs }
@@ -1054,7 +1058,7 @@ export const listSubagents = (
     return (yield* agentFiles(ctx, subagentsDir(ctx, located, sessionId))).map((a) => a.agentId)
   })
 
-const AgentMetaJson = Schema.parseJson(Read.AgentMeta)
+const decodeAgentMeta = Guard.lazily(() => Schema.decodeUnknownOption(Schema.parseJson(Read.AgentMeta)))
 
 /**
  * A sub-agent's conversation, oldest first (the official `getSubagentMessages`): its user and
@@ -1099,7 +1103,7 @@ export const getSubagentMessages = (
     }
     const meta = Option.flatMap(
       yield* readText(ctx, agent.file.replace(/\.jsonl$/, ".meta.json")),
-      (text) => Schema.decodeUnknownOption(AgentMetaJson)(text)
+      decodeAgentMeta
     )
     const nodes = yield* decodedEntries(ctx, agent.file).pipe(
       Stream.filterMap(nodeOf(Read.subagentNode)),

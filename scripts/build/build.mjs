@@ -53,22 +53,30 @@ execFileSync(
 )
 
 // The entry points: every ES file package.json exports, the bin, and the one internal module that
-// scripts/fixtures/cjs-consumer.cjs loads to compare CLI discovery between the two builds.
+// scripts/fixtures/cjs-consumer.cjs loads to compare CLI discovery between the two builds (wrapped
+// like the exported ones: alone it would keep the modules it reaches out of the core's chunk, a
+// chunk more for every import).
 const inDist = (file) => {
   if (!file.startsWith("./dist/esm/")) throw new Error(`build: ${file} is not in dist/esm`)
   return file.slice("./dist/esm/".length, -".js".length)
 }
-const exported = Object.entries(pkg.exports).flatMap(([subpath, entry]) =>
-  typeof entry === "string" ? [] : [{ subpath, out: inDist(entry.import.default) }]
-)
-const standalone = [...Object.values(pkg.bin).map(inDist), "internal/cli/discovery"]
+const exported = [
+  ...Object.entries(pkg.exports).flatMap(([subpath, entry]) =>
+    typeof entry === "string" ? [] : [{ subpath, out: inDist(entry.import.default) }]
+  ),
+  { subpath: "./internal/cli/discovery", out: "internal/cli/discovery" }
+]
+const standalone = Object.values(pkg.bin).map(inDist)
 
 // esbuild puts the modules that the same set of entry points reach in one chunk. With an entry per
 // public module, the modules `ClaudeAgent` needs would be cut into dozens of chunks (a file each,
 // ~0.3 ms each to load), so every exported entry also imports `ClaudeAgent`: they all reach its
 // modules, which land in one chunk, and a feature outside it (the pool, approvals, the cluster, ...)
 // in chunks of its own. The relay server and the bin do not load the agent, so they do not import it.
-const core = "ClaudeAgent"
+// The small public modules whose top-level work is small (a few KB, a Schema or two) ride along with
+// `ClaudeAgent` the same way: alone, each would be a chunk of its own that the barrel loads, a file
+// for a few hundred bytes; in the core's chunk they cost `effect-claude-agent/ClaudeAgent` a few KB.
+const core = ["ClaudeAgent", "Tool", "McpServer", "SpanTree", "Usage", "layers/SessionStores"]
 const wrappers = join(tsc, "__entries")
 const wrapped = exported.map(({ out, subpath }) => {
   const file = join(wrappers, `${out}.js`)
@@ -77,7 +85,7 @@ const wrapped = exported.map(({ out, subpath }) => {
     return rel.startsWith(".") ? rel : `./${rel}`
   }
   mkdirSync(dirname(file), { recursive: true })
-  const anchor = subpath.startsWith("./relay") ? "" : `import ${JSON.stringify(from(core))}\n`
+  const anchor = subpath.startsWith("./relay") ? "" : core.map((m) => `import ${JSON.stringify(from(m))}\n`).join("")
   writeFileSync(file, `${anchor}export * from ${JSON.stringify(from(out))}\n`)
   return { in: file, out }
 })
@@ -165,6 +173,22 @@ typeIs(cjs, "commonjs")
 const leftover = walk(cjs).filter((file) => file.endsWith(".js") && readFileSync(file, "utf8").includes("import.meta"))
 if (leftover.length > 0) throw new Error(`build: import.meta left in CommonJS output: ${leftover.join(", ")}`)
 
+// How many files an import loads (each costs Node's loader ~0.3 ms before any code runs): the
+// entry and the chunks it reaches through static imports.
+const filesLoaded = (entry) => {
+  const seen = new Set()
+  const visit = (file) => {
+    if (seen.has(file)) return
+    seen.add(file)
+    for (const [, spec] of readFileSync(file, "utf8").matchAll(/(?:^|[;}\s])(?:import|export)[^"']*?["'](\.[^"']+)["']/g)) {
+      visit(join(dirname(file), spec))
+    }
+  }
+  visit(join(esm, entry))
+  return seen.size
+}
+
 process.stdout.write(
-  `build: ${entries.length} entry points, ${modules.length} files (with the shared chunks) to dist/esm and dist/cjs\n`
+  `build: ${entries.length} entry points, ${modules.length} files (with the shared chunks) to dist/esm and dist/cjs; ` +
+    `the barrel loads ${filesLoaded("index.js")} files, ClaudeAgent ${filesLoaded("ClaudeAgent.js")}\n`
 )

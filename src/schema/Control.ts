@@ -17,7 +17,8 @@ import {
   optionalUnknown,
   optionalStrings,
   NullOrString,
-  optionalRawObject
+  optionalRawObject,
+  Strings
 } from "../internal/schema/schemas.js"
 
 /**
@@ -549,8 +550,8 @@ export interface RewindFilesResponse extends Schema.Schema.Type<typeof RewindFil
  * @category replies
  */
 export const McpSetServersResponse = Schema.Struct({
-  added: Schema.Array(Schema.String),
-  removed: Schema.Array(Schema.String),
+  added: Strings,
+  removed: Strings,
   errors: Schema.Record({ key: Schema.String, value: Schema.String })
 })
 
@@ -659,8 +660,8 @@ export const ReloadPluginsResponse = Schema.Struct({
   error_count: Schema.Number,
   held: optionalBoolean,
   cache_impact: Schema.optional(Schema.Struct({
-    mcp_servers_added: Schema.Array(Schema.String),
-    mcp_servers_removed: Schema.Array(Schema.String),
+    mcp_servers_added: Strings,
+    mcp_servers_removed: Strings,
     lsp_tool_change: NullOrString
   }))
 })
@@ -795,7 +796,7 @@ export const ElicitationResult = Schema.Struct({
   action: Schema.Literal("accept", "decline", "cancel"),
   content: Schema.optional(Schema.Record({
     key: Schema.String,
-    value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.String))
+    value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Strings)
   })),
   _meta: optionalRawObject
 })
@@ -1397,7 +1398,7 @@ export const ReloadSkills = request("reload_skills", {
  * @since 0.1.0
  * @category replies
  */
-export const ReloadOutputStylesResponse = Schema.Struct({ available_output_styles: Schema.Array(Schema.String) })
+export const ReloadOutputStylesResponse = Schema.Struct({ available_output_styles: Strings })
 
 /**
  * @since 0.1.0

@@ -1112,11 +1112,17 @@ const OptionalString = optionalString
 const OptionalBoolean = optionalBoolean
 const OptionalStrings = optionalStrings
 
-const contextOnly = <E extends HookEvent>(event: E) =>
-  Schema.Struct({ hookEventName: Schema.Literal(event), additionalContext: OptionalString })
+// An answer's `hookEventName` is its input's `hook_event_name` Schema: one Literal per event,
+// shared by the event's input and output (two dozen fewer Schemas made at import).
+interface EventNamed<E extends HookEvent> {
+  readonly fields: { readonly hook_event_name: Schema.Literal<[E]> }
+}
 
-const watchPaths = <E extends HookEvent>(event: E) =>
-  Schema.Struct({ hookEventName: Schema.Literal(event), watchPaths: OptionalStrings })
+const contextOnly = <E extends HookEvent>(input: EventNamed<E>) =>
+  Schema.Struct({ hookEventName: input.fields.hook_event_name, additionalContext: OptionalString })
+
+const watchPaths = <E extends HookEvent>(input: EventNamed<E>) =>
+  Schema.Struct({ hookEventName: input.fields.hook_event_name, watchPaths: OptionalStrings })
 
 const ElicitationAnswer = {
   action: Schema.optional(Schema.Literal("accept", "decline", "cancel")),
@@ -1142,7 +1148,7 @@ const ElicitationAnswer = {
  */
 export const HookSpecificOutput = Schema.Union(
   Schema.Struct({
-    hookEventName: Schema.Literal("PreToolUse"),
+    hookEventName: PreToolUseInput.fields.hook_event_name,
     /** `defer` ends the turn at this call without running it (`terminal_reason: "tool_deferred"`); see `Hook.defer`. */
     permissionDecision: Schema.optional(Schema.Literal("allow", "deny", "ask", "defer")),
     /** Shown to the model on `deny` (as `PreToolUse:<tool> hook error: <reason>`). */
@@ -1152,45 +1158,45 @@ export const HookSpecificOutput = Schema.Union(
     additionalContext: OptionalString
   }),
   Schema.Struct({
-    hookEventName: Schema.Literal("PostToolUse"),
+    hookEventName: PostToolUseInput.fields.hook_event_name,
     additionalContext: OptionalString,
     classifierContext: OptionalString,
     updatedToolOutput: optionalUnknown,
     updatedMCPToolOutput: optionalUnknown
   }),
-  contextOnly("PostToolUseFailure"),
-  contextOnly("PostToolBatch"),
-  contextOnly("Notification"),
+  contextOnly(PostToolUseFailureInput),
+  contextOnly(PostToolBatchInput),
+  contextOnly(NotificationInput),
   Schema.Struct({
-    hookEventName: Schema.Literal("UserPromptSubmit"),
+    hookEventName: UserPromptSubmitInput.fields.hook_event_name,
     additionalContext: OptionalString,
     sessionTitle: OptionalString,
     suppressOriginalPrompt: OptionalBoolean
   }),
   Schema.Struct({
-    hookEventName: Schema.Literal("UserPromptExpansion"),
+    hookEventName: UserPromptExpansionInput.fields.hook_event_name,
     additionalContext: OptionalString,
     suppressOriginalPrompt: OptionalBoolean
   }),
   Schema.Struct({
-    hookEventName: Schema.Literal("SessionStart"),
+    hookEventName: SessionStartInput.fields.hook_event_name,
     additionalContext: OptionalString,
     initialUserMessage: OptionalString,
     sessionTitle: OptionalString,
     watchPaths: OptionalStrings,
     reloadSkills: OptionalBoolean
   }),
-  contextOnly("Stop"),
-  contextOnly("SubagentStart"),
-  contextOnly("SubagentStop"),
+  contextOnly(StopInput),
+  contextOnly(SubagentStartInput),
+  contextOnly(SubagentStopInput),
   Schema.Struct({
-    hookEventName: Schema.Literal("PreModelSwitch"),
+    hookEventName: PreModelSwitchInput.fields.hook_event_name,
     permissionDecision: Schema.optional(Schema.Literal("allow", "deny", "ask")),
     permissionDecisionReason: OptionalString
   }),
-  contextOnly("PostModelSwitch"),
+  contextOnly(PostModelSwitchInput),
   Schema.Struct({
-    hookEventName: Schema.Literal("PermissionRequest"),
+    hookEventName: PermissionRequestInput.fields.hook_event_name,
     decision: Schema.Union(
       Schema.Struct({
         behavior: Schema.Literal("allow"),
@@ -1204,14 +1210,14 @@ export const HookSpecificOutput = Schema.Union(
       })
     )
   }),
-  Schema.Struct({ hookEventName: Schema.Literal("PermissionDenied"), retry: OptionalBoolean }),
-  contextOnly("Setup"),
-  Schema.Struct({ hookEventName: Schema.Literal("Elicitation"), ...ElicitationAnswer }),
-  Schema.Struct({ hookEventName: Schema.Literal("ElicitationResult"), ...ElicitationAnswer }),
-  Schema.Struct({ hookEventName: Schema.Literal("WorktreeCreate"), worktreePath: Schema.String }),
-  watchPaths("CwdChanged"),
-  watchPaths("FileChanged"),
-  Schema.Struct({ hookEventName: Schema.Literal("MessageDisplay"), displayContent: OptionalString })
+  Schema.Struct({ hookEventName: PermissionDeniedInput.fields.hook_event_name, retry: OptionalBoolean }),
+  contextOnly(SetupInput),
+  Schema.Struct({ hookEventName: ElicitationInput.fields.hook_event_name, ...ElicitationAnswer }),
+  Schema.Struct({ hookEventName: ElicitationResultInput.fields.hook_event_name, ...ElicitationAnswer }),
+  Schema.Struct({ hookEventName: WorktreeCreateInput.fields.hook_event_name, worktreePath: Schema.String }),
+  watchPaths(CwdChangedInput),
+  watchPaths(FileChangedInput),
+  Schema.Struct({ hookEventName: MessageDisplayInput.fields.hook_event_name, displayContent: OptionalString })
 )
 
 /**

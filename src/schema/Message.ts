@@ -28,7 +28,8 @@ import {
   optionalUnknowns,
   optionalNullOrNumber,
   NullOrString,
-  optionalRawObject
+  optionalRawObject,
+  Strings
 } from "../internal/schema/schemas.js"
 import { Approval } from "../services/ApprovalStore.js"
 import { MessageParseError } from "../SdkError.js"
@@ -439,7 +440,7 @@ export const SystemInit = Schema.Struct({
   ...systemFields,
   subtype: Schema.Literal("init"),
   cwd: Schema.String,
-  tools: Schema.Array(Schema.String),
+  tools: Strings,
   mcp_servers: Schema.Array(Schema.Struct({ name: Schema.String, status: Schema.String })),
   model: Schema.String,
   permissionMode: Schema.String,
@@ -1404,7 +1405,7 @@ export const SystemSessionWritesLost = Schema.Struct({
   ...eventFields,
   subtype: Schema.Literal("session_writes_lost"),
   error_code: Schema.String,
-  lost: Schema.Array(Schema.String),
+  lost: Strings,
   transcript_session_ids: optionalStrings
 })
 
@@ -1629,8 +1630,8 @@ export interface CitationsDelta extends Schema.Schema.Type<typeof CitationsDelta
  */
 export const CompactionDelta = Schema.Struct({
   type: Schema.Literal("compaction_delta"),
-  content: Schema.optional(NullOrString),
-  encrypted_content: Schema.optional(NullOrString)
+  content: OptionalNullableString,
+  encrypted_content: OptionalNullableString
 })
 
 /**

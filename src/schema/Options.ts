@@ -26,11 +26,13 @@ import {
   optionalNumber,
   optionalString,
   optionalUnknown,
-  NullOrString
+  optionalStrings,
+  NullOrString,
+  Strings
 } from "../internal/schema/schemas.js"
 
 const NonEmptyString = Schema.String.pipe(Schema.minLength(1))
-const Strings = Schema.Array(Schema.String)
+const optionalNonEmptyString = Schema.optional(NonEmptyString)
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
 /**
@@ -127,7 +129,7 @@ export const McpServerConfig = Schema.Union(
   Schema.Struct({
     type: Schema.optional(Schema.Literal("stdio")),
     command: NonEmptyString,
-    args: Schema.optional(Strings),
+    args: optionalStrings,
     env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
     timeout: Schema.optional(McpToolTimeout),
     alwaysLoad: optionalBoolean
@@ -167,13 +169,13 @@ export type McpServerConfig = Schema.Schema.Type<typeof McpServerConfig>
 export const AgentDefinition = Schema.Struct({
   description: NonEmptyString,
   prompt: Schema.String,
-  tools: Schema.optional(Strings),
-  disallowedTools: Schema.optional(Strings),
+  tools: optionalStrings,
+  disallowedTools: optionalStrings,
   model: optionalString,
   maxTurns: Schema.optional(Schema.Int.pipe(Schema.positive())),
   /** Server names, or `{ name: config }` records of servers only this agent uses. */
   mcpServers: Schema.optional(Schema.Array(Schema.Union(Schema.String, JsonObject))),
-  skills: Schema.optional(Strings),
+  skills: optionalStrings,
   initialPrompt: optionalString,
   autoCompactWindow: optionalNumber,
   background: optionalBoolean,
@@ -421,8 +423,8 @@ const HookMatcherShape = Schema.Struct({
  */
 export const Options = Schema.Struct({
   // model and budget
-  model: Schema.optional(NonEmptyString),
-  fallbackModel: Schema.optional(NonEmptyString),
+  model: optionalNonEmptyString,
+  fallbackModel: optionalNonEmptyString,
   maxTurns: Schema.optional(Schema.Int.pipe(Schema.positive())),
   maxBudgetUsd: Schema.optional(Schema.Number.pipe(Schema.positive())),
   /** API-side token budget the model paces itself against (`--task-budget`). */
@@ -431,7 +433,7 @@ export const Options = Schema.Struct({
   /** Deprecated: use `thinking`. `0` disables thinking, another value is a budget. */
   maxThinkingTokens: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
   effort: Schema.optional(Schema.Literal("low", "medium", "high", "xhigh", "max")),
-  betas: Schema.optional(Strings),
+  betas: optionalStrings,
   // prompt and output
   systemPrompt: Schema.optional(SystemPrompt),
   /** Replaces the workflow part of the plan-mode instructions (`initialize`). */
@@ -477,15 +479,15 @@ export const Options = Schema.Struct({
   /** Every user message is sent with `client_composed: true`: no `@file` expansion, no slash commands. */
   verbatimPrompts: optionalBoolean,
   /** The session's title instead of one generated from the first prompt (`initialize`; not on resume). */
-  title: Schema.optional(NonEmptyString),
+  title: optionalNonEmptyString,
   agents: Schema.optional(Schema.Record({ key: NonEmptyString, value: AgentDefinition })),
   /** The agent (from `agents` or settings) that runs the main thread (`--agent`). */
-  agent: Schema.optional(NonEmptyString),
+  agent: optionalNonEmptyString,
   /** Periodic model-written summaries of running subagents, in `task_progress.summary` (`initialize`). */
   agentProgressSummaries: optionalBoolean,
   // tools and permissions
-  allowedTools: Schema.optional(Strings),
-  disallowedTools: Schema.optional(Strings),
+  allowedTools: optionalStrings,
+  disallowedTools: optionalStrings,
   tools: Schema.optional(
     Schema.Union(Strings, Schema.Struct({ type: Schema.Literal("preset"), preset: Schema.Literal("claude_code") }))
   ),
@@ -497,7 +499,7 @@ export const Options = Schema.Struct({
   permissionMode: Schema.optional(Control.PermissionMode),
   /** Allows `permissionMode: "bypassPermissions"` now or later (`--allow-dangerously-skip-permissions`). */
   allowDangerouslySkipPermissions: optionalBoolean,
-  permissionPromptToolName: Schema.optional(NonEmptyString),
+  permissionPromptToolName: optionalNonEmptyString,
   /** `"none"`: nobody answers permission prompts; what would prompt is denied (`--permission-prompts`). */
   permissionPrompts: Schema.optional(Schema.Literal("host", "none")),
   mcpServers: Schema.optional(
@@ -514,13 +516,13 @@ export const Options = Schema.Struct({
   /** Declares a per-task stop control (`stopTask`): an interrupt then spares background tasks (`initialize`). */
   perTaskStopAffordance: optionalBoolean,
   // sessions
-  resume: Schema.optional(NonEmptyString),
+  resume: optionalNonEmptyString,
   continue: optionalBoolean,
   forkSession: optionalBoolean,
   sessionId: Schema.optional(Schema.UUID),
-  resumeSessionAt: Schema.optional(NonEmptyString),
+  resumeSessionAt: optionalNonEmptyString,
   /** With `resumeSessionAt`: the prompt uuid of the turn the truncation drops, checked by the CLI (`--resume-drops-turn`). */
-  resumeDropsTurn: Schema.optional(NonEmptyString),
+  resumeDropsTurn: optionalNonEmptyString,
   persistSession: optionalBoolean,
   enableFileCheckpointing: optionalBoolean,
   /**
@@ -551,11 +553,11 @@ export const Options = Schema.Struct({
   /** How long a recorded approval waits before it expires (default 24 hours). */
   approvalTimeout: Schema.optional(FiniteDuration),
   // process and environment
-  cwd: Schema.optional(NonEmptyString),
+  cwd: optionalNonEmptyString,
   env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.UndefinedOr(Schema.String) })),
   additionalDirectories: Schema.optional(Schema.Array(NonEmptyString)),
   /** The checkout that project settings, `.mcp.json` and `.claude/` come from when `cwd` is a worktree of it. */
-  projectConfigRoot: Schema.optional(NonEmptyString),
+  projectConfigRoot: optionalNonEmptyString,
   settingSources: Schema.optional(Schema.Array(Schema.Literal("user", "project", "local"))),
   settings: Schema.optional(Schema.Union(NonEmptyString, JsonObject)),
   /** Policy-tier settings, restrictive only (`--managed-settings`). */
@@ -570,15 +572,15 @@ export const Options = Schema.Struct({
     })),
     value: NullOrString
   })),
-  pathToClaudeCodeExecutable: Schema.optional(NonEmptyString),
+  pathToClaudeCodeExecutable: optionalNonEmptyString,
   /** The runtime for a CLI given as a JavaScript file (default `node`, `bun` under Bun). */
   executable: Schema.optional(Schema.Literal("bun", "deno", "node")),
   /** Arguments placed before the CLI's own: the runtime's, for a JavaScript CLI. */
-  executableArgs: Schema.optional(Strings),
+  executableArgs: optionalStrings,
   /** CLI debug logging (`--debug`). */
   debug: optionalBoolean,
   /** CLI debug log file; implies `debug` (`--debug-file`). */
-  debugFile: Schema.optional(NonEmptyString),
+  debugFile: optionalNonEmptyString,
   stderr: Schema.optional(StderrCallback),
   // this SDK's own settings
   maxBufferSize: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1024))),
@@ -624,7 +626,8 @@ export interface Options<R = never>
 }
 
 const parseOptions: SchemaAST.ParseOptions = { onExcessProperty: "error", errors: "first" }
-const decode = Schema.decodeUnknown(Options, parseOptions)
+// Compiled on first call: options of plain fields never reach it (`acceptedAtOnce`).
+const decode = Guard.lazily(() => Schema.decodeUnknown(Options, parseOptions))
 
 const storeError = <R>(options: Options<R>): OptionsError | undefined => {
   if (options.approvalTimeout !== undefined && options.approvalStore === undefined) {
@@ -1187,7 +1190,7 @@ export const claimOptionKeys: ReadonlyArray<string> = [
   "agents"
 ]
 
-const decodeClaim = Schema.decodeUnknown(ClaimOptions, parseOptions)
+const decodeClaim = Guard.lazily(() => Schema.decodeUnknown(ClaimOptions, parseOptions))
 
 /**
  * Validates claim options like `validate` does options: an `OptionsError` names the first bad

@@ -49,7 +49,10 @@ export const DEFAULT_TIMEOUT = Duration.hours(24)
  */
 export const approvalIdFor = (sessionId: string, toolUseId: string): string => `${sessionId}:${toolUseId}`
 
-const retry = Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(2)))
+// Made on first use: the first Schedule a process builds compiles Schedule's code, ~0.4 ms that an
+// import of the barrel would otherwise pay for a store's retries.
+const makeRetry = () => Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(2)))
+let retry: ReturnType<typeof makeRetry> | undefined
 
 const isRecord = (u: unknown): u is { readonly [key: string]: unknown } =>
   typeof u === "object" && u !== null && !Array.isArray(u)
@@ -93,7 +96,7 @@ export const make = (
       uuid: crypto.randomUUID()
     })
     return config.store.create(approval).pipe(
-      Effect.retry({ schedule: retry, while: (e) => e.reason === "Unavailable" }),
+      Effect.retry({ schedule: retry ??= makeRetry(), while: (e) => e.reason === "Unavailable" }),
       Effect.matchEffect({
         onSuccess: () => emit([message(undefined)]),
         onFailure: (e) =>

@@ -26,8 +26,6 @@ export interface Options {
   readonly tablePrefix?: string | undefined
 }
 
-const RecordRow = Schema.Struct({ record: Schema.parseJson(Approval) })
-const IdRow = Schema.Struct({ id: Schema.String })
 const rows = <A, I>(schema: Schema.Schema<A, I>) => Schema.decodeUnknown(Schema.Array(schema))
 
 /**
@@ -38,6 +36,9 @@ const rows = <A, I>(schema: Schema.Schema<A, I>) => Schema.decodeUnknown(Schema.
 export const make = (sql: SqlClient.SqlClient, options: Options = {}): Effect.Effect<ApprovalStoreShape, SqlError> =>
   Effect.gen(function*() {
     const table = sql(`${options.tablePrefix ?? "claude"}_approvals`)
+    // The rows' Schemas, made with the store rather than at import (the barrel loads this module).
+    const RecordRow = Schema.Struct({ record: Schema.parseJson(Approval) })
+    const IdRow = Schema.Struct({ id: Schema.String })
     yield* sql`CREATE TABLE IF NOT EXISTS ${table} (
       id TEXT PRIMARY KEY,
       project_key TEXT NOT NULL,

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { Either, Schema } from "effect"
+import { Either, type ParseResult, Schema } from "effect"
 import { parseJsonBoundary } from "../protocol/json.js"
 import { optionalString, NullOrString } from "../schema/schemas.js"
 
@@ -58,57 +58,54 @@ export const CloseCode = {
   spawnFailed: 4500
 } as const
 
-/**
- * Why the relay refused or ended a connection (the `error` frame's `code`).
- *
- * @internal
- */
-export const ErrorCode = Schema.Literal("bad_request", "unauthorized", "forbidden", "timeout", "spawn_failed")
-
-/**
- * @internal
- */
-export type ErrorCode = typeof ErrorCode.Type
-
-const Hello = Schema.Struct({
-  type: Schema.Literal("hello"),
-  version: Schema.Number,
-  token: Schema.String,
-  args: Schema.Array(Schema.String),
-  cwd: optionalString,
-  env: Schema.Record({ key: Schema.String, value: Schema.String })
-})
-
-/**
- * The first frame of a connection: the token, then the session the host wants.
- *
- * @internal
- */
-export type Hello = typeof Hello.Type
-
-const Started = Schema.Struct({ type: Schema.Literal("started"), pid: Schema.Number })
-const Exit = Schema.Struct({
-  type: Schema.Literal("exit"),
-  code: Schema.NullOr(Schema.Number),
-  signal: NullOrString
-})
-const ErrorFrame = Schema.Struct({ type: Schema.Literal("error"), code: ErrorCode, message: Schema.String })
-const Credit = Schema.Struct({ type: Schema.Literal("credit"), bytes: Schema.Int.pipe(Schema.positive()) })
-const Simple = Schema.Struct({ type: Schema.Literal("eof", "kill", "ping", "pong") })
+// The frames' Schemas, made when the relay decodes its first control frame: the barrel loads this
+// module with the relay's client, and most processes never open a relay connection.
+const makeControl = () => {
+  const ErrorCode = Schema.Literal("bad_request", "unauthorized", "forbidden", "timeout", "spawn_failed")
+  const Hello = Schema.Struct({
+    type: Schema.Literal("hello"),
+    version: Schema.Number,
+    token: Schema.String,
+    args: Schema.Array(Schema.String),
+    cwd: optionalString,
+    env: Schema.Record({ key: Schema.String, value: Schema.String })
+  })
+  const Started = Schema.Struct({ type: Schema.Literal("started"), pid: Schema.Number })
+  const Exit = Schema.Struct({
+    type: Schema.Literal("exit"),
+    code: Schema.NullOr(Schema.Number),
+    signal: NullOrString
+  })
+  const ErrorFrame = Schema.Struct({ type: Schema.Literal("error"), code: ErrorCode, message: Schema.String })
+  const Credit = Schema.Struct({ type: Schema.Literal("credit"), bytes: Schema.Int.pipe(Schema.positive()) })
+  const Simple = Schema.Struct({ type: Schema.Literal("eof", "kill", "ping", "pong") })
+  return Schema.Union(Hello, Started, Exit, ErrorFrame, Credit, Simple)
+}
 
 /**
  * Every control frame, either way.
  *
  * @internal
  */
-export const Control = Schema.Union(Hello, Started, Exit, ErrorFrame, Credit, Simple)
+export type Control = Schema.Schema.Type<ReturnType<typeof makeControl>>
 
 /**
+ * The first frame of a connection: the token, then the session the host wants.
+ *
  * @internal
  */
-export type Control = typeof Control.Type
+export type Hello = Extract<Control, { readonly type: "hello" }>
 
-const decodeControl = Schema.decodeUnknownEither(Control)
+/**
+ * Why the relay refused or ended a connection (the `error` frame's `code`).
+ *
+ * @internal
+ */
+export type ErrorCode = Extract<Control, { readonly type: "error" }>["code"]
+
+// Compiled when the relay reads its first control frame (not by `Guard.lazily`: the relay's server
+// loads this module without the rest of the library).
+let decodeControl: ((u: unknown) => Either.Either<Control, ParseResult.ParseError>) | undefined
 
 /**
  * A text message as a control frame, or why it is not one.
@@ -122,7 +119,10 @@ export const parseControl = (text: string): Either.Either<Control, string> => {
   } catch {
     return Either.left("a text message that is not JSON")
   }
-  return Either.mapLeft(decodeControl(json), () => "an unknown control frame")
+  return Either.mapLeft(
+    (decodeControl ??= Schema.decodeUnknownEither(makeControl()))(json),
+    () => "an unknown control frame"
+  )
 }
 
 /**

@@ -10,6 +10,13 @@ import { Schema } from "effect"
  */
 export const RawObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
+/**
+ * `Schema.Array(Schema.String)`, shared.
+ *
+ * @internal
+ */
+export const Strings = Schema.Array(Schema.String)
+
 // The optional fields of the wire schemas, built once: each `Schema.optional(X)` makes a union with
 // `Undefined` and two classes, and the schemas have ~300 of them, most of these four.
 
@@ -46,7 +53,7 @@ export const optionalUnknown = Schema.optional(Schema.Unknown)
  *
  * @internal
  */
-export const optionalStrings = Schema.optional(Schema.Array(Schema.String))
+export const optionalStrings = Schema.optional(Strings)
 
 /**
  * `Schema.optional(Schema.Array(Schema.Unknown))`, shared.

@@ -66,8 +66,10 @@ export interface Mirror {
 // Past this many waiting entries a batch is appended without waiting for the turn's end.
 const MAX_PENDING = 500
 const APPEND_TIMEOUT = Duration.seconds(60)
-// Two more tries for a store that is unavailable; never for a fenced-out writer.
-const retry = Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(2)))
+// Two more tries for a store that is unavailable; never for a fenced-out writer. Made on first use:
+// the first Schedule a process builds compiles Schedule's code, ~0.4 ms of an import otherwise.
+const makeRetry = () => Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(2)))
+let retry: ReturnType<typeof makeRetry> | undefined
 
 /**
  * The session and subpath a frame's file stands for: `<configDir>/projects/<project>/<session>.jsonl`
@@ -142,7 +144,7 @@ export const make = (config: MirrorConfig, emit: (messages: Array<unknown>) => E
     }
     return generation(batch.ref).pipe(
       Effect.flatMap((g) => config.store.appendAll(batch.ref, writes, { generation: g })),
-      Effect.retry({ schedule: retry, while: (e) => e.reason === "Unavailable" }),
+      Effect.retry({ schedule: retry ??= makeRetry(), while: (e) => e.reason === "Unavailable" }),
       Effect.timeoutFail({
         duration: APPEND_TIMEOUT,
         onTimeout: () =>

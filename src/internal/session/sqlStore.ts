@@ -25,15 +25,6 @@ export interface Options {
   readonly tablePrefix?: string | undefined
 }
 
-// PostgreSQL returns BIGINT columns as strings.
-const Num = Schema.Union(Schema.Number, Schema.NumberFromString)
-const GenerationRow = Schema.Struct({ generation: Num, summary: NullOrString })
-const SeqRow = Schema.Struct({ seq: Schema.NullOr(Num) })
-const UuidRow = Schema.Struct({ uuid: Schema.String })
-const EntryRow = Schema.Struct({ entry: Schema.String })
-const SummaryRow = Schema.Struct({ summary: Schema.String })
-const SubpathRow = Schema.Struct({ subpath: Schema.String })
-
 // Rows per INSERT: well under SQLite's and PostgreSQL's bound-parameter limits.
 const INSERT_ROWS = 500
 
@@ -70,6 +61,15 @@ export const make = (
     yield* sql`CREATE UNIQUE INDEX IF NOT EXISTS ${sql(`${prefix}_entries_uuid`)}
       ON ${entries} (project_key, session_id, subpath, uuid)`
     const tick = Store.clock()
+    // The rows' Schemas, made with the store rather than at import (the barrel loads this module).
+    // PostgreSQL returns BIGINT columns as strings.
+    const Num = Schema.Union(Schema.Number, Schema.NumberFromString)
+    const GenerationRow = Schema.Struct({ generation: Num, summary: NullOrString })
+    const SeqRow = Schema.Struct({ seq: Schema.NullOr(Num) })
+    const UuidRow = Schema.Struct({ uuid: Schema.String })
+    const EntryRow = Schema.Struct({ entry: Schema.String })
+    const SummaryRow = Schema.Struct({ summary: Schema.String })
+    const SubpathRow = Schema.Struct({ subpath: Schema.String })
 
     const fail = (operation: string, ref: SessionRef | undefined) => (cause: unknown) =>
       cause instanceof SessionStoreError ? cause : new SessionStoreError({

@@ -8,12 +8,15 @@
 import { Effect, ParseResult, Schema } from "effect"
 import { OptionsError } from "../../SdkError.js"
 import * as T from "./transcript.js"
+import { lazily } from "../schema/guard.js"
 import { optionalBoolean, optionalString } from "../schema/schemas.js"
 
 type Check = (options: unknown) => Effect.Effect<void, OptionsError>
 
-const checkArgs = <A, I>(schema: Schema.Schema<A, I, never>): Check => {
-  const decode = Schema.decodeUnknownEither(schema)
+// Each check's Struct and parser are built on its first call: the barrel imports these with
+// `Sessions`, and most processes never list or read a session.
+const checkArgs = <A, I>(schema: () => Schema.Schema<A, I, never>): Check => {
+  const decode = lazily(() => Schema.decodeUnknownEither(schema()))
   return (options) => {
     const decoded = decode(options)
     if (decoded._tag === "Right") return Effect.void
@@ -37,21 +40,25 @@ export interface Checks {
 }
 
 const checks = (location: Record<string, Schema.optional<typeof Schema.String>>): Checks => {
-  const page = { ...location, limit: Schema.optional(Schema.Int), offset: Schema.optional(Schema.Int) }
+  const page = () => ({ ...location, limit: Schema.optional(Schema.Int), offset: Schema.optional(Schema.Int) })
   return {
-    location: checkArgs(Schema.Struct(location)),
-    page: checkArgs(Schema.Struct(page)),
-    list: checkArgs(Schema.Struct({
-      ...page,
-      includeWorktrees: optionalBoolean,
-      includeProgrammatic: optionalBoolean
-    })),
-    messages: checkArgs(Schema.Struct({ ...page, includeSystemMessages: optionalBoolean })),
-    fork: checkArgs(Schema.Struct({
-      ...location,
-      upToMessageId: optionalString,
-      title: optionalString
-    }))
+    location: checkArgs(() => Schema.Struct(location)),
+    page: checkArgs(() => Schema.Struct(page())),
+    list: checkArgs(() =>
+      Schema.Struct({
+        ...page(),
+        includeWorktrees: optionalBoolean,
+        includeProgrammatic: optionalBoolean
+      })
+    ),
+    messages: checkArgs(() => Schema.Struct({ ...page(), includeSystemMessages: optionalBoolean })),
+    fork: checkArgs(() =>
+      Schema.Struct({
+        ...location,
+        upToMessageId: optionalString,
+        title: optionalString
+      })
+    )
   }
 }
 
