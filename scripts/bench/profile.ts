@@ -3,10 +3,13 @@
 // with a linked source map) are mapped back to the source (src/*.ts), so the lines cited are the
 // ones to edit.
 //
-//   npx tsx scripts/bench/profile.ts [--top=N] [--focus=src/] FILE.cpuprofile…
+//   npx tsx scripts/bench/profile.ts [--top=N] [--focus=src/] [--after=MS] [--owners] FILE.cpuprofile…
 //
 // --focus=PREFIX adds the inclusive times of the frames whose file starts with PREFIX (the
-// library's entry points: which of its functions the time is spent under).
+// library's entry points: which of its functions the time is spent under). --after=MS leaves out
+// the samples of each profile's first MS milliseconds (the imports, a warm-up). --owners adds the
+// time of each sample by the innermost frame of the library (src/) on its stack: what library
+// code the time is spent in or under, the runtime's work included when a library frame called it.
 //
 // Several files are merged (e.g. the warm repetitions of one workload). `(idle)` is left out of
 // the percentages (the process waiting); `(program)` is native work V8 does not attribute.
@@ -27,6 +30,7 @@ interface ProfileNode {
   readonly children?: ReadonlyArray<number>
 }
 interface Profile {
+  readonly startTime?: number
   readonly nodes: ReadonlyArray<ProfileNode>
   readonly samples: ReadonlyArray<number>
   readonly timeDeltas: ReadonlyArray<number>
@@ -36,6 +40,8 @@ const root = fileURLToPath(new URL("../..", import.meta.url))
 const args = process.argv.slice(2)
 const top = Number(args.find((a) => a.startsWith("--top="))?.slice(6) ?? 30)
 const focus = args.find((a) => a.startsWith("--focus="))?.slice(8)
+const after = Number(args.find((a) => a.startsWith("--after="))?.slice(8) ?? 0)
+const owners = args.includes("--owners")
 const files = args.filter((a) => !a.startsWith("--"))
 if (files.length === 0) {
   console.error("usage: tsx scripts/bench/profile.ts [--top=N] [--focus=src/] FILE.cpuprofile…")
@@ -105,6 +111,7 @@ const byArea = new Map<string, number>()
 const self = new Map<string, number>()
 const inclusive = new Map<string, number>()
 const byFile = new Map<string, number>()
+const byOwner = new Map<string, number>()
 let busy = 0
 let idle = 0
 
@@ -124,11 +131,13 @@ for (const file of files) {
     }
     return l
   }
+  let elapsed = 0
   profile.samples.forEach((id, i) => {
+    elapsed += (profile.timeDeltas[i] ?? 0) / 1000
     // A sample's weight is the time until the next one (V8's own convention).
     const dt = (profile.timeDeltas[i + 1] ?? profile.timeDeltas[i] ?? 0) / 1000
     const node = byId.get(id)
-    if (node === undefined) return
+    if (node === undefined || elapsed < after) return
     const name = node.callFrame.functionName
     if (name === "(idle)") {
       idle += dt
@@ -141,6 +150,17 @@ for (const file of files) {
     byFile.set(fileName, (byFile.get(fileName) ?? 0) + dt)
     const a = area(fileName)
     byArea.set(a, (byArea.get(a) ?? 0) + dt)
+    if (owners) {
+      let owner = "(no library frame)"
+      for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+        const n = byId.get(at)
+        if (n !== undefined && where(n.callFrame).startsWith("src/")) {
+          owner = labelOf(n)
+          break
+        }
+      }
+      byOwner.set(owner, (byOwner.get(owner) ?? 0) + dt)
+    }
     const seen = new Set<string>()
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
       const n = byId.get(at)
@@ -173,3 +193,4 @@ if (focus !== undefined) {
     top
   )
 }
+if (owners) show("time by the innermost library frame on the stack", byOwner, top)

@@ -232,26 +232,34 @@ const systemPromptFields = <R>(options: Options<R>): Control.InitializePayload =
   }
 }
 
-const withoutUndefined = (fields: Control.InitializePayload): Control.InitializePayload =>
-  Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined))
-
-export const buildInitialize = <R>(options: Options<R>): Control.InitializePayload =>
-  withoutUndefined({
-    ...systemPromptFields(options),
-    planModeInstructions: options.planModeInstructions,
-    toolAliases: options.toolAliases,
-    agents: options.agents,
-    title: options.title,
-    // `"all"` is only the `Skill` rule in `--allowedTools`.
-    skills: options.skills === "all" ? undefined : options.skills,
-    promptSuggestions: options.promptSuggestions,
-    agentProgressSummaries: options.agentProgressSummaries,
-    forwardSubagentText: options.forwardSubagentText,
-    perTaskStopAffordance: options.perTaskStopAffordance,
-    plugins: pluginsInInitialize(options) ? options.plugins : undefined,
-    mcpServers: mcpServersInInitialize(options) ? externalServers(options) : undefined,
-    jsonSchema: outputJsonSchema(options)
-  })
+// The fields that are set, in this order (the order they have on the wire). Assigned one by one:
+// spreading the system prompt's fields into a literal of fourteen more, then dropping the
+// undefined ones through `Object.entries`, cost ~13 µs per session (V8's slow path for literals).
+export const buildInitialize = <R>(options: Options<R>): Control.InitializePayload => {
+  const out: Record<string, unknown> = {}
+  const put = (key: string, value: unknown) => {
+    if (value !== undefined) out[key] = value
+  }
+  const prompt = systemPromptFields(options)
+  put("systemPrompt", prompt.systemPrompt)
+  put("appendSystemPrompt", prompt.appendSystemPrompt)
+  put("excludeDynamicSections", prompt.excludeDynamicSections)
+  put("systemPromptSnapshot", prompt.systemPromptSnapshot)
+  put("planModeInstructions", options.planModeInstructions)
+  put("toolAliases", options.toolAliases)
+  put("agents", options.agents)
+  put("title", options.title)
+  // `"all"` is only the `Skill` rule in `--allowedTools`.
+  put("skills", options.skills === "all" ? undefined : options.skills)
+  put("promptSuggestions", options.promptSuggestions)
+  put("agentProgressSummaries", options.agentProgressSummaries)
+  put("forwardSubagentText", options.forwardSubagentText)
+  put("perTaskStopAffordance", options.perTaskStopAffordance)
+  put("plugins", pluginsInInitialize(options) ? options.plugins : undefined)
+  put("mcpServers", mcpServersInInitialize(options) ? externalServers(options) : undefined)
+  put("jsonSchema", outputJsonSchema(options))
+  return out
+}
 
 // Structured output: the raw `outputFormat` schema, or the JSON Schema of `outputSchema` (the
 // same derivation as a tool's `inputSchema`; validation has already refused a non-object one).

@@ -8,7 +8,6 @@ import {
   Effect,
   Exit,
   FiberRef,
-  Metric,
   type MetricLabel,
   Option,
   Predicate,
@@ -98,8 +97,8 @@ const turnAttributes = (running: Context.Tag.Service<CurrentTurn>): Record<strin
   return attributes
 }
 
-const succeeded = Telemetry.turns.pipe(Metric.tagged("outcome", "success"))
-const failed = Telemetry.turns.pipe(Metric.tagged("outcome", "error"))
+const succeeded = GenAiMetrics.tagged(Telemetry.turns, [["outcome", "success"]])
+const failed = GenAiMetrics.tagged(Telemetry.turns, [["outcome", "error"]])
 
 // Effect's default tracer: its spans go nowhere, so the spans of each message are not worth making.
 const defaultTracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
@@ -179,7 +178,7 @@ export const track = (
       const cost = numberAt(result, "total_cost_usd")
       const input = numberAt(result, "usage", "input_tokens")
       const output = numberAt(result, "usage", "output_tokens")
-      ;(isError ? failed : succeeded).unsafeUpdate(1, labels)
+      ;(isError ? failed : succeeded).update(1, labels)
       // The CLI's `total_cost_usd` is the session's so far: the turn's own cost is its `Usage`'s.
       const turnCost = settled?.turn.costUsd ?? cost
       if (turnCost !== undefined) Telemetry.costUsd.unsafeUpdate(turnCost, labels)

@@ -3,8 +3,9 @@
  *
  * @internal
  */
-import { Metric, type MetricLabel } from "effect"
+import type { MetricLabel } from "effect"
 import * as Telemetry from "../../Telemetry.js"
+import { type Tagged, tagged } from "../telemetry/metrics.js"
 import type { AgentUsage, Spend, Usage } from "../../Usage.js"
 
 const agentLabel = (agent: AgentUsage): string =>
@@ -18,8 +19,8 @@ const KINDS = [
 ] as const
 
 interface Counters {
-  readonly cost: Metric.Metric.Counter<number>
-  readonly tokens: ReadonlyArray<Metric.Metric.Counter<number>>
+  readonly cost: Tagged<number>
+  readonly tokens: ReadonlyArray<Tagged<number>>
 }
 
 // The tagged counters of one (agent, model), made once per process: the labels are few (agent
@@ -30,13 +31,9 @@ const countersFor = (agent: string, model: string): Counters => {
   const key = `${agent}\u0000${model}`
   let found = made.get(key)
   if (found === undefined) {
-    const cost = Telemetry.agentCostUsd.pipe(Metric.tagged("agent", agent), Metric.tagged("model", model))
+    const cost = tagged(Telemetry.agentCostUsd, [["agent", agent], ["model", model]])
     const tokens = KINDS.map(([kind]) =>
-      Telemetry.agentTokens.pipe(
-        Metric.tagged("agent", agent),
-        Metric.tagged("model", model),
-        Metric.tagged("kind", kind)
-      )
+      tagged(Telemetry.agentTokens, [["agent", agent], ["model", model], ["kind", kind]])
     )
     found = { cost, tokens }
     made.set(key, found)
@@ -51,10 +48,10 @@ const recordOne = (
   labels: ReadonlyArray<MetricLabel.MetricLabel>
 ): void => {
   const counters = countersFor(agent, model)
-  if (spend.costUsd !== 0) counters.cost.unsafeUpdate(spend.costUsd, labels)
+  if (spend.costUsd !== 0) counters.cost.update(spend.costUsd, labels)
   KINDS.forEach(([, field], i) => {
     const counter = counters.tokens[i]
-    if (spend[field] !== 0 && counter !== undefined) counter.unsafeUpdate(spend[field], labels)
+    if (spend[field] !== 0 && counter !== undefined) counter.update(spend[field], labels)
   })
 }
 

@@ -112,7 +112,13 @@ const outputs = (
     let shown = F.zero
     responses.forEach((r, i) => {
       if (modelOf[i] !== model) return
-      shown = F.add(shown, { ...F.zero, ...r, outputTokens: 0, costUsd: 0 })
+      shown = F.add(shown, {
+        inputTokens: r.inputTokens,
+        outputTokens: 0,
+        cacheReadInputTokens: r.cacheReadInputTokens,
+        cacheCreationInputTokens: r.cacheCreationInputTokens,
+        costUsd: 0
+      })
       if (r.outputTokens !== undefined) known += r.outputTokens
       else if (hints[i]?.reported === true) reported.push(i)
       else estimated.push(i)
@@ -216,8 +222,13 @@ const summarize = (priced: ReadonlyArray<Priced>, unattributed: ModelFigures, st
   const rest = agentUsage("unattributed", undefined, undefined, { ...unattributed })
   const mainUsage = agentUsage("main", undefined, undefined, main)
   const models = byModel([mainUsage, ...subagents, rest].flatMap((a) => Object.entries(a.models)))
+  const total = F.sum(Object.values(models))
   return {
-    ...F.sum(Object.values(models)),
+    inputTokens: total.inputTokens,
+    outputTokens: total.outputTokens,
+    cacheReadInputTokens: total.cacheReadInputTokens,
+    cacheCreationInputTokens: total.cacheCreationInputTokens,
+    costUsd: total.costUsd,
     turns: 1,
     main: mainUsage,
     subagents,

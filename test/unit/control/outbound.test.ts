@@ -83,6 +83,30 @@ describe("outbound control requests", () => {
         .toBe("ScopeClosed")
     }).pipe(Effect.provide(silent)))
 
+  // The deadline timer is forked by the request's sender, which may be uninterruptible (a close
+  // that sends `interrupt`); the channel's close stops the timer and waits for it.
+  it.scoped("a request sent from an uninterruptible region times out, and the channel's close stops its timer", () =>
+    Effect.gen(function*() {
+      const cli = yield* FakeCli.FakeCli
+      const scope = yield* Scope.make()
+      const control = yield* ControlChannel.make().pipe(Scope.extend(scope))
+      const timedOut = yield* Effect.fork(
+        Effect.uninterruptible(control.request(Control.McpStatus, {}, { timeout: "2 seconds" }))
+      )
+      yield* sentRequest(cli, "mcp_status")
+      yield* TestClock.adjust("2 seconds")
+      expect(yield* Effect.flip(Fiber.join(timedOut))).toMatchObject({ _tag: "TimeoutException" })
+
+      const pending = yield* Effect.fork(
+        Effect.uninterruptible(control.request(Control.GetContextUsage, {}, { timeout: "5 seconds" }))
+      )
+      yield* sentRequest(cli, "get_context_usage")
+      // The close interrupts the sleeping timer and waits for it.
+      yield* Scope.close(scope, Exit.void)
+      expect(yield* Effect.flip(Fiber.join(pending))).toMatchObject({ _tag: "SessionClosedError" })
+      // The fake CLI's handlers run on the sender's fiber: interruptible, so the CLI can stop.
+    }).pipe(Effect.provide(FakeCli.layer({ onControlRequest: () => Effect.interruptible(Effect.never) }))))
+
   it.scoped("each request times out at its own deadline, a shorter one sent after a longer one first", () =>
     Effect.gen(function*() {
       const control = yield* ControlChannel
