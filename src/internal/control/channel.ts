@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { Deferred, Duration, Effect, Option, Scope } from "effect"
+import { Deferred, Duration, Effect, FiberHandle, Option, Scope } from "effect"
 import { SessionClosedError } from "../../SdkError.js"
 import type { ControlChannelConfig, ControlChannelShape, StreamError } from "../../services/ControlChannel.js"
 import { Transport } from "../../services/Transport.js"
@@ -43,7 +43,13 @@ export const make = (config: ControlChannelConfig) =>
     const sendQuietly = (frame: unknown) => Effect.catchAll(transport.send(frame), couldNotAnswer)
     const table = new PendingTable<Outbound.Waiter>()
     const terminal = yield* Deferred.make<void, StreamError>()
-    const outbound = Outbound.make(transport, table, defaultTimeout, sendQuietly)
+    const outbound = Outbound.make(
+      transport,
+      table,
+      defaultTimeout,
+      sendQuietly,
+      yield* FiberHandle.make<void, never>()
+    )
     const inbound = yield* Inbound.make(sendQuietly, currentTurn)
     const queue = yield* MessageQueue.make(config.messageBufferBytes ?? Defaults.messageBufferBytes)
     const state = yield* SessionState.make(terminal)
@@ -83,10 +89,7 @@ export const make = (config: ControlChannelConfig) =>
       Effect.uninterruptible(Effect.suspend(() => {
         let closed: SessionClosedError | undefined
         const closedError = () => closed ??= new SessionClosedError({ reason: "ScopeClosed" })
-        return outbound.failPending(closedError).pipe(
-          Effect.zipRight(Effect.sync(() => queue.endLazily(closedError))),
-          Effect.zipRight(outbound.stopTimer)
-        )
+        return Effect.zipRight(outbound.failPending(closedError), Effect.sync(() => queue.endLazily(closedError)))
       }))
     )
 

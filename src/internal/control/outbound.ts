@@ -4,11 +4,23 @@
  * with `control_cancel_request`), decode the reply. A started request is decoded, and its
  * `onSettled` run, where it is settled. Deadlines are kept by one timer fiber per channel that
  * sleeps until the earliest one while a request is pending, rather than a race of two fibers per
- * request; the channel's close stops it (`stopTimer`).
+ * request.
  *
  * @internal
  */
-import { Clock, Deferred, Duration, Effect, Either, Exit, Fiber, FiberId, ParseResult, Scope } from "effect"
+import {
+  Clock,
+  Deferred,
+  Duration,
+  Effect,
+  Either,
+  Exit,
+  FiberHandle,
+  FiberId,
+  Option,
+  ParseResult,
+  Scope
+} from "effect"
 import type * as Control from "../../schema/Control.js"
 import { ControlError, OptionsError, TimeoutException } from "../../SdkError.js"
 import type { ControlChannelShape, RequestError, RequestOptions, StartOptions } from "../../services/ControlChannel.js"
@@ -49,8 +61,6 @@ export interface Outbound {
   readonly failAll: (error: RequestError) => Effect.Effect<void>
   /** Fails every pending request with `error`, made only if one is pending. */
   readonly failPending: (error: () => RequestError) => Effect.Effect<void>
-  /** Stops the deadline timer for good (the channel's close): later requests get none. */
-  readonly stopTimer: Effect.Effect<void>
 }
 
 // What a reply does to its request: its response, or the CLI's error as a `ControlError`.
@@ -82,8 +92,8 @@ const replyOutcome = (outcome: Outcome<Waiter>): Exit.Exit<unknown, RequestError
 }
 
 /**
- * The outbound half of a channel over `transport`, with its pending requests in `table`. Its
- * deadline timer is a fiber of its own, which `stopTimer` ends.
+ * The outbound half of a channel over `transport`, with its pending requests in `table` and its
+ * deadline timer in `timer` (a handle in the channel's scope).
  *
  * @internal
  */
@@ -92,14 +102,12 @@ export const make = (
   table: PendingTable<Waiter>,
   defaultTimeout: Duration.Duration,
   /** Writes a frame the CLI need not receive (a cancel), ignoring a failure to write. */
-  sendQuietly: (frame: unknown) => Effect.Effect<void>
+  sendQuietly: (frame: unknown) => Effect.Effect<void>,
+  timer: FiberHandle.FiberHandle<void, never>
 ): Outbound => {
   let failedWith: RequestError | undefined
   // When the running timer wakes; `undefined`: no timer runs.
   let armedFor: number | undefined
-  // The timer's fiber (once armed), and whether the channel has closed: then no timer starts.
-  let timer: Fiber.RuntimeFiber<void> | undefined
-  let timerStopped = false
 
   const timedOut = (entry: Entry<Waiter>) =>
     Effect.zipRight(
@@ -128,26 +136,19 @@ export const make = (
         : Effect.zipRight(Effect.forEach(table.expire(now), timedOut, { discard: true }), sweep))
   })
 
-  // A timer already due at or before `deadline` will see it; otherwise (re)start it. The timer is
-  // a daemon fiber the channel's close stops: a `FiberHandle` in the channel's scope cost an
-  // `Effect.addFinalizer` (a diff and patch of the fiber's refs) per session and more per run
-  // (~35 µs per session). Its sleep is explicitly interruptible, whatever region the request is
-  // sent from (a close sends `interrupt` from an uninterruptible one), so the close can stop it.
+  // A timer already due at or before `deadline` will see it; otherwise (re)start it.
   const arm = (deadline: number) =>
-    (armedFor !== undefined && armedFor <= deadline) || timerStopped
+    armedFor !== undefined && armedFor <= deadline
       ? Effect.void
-      : Effect.map(Effect.forkDaemon(Effect.interruptible(Effect.suspend(() => sweep))), (fiber) => {
-        timer?.unsafeInterruptAsFork(FiberId.none)
-        timer = fiber
-      })
+      : Effect.asVoid(FiberHandle.run(timer, Effect.suspend(() => sweep)))
 
-  // No timer runs while nothing is pending. It is signalled rather than awaited: the reader settles
-  // replies and must not wait on the timer's end.
+  // No timer runs while nothing is pending. It is signalled rather than awaited (as `FiberHandle`
+  // replaces a fiber): the reader settles replies, and the handle lets go of the timer once it ends.
   const disarm = () => {
     if (armedFor === undefined || table.nextDeadline() !== undefined) return
     armedFor = undefined
-    timer?.unsafeInterruptAsFork(FiberId.none)
-    timer = undefined
+    const running = FiberHandle.unsafeGet(timer)
+    if (Option.isSome(running)) running.value.unsafeInterruptAsFork(FiberId.none)
   }
 
   // Decodes a reply to `descriptor`. A reply without `response` reads as `{}` for a request that
@@ -277,13 +278,6 @@ export const make = (
         failedWith = error
         return failEntries(error)
       }),
-    failPending: (error) => Effect.suspend(() => (table.size === 0 ? Effect.void : failEntries(error()))),
-    stopTimer: Effect.suspend(() => {
-      timerStopped = true
-      armedFor = undefined
-      const running = timer
-      timer = undefined
-      return running === undefined ? Effect.void : Fiber.interrupt(running)
-    })
+    failPending: (error) => Effect.suspend(() => (table.size === 0 ? Effect.void : failEntries(error())))
   }
 }
