@@ -90,8 +90,10 @@ describe("e2e: spend per agent and per tool", () => {
       const upTo = Option.getOrThrow(Usage.sessionUpTo(last))
       const turns = results.map((r) => Option.getOrThrow(Usage.ofResult(r)))
 
-      // The subagents, apart from each other and from the parent, to the token.
-      expect(upTo.subagents.map((s) => [s.toolUseId, s.agentType, tokensOf(s)])).toEqual([
+      // The subagents, apart from each other and from the parent, to the token. They are listed in
+      // the order their spend first shows, which depends on which of the two runs first: sorted here.
+      const byToolUse = [...upTo.subagents].sort((a, b) => (a.toolUseId ?? "").localeCompare(b.toolUseId ?? ""))
+      expect(byToolUse.map((s) => [s.toolUseId, s.agentType, tokensOf(s)])).toEqual([
         ["toolu_a", "general-purpose", subA],
         ["toolu_b", "Explore", subB]
       ])
