@@ -17,7 +17,6 @@ import {
   FiberRef,
   FiberRefs,
   HashMap,
-  Metric,
   Option,
   ParseResult,
   Predicate,
@@ -33,6 +32,7 @@ import * as Guard from "../schema/guard.js"
 import * as Issues from "../schema/issues.js"
 import * as Captured from "../effect/captured.js"
 import * as Frames from "../protocol/controlFrames.js"
+import { type Tagged, tagged } from "../telemetry/metrics.js"
 import { route, type RequestBody } from "../protocol/router.js"
 import type { CurrentTurn } from "../session/turns.js"
 import { errorText, oneLine } from "./text.js"
@@ -245,12 +245,14 @@ const annotationBases = () => {
   return nodeFor
 }
 
-// Histograms tagged by subtype, made once per subtype: this runs on every request.
-const histograms = new Map<string, typeof Telemetry.callbackDuration>()
-const histogram = (subtype: string) => {
+// The callback histogram per subtype, its tag fixed once (`tagged`): `Metric.tagged` joins its tag
+// and the fiber's labels into a new array on every update, and a metric finds its hook by that
+// array's identity, so each request would make, hash and look up a metric key in the registry.
+const histograms = new Map<string, Tagged<number>>()
+const histogram = (subtype: string): Tagged<number> => {
   let found = histograms.get(subtype)
   if (found === undefined) {
-    found = Telemetry.callbackDuration.pipe(Metric.tagged("subtype", subtype))
+    found = tagged(Telemetry.callbackDuration, [["subtype", subtype]])
     histograms.set(subtype, found)
   }
   return found
@@ -287,7 +289,7 @@ const answer = (
       // `Metric.update` in the step that writes the answer: the fiber's metric labels, as it reads them.
       return Effect.withFiberRuntime((fiber) => {
         const elapsed = Number(clock.unsafeCurrentTimeNanos() - start) / 1_000_000
-        histogram(subtype).unsafeUpdate(elapsed, fiber.getFiberRef(FiberRef.currentMetricLabels))
+        histogram(subtype).update(elapsed, fiber.getFiberRef(FiberRef.currentMetricLabels))
         return send(Frames.success(requestId, encoded.right))
       })
     },
