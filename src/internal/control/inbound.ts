@@ -323,13 +323,27 @@ export const make = (
     // The span's end time is read as `Effect.withSpan` reads it: the channel's clock, when timing is on.
     const clock = yield* Effect.clock
     const timing = yield* FiberRef.get(FiberRef.currentTracerTimingEnabled)
-    // Requests still running: a plain counter (it changes twice per request) and a latch open when
-    // it is zero. Touched only from synchronous steps.
+    // Requests still running: a plain counter (it changes twice per request), touched only from
+    // synchronous steps, and a latch closed only while someone waits for the count to reach zero
+    // (`awaitNoneInFlight`), opened when it does: requests that run while nobody waits touch the
+    // counter alone.
     let inFlight = 0
     const idle = yield* Effect.makeLatch(true)
+    let awaited = false
     const done = () => {
-      if (--inFlight === 0) idle.unsafeOpen()
+      if (--inFlight === 0 && awaited) {
+        awaited = false
+        idle.unsafeOpen()
+      }
     }
+    const awaitNoneInFlight = Effect.suspend(() => {
+      if (inFlight === 0) return Effect.void
+      if (!awaited) {
+        awaited = true
+        idle.unsafeClose()
+      }
+      return idle.await
+    })
     const end = (span: Tracer.Span, exit: Exit.Exit<unknown, unknown>) => {
       if (span.status._tag === "Started") span.end(timing ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
     }
@@ -404,7 +418,7 @@ export const make = (
       span: Tracer.Span,
       annotations: HashMap.HashMap<string, unknown>
     ): Effect.Effect<void> => {
-      if (inFlight++ === 0) idle.unsafeClose()
+      inFlight++
       // The handler is called here, so that one that throws instead of failing is answered as
       // a defect, and so that the services it captured are known before its fiber starts.
       let handled: Handled
@@ -496,7 +510,7 @@ export const make = (
       cancel: (requestId) => FiberMap.remove(running, requestId),
       redeliver,
       inFlight: Effect.sync(() => inFlight),
-      awaitNoneInFlight: idle.await
+      awaitNoneInFlight
     }
     return inbound
   })
