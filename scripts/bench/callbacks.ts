@@ -6,8 +6,8 @@
 // `Runtime.runFork(withSpan(callback))`, `JSON.stringify` from the fiber's observer).
 //
 //   npx tsx scripts/bench/callbacks.ts [--root=DIR] [--baseline=DIR] [--kind=hooks|mcp] [--count=20000] [--reps=7]
-//     [--only=library,session,floor] [--steps[=top]] [--heap[=top] [--survivors] [--heap-out=PREFIX]] [--cold]
-//     [--compiled]
+//     [--only=library,session,floor] [--steps[=top]] [--heap[=top] [--survivors] [--heap-out=PREFIX]] [--cold
+//     [--cpu-prof=PREFIX] [--mark] [--buckets]] [--compiled]
 //
 // --root=DIR runs another checkout's src/ instead of this one's; --baseline=DIR runs another
 // checkout's src/ as well, in the same process, its runs alternated with this one's (A/B in one
@@ -151,6 +151,17 @@ const supervised = <A, E>(self: Effect.Effect<A, E>): Effect.Effect<A, E> =>
     )
     : self
 
+// --cold --buckets: the CPU of each round trip's end, read back by bucket (the first, the next
+// nine, …) to tell the work done once on the first requests from what each costs while cold.
+const buckets = process.argv.includes("--buckets")
+const ends: Array<number> = []
+// With --mark, a line at these round trips, for `node --trace-opt`'s output.
+const marked = process.argv.includes("--mark") ? new Set([100, 500, 1000, 2000, 5000]) : undefined
+const roundTrip = (i: number) => {
+  if (buckets) ends.push(cpu())
+  if (marked?.has(i)) console.log(`=== round trip ${i}`)
+}
+
 // CPU µs, or with --steps the steps counted (the fibers are read apart).
 const cpu = (): number => {
   if (counting) return counter.steps
@@ -203,6 +214,7 @@ const library = async (root: string): Promise<Run> => {
         send: (frame: unknown) =>
           Effect.sync(() => {
             JSON.stringify(frame)
+            roundTrip(i + 1)
             if (++i < count) setImmediate(() => stdout.onData(lines[i]!))
             else done((cpu() - start) / count)
           }),
@@ -328,6 +340,7 @@ const floor = async (): Promise<Run> => {
       const start = cpu()
       const write = (value: unknown) => {
         JSON.stringify(value)
+        roundTrip(i + 1)
         if (++i < count) setImmediate(() => onData(lines[i]!))
         else done((cpu() - start) / count)
       }
@@ -372,9 +385,41 @@ if (only === undefined || only.includes("floor")) contenders.push(["floor", awai
 const samples = new Map<string, Array<number>>(contenders.map(([name]) => [name, []]))
 // --cold: the first run of each contender only, no warm-up (run one contender per process, e.g.
 // `--only=floor --cold`, to measure a fresh process's first `--count` round trips).
+// With --cpu-prof=PREFIX, each cold run's main-thread CPU profile (V8's profiler through
+// `node:inspector`, started after the imports and the set-up) goes to PREFIX.N.cpuprofile, for
+// scripts/bench/profile.ts.
 if (process.argv.includes("--cold")) {
-  for (const [name, run] of contenders) {
-    console.log(`${kind} ${name}: ${(await run()).toFixed(1)} CPU µs per round trip, cold`)
+  const profileTo = option("cpu-prof")
+  const inspector = profileTo === undefined ? undefined : new Session()
+  inspector?.connect()
+  for (const [index, [name, run]] of contenders.entries()) {
+    if (inspector !== undefined) {
+      await inspector.post("Profiler.enable")
+      await inspector.post("Profiler.setSamplingInterval", { interval: 100 })
+      await inspector.post("Profiler.start")
+    }
+    // --mark: a line before the run, to find where it starts in `node --trace-opt`'s output.
+    if (process.argv.includes("--mark")) console.log(`=== cold run of ${name} starts`)
+    const perRoundTrip = await run()
+    if (inspector !== undefined) {
+      const { profile } = await inspector.post("Profiler.stop")
+      writeFileSync(`${profileTo}.${index}.cpuprofile`, JSON.stringify(profile))
+    }
+    console.log(`${kind} ${name}: ${perRoundTrip.toFixed(1)} CPU µs per round trip, cold`)
+    if (buckets) {
+      const edges = [1, 10, 100, 500, 1000, 2000, 5000, count].filter((n) => n <= count)
+      // The run's start, as its figure was taken (its last round trip's end less its whole CPU).
+      const start = ends[count - 1]! - perRoundTrip * count
+      let from = 0
+      const parts: Array<string> = []
+      for (const to of edges) {
+        const began = from === 0 ? start : ends[from - 1]!
+        parts.push(`${from + 1}–${to}: ${((ends[to - 1]! - began) / (to - from)).toFixed(1)}`)
+        from = to
+      }
+      console.log(`  µs per round trip by bucket: ${parts.join(", ")}`)
+      ends.length = 0
+    }
   }
   process.exit(0)
 }

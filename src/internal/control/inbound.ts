@@ -17,7 +17,6 @@ import {
   FiberRef,
   FiberRefs,
   HashMap,
-  Metric,
   Option,
   ParseResult,
   Predicate,
@@ -33,6 +32,7 @@ import * as Guard from "../schema/guard.js"
 import * as Issues from "../schema/issues.js"
 import * as Captured from "../effect/captured.js"
 import * as Frames from "../protocol/controlFrames.js"
+import { type Tagged, tagged } from "../telemetry/metrics.js"
 import { route, type RequestBody } from "../protocol/router.js"
 import type { CurrentTurn } from "../session/turns.js"
 import { errorText, oneLine } from "./text.js"
@@ -245,12 +245,14 @@ const annotationBases = () => {
   return nodeFor
 }
 
-// Histograms tagged by subtype, made once per subtype: this runs on every request.
-const histograms = new Map<string, typeof Telemetry.callbackDuration>()
-const histogram = (subtype: string) => {
+// The callback histogram per subtype, its tag fixed once (`tagged`): `Metric.tagged` joins its tag
+// and the fiber's labels into a new array on every update, and a metric finds its hook by that
+// array's identity, so each request would make, hash and look up a metric key in the registry.
+const histograms = new Map<string, Tagged<number>>()
+const histogram = (subtype: string): Tagged<number> => {
   let found = histograms.get(subtype)
   if (found === undefined) {
-    found = Telemetry.callbackDuration.pipe(Metric.tagged("subtype", subtype))
+    found = tagged(Telemetry.callbackDuration, [["subtype", subtype]])
     histograms.set(subtype, found)
   }
   return found
@@ -287,7 +289,7 @@ const answer = (
       // `Metric.update` in the step that writes the answer: the fiber's metric labels, as it reads them.
       return Effect.withFiberRuntime((fiber) => {
         const elapsed = Number(clock.unsafeCurrentTimeNanos() - start) / 1_000_000
-        histogram(subtype).unsafeUpdate(elapsed, fiber.getFiberRef(FiberRef.currentMetricLabels))
+        histogram(subtype).update(elapsed, fiber.getFiberRef(FiberRef.currentMetricLabels))
         return send(Frames.success(requestId, encoded.right))
       })
     },
@@ -321,13 +323,27 @@ export const make = (
     // The span's end time is read as `Effect.withSpan` reads it: the channel's clock, when timing is on.
     const clock = yield* Effect.clock
     const timing = yield* FiberRef.get(FiberRef.currentTracerTimingEnabled)
-    // Requests still running: a plain counter (it changes twice per request) and a latch open when
-    // it is zero. Touched only from synchronous steps.
+    // Requests still running: a plain counter (it changes twice per request), touched only from
+    // synchronous steps, and a latch closed only while someone waits for the count to reach zero
+    // (`awaitNoneInFlight`), opened when it does: requests that run while nobody waits touch the
+    // counter alone.
     let inFlight = 0
     const idle = yield* Effect.makeLatch(true)
+    let awaited = false
     const done = () => {
-      if (--inFlight === 0) idle.unsafeOpen()
+      if (--inFlight === 0 && awaited) {
+        awaited = false
+        idle.unsafeOpen()
+      }
     }
+    const awaitNoneInFlight = Effect.suspend(() => {
+      if (inFlight === 0) return Effect.void
+      if (!awaited) {
+        awaited = true
+        idle.unsafeClose()
+      }
+      return idle.await
+    })
     const end = (span: Tracer.Span, exit: Exit.Exit<unknown, unknown>) => {
       if (span.status._tag === "Started") span.end(timing ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
     }
@@ -402,7 +418,7 @@ export const make = (
       span: Tracer.Span,
       annotations: HashMap.HashMap<string, unknown>
     ): Effect.Effect<void> => {
-      if (inFlight++ === 0) idle.unsafeClose()
+      inFlight++
       // The handler is called here, so that one that throws instead of failing is answered as
       // a defect, and so that the services it captured are known before its fiber starts.
       let handled: Handled
@@ -494,7 +510,7 @@ export const make = (
       cancel: (requestId) => FiberMap.remove(running, requestId),
       redeliver,
       inFlight: Effect.sync(() => inFlight),
-      awaitNoneInFlight: idle.await
+      awaitNoneInFlight
     }
     return inbound
   })

@@ -1,12 +1,13 @@
 // The inbound half of the channel over the in-memory fake CLI: defects, the count of running
 // handlers and its wait, the span of each request.
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Fiber, Layer, Schema } from "effect"
+import { Context, Deferred, Effect, Fiber, FiberRef, Layer, Metric, MetricLabel, Schema } from "effect"
 import * as HookRegistry from "../../../src/services/HookRegistry.js"
 import * as Control from "../../../src/schema/Control.js"
 import { ControlChannel } from "../../../src/services/ControlChannel.js"
 import * as FakeCli from "../../../src/testing/FakeCli.js"
 import * as SpanRecorder from "../../../src/testing/SpanRecorder.js"
+import * as Telemetry from "../../../src/Telemetry.js"
 
 const env = ControlChannel.layer().pipe(Layer.provideMerge(FakeCli.layer()))
 
@@ -23,6 +24,26 @@ describe("inbound control requests", () => {
       expect(answer.request_id).toBe("r-throw")
       expect(String(answer.error)).toContain("handler defect: not an effect")
     }).pipe(Effect.provide(env)))
+
+  it.effect("each answer records its time in the subtype's series, under the channel's metric labels", () =>
+    Effect.gen(function*() {
+      const labels = [MetricLabel.make("tenant", `inbound-${Math.random()}`)]
+      const series = Telemetry.callbackDuration.pipe(Metric.tagged("subtype", "hook_callback"))
+      const countUnder = (labels: ReadonlyArray<MetricLabel.MetricLabel>) =>
+        Effect.map(Metric.value(series).pipe(Effect.locally(FiberRef.currentMetricLabels, labels)), (s) => s.count)
+      const withoutLabels = yield* countUnder([])
+      yield* Effect.gen(function*() {
+        const control = yield* ControlChannel
+        const cli = yield* FakeCli.FakeCli
+        yield* control.handle(Control.HookCallback, () => Effect.succeed({}))
+        for (const id of ["r-metric-1", "r-metric-2", "r-metric-3"]) {
+          const answer = yield* cli.requestRaw({ subtype: "hook_callback", callback_id: "hook_0", input: {} }, id)
+          expect(answer.subtype).toBe("success")
+        }
+      }).pipe(Effect.provide(env), Effect.scoped, Effect.locally(FiberRef.currentMetricLabels, labels))
+      expect(yield* countUnder(labels)).toBe(3)
+      expect(yield* countUnder([])).toBe(withoutLabels)
+    }))
 
   it.scoped("counts running handlers; awaitNoneInFlight waits for the last one", () =>
     Effect.gen(function*() {
