@@ -439,6 +439,26 @@ describe("options → env and initialize", () => {
     }
   )
 
+  it("merges over a parent whose lookups ignore case (`process.env` on Windows) as over a copy of it", () => {
+    const keys: Record<string, string> = { Path: "C:\\bin", HOME: "/h" }
+    const find = (key: string | symbol) =>
+      typeof key === "string" ? Object.keys(keys).find((k) => k.toUpperCase() === key.toUpperCase()) : undefined
+    const windowsLike = new Proxy(keys, {
+      get: (target, key) => {
+        const found = find(key)
+        return found === undefined ? undefined : target[found]
+      },
+      has: (_, key) => find(key) !== undefined,
+      getOwnPropertyDescriptor: (target, key) => {
+        const found = find(key)
+        return found === undefined ? undefined : Reflect.getOwnPropertyDescriptor(target, found)
+      }
+    })
+    const env = Launch.buildEnv(validated({ env: { PATH: "mine" } }), windowsLike)
+    expect(env).toEqual(Launch.buildEnv(validated({ env: { PATH: "mine" } }), { ...keys }))
+    expect(env.PATH).toBe("mine")
+  })
+
   it("sends the system prompt, agents and output schema in initialize", () => {
     expect(Launch.buildInitialize(validated({}))).toEqual({ systemPrompt: [""] })
     expect(Launch.buildInitialize(validated({ systemPrompt: "be brief" })).systemPrompt).toEqual(["be brief"])

@@ -194,9 +194,12 @@ export const buildEnv = <R>(
   const put = (key: string, value: string | undefined) => {
     if (value !== undefined && !removedEnv.includes(key)) env[key] = value
   }
-  for (const key of Object.keys(parentEnv)) put(key, Object.hasOwn(own, key) ? own[key] : parentEnv[key])
+  // `parentEnv` may be `process.env` itself: its keys as listed, since on Windows its lookups
+  // ignore case. Each variable is read once.
+  const parentKeys = Object.keys(parentEnv)
+  for (const key of parentKeys) put(key, Object.hasOwn(own, key) ? own[key] : parentEnv[key])
   for (const key of Object.keys(own)) {
-    if (!Object.hasOwn(parentEnv, key)) put(key, own[key])
+    if (!parentKeys.includes(key)) put(key, own[key])
   }
   env.CLAUDE_CODE_ENTRYPOINT = own.CLAUDE_CODE_ENTRYPOINT ?? "sdk-ts"
   env.CLAUDE_AGENT_SDK_CLIENT_APP ??= clientApp
