@@ -20,22 +20,7 @@ export const agentUsage = (
   toolUseId: string | undefined,
   agentType: string | undefined,
   models: Record<string, F.Figures>
-): AgentUsage => {
-  // Field by field rather than spread: a spread of the sum into a literal with more fields is
-  // V8's slow path for object literals, and this runs several times per turn.
-  const total = F.sum(Object.values(models))
-  return {
-    inputTokens: total.inputTokens,
-    outputTokens: total.outputTokens,
-    cacheReadInputTokens: total.cacheReadInputTokens,
-    cacheCreationInputTokens: total.cacheCreationInputTokens,
-    costUsd: total.costUsd,
-    agent,
-    toolUseId,
-    agentType,
-    models
-  }
-}
+): AgentUsage => F.withFigures(F.sum(Object.values(models)), { agent, toolUseId, agentType, models })
 
 const mergeModels = (a: ModelFigures, b: ModelFigures): Record<string, F.Figures> =>
   byModel([...Object.entries(a), ...Object.entries(b)])
@@ -92,18 +77,12 @@ export const empty: Usage = {
  */
 export const combine = (a: Usage, b: Usage): Usage => {
   const models = mergeModels(a.models, b.models)
-  const total = F.sum(Object.values(models))
-  return {
-    inputTokens: total.inputTokens,
-    outputTokens: total.outputTokens,
-    cacheReadInputTokens: total.cacheReadInputTokens,
-    cacheCreationInputTokens: total.cacheCreationInputTokens,
-    costUsd: total.costUsd,
+  return F.withFigures(F.sum(Object.values(models)), {
     turns: a.turns + b.turns,
     main: mergeAgent(a.main, b.main),
     subagents: mergeBy(a.subagents, b.subagents, (s) => s.toolUseId, mergeAgent),
     unattributed: mergeAgent(a.unattributed, b.unattributed),
     tools: mergeBy(a.tools, b.tools, (t) => t.toolUseId, mergeTool),
     models
-  }
+  })
 }

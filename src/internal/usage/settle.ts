@@ -222,20 +222,14 @@ const summarize = (priced: ReadonlyArray<Priced>, unattributed: ModelFigures, st
   const rest = agentUsage("unattributed", undefined, undefined, { ...unattributed })
   const mainUsage = agentUsage("main", undefined, undefined, main)
   const models = byModel([mainUsage, ...subagents, rest].flatMap((a) => Object.entries(a.models)))
-  const total = F.sum(Object.values(models))
-  return {
-    inputTokens: total.inputTokens,
-    outputTokens: total.outputTokens,
-    cacheReadInputTokens: total.cacheReadInputTokens,
-    cacheCreationInputTokens: total.cacheCreationInputTokens,
-    costUsd: total.costUsd,
+  return F.withFigures(F.sum(Object.values(models)), {
     turns: 1,
     main: mainUsage,
     subagents,
     unattributed: rest,
     tools: priced.flatMap(toolShares),
     models
-  }
+  })
 }
 
 /**
