@@ -1,9 +1,9 @@
 // SDK MCP tool calls through the control channel, where a `tools/call` of a served tool runs in
-// the answer's own fiber under its `Tool.<name>` span (`Captured.spanning`): answers, errors,
-// cancellation (notifications/cancelled, control_cancel_request, a server's removal), the
-// tool's services and spans.
+// the answer's own fiber under its `Tool.<name>` span, the request's one span (`Captured.spanning`):
+// answers, errors, cancellation (notifications/cancelled, control_cancel_request, a server's
+// removal), the tool's services and spans.
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, FastCheck as fc, Fiber, Layer, Schema, type Scope, type Tracer } from "effect"
+import { Context, Deferred, Effect, Exit, FastCheck as fc, Fiber, Layer, Schema, type Scope, type Tracer } from "effect"
 import * as McpServer from "../../src/McpServer.js"
 import * as Control from "../../src/schema/Control.js"
 import { ControlChannel } from "../../src/services/ControlChannel.js"
@@ -30,6 +30,11 @@ const call = (id: number, name: string, args: unknown) => ({
   subtype: "mcp_message",
   server_name: "srv",
   message: { jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } }
+})
+const list = (id: number) => ({
+  subtype: "mcp_message",
+  server_name: "srv",
+  message: { jsonrpc: "2.0", id, method: "tools/list" }
 })
 const cancelled = (requestId: number) => ({
   subtype: "mcp_message",
@@ -86,10 +91,11 @@ const responsesTo = (cli: FakeCli.FakeCliHandle, requestId: string) =>
   )
 
 describe("McpBridge through the control channel", () => {
-  it.scoped("a tool call is answered with the server's services, its spans under Tool.<name>", () =>
+  it.scoped("a tool call is answered with the server's services, in one span Tool.<name> with its spans under it", () =>
     traced((spans) =>
       Effect.gen(function*() {
         const { cli } = yield* setUp
+        yield* cli.requestRaw(list(0), "r-0")
         const answer = yield* cli.requestRaw(call(1, "greet", { name: "Ada" }), "r-1")
         expect(answer).toMatchObject({
           subtype: "success",
@@ -98,13 +104,26 @@ describe("McpBridge through the control channel", () => {
           }
         })
         const named = (name: string) => spans.filter((s) => s.name === name)
-        const [tool] = named("Tool.greet")
-        const [request] = named("ControlChannel.mcp_message")
+        const tools = named("Tool.greet")
+        const requests = named("ControlChannel.mcp_message")
         const [inner] = named("user.greet")
-        expect(tool?.parent._tag === "Some" && tool.parent.value.spanId).toBe(request?.spanId)
+        expect(tools).toHaveLength(1)
+        const [tool] = tools
+        // The call's one span is the tool's; `tools/list` keeps the request's, and both sit where
+        // the channel puts its requests.
+        expect(requests.map((s) => s.attributes.get("method"))).toEqual(["tools/list"])
+        expect(tool?.parent).toEqual(requests[0]?.parent)
         expect(inner?.parent._tag === "Some" && inner.parent.value.spanId).toBe(tool?.spanId)
-        expect(tool?.attributes.get("mcp.server")).toBe("srv")
-        expect(tool?.status._tag).toBe("Ended")
+        expect(tool?.kind).toBe("server")
+        expect(Object.fromEntries(tool?.attributes ?? [])).toEqual({
+          "control.subtype": "mcp_message",
+          "control.request_id": "r-1",
+          server_name: "srv",
+          method: "tools/call",
+          "mcp.server": "srv",
+          "tool.name": "greet"
+        })
+        expect(tool?.status._tag === "Ended" && tool.status.exit._tag).toBe("Success")
       })
     ))
 
@@ -180,6 +199,27 @@ describe("McpBridge through the control channel", () => {
       })
     ).pipe(Effect.withTracerEnabled(false)))
 
+  it.scoped("a tools/call that names no served tool or has malformed params keeps the request's span", () =>
+    traced((spans) =>
+      Effect.gen(function*() {
+        const { cli } = yield* setUp
+        const unknown = yield* cli.requestRaw(call(5, "nope", {}), "r-5")
+        expect(unknown).toMatchObject({ response: { mcp_response: { id: 5, error: { code: -32602 } } } })
+        const malformed = yield* cli.requestRaw({
+          subtype: "mcp_message",
+          server_name: "srv",
+          message: { jsonrpc: "2.0", id: 6, method: "tools/call", params: { name: 1 } }
+        }, "r-6")
+        expect(malformed).toMatchObject({ response: { mcp_response: { id: 6, error: { code: -32602 } } } })
+        const requests = spans.filter((s) => s.name === "ControlChannel.mcp_message")
+        expect(requests.map((s) => [s.attributes.get("control.request_id"), s.attributes.get("method")])).toEqual([
+          ["r-5", "tools/call"],
+          ["r-6", "tools/call"]
+        ])
+        expect(spans.filter((s) => s.name.startsWith("Tool."))).toEqual([])
+      })
+    ))
+
   // A tool's failure as a defect: one that dies in its effect, one whose `call` throws.
   for (const [id, name, message] of [[2, "dying", "kaboom"], [4, "thrower", "thrown"]] as const) {
     it.scoped(`a tool that ${name === "dying" ? "dies" : "throws"} is answered with -32603, its span ended with the defect`, () =>
@@ -195,6 +235,8 @@ describe("McpBridge through the control channel", () => {
           })
           const tool = spans.find((s) => s.name === `Tool.${name}`)
           expect(tool?.status._tag === "Ended" && tool.status.exit._tag).toBe("Failure")
+          expect(tool?.attributes.get("control.request_id")).toBe(`r-${id}`)
+          expect(spans.filter((s) => s.name === "ControlChannel.mcp_message")).toEqual([])
         })
       ))
   }
@@ -214,7 +256,11 @@ describe("McpBridge through the control channel", () => {
         expect(pending.unsafePoll()).toBeNull()
         yield* Fiber.interrupt(pending)
         const tool = spans.find((s) => s.name === "Tool.blocking")
-        expect(tool?.status._tag).toBe("Ended")
+        expect(tool?.status._tag === "Ended" && Exit.isInterrupted(tool.status.exit)).toBe(true)
+        expect(tool?.attributes.get("control.request_id")).toBe("r-7")
+        // The refused duplicate and the notification are requests of their own, in spans of their own.
+        const requests = spans.filter((s) => s.name === "ControlChannel.mcp_message")
+        expect(requests.map((s) => s.attributes.get("control.request_id"))).toEqual(["r-dup", "r-cancel"])
         // The id is free again.
         const again = yield* cli.requestRaw(call(7, "greet", { name: "y" }), "r-again")
         expect(again).toMatchObject({

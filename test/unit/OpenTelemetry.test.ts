@@ -62,26 +62,33 @@ describe("OpenTelemetry export (NodeSdk, in-memory exporters)", () => {
       const session = byName("ClaudeAgent.session")
       const turn = byName("invoke_agent claude-code")
       const hook = byName("ControlChannel.hook_callback")
-      const toolCall = byName("ControlChannel.mcp_message")
       const tool = byName("Tool.add")
       expect(finished.map((span) => span.name)).toEqual(expect.arrayContaining([
         "request",
         "ClaudeAgent.session",
         "invoke_agent claude-code",
         "ControlChannel.hook_callback",
-        "ControlChannel.mcp_message",
         "Tool.add"
       ]))
+      // The tool call's one span is the tool's.
+      expect(finished.filter((span) => span.name === "ControlChannel.mcp_message")).toEqual([])
       const parentOf = (span: typeof finished[number] | undefined) => span?.parentSpanContext?.spanId
       expect(parentOf(session)).toBe(request?.spanContext().spanId)
       expect(parentOf(turn)).toBe(session?.spanContext().spanId)
       expect(parentOf(hook)).toBe(turn?.spanContext().spanId)
-      expect(parentOf(toolCall)).toBe(turn?.spanContext().spanId)
-      expect(parentOf(tool)).toBe(toolCall?.spanContext().spanId)
+      expect(parentOf(tool)).toBe(turn?.spanContext().spanId)
       expect(new Set(finished.map((span) => span.spanContext().traceId)).size).toBe(1)
       expect(session?.attributes["claude.model"]).toBe("claude-fake-1")
       expect(turn?.attributes["claude.result.subtype"]).toBe("success")
-      expect(toolCall?.attributes["control.request_id"]).toBe("req-tool")
+      expect(tool?.kind).toBe(SpanKind.SERVER)
+      expect(tool?.attributes).toMatchObject({
+        "control.request_id": "req-tool",
+        "control.subtype": "mcp_message",
+        server_name: "calc",
+        method: "tools/call",
+        "mcp.server": "calc",
+        "tool.name": "add"
+      })
       expect(session?.resource.attributes["service.name"]).toBe("agents-test")
       // The turn as the GenAI conventions have it: a client invoke_agent span.
       expect(turn?.kind).toBe(SpanKind.CLIENT)

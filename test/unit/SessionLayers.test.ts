@@ -3,7 +3,7 @@
 // in-memory fake CLI (a mock transport, no process), and check that the session really goes
 // through the replacement: the services are load-bearing, not decorative.
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, ExecutionStrategy, Exit, Layer, Option, Predicate, Ref, Scope, Stream } from "effect"
+import { Deferred, Effect, ExecutionStrategy, Exit, Layer, Option, Predicate, Ref, Schema, Scope, Stream } from "effect"
 import * as AgentSession from "../../src/AgentSession.js"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as SessionServices from "../../src/layers/SessionServices.js"
@@ -16,6 +16,7 @@ import { PermissionHandler } from "../../src/services/PermissionHandler.js"
 import { Transport } from "../../src/services/Transport.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
 import * as SpanRecorder from "../../src/testing/SpanRecorder.js"
+import * as Tool from "../../src/Tool.js"
 
 const requestOf = (frame: FakeCli.JsonObject): FakeCli.JsonObject =>
   Predicate.isRecord(frame.request) ? frame.request : {}
@@ -325,6 +326,45 @@ describe("inbound control requests are traced", () => {
       expect(span?.attributes.get("control.request_id")).toBe("req-hook-1")
       expect(span?.attributes.get("callback_id")).toBe("hook_0")
       expect(span?.kind).toBe("server")
+    }))
+
+  it.scoped("an in-process tool's call runs in one span, the tool's, with the request's attributes; tools/list in the request's", () =>
+    Effect.gen(function*() {
+      const { spans, tracer: recording } = yield* SpanRecorder.make
+      const add = Tool.make("add", {
+        description: "Adds",
+        parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+        handler: ({ a, b }) => Effect.withSpan(Effect.succeed(`${a + b}`), "user.add")
+      })
+      yield* Effect.gen(function*() {
+        const { agent, cli } = yield* agentWith()
+        yield* agent.session({ mcpServers: { calc: McpServer.make({ name: "calc", tools: [add] }) } })
+        const fake = yield* cli
+        yield* fake.request(Control.McpMessage, {
+          server_name: "calc",
+          message: { jsonrpc: "2.0", id: 1, method: "tools/list" }
+        }, { requestId: "req-list" })
+        const answer = yield* fake.request(Control.McpMessage, {
+          server_name: "calc",
+          message: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "add", arguments: { a: 2, b: 3 } } }
+        }, { requestId: "req-call" })
+        expect(answer).toMatchObject({ mcp_response: { id: 2, result: { content: [{ text: "5" }] } } })
+      }).pipe(Effect.withTracer(recording))
+      const byRequest = (id: string) => spans.filter((s) => s.attributes.get("control.request_id") === id)
+      expect(byRequest("req-list").map((s) => s.name)).toEqual(["ControlChannel.mcp_message"])
+      const [call, ...others] = byRequest("req-call")
+      expect(others).toEqual([])
+      expect(call?.name).toBe("Tool.add")
+      expect(call?.kind).toBe("server")
+      expect(Object.fromEntries(call?.attributes ?? [])).toMatchObject({
+        server_name: "calc",
+        method: "tools/call",
+        "mcp.server": "calc",
+        "tool.name": "add"
+      })
+      expect(call?.parent).toEqual(byRequest("req-list")[0]?.parent)
+      const user = spans.find((s) => s.name === "user.add")
+      expect(user?.parent._tag === "Some" && user.parent.value.spanId).toBe(call?.spanId)
     }))
 })
 

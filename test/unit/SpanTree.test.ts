@@ -1,13 +1,15 @@
 // SpanTree: the span tree printer for development, on spans the SDK makes over the fake CLI, and
 // its entry's import graph (it must not load the testing kit).
 import { describe, expect, it } from "@effect/vitest"
-import { type Console, Effect, Stream } from "effect"
+import { type Console, Effect, Schema, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as SpanTree from "../../src/SpanTree.js"
+import * as McpServer from "../../src/McpServer.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
+import * as Tool from "../../src/Tool.js"
 
 const stopInput = { hook_event_name: "Stop", session_id: "s", transcript_path: "/t", cwd: "/", stop_hook_active: false }
 
@@ -46,6 +48,31 @@ describe("SpanTree.print", () => {
       expect(text).toMatch(/ {3}[├└]─ ControlChannel\.hook_callback {2}<t> {2}Stop\n/)
       expect(at("ClaudeAgent.session")).toBeLessThan(at("invoke_agent claude-code"))
       expect(at("invoke_agent claude-code")).toBeLessThan(at("ControlChannel.hook_callback"))
+    }))
+
+  it.effect("writes an in-process tool's call as one line, the tool's, with its server and method", () =>
+    Effect.gen(function*() {
+      const { lines, console } = yield* capturedConsole
+      const add = Tool.make("add", {
+        description: "Adds",
+        parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+        handler: ({ a, b }) => Effect.succeed(`${a + b}`)
+      })
+      const withTool = FakeCli.layerClaudeAgent({
+        onUserMessage: (message, cli) =>
+          cli.requestRaw({
+            subtype: "mcp_message",
+            server_name: "calc",
+            message: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "add", arguments: { a: 2, b: 3 } } }
+          }, "req-tool").pipe(Effect.zipRight(FakeCli.echoTurn(message, cli)))
+      })
+      yield* ClaudeAgent.query("hello", {
+        model: "claude-fake-1",
+        mcpServers: { calc: McpServer.make({ name: "calc", tools: [add] }) }
+      }).pipe(Stream.runDrain, SpanTree.print(), Effect.provide(withTool), Effect.withConsole(console))
+      const text = durations(lines.join("\n"))
+      expect(text).toMatch(/\n {3}[├└]─ Tool\.add {2}<t> {2}calc {2}tools\/call\n/)
+      expect(text).not.toContain("ControlChannel.mcp_message")
     }))
 
   it.effect("writes the tree of a run that fails too, marking the failed span", () =>

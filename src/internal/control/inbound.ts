@@ -48,7 +48,7 @@ interface Handled {
   readonly effect: Effect.Effect<unknown, unknown, unknown>
   readonly encode: Encode
   readonly services: Context.Context<never> | undefined
-  /** A call under a span of its own (`spanning`), run in place of `effect`. */
+  /** A call with a span of its own (`spanning`), run in place of `effect`: the request's one span. */
   readonly spanned: Captured.Spanned | undefined
 }
 
@@ -188,9 +188,11 @@ interface Bases {
   base: HashMap.HashMap<string, unknown> | undefined
   /** The request span's attributes but its request id, set on each span once made. */
   attributes: Record<string, unknown> | undefined
+  /** Those attributes and a call's own (`Captured.Spanned`), by the call's span: one per tool. */
+  spanned: WeakMap<Captured.Spanned["span"], Record<string, unknown>> | undefined
   readonly next: Map<string, Map<string, Bases>>
 }
-const newBases = (): Bases => ({ base: undefined, attributes: undefined, next: new Map() })
+const newBases = (): Bases => ({ base: undefined, attributes: undefined, spanned: undefined, next: new Map() })
 const childOf = (node: Bases, name: string, value: string): Bases => {
   let byValue = node.next.get(name)
   if (byValue === undefined) {
@@ -203,6 +205,18 @@ const childOf = (node: Bases, name: string, value: string): Bases => {
     byValue.set(value, child)
   }
   return child
+}
+
+// The attributes of a call's own span (an MCP tool's), made in place of the request's: the
+// request's and the call's, merged once per node and call.
+const spannedAttributes = (node: Bases, span: Captured.Spanned["span"]): Record<string, unknown> => {
+  node.spanned ??= new WeakMap()
+  let attributes = node.spanned.get(span)
+  if (attributes === undefined) {
+    attributes = { ...node.attributes, ...span.attributes }
+    node.spanned.set(span, attributes)
+  }
+  return attributes
 }
 
 // One per channel: the log annotations of an answer's fiber but its request id (the reader's, the subtype and
@@ -372,8 +386,8 @@ export const make = (
     // Starts the answer's fiber at once, on this stack: a handler that answers without waiting
     // (most hooks) is done, answer queued, before the reader moves on, with no scheduler round
     // trip. Only a fiber still running joins the map (where `control_cancel_request` and the
-    // scope's end interrupt it). `span` (or the call's own span, `own`) is the new fiber's parent
-    // span from its first step; the fiber's observer ends them. The log annotations are part of
+    // scope's end interrupt it). `span` is the new fiber's parent span from its first step; the
+    // fiber's observer ends it, unless the call ended it already. The log annotations are part of
     // the new fiber's initial state, as `Effect.annotateLogs` around the work would set them, in
     // one update.
     const start = (
@@ -383,11 +397,11 @@ export const make = (
       requestId: string,
       subtype: string,
       span: Tracer.Span,
-      own: Tracer.Span | undefined,
       annotations: HashMap.HashMap<string, unknown>
     ): Effect.Effect<void> => {
+      inFlight++
       const runtime = Runtime.make({
-        context: contextFor(parent.currentContext, handled.services, own ?? span),
+        context: contextFor(parent.currentContext, handled.services, span),
         fiberRefs: FiberRefs.updateAs(parent.getFiberRefs(), {
           fiberId: parent.id(),
           fiberRef: FiberRef.currentLogAnnotations,
@@ -400,7 +414,6 @@ export const make = (
       })
       // Called at once if the fiber is already done.
       fiber.addObserver((exit) => {
-        if (own !== undefined) end(own, exit)
         end(span, exit)
         done()
       })
@@ -409,50 +422,11 @@ export const make = (
     }
 
     // `FiberMap.run` with the handler's fiber started at once (`start`), under the request's span
-    // made here with `Effect.makeSpan`.
-    const fork = (
-      parent: Fiber.RuntimeFiber<unknown, unknown>,
-      run: Run,
-      requestId: string,
-      request: RequestBody,
-      span: Tracer.Span,
-      annotations: HashMap.HashMap<string, unknown>
-    ): Effect.Effect<void> => {
-      inFlight++
-      // The handler is called here, so that one that throws instead of failing is answered as
-      // a defect, and so that the services it captured are known before its fiber starts.
-      let handled: Handled
-      try {
-        handled = run(request, requestId)
-      } catch (defect) {
-        handled = died(defect)
-      }
-      const spanned = handled.spanned
-      if (spanned === undefined) {
-        return start(parent, handled.effect, handled, requestId, request.subtype, span, undefined, annotations)
-      }
-      // The call's own span, under the request's: the parent of the call's spans, ended by the
-      // call with its own exit.
-      return Effect.flatMap(
-        Effect.makeSpan(spanned.span.name, {
-          parent: span,
-          captureStackTrace: false,
-          attributes: spanned.span.attributes
-        }),
-        (own) =>
-          start(
-            parent,
-            spanned.run((exit) => end(own, exit)),
-            handled,
-            requestId,
-            request.subtype,
-            span,
-            own,
-            annotations
-          )
-      )
-    }
-
+    // made here with `Effect.makeSpan`. The handler is called first, on this stack, so that one
+    // that throws instead of failing is answered as a defect, so that the services it captured are
+    // known before its fiber starts, and so that a call with a span of its own (an MCP tool's,
+    // `Captured.spanning`) gets that one span in place of `ControlChannel.<subtype>`: one span
+    // per request, with the request's attributes and the call's, ended by the call with its exit.
     const run = (requestId: string, request: RequestBody): Effect.Effect<void> => {
       const subtype = request.subtype
       const handler = handlers.get(subtype)
@@ -463,20 +437,28 @@ export const make = (
         ? currentTurn.value.agentSpans?.parentFor(request) ?? currentTurn.value.span
         : undefined
       return Effect.withFiberRuntime((parent) => {
+        let handled: Handled
+        try {
+          handled = handler(request, requestId)
+        } catch (defect) {
+          handled = died(defect)
+        }
         const current = parent.getFiberRef(FiberRef.currentLogAnnotations)
         const node = nodeFor(current, subtype, details)
+        const spanned = handled.spanned
         return Effect.flatMap(
-          Effect.makeSpan(`ControlChannel.${subtype}`, {
+          Effect.makeSpan(spanned === undefined ? `ControlChannel.${subtype}` : spanned.span.name, {
             kind: "server",
             // The call site is always this line: capturing it costs a stack trace per request.
             captureStackTrace: false,
             parent: turn,
-            attributes: node.attributes
+            attributes: spanned === undefined ? node.attributes : spannedAttributes(node, spanned.span)
           }),
           (span) => {
             span.attribute("control.request_id", requestId)
             const annotations = HashMap.set(node.base ?? current, "controlRequestId", requestId)
-            return fork(parent, handler, requestId, request, span, annotations)
+            const effect = spanned === undefined ? handled.effect : spanned.run((exit) => end(span, exit))
+            return start(parent, effect, handled, requestId, subtype, span, annotations)
           }
         )
       })

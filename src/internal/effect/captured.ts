@@ -35,10 +35,11 @@ export interface Unprovided {
 
 /**
  * What a `spanning` handler's call returned, seen from inside: a call that runs under a span of
- * its own (an MCP tool's), with services of its own. The control channel makes the span under the
- * request's, starts the answer's fiber with the services and that span as the parent of its spans,
- * and runs `run(end)`; the call ends the span with its own exit (`end`), and the fiber's end ends
- * it if it is still open (an interruption).
+ * its own (an MCP tool's), with services of its own. The control channel makes that span as the
+ * request's one span (`span.name`, the request's attributes and `span.attributes`), starts the
+ * answer's fiber with the services and that span as the parent of its spans, and runs `run(end)`;
+ * the call ends the span with its own exit (`end`), and the fiber's end ends it if it is still
+ * open (an interruption).
  *
  * @internal
  */

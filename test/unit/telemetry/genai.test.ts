@@ -187,11 +187,16 @@ describe("GenAI telemetry (fake CLI)", () => {
       expect(parentOf(turn)).toBe(session?.spanId)
       expect([parentOf(bash), parentOf(mcp), parentOf(agent)]).toEqual([turn?.spanId, turn?.spanId, turn?.spanId])
       expect(parentOf(grep)).toBe(agent?.spanId)
-      // The callbacks of a call sit under its span: the hook, and the MCP request with the tool's own span.
+      // The callbacks of a call sit under its span: the hook, and the MCP tool call in the tool's
+      // one span (no request span around it).
       expect(parentOf(byName("ControlChannel.hook_callback"))).toBe(bash?.spanId)
-      const request = byName("ControlChannel.mcp_message")
-      expect(parentOf(request)).toBe(mcp?.spanId)
-      expect(parentOf(byName("Tool.add"))).toBe(request?.spanId)
+      const tool = byName("Tool.add")
+      expect(parentOf(tool)).toBe(mcp?.spanId)
+      expect(tool?.attributes.get("method")).toBe("tools/call")
+      expect(
+        spans.filter((s) => s.name === "ControlChannel.mcp_message" && s.attributes.get("method") === "tools/call")
+      )
+        .toEqual([])
 
       expect(turn?.kind).toBe("client")
       expect(Object.fromEntries(turn?.attributes ?? [])).toMatchObject({
