@@ -6,8 +6,9 @@
  * session's life, `invoke_agent claude-code` for each turn (prompt → `result`, with the
  * `gen_ai.*` model, conversation and usage attributes and the library's `claude.*` ones), and
  * `ControlChannel.<subtype>` for every request the CLI makes (hooks, permission prompts, SDK MCP
- * messages; an in-process tool's `tools/call` is one span `Tool.<name>`). When the tracer records spans, a turn also has an `invoke_agent <type>` span per
- * subagent and an `execute_tool <tool>` span per tool call, under the agent that made it, with the
+ * messages; an in-process tool's `tools/call` is one span, `Tool.<name>`). When the tracer records
+ * spans, a turn also has an `invoke_agent <type>` span per subagent and an `execute_tool <tool>`
+ * span per tool call, under the agent that made it, with the
  * requests about a call under its span. The session's span context also goes to the CLI as
  * `TRACEPARENT`, so its own spans join the trace.
  *
