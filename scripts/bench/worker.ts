@@ -28,23 +28,28 @@ type Official = typeof import("@anthropic-ai/claude-agent-sdk")
 
 // run.ts passes the paths: this file runs from an esbuild output directory, not from here.
 const [, , contenderArg, libraryUrl, cliArg] = process.argv
-const CLI = cliArg ?? ""
+let CLI = cliArg ?? ""
+
+/** The fake CLI's path, for a script that imports the floors (scripts/bench/floorSteps.ts). */
+export const useCli = (path: string): void => {
+  CLI = path
+}
 // argv the SDKs pass; the raw consumer passes the same so the fake CLI sees the same launch.
 const CLI_ARGS = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
 
-interface Delivered {
+export interface Delivered {
   readonly type: string
   readonly subtype: string | undefined
   /** `result.result` of a successful result (the fake CLI's own measurements, as JSON). */
   readonly result: string | undefined
 }
 
-interface Features {
+export interface Features {
   readonly hooks?: boolean
   readonly mcp?: boolean
 }
 
-type RunQuery = (prompt: string, features: Features, onMessage: (m: Delivered) => void) => Promise<void>
+export type RunQuery = (prompt: string, features: Features, onMessage: (m: Delivered) => void) => Promise<void>
 
 const send = (message: FromWorker): void => {
   process.send?.(message)
@@ -406,7 +411,6 @@ export const loadProtocolFloor = async (runtime?: RuntimeNs.Runtime<never>): Pro
     readonly cli: Cli
     /** 2. Our requests awaiting the CLI's `control_response`, by request id. */
     readonly pending: Map<string, DeferredNs.Deferred<unknown, Error>>
-    readonly initialized: DeferredNs.Deferred<unknown, Error>
     readonly idle: DeferredNs.Deferred<void>
     readonly exited: DeferredNs.Deferred<void>
     turn: TracerNs.Span | undefined
@@ -478,10 +482,10 @@ export const loadProtocolFloor = async (runtime?: RuntimeNs.Runtime<never>): Pro
         reply: (requestId, response) =>
           write({ type: "control_response", response: { subtype: "success", request_id: requestId, response } }),
         end: () => child.stdin.end(),
+        // The close below stops the process; nothing else does.
         kill: () => {}
       },
       pending: new Map(),
-      initialized: Deferred.unsafeMake<unknown, Error>(FiberId.none),
       idle: Deferred.unsafeMake<void>(FiberId.none),
       exited: Deferred.unsafeMake<void>(FiberId.none),
       turn: undefined,
@@ -514,20 +518,25 @@ export const loadProtocolFloor = async (runtime?: RuntimeNs.Runtime<never>): Pro
       // The query's stream ends at its result, as the library's does; the close follows.
       if (s.result) emit.end()
     })
-    const ended = (error: Error) => {
+    const exited = () => {
       if (s.hasExited) return
       s.hasExited = true
       if (pid !== undefined) live.delete(pid)
       Deferred.unsafeDone(s.exited, Exit.void)
-      // 2. Requests the CLI will never answer fail now.
+    }
+    // Once stdout is read to its end (the exit may come before the last reads): requests the CLI
+    // will never answer fail (2.), and so does a query whose result never came.
+    const ended = (error: Error) => {
+      exited()
       for (const reply of s.pending.values()) Deferred.unsafeDone(reply, Exit.fail(error))
       s.pending.clear()
       if (!s.result) emit.fail(error)
     }
-    child.on("error", ended)
-    child.on(
-      "exit",
-      (code, signal) =>
+    child.once("error", ended)
+    child.once("exit", exited)
+    child.once(
+      "close",
+      (code: number | null, signal: NodeJS.Signals | null) =>
         ended(
           new Error(`fake CLI exited (${code ?? signal}) before its result${s.stderr === "" ? "" : `: ${s.stderr}`}`)
         )
@@ -917,7 +926,10 @@ const main = async (): Promise<void> => {
   send({ type: "ready" })
 }
 
-main().catch((e: unknown) => {
-  send({ type: "error", message: e instanceof Error ? e.stack ?? e.message : String(e) })
-  process.exit(1)
-})
+// A worker is forked by run.ts with an IPC channel; imported by another script, it serves nothing.
+if (process.send !== undefined) {
+  main().catch((e: unknown) => {
+    send({ type: "error", message: e instanceof Error ? e.stack ?? e.message : String(e) })
+    process.exit(1)
+  })
+}
