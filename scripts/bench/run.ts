@@ -10,7 +10,9 @@
 //   npm run bench -- --smoke           counts ÷ 50, warm only, 1 repetition, library from src/
 //
 // Options: --reps=N (cold), --warm-reps=N, --warmups=N, --scale=X, --only=flood1k,hooks,…,
-// --contenders=library,official, --cold-only, --warm-only, --library=dist|src, --no-build,
+// --contenders=library,official (--contenders=library,floor,protocolFloor adds the protocol floor: the
+// Effect floor plus the protocol work every session needs, request table, deadlines, close, process
+// group, spans; docs/performance.md), --cold-only, --warm-only, --library=dist|src, --no-build,
 // --baseline=DIR (adds the "baseline" contender: DIR/dist/esm/index.js, e.g. main's build),
 // --markdown=FILE (the table and its notes as Markdown, for the README),
 // --out=FILE (JSON; default bench-results.json), --cpu-prof=DIR (one V8 CPU profile per job, of
@@ -127,7 +129,7 @@ const buildWorker = async (): Promise<void> => {
 }
 
 const libraryUrl = pathToFileURL(join(root, settings.library === "dist" ? "dist/esm/index.js" : "src/index.ts")).href
-// The floor, official and raw contenders ignore the URL.
+// The floors, official and raw contenders ignore the URL.
 const urlOf = (contender: Contender): string =>
   contender === "baseline" && baselineEntry !== undefined ? pathToFileURL(baselineEntry).href : libraryUrl
 
@@ -287,6 +289,7 @@ interface Row {
   readonly better: Metric["better"]
   readonly stats: Partial<Record<Contender, Stat>>
   readonly libraryVsFloor: number | undefined
+  readonly libraryVsProtocolFloor: number | undefined
   readonly floorVsOfficial: number | undefined
   readonly libraryVsOfficial: number | undefined
   readonly libraryVsRaw: number | undefined
@@ -352,6 +355,7 @@ const rows = (): Array<Row> =>
           better: m.better,
           stats,
           libraryVsFloor: vsFloor,
+          libraryVsProtocolFloor: ratio("library", "protocolFloor"),
           floorVsOfficial: ratio("floor", "official"),
           libraryVsOfficial: vsOfficial,
           libraryVsRaw: vsRaw,
@@ -378,18 +382,25 @@ const ratioCell = (r: number | undefined) => (r === undefined ? "–" : `${r.toF
 const names: Record<Contender, string> = {
   library: "library",
   floor: "Effect floor",
+  protocolFloor: "protocol floor",
   official: "official SDK",
   raw: "raw Node",
   baseline: "baseline"
 }
 
-// Columns: the contenders' medians, then the ratios issue #18 reads (library ÷ floor, floor ÷
+// Columns: the contenders' medians, then the ratios issue #18 reads (library ÷ floor, library ÷
+// protocol floor when it runs, floor ÷
 // official, library ÷ official, and library ÷ baseline when there is one), then the targets.
 const table = (all: ReadonlyArray<Row>): string => {
   const columns: ReadonlyArray<
     { readonly title: string; readonly of: (r: Row) => number | undefined; readonly shown: boolean }
   > = [
     { title: "lib / floor", of: (r) => r.libraryVsFloor, shown: contenders.includes("floor") },
+    {
+      title: "lib / protocol floor",
+      of: (r) => r.libraryVsProtocolFloor,
+      shown: contenders.includes("protocolFloor")
+    },
     {
       title: "floor / official",
       of: (r) => r.floorVsOfficial,

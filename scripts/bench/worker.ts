@@ -1,4 +1,4 @@
-// One benchmark process: a contender (argv[2]: library | floor | official | raw | baseline) runs
+// One benchmark process: a contender (argv[2]: library | floor | protocolFloor | official | raw | baseline) runs
 // the jobs run.ts sends over IPC. Built by run.ts with esbuild into a plain .mjs so no loader sits
 // in the process; the library is imported from the URL in argv[3] (dist/esm, or src/ under tsx;
 // for the baseline, another checkout's dist/esm).
@@ -7,12 +7,19 @@
 // fake CLI, run one prompt, call `onMessage` per delivered message, resolve when the query is
 // over. All timing, CPU and memory accounting is shared code below, so the contenders are
 // measured identically.
-import { execFileSync, spawn } from "node:child_process"
+import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from "node:child_process"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
-import type { Effect as EffectNs } from "effect"
+import type {
+  Clock as ClockNs,
+  Deferred as DeferredNs,
+  Effect as EffectNs,
+  Runtime as RuntimeNs,
+  StreamEmit as EmitNs,
+  Tracer as TracerNs
+} from "effect"
 import type { Contender, FromWorker, Job, Sample, ToWorker } from "./workloads.js"
 import { sizes } from "./workloads.js"
 
@@ -21,23 +28,28 @@ type Official = typeof import("@anthropic-ai/claude-agent-sdk")
 
 // run.ts passes the paths: this file runs from an esbuild output directory, not from here.
 const [, , contenderArg, libraryUrl, cliArg] = process.argv
-const CLI = cliArg ?? ""
+let CLI = cliArg ?? ""
+
+/** The fake CLI's path, for a script that imports the floors (scripts/bench/floorSteps.ts). */
+export const useCli = (path: string): void => {
+  CLI = path
+}
 // argv the SDKs pass; the raw consumer passes the same so the fake CLI sees the same launch.
 const CLI_ARGS = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
 
-interface Delivered {
+export interface Delivered {
   readonly type: string
   readonly subtype: string | undefined
   /** `result.result` of a successful result (the fake CLI's own measurements, as JSON). */
   readonly result: string | undefined
 }
 
-interface Features {
+export interface Features {
   readonly hooks?: boolean
   readonly mcp?: boolean
 }
 
-type RunQuery = (prompt: string, features: Features, onMessage: (m: Delivered) => void) => Promise<void>
+export type RunQuery = (prompt: string, features: Features, onMessage: (m: Delivered) => void) => Promise<void>
 
 const send = (message: FromWorker): void => {
   process.send?.(message)
@@ -262,21 +274,69 @@ const rawQuery: RunQuery = (prompt, features, onMessage) =>
     })
   })
 
+// The Effect floor's callback handling, as a function for the protocol floor: each hook_callback
+// and MCP tools/call answered by an Effect callback run in its own fiber (`Runtime.runFork`) inside
+// a span, the answer written from the fiber's observer; the MCP handshake as plain data. The same
+// code as `loadFloor`'s `answer` and `route`, which keep theirs inline: the floor is issue #18's
+// anchor and stays as it was measured.
+const floorCallbacks = (
+  { Effect, Exit, Runtime }: typeof import("effect"),
+  runtime: RuntimeNs.Runtime<never>
+): (m: unknown, cli: Cli) => void => {
+  const runFork = Runtime.runFork(runtime)
+  // The user's callbacks, as a library user writes them.
+  const hook = (_input: unknown) => Effect.succeed(hookAnswer)
+  const echo = (message: unknown) => Effect.succeed(echoResult(message))
+
+  const answer = <A>(
+    cli: Cli,
+    requestId: unknown,
+    effect: EffectNs.Effect<A>,
+    name: string,
+    encode: (a: A) => unknown
+  ) => {
+    const fiber = runFork(Effect.withSpan(effect, name, { captureStackTrace: false }))
+    fiber.addObserver((exit) => {
+      if (Exit.isSuccess(exit)) cli.reply(requestId, encode(exit.value))
+      else {
+        cli.write({
+          type: "control_response",
+          response: { subtype: "error", request_id: requestId, error: "callback failed" }
+        })
+      }
+    })
+  }
+
+  return (m, cli) => {
+    const requestId = field(m, "request_id")
+    const request = field(m, "request")
+    const subtype = field(request, "subtype")
+    if (subtype === "hook_callback") {
+      answer(cli, requestId, hook(field(request, "input")), "floor.hook", (a) => a)
+    } else if (subtype === "mcp_message") {
+      const message = field(request, "message")
+      if (field(message, "method") === "tools/call") {
+        answer(cli, requestId, echo(message), "floor.tools/call", (result) => mcpResponse(message, result))
+      } else cli.reply(requestId, mcpResponse(message, mcpResult(message)))
+    }
+  }
+}
+
 // The Effect floor (issue #18's anchor): the least Effect code doing the library's job. The raw
 // consumer's spawn and line split; messages delivered through `Stream.asyncPush` (one push per
 // stdout read) and consumed with `Stream.runForEach`; each hook_callback and MCP tools/call
 // answered by an Effect callback run in its own fiber (`Runtime.runFork`) inside a span, the
 // answer written from the fiber's observer. No validation. `effect` is imported as the library
 // contender imports it (timed the same way); the floor needs nothing of `@effect/platform-node`,
-// so what the platform adds to import time and memory counts as the library's.
-const loadFloor = async (): Promise<RunQuery> => {
+// so what the platform adds to import time and memory counts as the library's. `runtime` is for
+// scripts/bench/floorSteps.ts (a runtime that counts steps); the bench uses the default one.
+export const loadFloor = async (runtime?: RuntimeNs.Runtime<never>): Promise<RunQuery> => {
   const t0 = performance.now()
   const { Effect, Exit, Runtime, Stream } = await import("effect")
   imports.importMs = performance.now() - t0
 
-  const runtime = Runtime.defaultRuntime
-  const runFork = Runtime.runFork(runtime)
-  const runPromise = Runtime.runPromise(runtime)
+  const runFork = Runtime.runFork(runtime ?? Runtime.defaultRuntime)
+  const runPromise = Runtime.runPromise(runtime ?? Runtime.defaultRuntime)
   // The user's callbacks, as a library user writes them.
   const hook = (_input: unknown) => Effect.succeed(hookAnswer)
   const echo = (message: unknown) => Effect.succeed(echoResult(message))
@@ -344,6 +404,271 @@ const loadFloor = async (): Promise<RunQuery> => {
       { bufferSize: "unbounded" }
     )
     return runPromise(Stream.runForEach(messages, (m) => Effect.sync(() => onMessage(m))))
+  }
+}
+
+// The protocol floor (issue #18, eighth session): the Effect floor plus what the protocol and the
+// library's guarantees require of every session, each in the least plain Effect (no Schema, nothing
+// of the library), and nothing that is a library feature (typed messages, metrics, usage tally,
+// version check, options, env merge, tracing through TRACEPARENT). The numbered comments are the
+// items of docs/performance.md's "Set-up against a floor doing the same protocol work". Delivery
+// and callbacks are the floor's. `runtime` as for `loadFloor`.
+export const loadProtocolFloor = async (runtime?: RuntimeNs.Runtime<never>): Promise<RunQuery> => {
+  const t0 = performance.now()
+  const effect = await import("effect")
+  const { Deferred, Effect, Exit, FiberId, Runtime, Stream } = effect
+  imports.importMs = performance.now() - t0
+
+  const runPromise = Runtime.runPromise(runtime ?? Runtime.defaultRuntime)
+  const answerControl = floorCallbacks(effect, runtime ?? Runtime.defaultRuntime)
+  const GRACE = "5 seconds"
+  const CONTROL_DEADLINE = "60 seconds"
+  const STDERR_TAIL = 8192
+
+  // 1. The orphan guard's bookkeeping: the process groups of running CLIs, killed by a synchronous
+  // hook if the host exits without closing its sessions (the hook is installed once).
+  const live = new Set<number>()
+  process.once("exit", () => {
+    for (const pid of live) {
+      try {
+        process.kill(-pid, "SIGKILL")
+      } catch {
+        // already gone
+      }
+    }
+  })
+  let requestCount = 0
+
+  interface ProtocolSession {
+    readonly child: ChildProcessWithoutNullStreams
+    readonly cli: Cli
+    /** 2. Our requests awaiting the CLI's `control_response`, by request id. */
+    readonly pending: Map<string, DeferredNs.Deferred<unknown, Error>>
+    readonly idle: DeferredNs.Deferred<void>
+    readonly exited: DeferredNs.Deferred<void>
+    turn: TracerNs.Span | undefined
+    /** The CLI's last `session_state_changed` state. */
+    state: string | undefined
+    result: boolean
+    hasExited: boolean
+    stderr: string
+  }
+
+  // 2. A control request with a fresh id, its reply awaited through the table.
+  const request = (
+    s: ProtocolSession,
+    body: Readonly<Record<string, unknown>>
+  ): DeferredNs.Deferred<unknown, Error> => {
+    const requestId = `req_${++requestCount}_${Math.random().toString(36).slice(2, 10)}`
+    const reply = Deferred.unsafeMake<unknown, Error>(FiberId.none)
+    s.pending.set(requestId, reply)
+    s.cli.write({ type: "control_request", request_id: requestId, request: body })
+    return reply
+  }
+
+  const route = (s: ProtocolSession, m: unknown, out: Array<Delivered>, clock: ClockNs.Clock): void => {
+    const type = field(m, "type")
+    if (type === "control_response") {
+      // 2. A reply routed by its `request_id`.
+      const response = field(m, "response")
+      const requestId = field(response, "request_id")
+      const reply = typeof requestId === "string" ? s.pending.get(requestId) : undefined
+      if (reply === undefined || typeof requestId !== "string") return
+      s.pending.delete(requestId)
+      Deferred.unsafeDone(
+        reply,
+        field(response, "subtype") === "success"
+          ? Exit.succeed(field(response, "response"))
+          : Exit.fail(new Error(`control request failed: ${text(field(response, "error")) ?? "no reason"}`))
+      )
+    } else if (type === "control_request") {
+      answerControl(m, s.cli)
+    } else if (type === "system" && field(m, "subtype") === "session_state_changed") {
+      // 4. The run state, for the close; host-only messages, not delivered (as the library does).
+      s.state = text(field(m, "state"))
+      if (s.state === "idle") Deferred.unsafeDone(s.idle, Exit.void)
+    } else if (typeof type === "string") {
+      out.push(delivered(m, type))
+      if (type === "result") {
+        s.result = true
+        // 3. The turn ends at its result.
+        s.turn?.end(clock.unsafeCurrentTimeNanos(), Exit.void)
+      }
+    }
+  }
+
+  const start = (features: Features, emit: EmitNs.EmitOpsPush<Error, Delivered>, clock: ClockNs.Clock) => {
+    // 1. As the library spawns: every pipe ours, the CLI in a process group of its own (what it
+    // starts goes with it), and asked for `session_state_changed` (4.), as both SDKs ask.
+    const child = spawn(process.execPath, [CLI, ...CLI_ARGS], {
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
+      env: { ...process.env, CLAUDE_CODE_SDK_READS_SESSION_STATE: "1" }
+    })
+    const write = (value: unknown) => {
+      child.stdin.write(JSON.stringify(value) + "\n")
+    }
+    const s: ProtocolSession = {
+      child,
+      cli: {
+        write,
+        reply: (requestId, response) =>
+          write({ type: "control_response", response: { subtype: "success", request_id: requestId, response } }),
+        end: () => child.stdin.end(),
+        // The close below stops the process; nothing else does.
+        kill: () => {}
+      },
+      pending: new Map(),
+      idle: Deferred.unsafeMake<void>(FiberId.none),
+      exited: Deferred.unsafeMake<void>(FiberId.none),
+      turn: undefined,
+      state: undefined,
+      result: false,
+      hasExited: false,
+      stderr: ""
+    }
+    const pid = child.pid
+    if (pid !== undefined) live.add(pid)
+    // A write to a CLI that has gone fails with EPIPE: its exit tells the stream why.
+    child.stdin.on("error", () => {})
+    // 1. stderr drained (a CLI blocked on a full stderr pipe stops writing stdout), its tail kept
+    // for the error of a CLI that ends without a result.
+    child.stderr.setEncoding("utf8")
+    child.stderr.on("data", (chunk: string) => {
+      s.stderr = (s.stderr + chunk).slice(-STDERR_TAIL)
+    })
+    let buffer = ""
+    child.stdout.setEncoding("utf8")
+    child.stdout.on("data", (chunk: string) => {
+      rawChunks.count++
+      rawChunks.bytes += chunk.length
+      buffer += chunk
+      const lines = buffer.split("\n")
+      buffer = lines.pop() ?? ""
+      const out: Array<Delivered> = []
+      for (const line of lines) if (line !== "") route(s, JSON.parse(line), out, clock)
+      if (out.length > 0) emit.array(out)
+      // The query's stream ends at its result, as the library's does; the close follows.
+      if (s.result) emit.end()
+    })
+    const exited = () => {
+      if (s.hasExited) return
+      s.hasExited = true
+      if (pid !== undefined) live.delete(pid)
+      Deferred.unsafeDone(s.exited, Exit.void)
+    }
+    // Once stdout is read to its end (the exit may come before the last reads): requests the CLI
+    // will never answer fail (2.), and so does a query whose result never came.
+    const ended = (error: Error) => {
+      exited()
+      for (const reply of s.pending.values()) Deferred.unsafeDone(reply, Exit.fail(error))
+      s.pending.clear()
+      if (!s.result) emit.fail(error)
+    }
+    child.once("error", ended)
+    child.once("exit", exited)
+    child.once(
+      "close",
+      (code: number | null, signal: NodeJS.Signals | null) =>
+        ended(
+          new Error(`fake CLI exited (${code ?? signal}) before its result${s.stderr === "" ? "" : `: ${s.stderr}`}`)
+        )
+    )
+    // 2. `initialize` through the request table; the prompt is written without waiting for its
+    // reply, as the library writes it. 3. The turn's span is the session's child.
+    const initialized = request(s, {
+      subtype: "initialize",
+      ...(features.hooks === true ? { hooks: { PreToolUse: [{ matcher: "Bash", hookCallbackIds: ["hook_0"] }] } } : {}),
+      ...(features.mcp === true ? { sdkMcpServers: ["bench"] } : {})
+    })
+    return { s, initialized }
+  }
+
+  // 2. The reply awaited within the control deadline; its `response` must be an object.
+  const awaitInitialize = (initialized: DeferredNs.Deferred<unknown, Error>) =>
+    Deferred.await(initialized).pipe(
+      Effect.timeoutFail({
+        duration: CONTROL_DEADLINE,
+        onTimeout: () => new Error(`initialize: no reply within ${CONTROL_DEADLINE}`)
+      }),
+      Effect.flatMap((response) =>
+        typeof response === "object" && response !== null
+          ? Effect.void
+          : Effect.fail(new Error("initialize: the reply's response is not an object"))
+      )
+    )
+
+  // The waits of the close run in a finalizer (uninterruptible): `Effect.timeout` can only stop a
+  // wait that is interruptible.
+  const bounded = <A, E>(wait: EffectNs.Effect<A, E>) => Effect.timeout(Effect.interruptible(wait), GRACE)
+
+  // 4. The close on the usual path, as the library's: after the result, wait (bounded) for the CLI
+  // to report `idle` unless it already has or never reports states (callbacks may still come and
+  // need stdin), then end stdin, then wait (bounded) for the exit, SIGTERM to the group past it.
+  // (An `initialize` never answered, or a turn still running, would be stopped at once or sent
+  // `interrupt` first: not the bench's path.)
+  const close = (s: ProtocolSession, clock: ClockNs.Clock) =>
+    Effect.suspend(() => {
+      if (s.turn !== undefined && s.turn.status._tag === "Started") {
+        s.turn.end(clock.unsafeCurrentTimeNanos(), Exit.fail("closed before its result"))
+      }
+      if (s.hasExited) return Effect.void
+      const idle = s.state === undefined || s.state === "idle"
+        ? Effect.void
+        : Effect.ignore(bounded(Deferred.await(s.idle)))
+      return idle.pipe(
+        Effect.zipRight(Effect.sync(() => s.cli.end())),
+        Effect.zipRight(bounded(Deferred.await(s.exited))),
+        Effect.catchAll(() =>
+          Effect.sync(() => {
+            const pid = s.child.pid
+            if (!s.hasExited && pid !== undefined) {
+              try {
+                process.kill(-pid, "SIGTERM")
+              } catch {
+                // already gone
+              }
+            }
+          })
+        )
+      )
+    })
+
+  const userMessage = (prompt: string) => ({
+    type: "user",
+    message: { role: "user", content: [{ type: "text", text: prompt }] },
+    parent_tool_use_id: null,
+    session_id: ""
+  })
+
+  return (prompt, features, onMessage) => {
+    const messages = Stream.asyncPush<Delivered, Error>(
+      (emit) =>
+        Effect.clockWith((clock) =>
+          Effect.acquireRelease(
+            Effect.sync(() => start(features, emit, clock)),
+            ({ s }) => close(s, clock)
+          ).pipe(
+            Effect.flatMap(({ initialized, s }) =>
+              Effect.flatMap(
+                Effect.makeSpan("protocolFloor.turn", { captureStackTrace: false }),
+                (turn) => {
+                  s.turn = turn
+                  s.cli.write(userMessage(prompt))
+                  return awaitInitialize(initialized)
+                }
+              )
+            )
+          )
+        ),
+      { bufferSize: "unbounded" }
+    )
+    // 3. One span per session, the turn's parent.
+    return runPromise(
+      Stream.runForEach(messages, (m) => Effect.sync(() => onMessage(m))).pipe(
+        Effect.withSpan("protocolFloor.session", { captureStackTrace: false })
+      )
+    )
   }
 }
 
@@ -593,12 +918,15 @@ const profiling = async <A>(name: string, body: () => Promise<A>): Promise<A> =>
 }
 
 const isContender = (value: string | undefined): value is Contender =>
-  value === "library" || value === "floor" || value === "official" || value === "raw" || value === "baseline"
+  value === "library" || value === "floor" || value === "protocolFloor" || value === "official" || value === "raw" ||
+  value === "baseline"
 
 const main = async (): Promise<void> => {
   const contender = contenderArg
   if (!isContender(contender) || libraryUrl === undefined || CLI === "") {
-    throw new Error("usage: worker <library|floor|official|raw|baseline> <library module URL> <fake CLI path>")
+    throw new Error(
+      "usage: worker <library|floor|protocolFloor|official|raw|baseline> <library module URL> <fake CLI path>"
+    )
   }
   let run: RunQuery | undefined
   const load = async (): Promise<RunQuery> => {
@@ -606,6 +934,8 @@ const main = async (): Promise<void> => {
       ? await loadLibrary(libraryUrl ?? "")
       : contender === "floor"
       ? await loadFloor()
+      : contender === "protocolFloor"
+      ? await loadProtocolFloor()
       : contender === "official"
       ? await loadOfficial()
       : rawQuery
@@ -629,7 +959,10 @@ const main = async (): Promise<void> => {
   send({ type: "ready" })
 }
 
-main().catch((e: unknown) => {
-  send({ type: "error", message: e instanceof Error ? e.stack ?? e.message : String(e) })
-  process.exit(1)
-})
+// A worker is forked by run.ts with an IPC channel; imported by another script, it serves nothing.
+if (process.send !== undefined) {
+  main().catch((e: unknown) => {
+    send({ type: "error", message: e instanceof Error ? e.stack ?? e.message : String(e) })
+    process.exit(1)
+  })
+}

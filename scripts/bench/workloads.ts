@@ -4,12 +4,14 @@
 
 /**
  * Who consumes the fake CLI: this library, the Effect floor (the least Effect code doing the
- * library's job, issue #18), the official SDK, hand-written Node code, or the library built from
- * another checkout (`--baseline=DIR`, to compare a change with main back to back).
+ * library's job, issue #18), the protocol floor (the Effect floor plus the protocol work every
+ * session needs: request table, deadlines, close sequence, process group, spans; optional), the
+ * official SDK, hand-written Node code, or the library built from another checkout
+ * (`--baseline=DIR`, to compare a change with main back to back).
  */
-export type Contender = "library" | "floor" | "official" | "raw" | "baseline"
-export const contenders: ReadonlyArray<Contender> = ["library", "floor", "official", "raw", "baseline"]
-/** The contenders that run without options (the baseline needs `--baseline=DIR`). */
+export type Contender = "library" | "floor" | "protocolFloor" | "official" | "raw" | "baseline"
+export const contenders: ReadonlyArray<Contender> = ["library", "floor", "protocolFloor", "official", "raw", "baseline"]
+/** The contenders that run without options (the baseline needs `--baseline=DIR`; the protocol floor is asked for). */
 export const defaultContenders: ReadonlyArray<Contender> = ["library", "floor", "official", "raw"]
 
 /** `cold`: one repetition per fresh process; `warm`: repetitions in one process, after a warm-up. */
