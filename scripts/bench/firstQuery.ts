@@ -11,7 +11,8 @@
 // ended (ms after `query()`) and when each message arrived: where a first session's time goes, with
 // no profiler to slow it down. --marks times, in every repetition, the process's side of the
 // pipes (ms after `query()`): the spawn called and returned, the process spawned, each stdin write,
-// the first and last stdout chunk before the first message; with the medians of each mark per build.
+// the first and last stdout chunk before the first message, and the process's CPU until the spawn;
+// with the medians of each mark per build.
 import { execFileSync } from "node:child_process"
 import { existsSync } from "node:fs"
 import { resolve } from "node:path"
@@ -42,6 +43,7 @@ if (process.argv[4] === "marks") {
   const spawn = childProcess.spawn
   childProcess.spawn = function (...args) {
     mark("spawn called")
+    marked["CPU until the spawn"] ??= cpu() - c0
     const child = spawn.apply(this, args)
     mark("spawn returned")
     child.once("spawn", () => mark("spawned"))
@@ -148,6 +150,8 @@ if (marks) {
 }
 if (spans) {
   for (const target of targets) {
-    process.stdout.write(`\n${target.checkout}, one run, ms after query():\n${run(target, "spans", "").log.join("\n")}\n`)
+    process.stdout.write(
+      `\n${target.checkout}, one run, ms after query():\n${run(target, "spans", "").log.join("\n")}\n`
+    )
   }
 }

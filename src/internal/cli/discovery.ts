@@ -99,22 +99,58 @@ const usable = (fs: FileSystem.FileSystem, file: string) =>
 
 const searched = new Map<string, string>()
 
+/**
+ * The path the caller named: the `pathToClaudeCodeExecutable` option (`explicit`), else
+ * `CLAUDE_CODE_PATH` in the child's environment. `undefined`: the CLI is searched for.
+ */
+export const namedPath = (
+  explicit: string | undefined,
+  env: Readonly<Record<string, string | undefined>>
+): string | undefined => explicit ?? env.CLAUDE_CODE_PATH
+
+// The caller asked for that binary: a named path that does not exist is an error, not a reason to
+// search.
+const missingNamed = (chosen: string, explicit: string | undefined) =>
+  new CLINotFoundError({
+    searched: [chosen],
+    reason: explicit !== undefined
+      ? "the path given in `pathToClaudeCodeExecutable` does not exist"
+      : "the path in the environment variable CLAUDE_CODE_PATH does not exist"
+  })
+
+const exists = (fs: FileSystem.FileSystem, file: string) => fs.exists(file).pipe(Effect.orElseSucceed(() => false))
+
+/**
+ * That the path the caller named (`namedPath`) exists, in the span `ClaudeAgent.findCli`; fails
+ * with `CLINotFoundError` when it does not. A session spawns a named path at once and runs this
+ * while the process starts: the check (a file system call on the thread pool) then costs the
+ * first query nothing, and a spawn that failed, or a runtime that cannot load a missing script,
+ * is reported as the missing path.
+ */
+export const confirmNamed = (
+  fs: FileSystem.FileSystem,
+  explicit: string | undefined,
+  env: Readonly<Record<string, string | undefined>>
+): Effect.Effect<void, CLINotFoundError> => {
+  const chosen = namedPath(explicit, env)
+  if (chosen === undefined) return Effect.void
+  return Effect.withSpan(
+    Effect.flatMap(exists(fs, chosen), (found) => found ? Effect.void : Effect.fail(missingNamed(chosen, explicit))),
+    "ClaudeAgent.findCli",
+    { captureStackTrace: false }
+  )
+}
+
 const resolve = Effect.fnUntraced(function*(
   fs: FileSystem.FileSystem,
   path: Path.Path,
   explicit: string | undefined,
   env: Readonly<Record<string, string | undefined>>
 ) {
-  const chosen = explicit ?? env.CLAUDE_CODE_PATH
+  const chosen = namedPath(explicit, env)
   if (chosen !== undefined) {
-    const exists = yield* fs.exists(chosen).pipe(Effect.orElseSucceed(() => false))
-    if (exists) return chosen
-    return yield* new CLINotFoundError({
-      searched: [chosen],
-      reason: explicit !== undefined
-        ? "the path given in `pathToClaudeCodeExecutable` does not exist"
-        : "the path in the environment variable CLAUDE_CODE_PATH does not exist"
-    })
+    if (yield* exists(fs, chosen)) return chosen
+    return yield* missingNamed(chosen, explicit)
   }
   // The search stats every candidate (dozens of paths): what it found is remembered for the same
   // PATH, HOME and working directory, and only checked again (one stat) for the next session.
