@@ -122,14 +122,10 @@ const spawnCli = Effect.fnUntraced(function*(
   fs: FileSystem.FileSystem,
   path: Path.Path
 ) {
-  const explicit = options.pathToClaudeCodeExecutable
-  // A path the caller named is spawned at once and confirmed while the process starts (see
-  // `Discovery.confirmNamed`); a search must end before the spawn.
-  const named = Discovery.namedPath(explicit, launch.env)
-  const cli = named ?? (yield* Discovery.findCliWith(fs, path, undefined, launch.env))
+  const cli = yield* Discovery.findCliWith(fs, path, options.pathToClaudeCodeExecutable, launch.env)
   // A JavaScript CLI runs under `executable` (node by default), like the official SDK does.
   const { args, command } = Discovery.invocation(cli, options.executable, options.executableArgs)
-  const spawn = Transport.makeSubprocess({
+  const transport = yield* Transport.makeSubprocess({
     command,
     args: [...args, ...launch.args],
     env: launch.env,
@@ -138,16 +134,6 @@ const spawnCli = Effect.fnUntraced(function*(
     closeGracePeriod: options.closeGracePeriod,
     onStderr: options.stderr
   })
-  // A missing named path fails the start (ENOENT) or not (a runtime given a missing script):
-  // either way it is reported as the path the caller named, and a process that started is
-  // stopped at once.
-  const confirm = Discovery.confirmNamed(fs, explicit, launch.env)
-  const transport = named === undefined
-    ? yield* spawn
-    : yield* Effect.catchAll(spawn, (error) => Effect.zipRight(confirm, Effect.fail(error)))
-  if (named !== undefined) {
-    yield* Effect.catchAll(confirm, (missing) => Effect.zipRight(transport.terminate, Effect.fail(missing)))
-  }
   // Beside the session, never in front of it: it only warns. It takes the version the CLI reports
   // in its `initialize` reply, so no second CLI process competes with this one's start-up; `-v`
   // runs only when the reply has none or the request fails (a timeout, a CLI that exited).

@@ -674,8 +674,8 @@ describe("CLI discovery in a session", () => {
       expect(error.message).toContain("pathToClaudeCodeExecutable")
     }).pipe(Effect.provide(layer)))
 
-  // A named path is spawned before it is confirmed: a runtime given a missing script starts, and
-  // the session still fails with the missing path, not with the runtime's exit.
+  // A script runs under a runtime that starts whatever the script's path: a missing one is
+  // reported as the path named, before anything is spawned, not as the runtime's exit.
   it.live("a missing script or CLAUDE_CODE_PATH fails the session with CLINotFoundError naming it", () =>
     Effect.gen(function*() {
       const dir = path.join(os.tmpdir(), `eca-missing-${Date.now()}`)

@@ -5,6 +5,7 @@
 // `claude` on PATH → the usual install locations. An explicit path that does not exist is an
 // error, not a reason to fall back: the caller asked for that binary.
 import { execFile } from "node:child_process"
+import { existsSync } from "node:fs"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import { Deferred, Effect, Fiber, Option } from "effect"
@@ -99,15 +100,6 @@ const usable = (fs: FileSystem.FileSystem, file: string) =>
 
 const searched = new Map<string, string>()
 
-/**
- * The path the caller named: the `pathToClaudeCodeExecutable` option (`explicit`), else
- * `CLAUDE_CODE_PATH` in the child's environment. `undefined`: the CLI is searched for.
- */
-export const namedPath = (
-  explicit: string | undefined,
-  env: Readonly<Record<string, string | undefined>>
-): string | undefined => explicit ?? env.CLAUDE_CODE_PATH
-
 // The caller asked for that binary: a named path that does not exist is an error, not a reason to
 // search.
 const missingNamed = (chosen: string, explicit: string | undefined) =>
@@ -118,40 +110,19 @@ const missingNamed = (chosen: string, explicit: string | undefined) =>
       : "the path in the environment variable CLAUDE_CODE_PATH does not exist"
   })
 
-const exists = (fs: FileSystem.FileSystem, file: string) => fs.exists(file).pipe(Effect.orElseSucceed(() => false))
-
-/**
- * That the path the caller named (`namedPath`) exists, in the span `ClaudeAgent.findCli`; fails
- * with `CLINotFoundError` when it does not. A session spawns a named path at once and runs this
- * while the process starts: the check (a file system call on the thread pool) then costs the
- * first query nothing, and a spawn that failed, or a runtime that cannot load a missing script,
- * is reported as the missing path.
- */
-export const confirmNamed = (
-  fs: FileSystem.FileSystem,
-  explicit: string | undefined,
-  env: Readonly<Record<string, string | undefined>>
-): Effect.Effect<void, CLINotFoundError> => {
-  const chosen = namedPath(explicit, env)
-  if (chosen === undefined) return Effect.void
-  return Effect.withSpan(
-    Effect.flatMap(exists(fs, chosen), (found) => found ? Effect.void : Effect.fail(missingNamed(chosen, explicit))),
-    "ClaudeAgent.findCli",
-    { captureStackTrace: false }
-  )
-}
-
 const resolve = Effect.fnUntraced(function*(
   fs: FileSystem.FileSystem,
   path: Path.Path,
   explicit: string | undefined,
   env: Readonly<Record<string, string | undefined>>
 ) {
-  const chosen = namedPath(explicit, env)
-  if (chosen !== undefined) {
-    if (yield* exists(fs, chosen)) return chosen
-    return yield* missingNamed(chosen, explicit)
-  }
+  const chosen = explicit ?? env.CLAUDE_CODE_PATH
+  // A path about to be spawned is checked where it is spawned from, the real file system, with
+  // one `stat` on this thread rather than through the `FileSystem` service: that would put a
+  // thread-pool round trip (and Effect's file-system wrapping, run for the first time) between a
+  // first query and its spawn, 2-3 ms of an idle main thread (docs/performance.md, "The cold
+  // first query").
+  if (chosen !== undefined) return existsSync(chosen) ? chosen : yield* missingNamed(chosen, explicit)
   // The search stats every candidate (dozens of paths): what it found is remembered for the same
   // PATH, HOME and working directory, and only checked again (one stat) for the next session.
   const key = [env.PATH, env.HOME ?? env.USERPROFILE, hostProcess().cwd].join("\u0000")
