@@ -340,12 +340,20 @@ export const build = <R>(
     const scope = parent.strategy._tag === "Sequential"
       ? parent
       : yield* Scope.fork(parent, ExecutionStrategy.sequential)
-    const memoMap = yield* Layer.makeMemoMap
+    // Made by the first layer built: a session with none given but its transport's constructor
+    // (`ClaudeAgent.layer`'s) builds none.
+    let memoMap: Layer.MemoMap | undefined
     // One step: the given layer, or the default's constructor run in the same scope. The default
     // is not built as a layer: that costs a memo-map entry and a scope of its own per service per
     // session, for nothing to share.
-    const buildOn = <I, RIn, RBelow>(layer: Layer.Layer<I, SdkError, RIn>, below: Context.Context<RBelow>) =>
-      Effect.provide(Layer.buildWithMemoMap(layer, memoMap, scope), below)
+    const buildOn = <I, RIn, RBelow>(layer: Layer.Layer<I, SdkError, RIn>, below: Context.Context<RBelow>) => {
+      const buildWith = (memo: Layer.MemoMap) => Effect.provide(Layer.buildWithMemoMap(layer, memo, scope), below)
+      if (memoMap !== undefined) return buildWith(memoMap)
+      return Effect.flatMap(Layer.makeMemoMap, (made) => {
+        memoMap ??= made
+        return buildWith(memoMap)
+      })
+    }
     const step = <I, S, RL, RF, RBelow>(
       tag: Context.Tag<I, S>,
       given: Layer.Layer<I, SdkError, RL> | undefined,

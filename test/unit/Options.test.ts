@@ -673,6 +673,23 @@ describe("CLI discovery in a session", () => {
       expect(error._tag).toBe("CLINotFoundError")
       expect(error.message).toContain("pathToClaudeCodeExecutable")
     }).pipe(Effect.provide(layer)))
+
+  // A script runs under a runtime that starts whatever the script's path: a missing one is
+  // reported as the path named, before anything is spawned, not as the runtime's exit.
+  it.live("a missing script or CLAUDE_CODE_PATH fails the session with CLINotFoundError naming it", () =>
+    Effect.gen(function*() {
+      const dir = path.join(os.tmpdir(), `eca-missing-${Date.now()}`)
+      const script = path.join(dir, "cli.mjs")
+      const error = yield* Effect.flip(Effect.scoped(ClaudeAgent.session({ pathToClaudeCodeExecutable: script })))
+      expect(error._tag).toBe("CLINotFoundError")
+      expect(error._tag === "CLINotFoundError" ? error.searched : []).toEqual([script])
+      expect(error.message).toContain("pathToClaudeCodeExecutable")
+      const fromEnv = yield* Effect.flip(Effect.scoped(ClaudeAgent.session({
+        env: { CLAUDE_CODE_PATH: path.join(dir, "claude") }
+      })))
+      expect(fromEnv._tag).toBe("CLINotFoundError")
+      expect(fromEnv.message).toContain("CLAUDE_CODE_PATH")
+    }).pipe(Effect.provide(layer)))
 })
 
 describe("the official SDK's options", () => {

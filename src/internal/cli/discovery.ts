@@ -5,6 +5,7 @@
 // `claude` on PATH → the usual install locations. An explicit path that does not exist is an
 // error, not a reason to fall back: the caller asked for that binary.
 import { execFile } from "node:child_process"
+import { existsSync } from "node:fs"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import { Deferred, Effect, Fiber, Option } from "effect"
@@ -99,6 +100,16 @@ const usable = (fs: FileSystem.FileSystem, file: string) =>
 
 const searched = new Map<string, string>()
 
+// The caller asked for that binary: a named path that does not exist is an error, not a reason to
+// search.
+const missingNamed = (chosen: string, explicit: string | undefined) =>
+  new CLINotFoundError({
+    searched: [chosen],
+    reason: explicit !== undefined
+      ? "the path given in `pathToClaudeCodeExecutable` does not exist"
+      : "the path in the environment variable CLAUDE_CODE_PATH does not exist"
+  })
+
 const resolve = Effect.fnUntraced(function*(
   fs: FileSystem.FileSystem,
   path: Path.Path,
@@ -106,16 +117,12 @@ const resolve = Effect.fnUntraced(function*(
   env: Readonly<Record<string, string | undefined>>
 ) {
   const chosen = explicit ?? env.CLAUDE_CODE_PATH
-  if (chosen !== undefined) {
-    const exists = yield* fs.exists(chosen).pipe(Effect.orElseSucceed(() => false))
-    if (exists) return chosen
-    return yield* new CLINotFoundError({
-      searched: [chosen],
-      reason: explicit !== undefined
-        ? "the path given in `pathToClaudeCodeExecutable` does not exist"
-        : "the path in the environment variable CLAUDE_CODE_PATH does not exist"
-    })
-  }
+  // A path about to be spawned is checked where it is spawned from, the real file system, with
+  // one `stat` on this thread rather than through the `FileSystem` service: that would put a
+  // thread-pool round trip (and Effect's file-system wrapping, run for the first time) between a
+  // first query and its spawn, 2-3 ms of an idle main thread (docs/performance.md, "The cold
+  // first query").
+  if (chosen !== undefined) return existsSync(chosen) ? chosen : yield* missingNamed(chosen, explicit)
   // The search stats every candidate (dozens of paths): what it found is remembered for the same
   // PATH, HOME and working directory, and only checked again (one stat) for the next session.
   const key = [env.PATH, env.HOME ?? env.USERPROFILE, hostProcess().cwd].join("\u0000")
