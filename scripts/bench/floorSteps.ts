@@ -7,9 +7,10 @@
 // CPU per session, unsupervised, as `steps.ts --cpu-reps` measures the library's.
 //
 //   npx tsx scripts/bench/floorSteps.ts [--sessions=40] [--warmup=10] [--cpu-reps=0] [--contenders=floor,protocolFloor]
-import { Effect, FiberRef, Runtime, RuntimeFlags, Supervisor } from "effect"
+import { FiberRef, Runtime, RuntimeFlags } from "effect"
 import { fileURLToPath } from "node:url"
 import { loadFloor, loadProtocolFloor, type RunQuery, useCli } from "./worker.js"
+import { StepCounter } from "./stepCounter.js"
 
 // Not library.ts's `arg`: importing it loads the library, which the floors' process must not hold.
 const arg = (name: string, fallback: number): number => {
@@ -22,20 +23,6 @@ const cpuReps = arg("cpu-reps", 0)
 const wanted = (process.argv.find((a) => a.startsWith("--contenders="))?.slice(13) ?? "floor,protocolFloor").split(",")
 const prompt = `bench {"kind":"echo"}`
 useCli(fileURLToPath(new URL("../fixtures/bench-cli.mjs", import.meta.url)))
-
-class Counter extends Supervisor.AbstractSupervisor<void> {
-  fibers = 0
-  steps = 0
-  get value() {
-    return Effect.void
-  }
-  override onStart() {
-    this.fibers++
-  }
-  override onEffect() {
-    this.steps++
-  }
-}
 
 const loaders: Record<string, (runtime?: Runtime.Runtime<never>) => Promise<RunQuery>> = {
   floor: loadFloor,
@@ -50,7 +37,7 @@ const cpuMicros = (): number => {
 const count = async (name: string, load: (runtime?: Runtime.Runtime<never>) => Promise<RunQuery>) => {
   const plain = await load()
   for (let i = 0; i < warmup; i++) await plain(prompt, {}, () => {})
-  const counter = new Counter()
+  const counter = new StepCounter()
   const counting = await load(
     Runtime.defaultRuntime.pipe(
       Runtime.setFiberRef(FiberRef.currentSupervisor, counter),

@@ -9,8 +9,9 @@
 // Each read is written on its own turn of the event loop (`setImmediate`), as a pipe delivers
 // them. Prints medians (min–max) of CPU µs per message (`process.cpuUsage`, user + system), and
 // with OpSupervision on (`--steps`) the runtime steps per message instead.
-import { Effect, RuntimeFlags, RuntimeFlagsPatch, Stream, Supervisor } from "effect"
+import { Effect, RuntimeFlags, RuntimeFlagsPatch, Stream } from "effect"
 import { arg, ClaudeAgent, FakeCli } from "./library.js"
+import { StepCounter } from "./stepCounter.js"
 
 const count = arg("count", 20_000)
 const size = arg("size", 1024)
@@ -61,16 +62,6 @@ const encoder = new TextEncoder()
 const nextTurn = Effect.async<void>((resume) => {
   setImmediate(() => resume(Effect.void))
 })
-
-class Counter extends Supervisor.AbstractSupervisor<void> {
-  steps = 0
-  get value() {
-    return Effect.void
-  }
-  override onEffect() {
-    this.steps++
-  }
-}
 
 const cpuMicros = (): number => {
   const u = process.cpuUsage()
@@ -129,7 +120,7 @@ const measure = (label: string, run: Effect.Effect<void, unknown>) =>
     const xs: Array<number> = []
     for (let r = 0; r < reps; r++) {
       if (countSteps) {
-        const counter = new Counter()
+        const counter = new StepCounter()
         yield* run.pipe(
           Effect.supervised(counter),
           Effect.withRuntimeFlagsPatch(RuntimeFlagsPatch.enable(RuntimeFlags.OpSupervision))

@@ -20,9 +20,10 @@
 // feeds the query a `Stream` of one prompt (multi-turn input, the official SDK's main mode) instead
 // of a string.
 import { NodeContext } from "@effect/platform-node"
-import { Effect, Layer, RuntimeFlags, RuntimeFlagsPatch, Stream, Supervisor } from "effect"
+import { Effect, Layer, RuntimeFlags, RuntimeFlagsPatch, Stream } from "effect"
 import { fileURLToPath } from "node:url"
 import { arg, ClaudeAgent, FakeCli } from "./library.js"
+import { StepCounter } from "./stepCounter.js"
 
 const sessions = arg("sessions", 40)
 const warmup = arg("warmup", 10)
@@ -37,20 +38,6 @@ const prompt = flood > 0
   : `bench {"kind":"echo"}`
 const CLI = fileURLToPath(new URL("../fixtures/bench-cli.mjs", import.meta.url))
 
-class Counter extends Supervisor.AbstractSupervisor<void> {
-  fibers = 0
-  steps = 0
-  get value() {
-    return Effect.void
-  }
-  override onStart() {
-    this.fibers++
-  }
-  override onEffect() {
-    this.steps++
-  }
-}
-
 const layer = fake === "memory"
   ? FakeCli.layerClaudeAgent()
   : ClaudeAgent.layer.pipe(Layer.provide(NodeContext.layer))
@@ -63,7 +50,7 @@ interface Phases {
 }
 
 // One session; with a counter, the steps at its first message and at its result.
-const session = (counter: Counter | undefined, phases: Phases | undefined) =>
+const session = (counter: StepCounter | undefined, phases: Phases | undefined) =>
   Effect.suspend(() => {
     let first = -1
     let result = -1
@@ -99,7 +86,7 @@ const cpuMicros = (): number => {
 
 const program = Effect.gen(function*() {
   for (let i = 0; i < warmup; i++) yield* session(undefined, undefined)
-  const counter = new Counter()
+  const counter = new StepCounter()
   const phases: Phases = { open: 0, turn: 0, close: 0, fibers: 0 }
   const counted = Effect.gen(function*() {
     for (let i = 0; i < sessions; i++) yield* session(counter, phases)
