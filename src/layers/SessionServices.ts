@@ -23,6 +23,7 @@ import * as Turns from "../internal/session/turns.js"
 import type * as McpServer from "../McpServer.js"
 import type * as Options from "../schema/Options.js"
 import { OptionsError, type SdkError } from "../SdkError.js"
+import * as Channel from "../internal/control/channel.js"
 import { ControlChannel } from "../services/ControlChannel.js"
 import * as HookRegistry from "../services/HookRegistry.js"
 import * as McpBridge from "../services/McpBridge.js"
@@ -354,6 +355,8 @@ export const build = <R>(
         return buildWith(memoMap)
       })
     }
+    // In the caller's own scope an effect runs as it is; in a child scope, with that scope provided.
+    const inScope = <A, E, R>(effect: Effect.Effect<A, E, R>) => scope === parent ? effect : Scope.extend(effect, scope)
     const step = <I, S, RL, RF, RBelow>(
       tag: Context.Tag<I, S>,
       given: Layer.Layer<I, SdkError, RL> | undefined,
@@ -392,13 +395,24 @@ export const build = <R>(
         ? yield* buildOn(layers.transport, base)
         : Context.make(Transport, yield* transport(base, scope, scope === parent))
     )
-    const channel = ControlChannel.make({
+    const channelConfig = {
       controlTimeout: options.controlTimeout,
       messageBufferBytes: options.messageBufferBytes
-    })
+    }
+    // The default channel looks its services up in the context it is given (the fiber's with the
+    // session's over it, as providing them would make it) rather than having them provided.
     const withChannel = Context.merge(
       withTransport,
-      yield* step(ControlChannel, layers.controlChannel, channel, withTransport)
+      layers.controlChannel === undefined
+        ? Context.make(
+          ControlChannel,
+          yield* inScope(
+            Effect.contextWithEffect((fiber: Context.Context<never>) =>
+              Channel.makeIn(Context.merge(fiber, withTransport), scope, channelConfig)
+            )
+          )
+        )
+        : yield* buildOn(layers.controlChannel, withTransport)
     )
     // No hooks, no layer: the shared empty registry, with nothing to run.
     const withHooks = options.hooks === undefined && layers.hookRegistry === undefined

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { Deferred, Duration, Effect, FiberHandle, Option, Scope } from "effect"
+import { Context, Deferred, Duration, Effect, FiberHandle, Option, Scope } from "effect"
 import { SessionClosedError } from "../../SdkError.js"
 import type { ControlChannelConfig, ControlChannelShape, StreamError } from "../../services/ControlChannel.js"
 import { Transport } from "../../services/Transport.js"
@@ -31,12 +31,31 @@ const couldNotAnswer = (e: { readonly message: string }) =>
  *
  * @internal
  */
-export const make = (config: ControlChannelConfig) =>
+export const make = (
+  config: ControlChannelConfig
+): Effect.Effect<ControlChannelShape, never, Transport | Scope.Scope> =>
+  Effect.contextWithEffect((context: Context.Context<Transport | Scope.Scope>) =>
+    makeIn(context, Context.get(context, Scope.Scope), config)
+  )
+
+/**
+ * A control channel over the services of `context` (its `Transport`, and the optional settings
+ * the reader follows), its reader in `scope`, which must also be the fiber's: a session's
+ * services are built over a context of their own, and providing it around the channel's making
+ * would set and restore the fiber's context for a handful of lookups.
+ *
+ * @internal
+ */
+export const makeIn = (
+  context: Context.Context<Transport>,
+  scope: Scope.Scope,
+  config: ControlChannelConfig
+): Effect.Effect<ControlChannelShape, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const transport = yield* Transport
+    const transport = Context.get(context, Transport)
     // Inbound spans sit under the running turn (or the tool call they are about), when the
     // session tracks one.
-    const currentTurn = yield* Effect.serviceOption(CurrentTurn)
+    const currentTurn = Context.getOption(context, CurrentTurn)
     const defaultTimeout = config.controlTimeout !== undefined
       ? Duration.decode(config.controlTimeout)
       : Defaults.controlTimeout
@@ -54,18 +73,17 @@ export const make = (config: ControlChannelConfig) =>
     const queue = yield* MessageQueue.make(config.messageBufferBytes ?? Defaults.messageBufferBytes)
     const state = yield* SessionState.make(terminal)
     // A session with a store: the reader hands its `transcript_mirror` frames to the mirror.
-    const mirrorSettings = yield* Effect.serviceOption(Mirror.MirrorSettings)
+    const mirrorSettings = Context.getOption(context, Mirror.MirrorSettings)
     const mirror = Option.isSome(mirrorSettings)
       ? Mirror.make(mirrorSettings.value, (messages) => queue.offer(messages, 0))
       : undefined
     // A session with an approval store: the reader records the calls its turns stop at.
-    const deferSettings = yield* Effect.serviceOption(Defer.DeferSettings)
+    const deferSettings = Context.getOption(context, Defer.DeferSettings)
     const deferred = Option.isSome(deferSettings)
       ? Defer.make(deferSettings.value, (messages) => queue.offer(messages, 0))
       : undefined
     // A session a `Budget` caps: the reader hands each message to its watch, which may stop the turn.
-    const guard = yield* Effect.serviceOption(BudgetGuard.BudgetGuard)
-    const scope = yield* Effect.scope
+    const guard = Context.getOption(context, BudgetGuard.BudgetGuard)
     const budget = Option.isSome(guard)
       ? guard.value.watch({
         fail: (error) => queue.offer([new BudgetGuard.BudgetFailure(error)], 0),
