@@ -51,9 +51,18 @@ const ancestors = (path: Path.Path, start: string): Array<string> => {
 
 /** The candidate paths, in the order they are tried (without the explicit ones). */
 export const candidates = (env: Readonly<Record<string, string | undefined>>) =>
-  Effect.flatMap(Path.Path, (path) => candidatesWith(path, env))
+  Effect.flatMap(Path.Path, (path) => Effect.map(searchPlan(path, env), flatten))
 
-const candidatesWith = Effect.fnUntraced(function*(path: Path.Path, env: Readonly<Record<string, string | undefined>>) {
+// The candidates in groups: those of a group with a `folder` all lie in it, so that one failed
+// stat of the folder stands for theirs.
+interface Group {
+  readonly folder: string | undefined
+  readonly files: ReadonlyArray<string>
+}
+
+const flatten = (groups: ReadonlyArray<Group>): Array<string> => groups.flatMap((group) => group.files)
+
+const searchPlan = Effect.fnUntraced(function*(path: Path.Path, env: Readonly<Record<string, string | undefined>>) {
   const host = hostProcess()
   const exe = host.platform === "win32" ? "claude.exe" : "claude"
   const platformPackages = [
@@ -66,10 +75,16 @@ const candidatesWith = Effect.fnUntraced(function*(path: Path.Path, env: Readonl
     ...(Option.isSome(here) ? ancestors(path, path.dirname(here.value)) : []),
     ...(host.cwd !== undefined ? ancestors(path, host.cwd) : [])
   ]
-  const fromNodeModules = [...new Set(roots)].flatMap((dir) => [
-    path.join(dir, "node_modules", "@anthropic-ai", "claude-code", "bin", "claude.exe"),
-    ...platformPackages.map((pkg) => path.join(dir, "node_modules", "@anthropic-ai", pkg, exe))
-  ])
+  const fromNodeModules = [...new Set(roots)].map((dir): Group => {
+    const folder = path.join(dir, "node_modules", "@anthropic-ai")
+    return {
+      folder,
+      files: [
+        path.join(folder, "claude-code", "bin", "claude.exe"),
+        ...platformPackages.map((pkg) => path.join(folder, pkg, exe))
+      ]
+    }
+  })
 
   const delimiter = host.platform === "win32" ? ";" : ":"
   const fromPath = (env.PATH ?? "").split(delimiter).filter((d) => d.length > 0).map((d) => path.join(d, exe))
@@ -86,7 +101,8 @@ const candidatesWith = Effect.fnUntraced(function*(path: Path.Path, env: Readonl
     "/opt/homebrew/bin/claude",
     "/usr/bin/claude"
   ]
-  return [...fromNodeModules, ...fromPath, ...usual]
+  const single: Group = { folder: undefined, files: [...fromPath, ...usual] }
+  return [...fromNodeModules, single]
 })
 
 const usable = (fs: FileSystem.FileSystem, file: string) =>
@@ -97,6 +113,28 @@ const usable = (fs: FileSystem.FileSystem, file: string) =>
     ),
     Effect.orElseSucceed(() => false)
   )
+
+// Whether a folder can be statted. When it cannot (missing, or not searchable), no path inside it
+// can be either.
+const present = (fs: FileSystem.FileSystem, folder: string) =>
+  fs.stat(folder).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+
+// The first usable candidate in order, or none. The candidates are statted one after another: on a
+// cold process each failed stat costs 0.3-0.4 ms of CPU (the errors Node and the platform build for
+// it, Effect's failure path, run for the first time), far more than its thread-pool wait, and stats
+// run together add a forked fiber and its interruption, 4-5 ms of CPU on their first use
+// (docs/performance.md, "The search, concurrent"). So the search spends fewer stats rather than
+// overlapping them: a node_modules folder without `@anthropic-ai` costs one failed stat instead of
+// one per package.
+const firstUsable = Effect.fnUntraced(function*(fs: FileSystem.FileSystem, groups: ReadonlyArray<Group>) {
+  for (const { files, folder } of groups) {
+    if (folder !== undefined && !(yield* present(fs, folder))) continue
+    for (const file of files) {
+      if (yield* usable(fs, file)) return Option.some(file)
+    }
+  }
+  return Option.none<string>()
+})
 
 const searched = new Map<string, string>()
 
@@ -123,20 +161,22 @@ const resolve = Effect.fnUntraced(function*(
   // first query and its spawn, 2-3 ms of an idle main thread (docs/performance.md, "The cold
   // first query").
   if (chosen !== undefined) return existsSync(chosen) ? chosen : yield* missingNamed(chosen, explicit)
-  // The search stats every candidate (dozens of paths): what it found is remembered for the same
-  // PATH, HOME and working directory, and only checked again (one stat) for the next session.
+  // The search stats up to dozens of paths: what it found is remembered for the same PATH, HOME and
+  // working directory, and only checked again (one stat) for the next session.
   const key = [env.PATH, env.HOME ?? env.USERPROFILE, hostProcess().cwd].join("\u0000")
   const found = searched.get(key)
   if (found !== undefined && (yield* usable(fs, found))) return found
   searched.delete(key)
-  const list = yield* candidatesWith(path, env)
-  for (const file of list) {
-    if (yield* usable(fs, file)) {
-      searched.set(key, file)
-      return file
-    }
+  const groups = yield* searchPlan(path, env)
+  const hit = yield* firstUsable(fs, groups)
+  if (Option.isSome(hit)) {
+    searched.set(key, hit.value)
+    return hit.value
   }
-  return yield* new CLINotFoundError({ searched: list, reason: "no claude executable in any searched location" })
+  return yield* new CLINotFoundError({
+    searched: flatten(groups),
+    reason: "no claude executable in any searched location"
+  })
 })
 
 /**
