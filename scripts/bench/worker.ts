@@ -274,11 +274,9 @@ const rawQuery: RunQuery = (prompt, features, onMessage) =>
     })
   })
 
-// The Effect floor's callback handling, as a function for the protocol floor: each hook_callback
-// and MCP tools/call answered by an Effect callback run in its own fiber (`Runtime.runFork`) inside
-// a span, the answer written from the fiber's observer; the MCP handshake as plain data. The same
-// code as `loadFloor`'s `answer` and `route`, which keep theirs inline: the floor is issue #18's
-// anchor and stays as it was measured.
+// The Effect floor's callback handling, shared by both floors: each hook_callback and MCP
+// tools/call answered by an Effect callback run in its own fiber (`Runtime.runFork`) inside a span,
+// the answer written from the fiber's observer; the MCP handshake as plain data.
 const floorCallbacks = (
   { Effect, Exit, Runtime }: typeof import("effect"),
   runtime: RuntimeNs.Runtime<never>
@@ -332,33 +330,12 @@ const floorCallbacks = (
 // scripts/bench/floorSteps.ts (a runtime that counts steps); the bench uses the default one.
 export const loadFloor = async (runtime?: RuntimeNs.Runtime<never>): Promise<RunQuery> => {
   const t0 = performance.now()
-  const { Effect, Exit, Runtime, Stream } = await import("effect")
+  const effect = await import("effect")
+  const { Effect, Runtime, Stream } = effect
   imports.importMs = performance.now() - t0
 
-  const runFork = Runtime.runFork(runtime ?? Runtime.defaultRuntime)
   const runPromise = Runtime.runPromise(runtime ?? Runtime.defaultRuntime)
-  // The user's callbacks, as a library user writes them.
-  const hook = (_input: unknown) => Effect.succeed(hookAnswer)
-  const echo = (message: unknown) => Effect.succeed(echoResult(message))
-
-  const answer = <A>(
-    cli: Cli,
-    requestId: unknown,
-    effect: EffectNs.Effect<A>,
-    name: string,
-    encode: (a: A) => unknown
-  ) => {
-    const fiber = runFork(Effect.withSpan(effect, name, { captureStackTrace: false }))
-    fiber.addObserver((exit) => {
-      if (Exit.isSuccess(exit)) cli.reply(requestId, encode(exit.value))
-      else {
-        cli.write({
-          type: "control_response",
-          response: { subtype: "error", request_id: requestId, error: "callback failed" }
-        })
-      }
-    })
-  }
+  const answer = floorCallbacks(effect, runtime ?? Runtime.defaultRuntime)
 
   // Control requests are answered here, on the reader's side; messages are batched per read.
   const route = (lines: ReadonlyArray<unknown>, cli: Cli): Array<Delivered> => {
@@ -366,17 +343,7 @@ export const loadFloor = async (runtime?: RuntimeNs.Runtime<never>): Promise<Run
     for (const m of lines) {
       const type = field(m, "type")
       if (type === "control_request") {
-        const requestId = field(m, "request_id")
-        const request = field(m, "request")
-        const subtype = field(request, "subtype")
-        if (subtype === "hook_callback") {
-          answer(cli, requestId, hook(field(request, "input")), "floor.hook", (a) => a)
-        } else if (subtype === "mcp_message") {
-          const message = field(request, "message")
-          if (field(message, "method") === "tools/call") {
-            answer(cli, requestId, echo(message), "floor.tools/call", (result) => mcpResponse(message, result))
-          } else cli.reply(requestId, mcpResponse(message, mcpResult(message)))
-        }
+        answer(m, cli)
         continue
       }
       if (type === "control_response" || typeof type !== "string") continue
