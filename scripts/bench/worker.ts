@@ -185,6 +185,23 @@ interface Cli {
   readonly kill: () => void
 }
 
+// Each stdout read split into lines and parsed (the lines it completes; the rest waits for the
+// next read), counted in `rawChunks`: the raw consumer's and both floors' reading.
+const readLines = (stdout: NodeJS.ReadableStream, onLines: (parsed: Array<unknown>) => void): void => {
+  let buffer = ""
+  stdout.setEncoding("utf8")
+  stdout.on("data", (chunk: string) => {
+    rawChunks.count++
+    rawChunks.bytes += chunk.length
+    buffer += chunk
+    const lines = buffer.split("\n")
+    buffer = lines.pop() ?? ""
+    const parsed: Array<unknown> = []
+    for (const line of lines) if (line !== "") parsed.push(JSON.parse(line))
+    onLines(parsed)
+  })
+}
+
 // Spawn the fake CLI as the SDKs do, send `initialize` and the prompt, and hand the lines of each
 // stdout read, parsed, to `onLines`; shared by the raw consumer and the Effect floor so that they
 // differ only in how messages are delivered and callbacks answered.
@@ -209,18 +226,7 @@ const spawnCli = (
       if (child.exitCode === null && child.signalCode === null) child.kill()
     }
   }
-  let buffer = ""
-  child.stdout.setEncoding("utf8")
-  child.stdout.on("data", (chunk: string) => {
-    rawChunks.count++
-    rawChunks.bytes += chunk.length
-    buffer += chunk
-    const lines = buffer.split("\n")
-    buffer = lines.pop() ?? ""
-    const parsed: Array<unknown> = []
-    for (const line of lines) if (line !== "") parsed.push(JSON.parse(line))
-    handlers.onLines(parsed, cli)
-  })
+  readLines(child.stdout, (parsed) => handlers.onLines(parsed, cli))
   child.on("error", (e) => handlers.onExit(e))
   child.on("exit", (code) => handlers.onExit(code === 0 ? undefined : new Error(`fake CLI exited with ${code}`)))
   write({
@@ -504,16 +510,9 @@ export const loadProtocolFloor = async (runtime?: RuntimeNs.Runtime<never>): Pro
     child.stderr.on("data", (chunk: string) => {
       s.stderr = (s.stderr + chunk).slice(-STDERR_TAIL)
     })
-    let buffer = ""
-    child.stdout.setEncoding("utf8")
-    child.stdout.on("data", (chunk: string) => {
-      rawChunks.count++
-      rawChunks.bytes += chunk.length
-      buffer += chunk
-      const lines = buffer.split("\n")
-      buffer = lines.pop() ?? ""
+    readLines(child.stdout, (parsed) => {
       const out: Array<Delivered> = []
-      for (const line of lines) if (line !== "") route(s, JSON.parse(line), out, clock)
+      for (const m of parsed) route(s, m, out, clock)
       if (out.length > 0) emit.array(out)
       // The query's stream ends at its result, as the library's does; the close follows.
       if (s.result) emit.end()
