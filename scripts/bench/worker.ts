@@ -253,6 +253,10 @@ const delivered = (m: unknown, type: string): Delivered => ({
   result: type === "result" ? text(field(m, "result")) : undefined
 })
 
+// What a floor's consumer reads of a message its stream delivered (the floors route only messages
+// with a string `type`).
+const deliveredOf = (m: unknown): Delivered => delivered(m, text(field(m, "type")) ?? "")
+
 // Raw Node: spawn, split("\n"), JSON.parse, answer control requests by hand. Untyped and
 // unvalidated: what a program that needs none of an SDK's guarantees would write.
 const rawQuery: RunQuery = (prompt, features, onMessage) =>
@@ -343,9 +347,11 @@ export const loadFloor = async (runtime?: RuntimeNs.Runtime<never>): Promise<Run
   const runPromise = Runtime.runPromise(runtime ?? Runtime.defaultRuntime)
   const answer = floorCallbacks(effect, runtime ?? Runtime.defaultRuntime)
 
-  // Control requests are answered here, on the reader's side; messages are batched per read.
-  const route = (lines: ReadonlyArray<unknown>, cli: Cli): Array<Delivered> => {
-    const out: Array<Delivered> = []
+  // Control requests are answered here, on the reader's side; messages are batched per read and
+  // delivered as parsed: the stream carries the messages themselves, as the library's and the
+  // official SDK's do, and the consumer reads them (`deliveredOf`).
+  const route = (lines: ReadonlyArray<unknown>, cli: Cli): Array<unknown> => {
+    const out: Array<unknown> = []
     for (const m of lines) {
       const type = field(m, "type")
       if (type === "control_request") {
@@ -353,14 +359,14 @@ export const loadFloor = async (runtime?: RuntimeNs.Runtime<never>): Promise<Run
         continue
       }
       if (type === "control_response" || typeof type !== "string") continue
-      out.push(delivered(m, type))
+      out.push(m)
       if (type === "result") cli.end()
     }
     return out
   }
 
   return (prompt, features, onMessage) => {
-    const messages = Stream.asyncPush<Delivered, Error>(
+    const messages = Stream.asyncPush<unknown, Error>(
       (emit) =>
         Effect.acquireRelease(
           Effect.sync(() =>
@@ -376,7 +382,7 @@ export const loadFloor = async (runtime?: RuntimeNs.Runtime<never>): Promise<Run
         ),
       { bufferSize: "unbounded" }
     )
-    return runPromise(Stream.runForEach(messages, (m) => Effect.sync(() => onMessage(m))))
+    return runPromise(Stream.runForEach(messages, (m) => Effect.sync(() => onMessage(deliveredOf(m)))))
   }
 }
 
@@ -439,7 +445,7 @@ export const loadProtocolFloor = async (runtime?: RuntimeNs.Runtime<never>): Pro
     return reply
   }
 
-  const route = (s: ProtocolSession, m: unknown, out: Array<Delivered>, clock: ClockNs.Clock): void => {
+  const route = (s: ProtocolSession, m: unknown, out: Array<unknown>, clock: ClockNs.Clock): void => {
     const type = field(m, "type")
     if (type === "control_response") {
       // 2. A reply routed by its `request_id`.
@@ -461,7 +467,7 @@ export const loadProtocolFloor = async (runtime?: RuntimeNs.Runtime<never>): Pro
       s.state = text(field(m, "state"))
       if (s.state === "idle") Deferred.unsafeDone(s.idle, Exit.void)
     } else if (typeof type === "string") {
-      out.push(delivered(m, type))
+      out.push(m)
       if (type === "result") {
         s.result = true
         // 3. The turn ends at its result.
@@ -470,7 +476,7 @@ export const loadProtocolFloor = async (runtime?: RuntimeNs.Runtime<never>): Pro
     }
   }
 
-  const start = (features: Features, emit: EmitNs.EmitOpsPush<Error, Delivered>, clock: ClockNs.Clock) => {
+  const start = (features: Features, emit: EmitNs.EmitOpsPush<Error, unknown>, clock: ClockNs.Clock) => {
     // 1. As the library spawns: every pipe ours, the CLI in a process group of its own (what it
     // starts goes with it), and asked for `session_state_changed` (4.), as both SDKs ask.
     const child = spawn(process.execPath, [CLI, ...CLI_ARGS], {
@@ -511,7 +517,7 @@ export const loadProtocolFloor = async (runtime?: RuntimeNs.Runtime<never>): Pro
       s.stderr = (s.stderr + chunk).slice(-STDERR_TAIL)
     })
     readLines(child.stdout, (parsed) => {
-      const out: Array<Delivered> = []
+      const out: Array<unknown> = []
       for (const m of parsed) route(s, m, out, clock)
       if (out.length > 0) emit.array(out)
       // The query's stream ends at its result, as the library's does; the close follows.
@@ -608,7 +614,7 @@ export const loadProtocolFloor = async (runtime?: RuntimeNs.Runtime<never>): Pro
   })
 
   return (prompt, features, onMessage) => {
-    const messages = Stream.asyncPush<Delivered, Error>(
+    const messages = Stream.asyncPush<unknown, Error>(
       (emit) =>
         Effect.clockWith((clock) =>
           Effect.acquireRelease(
@@ -631,7 +637,7 @@ export const loadProtocolFloor = async (runtime?: RuntimeNs.Runtime<never>): Pro
     )
     // 3. One span per session, the turn's parent.
     return runPromise(
-      Stream.runForEach(messages, (m) => Effect.sync(() => onMessage(m))).pipe(
+      Stream.runForEach(messages, (m) => Effect.sync(() => onMessage(deliveredOf(m)))).pipe(
         Effect.withSpan("protocolFloor.session", { captureStackTrace: false })
       )
     )
