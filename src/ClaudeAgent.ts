@@ -311,8 +311,7 @@ export const session = <R = never>(
  */
 export const failOnErrorResult = <E, R>(
   self: Stream.Stream<Message.Message, E, R>
-): Stream.Stream<Message.Message, E | ResultError, R> =>
-  Stream.mapEffect(self, (m) => Message.isErrorResult(m) ? Effect.fail(ResultErrors.fromResult(m)) : Effect.succeed(m))
+): Stream.Stream<Message.Message, E | ResultError, R> => ResultErrors.failAtErrorResult(self)
 
 /**
  * Collects a run into its final `result` message, failing if there was none.

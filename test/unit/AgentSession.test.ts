@@ -4,6 +4,7 @@ import {
   Chunk,
   Deferred,
   Duration,
+  Either,
   Effect,
   ExecutionStrategy,
   Exit,
@@ -109,6 +110,35 @@ describe("ClaudeAgent.query (fake CLI)", () => {
         // The CLI says `subtype: "success"` for API errors: the message never does.
         expect(error.message).toBe("The Claude Code run failed: API error: API Error: 500 boom")
       }
+    }))
+
+  it.effect("failOnErrorResult delivers what comes before the first error result, in any chunking, and nothing after", () =>
+    Effect.gen(function*() {
+      const decode = (frame: unknown): Message.Message => {
+        const decoded = Message.decode(frame)
+        if (Either.isLeft(decoded)) throw decoded.left
+        return decoded.right
+      }
+      const first = decode(FakeCli.frames.assistantText("one"))
+      const second = decode(FakeCli.frames.assistantText("two"))
+      const failed = decode(FakeCli.frames.result("API Error: 500 boom", { isError: true }))
+      const after = decode(FakeCli.frames.assistantText("after"))
+      const all = [first, second, failed, after]
+      for (const chunkSize of [1, 2, 3, 4]) {
+        const seen: Array<Message.Message> = []
+        const error = yield* Stream.fromIterable(all).pipe(
+          Stream.rechunk(chunkSize),
+          ClaudeAgent.failOnErrorResult,
+          Stream.runForEach((m) => Effect.sync(() => seen.push(m))),
+          Effect.flip
+        )
+        expect(seen).toEqual([first, second])
+        expect(error._tag).toBe("ResultError")
+        expect(error.raw).toBe(failed)
+      }
+      const ok = decode(FakeCli.frames.result("fine"))
+      const passed = yield* Stream.make(first, ok, second).pipe(ClaudeAgent.failOnErrorResult, Stream.runCollect)
+      expect(Chunk.toArray(passed)).toEqual([first, ok, second])
     }))
 
   it.effect("a CLI that exits before the result fails the query with ProcessError", () =>

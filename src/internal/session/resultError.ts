@@ -1,6 +1,7 @@
 // A failed `result` message as a `ResultError`: shared by `ClaudeAgent.failOnErrorResult` and
 // `Structured.decode`, so that a failed run reads the same whichever way it is consumed.
-import type * as Message from "../../schema/Message.js"
+import { Channel, Chunk, Stream } from "effect"
+import * as Message from "../../schema/Message.js"
 import { ResultError } from "../../SdkError.js"
 
 export const fromResult = (m: Message.ResultMessage): ResultError => {
@@ -17,3 +18,37 @@ export const fromResult = (m: Message.ResultMessage): ResultError => {
     raw: m
   })
 }
+
+// The messages up to the first error `result`, then its `ResultError`: a channel stage that looks at
+// each chunk in plain code. `Stream.mapEffect` would run an effect per message, and an effect per
+// element that holds the element keeps it past young collections in Effect's channel executor
+// (docs/performance.md, "The floor's messages").
+type Messages = Chunk.Chunk<Message.Message>
+
+const untilErrorResult = <E>(): Channel.Channel<Messages, Messages, E | ResultError, E, unknown, unknown> => {
+  const loop: Channel.Channel<Messages, Messages, E | ResultError, E, unknown, unknown> = Channel.readWithCause({
+    onInput: (chunk: Messages) => {
+      let at = 0
+      for (const m of chunk) {
+        if (Message.isErrorResult(m)) {
+          const failed = Channel.fail(fromResult(m))
+          return at === 0 ? failed : Channel.zipRight(Channel.write(Chunk.take(chunk, at)), failed)
+        }
+        at++
+      }
+      return Channel.zipRight(Channel.write(chunk), loop)
+    },
+    onFailure: Channel.failCause,
+    onDone: Channel.succeed
+  })
+  return loop
+}
+
+/**
+ * `self` up to its first error `result`, which ends it with a `ResultError`.
+ *
+ * @internal
+ */
+export const failAtErrorResult = <E, R>(
+  self: Stream.Stream<Message.Message, E, R>
+): Stream.Stream<Message.Message, E | ResultError, R> => Stream.pipeThroughChannelOrFail(self, untilErrorResult<E>())
