@@ -7,6 +7,13 @@
 //   mapOut           `Channel.mapOut` + `Channel.runDrain`: the same work in a plain function;
 //   toPull           `Stream.toPull` and a loop over the pull.
 //
+// and, with no stream and no consumer stage, the smallest case: a `Channel.suspend` loop that makes
+// each chunk and continues with `Channel.zipRight(stage, loop)`, run by `Channel.runDrain`, where
+// the stage is
+//
+//   fromEffectHolding  `Channel.fromEffect(Effect.succeed(chunk))`: an effect that holds the chunk;
+//   channelHolding     `Channel.succeed(chunk)`: the same, as a channel.
+//
 //   npx tsx scripts/bench/consumerGc.ts [--count=40000] [--reps=3]
 //
 // Each consumer runs in a fresh process per repetition (one process per run: the figures are a
@@ -21,7 +28,14 @@ import { PerformanceObserver } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { arg } from "./library.js"
 
-const CONSUMERS = ["runForEachChunk", "mapOutEffect", "mapOut", "toPull"] as const
+const CONSUMERS = [
+  "runForEachChunk",
+  "mapOutEffect",
+  "mapOut",
+  "toPull",
+  "fromEffectHolding",
+  "channelHolding"
+] as const
 type Consumer = typeof CONSUMERS[number]
 
 const child = process.argv.find((a) => a.startsWith("--child="))?.slice(8)
@@ -49,6 +63,15 @@ const runChild = async (consumer: Consumer, count: number): Promise<void> => {
   )
   let seen = 0
   const f = (chunk: Chunk.Chunk<unknown>) => Effect.sync(() => void (seen += chunk.length))
+  const loopOf = (stage: (chunk: Chunk.Chunk<unknown>) => Channel.Channel<never, unknown, never, unknown, unknown>) => {
+    const loop: Channel.Channel<never, unknown, never, unknown, unknown> = Channel.suspend(() => {
+      if (produced >= count) return Channel.void
+      const chunk = batch()
+      seen += chunk.length
+      return Channel.zipRight(stage(chunk), loop)
+    })
+    return Channel.runDrain(loop)
+  }
   const programs: Record<Consumer, () => Effect.Effect<unknown>> = {
     runForEachChunk: () => Stream.runForEachChunk(stream, f),
     mapOutEffect: () => Channel.runDrain(Channel.mapOutEffect(Stream.toChannel(stream), f)),
@@ -60,7 +83,9 @@ const runChild = async (consumer: Consumer, count: number): Promise<void> => {
           onSuccess: (chunk) => (seen += chunk.length, loop)
         })
         return loop
-      }))
+      })),
+    fromEffectHolding: () => loopOf((chunk) => Channel.fromEffect(Effect.succeed(chunk))),
+    channelHolding: () => loopOf((chunk) => Channel.succeed(chunk))
   }
   const cpu0 = process.cpuUsage()
   await Effect.runPromise(programs[consumer]())
@@ -99,7 +124,7 @@ if (child !== undefined) {
   for (const consumer of CONSUMERS) {
     const list = results.get(consumer) ?? []
     console.log(
-      `  ${consumer.padEnd(16)} CPU ${median(list.map((s) => s.cpuMs)).toFixed(1)} ms, GC ${
+      `  ${consumer.padEnd(18)} CPU ${median(list.map((s) => s.cpuMs)).toFixed(1)} ms, GC ${
         median(list.map((s) => s.gcMs)).toFixed(1)
       } ms`
     )
