@@ -19,6 +19,7 @@ import {
 } from "effect"
 import * as ClaudeAgent from "../../src/ClaudeAgent.js"
 import * as Control from "../../src/schema/Control.js"
+import { CLIEndedError } from "../../src/SdkError.js"
 import * as Message from "../../src/schema/Message.js"
 import { Transport } from "../../src/services/Transport.js"
 import * as FakeCli from "../../src/testing/FakeCli.js"
@@ -139,6 +140,17 @@ describe("ClaudeAgent.query (fake CLI)", () => {
       const ok = decode(FakeCli.frames.result("fine"))
       const passed = yield* Stream.make(first, ok, second).pipe(ClaudeAgent.failOnErrorResult, Stream.runCollect)
       expect(Chunk.toArray(passed)).toEqual([first, ok, second])
+      // The stream's own failure passes through, after what came before it.
+      const upstream = new CLIEndedError({ reason: "NoResult" })
+      const delivered: Array<Message.Message> = []
+      const passedFailure = yield* Stream.make(first).pipe(
+        Stream.concat(Stream.fail(upstream)),
+        ClaudeAgent.failOnErrorResult,
+        Stream.runForEach((m) => Effect.sync(() => delivered.push(m))),
+        Effect.flip
+      )
+      expect(delivered).toEqual([first])
+      expect(passedFailure).toBe(upstream)
     }))
 
   it.effect("a CLI that exits before the result fails the query with ProcessError", () =>
