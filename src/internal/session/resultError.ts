@@ -1,5 +1,6 @@
-// A failed `result` message as a `ResultError`: shared by `ClaudeAgent.failOnErrorResult` and
-// `Structured.decode`, so that a failed run reads the same whichever way it is consumed.
+// A failed `result` message as a `ResultError` (shared by `ClaudeAgent.failOnErrorResult` and
+// `Structured.decode`, so that a failed run reads the same whichever way it is consumed), and the
+// stream stage that ends a run at its first one.
 import { Channel, Chunk, Stream } from "effect"
 import * as Message from "../../schema/Message.js"
 import { ResultError } from "../../SdkError.js"
@@ -19,12 +20,12 @@ export const fromResult = (m: Message.ResultMessage): ResultError => {
   })
 }
 
+type Messages = Chunk.Chunk<Message.Message>
+
 // The messages up to the first error `result`, then its `ResultError`: a channel stage that looks at
 // each chunk in plain code. `Stream.mapEffect` would run an effect per message, and an effect per
 // element that holds the element keeps it past young collections in Effect's channel executor
 // (docs/performance.md, "The floor's messages").
-type Messages = Chunk.Chunk<Message.Message>
-
 const untilErrorResult = <E>(): Channel.Channel<Messages, Messages, E | ResultError, E, unknown, unknown> => {
   const loop: Channel.Channel<Messages, Messages, E | ResultError, E, unknown, unknown> = Channel.readWithCause({
     onInput: (chunk: Messages) => {
