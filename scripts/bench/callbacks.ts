@@ -7,7 +7,7 @@
 //
 //   npx tsx scripts/bench/callbacks.ts [--root=DIR] [--baseline=DIR] [--kind=hooks|mcp] [--count=20000] [--reps=7]
 //     [--only=library,session,floor] [--steps[=top]] [--heap[=top] [--survivors] [--heap-out=PREFIX]] [--cold
-//     [--cpu-prof=PREFIX] [--mark] [--buckets]] [--compiled]
+//     [--cpu-prof=PREFIX] [--mark] [--buckets]] [--compiled] [--each]
 //
 // --root=DIR runs another checkout's src/ instead of this one's; --baseline=DIR runs another
 // checkout's src/ as well, in the same process, its runs alternated with this one's (A/B in one
@@ -17,6 +17,10 @@
 // tsconfig.build.json --outDir DIR`, with node_modules reachable from DIR) rather than its
 // sources through tsx, whose transform wraps every function made at run time in a `__name` call
 // (esbuild's keepNames), a cost per closure that the published build does not have.
+//
+// --each prints every run's figure in the order run, the warm-up's first: how many runs of --count
+// round trips (each a new channel or session, as each of the bench's repetitions is a new session)
+// a process takes to settle, e.g. `--count=2000 --reps=9 --only=session`.
 //
 // --steps counts instead of timing: a `Supervisor` with `RuntimeFlags.OpSupervision` (as
 // scripts/bench/steps.ts does for sessions) counts the runtime steps and the fibers started per
@@ -423,7 +427,9 @@ if (process.argv.includes("--cold")) {
   }
   process.exit(0)
 }
-for (const [, run] of contenders) await run()
+const each = process.argv.includes("--each")
+const warmups = new Map<string, number>()
+for (const [name, run] of contenders) warmups.set(name, await run())
 if (counting) {
   for (const [name, run] of contenders) {
     const fibers = counter.fibers
@@ -491,7 +497,13 @@ for (const [name, xs] of samples) {
   console.log(
     `${kind} ${name}: ${median(xs).toFixed(1)} CPU µs per round trip (${Math.min(...xs).toFixed(1)}–${
       Math.max(...xs).toFixed(1)
-    })`
+    })${
+      each
+        ? `; each run, the warm-up first: ${
+          [warmups.get(name) ?? Number.NaN, ...xs].map((x) => x.toFixed(1)).join(", ")
+        }`
+        : ""
+    }`
   )
 }
 process.exit(0)
